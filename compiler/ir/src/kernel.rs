@@ -1,0 +1,240 @@
+//! The kernel: its interface (parameters, LDS, tile shape, launch geometry) and its body.
+//!
+//! What exists (values, instructions, blocks in `PrimaryMap`s) is kept apart from its order
+//! (each block's instruction list), as in Cranelift.
+
+use crate::entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
+use crate::ops::{Op, ShapeExpr};
+use crate::types::{ScalarType, Type};
+use cranelift_entity::PrimaryMap;
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+use std::collections::BTreeMap;
+
+/// How a kernel uses a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Access {
+    /// Only read.
+    Read,
+    /// Only written.
+    Write,
+    /// Read and written.
+    ReadWrite,
+}
+
+impl Access {
+    /// True when the kernel may read.
+    pub fn reads(self) -> bool {
+        matches!(self, Access::Read | Access::ReadWrite)
+    }
+    /// True when the kernel may write.
+    pub fn writes(self) -> bool {
+        matches!(self, Access::Write | Access::ReadWrite)
+    }
+    /// `read`, `write` or `read_write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::ReadWrite => "read_write",
+        }
+    }
+}
+
+/// What a parameter is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ParamKind {
+    /// A pointer to global memory holding elements of `elem`.
+    Buffer {
+        /// Element type.
+        elem: ScalarType,
+        /// How the kernel uses it.
+        access: Access,
+        /// Minimum length in elements, from the scalar parameters (checked before launch).
+        len: Option<ShapeExpr>,
+    },
+    /// A scalar passed by value.
+    Scalar(ScalarType),
+}
+
+/// A parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamData {
+    /// Its name (the argument's name at launch).
+    pub name: String,
+    /// What it is.
+    pub kind: ParamKind,
+    /// A workspace buffer: not passed by the caller; the runtime allocates it once per loaded
+    /// kernel, zero-filled, and the kernel leaves it zeroed again (e.g. a completion counter).
+    #[serde(default)]
+    pub workspace: bool,
+}
+
+/// A static LDS allocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LdsData {
+    /// Its name.
+    pub name: String,
+    /// Element type.
+    pub elem: ScalarType,
+    /// Number of elements.
+    pub len: u32,
+}
+
+impl LdsData {
+    /// Size in bytes.
+    pub fn bytes(&self) -> u32 {
+        self.elem.bytes() * self.len
+    }
+}
+
+/// A per-lane array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrivateData {
+    /// Its name.
+    pub name: String,
+    /// Element type.
+    pub elem: ScalarType,
+    /// Number of elements.
+    pub len: u32,
+}
+
+/// Where a value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueDef {
+    /// Result `n` of an instruction.
+    Result(Inst, u32),
+    /// Parameter `n` of a block.
+    Param(Block, u32),
+}
+
+/// A value's type and definition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValueData {
+    /// Its type.
+    pub ty: Type,
+    /// Where it is defined.
+    pub def: ValueDef,
+}
+
+/// An instruction: an op and its results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstData {
+    /// The op.
+    pub op: Op,
+    /// Its results.
+    pub results: SmallVec<[Value; 2]>,
+}
+
+/// A block: parameters and the instructions in order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockData {
+    /// Block parameters (a `for` body's index and carried values).
+    pub params: SmallVec<[Value; 4]>,
+    /// The instructions, in order.
+    pub insts: Vec<Inst>,
+}
+
+/// A compile-time parameter: part of the tile shape or another knob.
+pub type ConstParams = BTreeMap<String, i64>;
+
+/// A kernel. Build one with [`crate::KernelBuilder`]; check it with [`crate::verify`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    /// The kernel's symbol name.
+    pub name: String,
+    /// Wave size: 32 or 64.
+    pub wave_size: u32,
+    /// Workgroup size (static).
+    pub workgroup_size: [u32; 3],
+    /// Compile-time parameters (tile shape and knobs).
+    pub consts: ConstParams,
+    /// Launch grid, in workgroups, from the scalar parameters.
+    pub grid: [ShapeExpr; 3],
+    /// Parameters, in ABI order.
+    pub params: PrimaryMap<Param, ParamData>,
+    /// Static LDS.
+    pub lds: PrimaryMap<LdsSlot, LdsData>,
+    /// Private arrays.
+    pub private: PrimaryMap<PrivateSlot, PrivateData>,
+    /// Every value.
+    pub values: PrimaryMap<Value, ValueData>,
+    /// Every instruction.
+    pub insts: PrimaryMap<Inst, InstData>,
+    /// Every block.
+    pub blocks: PrimaryMap<Block, BlockData>,
+    /// The body.
+    pub entry: Block,
+}
+
+impl Kernel {
+    /// The type of a value.
+    pub fn ty(&self, v: Value) -> Type {
+        self.values[v].ty
+    }
+
+    /// Total LDS bytes of the static allocations (each aligned to 16 bytes).
+    pub fn lds_bytes(&self) -> u32 {
+        self.lds.values().map(|l| l.bytes().div_ceil(16) * 16).sum()
+    }
+
+    /// Byte offset of each LDS slot in the workgroup's LDS (16-byte aligned, in order).
+    pub fn lds_offsets(&self) -> Vec<u32> {
+        let mut off = 0;
+        self.lds
+            .values()
+            .map(|l| {
+                let o = off;
+                off += l.bytes().div_ceil(16) * 16;
+                o
+            })
+            .collect()
+    }
+
+    /// Lanes in a workgroup.
+    pub fn workgroup_lanes(&self) -> u32 {
+        self.workgroup_size.iter().product()
+    }
+
+    /// Waves in a workgroup.
+    pub fn waves_per_workgroup(&self) -> u32 {
+        self.workgroup_lanes().div_ceil(self.wave_size)
+    }
+
+    /// Looks a parameter up by name.
+    pub fn param(&self, name: &str) -> Option<Param> {
+        self.params.iter().find(|(_, p)| p.name == name).map(|(k, _)| k)
+    }
+
+    /// Visits every instruction in program order (pre-order through nested blocks).
+    pub fn walk(&self, mut f: impl FnMut(Inst, &InstData)) {
+        fn go(k: &Kernel, b: Block, f: &mut dyn FnMut(Inst, &InstData)) {
+            for &i in &k.blocks[b].insts {
+                let d = &k.insts[i];
+                f(i, d);
+                for nb in d.op.blocks() {
+                    go(k, nb, f);
+                }
+            }
+        }
+        go(self, self.entry, &mut f)
+    }
+
+    /// Serializes to RON.
+    pub fn to_ron(&self) -> String {
+        ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
+            .expect("a kernel always serializes")
+    }
+
+    /// Parses RON; the result still has to pass the verifier.
+    pub fn from_ron(text: &str) -> Result<Kernel, ron::error::SpannedError> {
+        ron::from_str(text)
+    }
+
+    /// The content hash: blake3 over the canonical (compact RON) serialization, hex.
+    /// It depends only on the kernel, so it is the same on every run and machine.
+    pub fn content_hash(&self) -> String {
+        let text = ron::ser::to_string(self).expect("a kernel always serializes");
+        blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+}

@@ -1,0 +1,43 @@
+//! kiln-ir: the kernel IR, its builder, verifier, text printer, serde form, target table and the
+//! lane-exact reference interpreter. No LLVM here: the runtime and the device binaries depend on it.
+//!
+//! # Vocabulary
+//!
+//! One set of names everywhere, mapped to each vendor's:
+//!
+//! | kiln            | CUDA / PTX                 | HIP / AMDGPU                        |
+//! |-----------------|----------------------------|-------------------------------------|
+//! | lane            | thread in a warp (`%laneid`) | lane / work-item in a wavefront   |
+//! | wave            | warp (32)                  | wavefront (32 or 64)                |
+//! | workgroup       | thread block (CTA)         | workgroup                           |
+//! | local id        | `threadIdx`                | `workitem.id` / `threadIdx`         |
+//! | workgroup id    | `blockIdx`                 | `workgroup.id` / `blockIdx`         |
+//! | grid            | grid (in blocks)           | grid / NDRange (in workgroups)      |
+//! | LDS             | shared memory (`.shared`)  | LDS (`addrspace(3)`)                |
+//! | global          | global memory (`.global`)  | global (`addrspace(1)`)             |
+//! | private         | local memory (`.local`)    | private / scratch (`addrspace(5)`)  |
+//! | `barrier(Lds)`  | `bar.sync 0`               | LDS-only fence + `s_barrier`        |
+//! | shuffle xor     | `shfl.sync.bfly`           | DPP / permlane / `ds_swizzle` / `ds_bpermute` |
+//!
+//! Matrix ops (WMMA / mma.sync) are not in the IR yet: they arrive with the prompt-attention
+//! kernels, and the target table already records each target's flavour.
+#![deny(missing_docs)]
+
+mod builder;
+mod entities;
+pub mod interp;
+pub mod package;
+mod kernel;
+mod ops;
+pub mod print;
+pub mod target;
+mod types;
+pub mod verifier;
+
+pub use builder::KernelBuilder;
+pub use entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
+pub use kernel::*;
+pub use ops::*;
+pub use target::{Target, TARGETS};
+pub use types::{ScalarType, Type, TypeClass};
+pub use verifier::{verify, VerifyError, VerifyErrors};

@@ -1,0 +1,566 @@
+//! The operations. GPU vocabulary is kept as small combinable enums (naga style): a reduce op
+//! times a collective, barrier kinds as what they order, ids by kind and dimension.
+//!
+//! Semantics that matter for bitwise parity are stated on each variant; the interpreter and
+//! every back end implement exactly these.
+
+use crate::entities::{Block, LdsSlot, Param, PrivateSlot, Value};
+use crate::types::Type;
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+/// One of the three grid dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dim {
+    /// x
+    X,
+    /// y
+    Y,
+    /// z
+    Z,
+}
+
+impl Dim {
+    /// 0, 1 or 2.
+    pub fn index(self) -> usize {
+        match self {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        }
+    }
+    /// `x`, `y` or `z`.
+    pub fn name(self) -> &'static str {
+        ["x", "y", "z"][self.index()]
+    }
+}
+
+/// Hardware ids, all `u32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IdKind {
+    /// Lane within the wave, `0..wave_size`.
+    Lane,
+    /// Wave within the workgroup (linear local id / wave size).
+    Wave,
+    /// Number of waves in the workgroup.
+    NumWaves,
+    /// The wave size (32 or 64).
+    WaveSize,
+    /// Local id within the workgroup.
+    LocalId(Dim),
+    /// Linear local id: `x + y*sx + z*sx*sy`.
+    LocalLinear,
+    /// Workgroup id within the grid.
+    WorkgroupId(Dim),
+    /// Workgroup size (static).
+    WorkgroupSize(Dim),
+    /// Number of workgroups in the grid.
+    NumWorkgroups(Dim),
+}
+
+/// One-operand ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UnaryOp {
+    /// Negation (floats: flips the sign bit; integers: wrapping).
+    Neg,
+    /// Bitwise not (integers), logical not (`i1`).
+    Not,
+    /// Absolute value (floats: clears the sign bit; integers: wrapping).
+    Abs,
+    /// Correctly rounded square root.
+    Sqrt,
+    /// Round toward negative infinity.
+    Floor,
+    /// Round toward positive infinity.
+    Ceil,
+    /// Round toward zero.
+    Trunc,
+    /// Round to nearest, halves away from zero (C `roundf`).
+    Round,
+    /// Round to nearest, halves to even.
+    RoundEven,
+    /// `2^x`, the hardware instruction: approximate (f32 only). Interpreter: within 1 ulp.
+    Exp2Approx,
+    /// `log2(x)`, the hardware instruction: approximate (f32 only). Interpreter: within 1 ulp.
+    Log2Approx,
+    /// `1/sqrt(x)`, hardware: approximate (f32 only). Interpreter: within 1 ulp.
+    RsqrtApprox,
+    /// `1/x`, hardware: approximate (f32 only). Interpreter: within 1 ulp.
+    RcpApprox,
+    /// True where the float is NaN (result `i1`).
+    IsNan,
+    /// Count of set bits (integers).
+    Popcount,
+    /// Count of trailing zero bits (integers; the bit width for zero).
+    Ctz,
+}
+
+impl UnaryOp {
+    /// True for the approximate (hardware) transcendental ops.
+    pub fn is_approx(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Exp2Approx | UnaryOp::Log2Approx | UnaryOp::RsqrtApprox | UnaryOp::RcpApprox
+        )
+    }
+}
+
+/// Two-operand ops; both operands and the result share one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BinaryOp {
+    /// Addition (integers wrap).
+    Add,
+    /// Subtraction (integers wrap).
+    Sub,
+    /// Multiplication (integers wrap).
+    Mul,
+    /// Division: floats correctly rounded; integers truncate (division by zero is a sanitizer error).
+    Div,
+    /// Remainder of integer division (sign of the dividend).
+    Rem,
+    /// Minimum. Floats: `a < b || b is NaN ? a : b` (so NaN is avoided when one side is a number,
+    /// and for equal values (`-0`, `+0`) the second operand is returned). Lowered as compare+select.
+    Min,
+    /// Maximum. Floats: `a > b || b is NaN ? a : b`. Lowered as compare+select.
+    Max,
+    /// Bitwise and (integers, `i1`).
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise xor.
+    Xor,
+    /// Shift left; the shift amount is taken modulo the bit width.
+    Shl,
+    /// Shift right, arithmetic for signed types; amount modulo the bit width.
+    Shr,
+}
+
+/// Comparisons; floats compare ordered (false when either side is NaN) except `Ne`,
+/// which is unordered (true when either side is NaN), as in C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// Where a memory access goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemRef {
+    /// A buffer parameter (global memory).
+    Buffer(Param),
+    /// A workgroup LDS allocation.
+    Lds(LdsSlot),
+    /// A per-lane private array.
+    Private(PrivateSlot),
+    /// A raw global address (`u64`), e.g. read from a table of pointers.
+    Global(Value),
+}
+
+/// Address spaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AddressSpace {
+    /// Device memory (and host memory mapped into it).
+    Global,
+    /// Workgroup-shared memory (LDS / CUDA shared memory).
+    Lds,
+    /// Per-lane memory.
+    Private,
+}
+
+/// Read-modify-write ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicOp {
+    /// Integer add (wrapping).
+    Add,
+    /// Integer min.
+    Min,
+    /// Integer max.
+    Max,
+    /// Swap.
+    Exchange,
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+}
+
+/// How far a fence or atomic orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scope {
+    /// The workgroup.
+    Workgroup,
+    /// The whole device (all workgroups of the grid).
+    Device,
+}
+
+/// What a barrier orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BarrierKind {
+    /// Orders LDS only: on AMDGPU a workgroup fence limited to LDS, so no global cache invalidation.
+    Lds,
+    /// Orders LDS and global memory.
+    All,
+}
+
+/// Shuffles with an immediate offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ShuffleMode {
+    /// Lane `i` reads lane `i ^ offset`.
+    Xor,
+    /// Lane `i` reads lane `i - offset`; lanes below `offset` keep their own value.
+    Up,
+    /// Lane `i` reads lane `i + offset`; lanes at or past `wave - offset` keep their own value.
+    Down,
+}
+
+/// Reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReduceOp {
+    /// Sum.
+    Add,
+    /// Minimum (with [`BinaryOp::Min`]'s rules).
+    Min,
+    /// Maximum (with [`BinaryOp::Max`]'s rules).
+    Max,
+}
+
+/// Launch-time scalar expressions, used for the grid and for buffer lengths.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ShapeExpr {
+    /// Scalar parameters multiplied together (empty: 1).
+    pub factors: Vec<Param>,
+    /// Multiplier.
+    pub num: u64,
+    /// Divisor; the quotient is rounded up.
+    pub den: u64,
+    /// Added after the division.
+    pub add: u64,
+}
+
+impl ShapeExpr {
+    /// A constant.
+    pub fn constant(c: u64) -> ShapeExpr {
+        ShapeExpr { factors: vec![], num: c, den: 1, add: 0 }
+    }
+    /// `ceil(prod(factors) * num / den)`.
+    pub fn scaled(factors: &[Param], num: u64, den: u64) -> ShapeExpr {
+        ShapeExpr { factors: factors.to_vec(), num, den, add: 0 }
+    }
+    /// Evaluates with the scalar arguments given by `arg`.
+    pub fn eval(&self, arg: impl Fn(Param) -> u64) -> u64 {
+        let p: u64 = self.factors.iter().map(|&f| arg(f)).product();
+        (p * self.num).div_ceil(self.den.max(1)) + self.add
+    }
+}
+
+/// An operation. Results are listed in the instruction; the op says how many and of what type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    /// A scalar constant; `bits` holds the value's bit pattern (zero-extended).
+    Const {
+        /// The type.
+        ty: Type,
+        /// The bits.
+        bits: u64,
+    },
+    /// The value of a scalar parameter.
+    Arg(Param),
+    /// The base address (`u64`) of a buffer parameter.
+    BufferAddr(Param),
+    /// A hardware id.
+    Id(IdKind),
+    /// One-operand arithmetic.
+    Unary {
+        /// The op.
+        op: UnaryOp,
+        /// The operand.
+        arg: Value,
+    },
+    /// Two-operand arithmetic.
+    Binary {
+        /// The op.
+        op: BinaryOp,
+        /// Left operand.
+        lhs: Value,
+        /// Right operand.
+        rhs: Value,
+    },
+    /// `a * b + c` with a single rounding (floats).
+    Fma {
+        /// a
+        a: Value,
+        /// b
+        b: Value,
+        /// c
+        c: Value,
+    },
+    /// Compare; the result is `i1`.
+    Cmp {
+        /// The comparison.
+        op: CmpOp,
+        /// Left operand.
+        lhs: Value,
+        /// Right operand.
+        rhs: Value,
+    },
+    /// `cond ? if_true : if_false`.
+    Select {
+        /// An `i1`.
+        cond: Value,
+        /// Taken when true.
+        if_true: Value,
+        /// Taken when false.
+        if_false: Value,
+    },
+    /// Numeric conversion. Float to float rounds to nearest even; float to int truncates and
+    /// saturates (NaN gives 0); int to float rounds to nearest even; int to int truncates or extends
+    /// by the source's signedness; `i1` converts to 0/1.
+    Convert {
+        /// Target type (scalar).
+        to: Type,
+        /// Operand.
+        arg: Value,
+    },
+    /// Reinterprets the bits (sizes must match).
+    Bitcast {
+        /// Target type.
+        to: Type,
+        /// Operand.
+        arg: Value,
+    },
+    /// Element `lane` of a vector.
+    Extract {
+        /// The vector.
+        vector: Value,
+        /// Which element.
+        lane: u8,
+    },
+    /// Builds a vector from scalars.
+    MakeVector {
+        /// The vector type.
+        ty: Type,
+        /// One scalar per element.
+        elems: SmallVec<[Value; 4]>,
+    },
+    /// Loads `ty` from `mem` at element index `index`, in units of `ty`'s scalar size
+    /// (byte offset = `index * ty.scalar.bytes()`).
+    Load {
+        /// Where.
+        mem: MemRef,
+        /// Element index (`u32`).
+        index: Value,
+        /// What is loaded.
+        ty: Type,
+    },
+    /// Stores `value` to `mem` at element index `index`, in units of the value's scalar size.
+    Store {
+        /// Where.
+        mem: MemRef,
+        /// Element index (`u32`).
+        index: Value,
+        /// The stored value.
+        value: Value,
+    },
+    /// Atomic read-modify-write on a 32- or 64-bit integer; returns the old value.
+    Atomic {
+        /// The op.
+        op: AtomicOp,
+        /// Where.
+        mem: MemRef,
+        /// Element index (`u32`).
+        index: Value,
+        /// Operand.
+        value: Value,
+        /// Ordering scope (acquire-release).
+        scope: Scope,
+    },
+    /// A memory fence (acquire-release) at the given scope.
+    Fence(Scope),
+    /// A workgroup barrier.
+    Barrier(BarrierKind),
+    /// Cross-lane read with an immediate offset.
+    Shuffle {
+        /// The pattern.
+        mode: ShuffleMode,
+        /// The value read from the other lane.
+        value: Value,
+        /// The offset (below the wave size).
+        offset: u32,
+    },
+    /// Lane `i` reads lane `lane[i] % wave`.
+    ShuffleIdx {
+        /// The value read from the other lane.
+        value: Value,
+        /// Source lane (`u32`).
+        lane: Value,
+    },
+    /// Every lane reads lane `lane` (readlane); the result is wave-uniform.
+    Broadcast {
+        /// The value.
+        value: Value,
+        /// The source lane (immediate).
+        lane: u32,
+    },
+    /// A `u64` mask of the active lanes whose `cond` is true.
+    Ballot {
+        /// An `i1`.
+        cond: Value,
+    },
+    /// Wave-wide reduction: an xor butterfly with offsets W/2, W/4, ..., 1; every lane gets the result.
+    WaveReduce {
+        /// The op.
+        op: ReduceOp,
+        /// The lane's input.
+        value: Value,
+    },
+    /// Wave-wide argmax of (value, index): the largest value wins, NaN counts as largest,
+    /// ties go to the lowest index. Two results: the value and its index.
+    WaveArgmax {
+        /// The lane's value (float).
+        value: Value,
+        /// The lane's index (`u32`).
+        index: Value,
+    },
+    /// The transposed butterfly: each lane holds `values.len() <= p` partial sums, one per token;
+    /// the result in lane `l` is the wave-wide sum of token `l / (W / p)` (DESIGN.md section 2).
+    Tsum {
+        /// P, a power of two no larger than the wave.
+        p: u32,
+        /// One partial sum per token (T <= P; missing tokens count as zero).
+        values: SmallVec<[Value; 8]>,
+    },
+    /// Structured if. The blocks end with `yield` of the results (both blocks yield the same types).
+    If {
+        /// An `i1`.
+        cond: Value,
+        /// Runs where `cond` is true.
+        then_block: Block,
+        /// Runs where `cond` is false.
+        else_block: Block,
+    },
+    /// Counted loop `for i in (start..end).step_by(step)` on `u32` or `i32`. The body's parameters are
+    /// `[i, carried...]`; it ends with `yield` of the next carried values; the op's results are the
+    /// final carried values.
+    For {
+        /// First index.
+        start: Value,
+        /// Exclusive end.
+        end: Value,
+        /// Positive step.
+        step: Value,
+        /// Unroll hint for the back ends (1: none).
+        unroll: u32,
+        /// Initial carried values.
+        init: SmallVec<[Value; 4]>,
+        /// The body.
+        body: Block,
+    },
+    /// Ends an `if` or `for` block, passing values out.
+    Yield(SmallVec<[Value; 4]>),
+}
+
+impl Op {
+    /// The values this op reads (not counting nested blocks).
+    pub fn args(&self) -> SmallVec<[Value; 4]> {
+        let mut v: SmallVec<[Value; 4]> = SmallVec::new();
+        let mem = |v: &mut SmallVec<[Value; 4]>, m: &MemRef| {
+            if let MemRef::Global(a) = m {
+                v.push(*a)
+            }
+        };
+        match self {
+            Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) => {}
+            Op::Fence(_) | Op::Barrier(_) => {}
+            Op::Unary { arg, .. } | Op::Convert { arg, .. } | Op::Bitcast { arg, .. } => v.push(*arg),
+            Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => v.extend([*lhs, *rhs]),
+            Op::Fma { a, b, c } => v.extend([*a, *b, *c]),
+            Op::Select { cond, if_true, if_false } => v.extend([*cond, *if_true, *if_false]),
+            Op::Extract { vector, .. } => v.push(*vector),
+            Op::MakeVector { elems, .. } => v.extend(elems.iter().copied()),
+            Op::Load { mem: m, index, .. } => {
+                mem(&mut v, m);
+                v.push(*index)
+            }
+            Op::Store { mem: m, index, value } => {
+                mem(&mut v, m);
+                v.extend([*index, *value])
+            }
+            Op::Atomic { mem: m, index, value, .. } => {
+                mem(&mut v, m);
+                v.extend([*index, *value])
+            }
+            Op::Shuffle { value, .. } | Op::Broadcast { value, .. } | Op::WaveReduce { value, .. } => {
+                v.push(*value)
+            }
+            Op::ShuffleIdx { value, lane } => v.extend([*value, *lane]),
+            Op::Ballot { cond } => v.push(*cond),
+            Op::WaveArgmax { value, index } => v.extend([*value, *index]),
+            Op::Tsum { values, .. } => v.extend(values.iter().copied()),
+            Op::If { cond, .. } => v.push(*cond),
+            Op::For { start, end, step, init, .. } => {
+                v.extend([*start, *end, *step]);
+                v.extend(init.iter().copied())
+            }
+            Op::Yield(vals) => v.extend(vals.iter().copied()),
+        }
+        v
+    }
+
+    /// The nested blocks of a control-flow op.
+    pub fn blocks(&self) -> SmallVec<[Block; 2]> {
+        match self {
+            Op::If { then_block, else_block, .. } => smallvec::smallvec![*then_block, *else_block],
+            Op::For { body, .. } => smallvec::smallvec![*body],
+            _ => SmallVec::new(),
+        }
+    }
+
+    /// The op's name in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Const { .. } => "const",
+            Op::Arg(_) => "arg",
+            Op::BufferAddr(_) => "buffer_addr",
+            Op::Id(_) => "id",
+            Op::Unary { .. } => "unary",
+            Op::Binary { .. } => "binary",
+            Op::Fma { .. } => "fma",
+            Op::Cmp { .. } => "cmp",
+            Op::Select { .. } => "select",
+            Op::Convert { .. } => "convert",
+            Op::Bitcast { .. } => "bitcast",
+            Op::Extract { .. } => "extract",
+            Op::MakeVector { .. } => "make_vector",
+            Op::Load { .. } => "load",
+            Op::Store { .. } => "store",
+            Op::Atomic { .. } => "atomic",
+            Op::Fence(_) => "fence",
+            Op::Barrier(_) => "barrier",
+            Op::Shuffle { .. } => "shuffle",
+            Op::ShuffleIdx { .. } => "shuffle_idx",
+            Op::Broadcast { .. } => "broadcast",
+            Op::Ballot { .. } => "ballot",
+            Op::WaveReduce { .. } => "wave_reduce",
+            Op::WaveArgmax { .. } => "wave_argmax",
+            Op::Tsum { .. } => "tsum",
+            Op::If { .. } => "if",
+            Op::For { .. } => "for",
+            Op::Yield(_) => "yield",
+        }
+    }
+
+    /// True for ops that read or write memory or synchronize.
+    pub fn has_side_effects(&self) -> bool {
+        matches!(self, Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_))
+    }
+}

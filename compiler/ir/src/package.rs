@@ -1,0 +1,175 @@
+//! The AOT package manifest (DESIGN.md section 5), shared by the writer (kiln-codegen) and the
+//! reader (kiln-runtime). A package is a directory: `manifest.ron` plus one file per code object
+//! and one IR file (RON) per kernel variant and wave size, all named in the manifest.
+
+use crate::kernel::{ConstParams, ParamKind};
+use crate::ops::ShapeExpr;
+use crate::target::Occupancy;
+use serde::{Deserialize, Serialize};
+
+/// Version of the manifest format; readers refuse others.
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// The file name of the manifest inside a package directory.
+pub const MANIFEST_FILE: &str = "manifest.ron";
+
+/// The whole manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`].
+    pub format: u32,
+    /// The toolchain that built the package.
+    pub toolchain: Toolchain,
+    /// Every code object.
+    pub objects: Vec<ObjectEntry>,
+    /// Routing rules, one per kernel.
+    pub routes: Vec<KernelRoutes>,
+}
+
+/// Versions of everything that changes the bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Toolchain {
+    /// kiln's version.
+    pub kiln: String,
+    /// LLVM's version.
+    pub llvm: String,
+}
+
+/// Code object format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ObjectFormat {
+    /// AMD HSA code object (ELF), from `ld.lld -shared`.
+    Hsaco,
+    /// PTX text, loaded (and compiled) by the CUDA driver.
+    Ptx,
+}
+
+/// One parameter of the argument ABI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AbiParam {
+    /// Name.
+    pub name: String,
+    /// Buffer or scalar, with types.
+    pub kind: ParamKind,
+    /// Allocated by the runtime, not passed by the caller.
+    pub workspace: bool,
+}
+
+/// The argument ABI: parameters in order, and a hash over them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Abi {
+    /// Parameters in order.
+    pub params: Vec<AbiParam>,
+    /// blake3 over the parameters' canonical RON form.
+    pub hash: String,
+}
+
+impl Abi {
+    /// Builds the ABI of a kernel.
+    pub fn of(k: &crate::Kernel) -> Abi {
+        let params: Vec<AbiParam> = k
+            .params
+            .values()
+            .map(|p| AbiParam { name: p.name.clone(), kind: p.kind.clone(), workspace: p.workspace })
+            .collect();
+        let hash = Abi::hash_params(&params);
+        Abi { params, hash }
+    }
+
+    /// The hash of a parameter list.
+    pub fn hash_params(params: &[AbiParam]) -> String {
+        let text = ron::ser::to_string(params).expect("params serialize");
+        blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+}
+
+/// Resources of a code object, read from the object itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// VGPRs per lane (NVIDIA: registers per thread), when measured.
+    pub vgprs: Option<u32>,
+    /// SGPRs per wave (AMD).
+    pub sgprs: Option<u32>,
+    /// AGPRs per lane (CDNA).
+    pub agprs: Option<u32>,
+    /// Static LDS / shared memory bytes.
+    pub lds_bytes: u32,
+    /// Scratch (private / local memory) bytes per lane.
+    pub scratch_bytes: Option<u32>,
+    /// VGPR spills.
+    pub vgpr_spills: Option<u32>,
+    /// SGPR spills.
+    pub sgpr_spills: Option<u32>,
+    /// Wave size recorded in the object.
+    pub wave_size: u32,
+    /// Where the numbers come from (`amdhsa metadata`, `ptxas -v`, `not measured`).
+    pub source: String,
+}
+
+/// One compiled kernel variant for one architecture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectEntry {
+    /// Kernel family name (e.g. `argmax_rows`).
+    pub kernel: String,
+    /// Variant name (`baseline` for the baseline).
+    pub variant: String,
+    /// Symbol name inside the code object.
+    pub symbol: String,
+    /// Tile shape and knobs.
+    pub consts: ConstParams,
+    /// Architecture name.
+    pub arch: String,
+    /// Target id with features, e.g. `amdgcn-amd-amdhsa--gfx1100` or `nvptx64-nvidia-cuda--sm_90`.
+    pub target_id: String,
+    /// Wave size.
+    pub wave_size: u32,
+    /// Workgroup size.
+    pub workgroup_size: [u32; 3],
+    /// Launch grid rule.
+    pub grid: [ShapeExpr; 3],
+    /// Argument ABI.
+    pub abi: Abi,
+    /// Resources.
+    pub resources: Resources,
+    /// Occupancy (waves per SIMD) and what limits it, when registers are known.
+    pub occupancy: Option<Occupancy>,
+    /// Content hash of the kernel IR.
+    pub ir_hash: String,
+    /// The IR file (RON), relative to the package directory.
+    pub ir_file: String,
+    /// The code object file, relative to the package directory.
+    pub file: String,
+    /// Code object format.
+    pub format: ObjectFormat,
+    /// blake3 of the code object's bytes.
+    pub content_hash: String,
+}
+
+/// Admission rule of one variant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Admission {
+    /// Archs the variant is for (empty: all).
+    pub archs: Vec<String>,
+    /// Ranges `(scalar parameter, min, max)` inclusive that the call's shape must fall in.
+    pub shapes: Vec<(String, u64, u64)>,
+}
+
+/// One variant of a kernel, with its admission rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantRoute {
+    /// Variant name.
+    pub variant: String,
+    /// When it may be taken.
+    pub admit: Admission,
+}
+
+/// Routing for one kernel: tried in order; `baseline` when none is admitted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelRoutes {
+    /// Kernel name.
+    pub kernel: String,
+    /// The baseline variant's name.
+    pub baseline: String,
+    /// Speed variants, in preference order.
+    pub variants: Vec<VariantRoute>,
+}

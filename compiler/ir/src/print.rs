@@ -1,0 +1,1 @@
+//! The text printer (stub: being written).
