@@ -1,1 +1,87 @@
-//! (being written)
+//! kiln-specs: the kernel library. One kernel family a file, written with [`KernelBuilder`];
+//! `build.ron` is the build matrix (which families, variants and archs are built, and budgets).
+//!
+//! A family has a baseline and speed variants. Every variant computes the same function as its
+//! baseline, bit for bit (`kiln parity` proves it), and carries an admission rule for the router.
+
+use kiln_ir::package::Admission;
+use kiln_ir::{Kernel, KernelBuilder, Target};
+use serde::{Deserialize, Serialize};
+
+/// Builds one variant's IR for a target at a wave size.
+pub type BuildFn = fn(&Target, u32) -> Kernel;
+
+/// One variant of a kernel family.
+#[derive(Clone)]
+pub struct VariantSpec {
+    /// Variant name; the baseline is called `baseline`.
+    pub name: &'static str,
+    /// Builds the IR.
+    pub build: BuildFn,
+    /// When the router may take it.
+    pub admit: Admission,
+}
+
+/// A kernel family: a baseline and its speed variants.
+#[derive(Clone)]
+pub struct KernelSpec {
+    /// Family name (`argmax_rows`, ...).
+    pub name: &'static str,
+    /// The variants; the first is the baseline.
+    pub variants: Vec<VariantSpec>,
+}
+
+impl KernelSpec {
+    /// The baseline variant.
+    pub fn baseline(&self) -> &VariantSpec {
+        &self.variants[0]
+    }
+    /// A variant by name.
+    pub fn variant(&self, name: &str) -> Option<&VariantSpec> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+}
+
+/// Resource budget for a family on some archs: a build that misses it fails.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Kernel family (or `*`).
+    pub kernel: String,
+    /// Archs it applies to (empty: all).
+    pub archs: Vec<String>,
+    /// Most VGPRs per lane.
+    pub max_vgprs: Option<u32>,
+    /// Most scratch bytes per lane (0: no scratch allowed).
+    pub max_scratch: Option<u32>,
+    /// Most spills.
+    pub max_spills: Option<u32>,
+}
+
+/// The build matrix (`specs/build.ron`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BuildMatrix {
+    /// Archs built by default.
+    pub archs: Vec<String>,
+    /// Families built (empty: all).
+    pub kernels: Vec<String>,
+    /// Budgets.
+    pub budgets: Vec<Budget>,
+}
+
+/// The build matrix shipped with the library.
+pub fn build_matrix() -> BuildMatrix {
+    ron::from_str(include_str!("../build.ron")).expect("specs/build.ron is valid")
+}
+
+/// Every kernel family of the library.
+pub fn library() -> Vec<KernelSpec> {
+    vec![]
+}
+
+/// Looks a family up by name.
+pub fn family(name: &str) -> Option<KernelSpec> {
+    library().into_iter().find(|k| k.name == name)
+}
+
+#[doc(hidden)]
+pub fn _unused(_: KernelBuilder) {}
