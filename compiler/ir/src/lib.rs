@@ -32,6 +32,7 @@ mod ops;
 pub mod print;
 pub mod target;
 mod types;
+pub mod uniformity;
 pub mod verifier;
 
 pub use builder::KernelBuilder;

@@ -272,13 +272,13 @@ impl Target {
                     self.vgpr_file
                 };
                 by_regs = file / v;
-                let wgs = if lds == 0 { u32::MAX } else { self.lds_per_cu / lds };
+                let wgs = self.lds_per_cu.checked_div(lds).unwrap_or(u32::MAX);
                 let waves_per_cu = wgs.saturating_mul(workgroup_waves.max(1));
                 by_lds = waves_per_cu / self.simds_per_cu;
             }
             Vendor::Nvidia => {
                 by_regs = self.vgpr_file / (v * 32);
-                let wgs = if lds == 0 { u32::MAX } else { self.lds_per_cu / lds };
+                let wgs = self.lds_per_cu.checked_div(lds).unwrap_or(u32::MAX);
                 by_lds = wgs.saturating_mul(workgroup_waves.max(1));
             }
         }
