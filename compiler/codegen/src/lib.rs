@@ -1,1 +1,149 @@
-//! (being written)
+//! kiln-codegen: kiln IR -> LLVM 19 (through inkwell) -> code objects.
+//!
+//! AMD targets get an HSA code object (an ELF: LLVM's object file linked by `ld.lld -shared`),
+//! NVIDIA targets PTX text that the CUDA driver compiles at load time. Every code object comes
+//! with the resources read back from the object itself (the AMDGPU metadata note, or `ptxas -v`
+//! where a ptxas is found), so budgets and occupancy are about what the hardware will run.
+//!
+//! Layout (naga style): [`llvm`] lowers the IR once for both vendors; the per-target choices
+//! (intrinsics, barriers, cross-lane exchanges, the kernel ABI) live in `amdgpu.rs` and `nvptx.rs`,
+//! each opening with "how the IR maps onto this target"; `resources.rs` reads code objects.
+//!
+//! LLVM is linked statically; the build finds it through `llvm-config` (set
+//! `LLVM_SYS_191_PREFIX=/usr/lib/llvm-19` when `llvm-config` is not on the path).
+
+mod amdgpu;
+mod llvm;
+mod nvptx;
+pub mod package;
+mod resources;
+mod tools;
+
+use kiln_ir::package::{ObjectFormat, Resources};
+use kiln_ir::target::{Occupancy, Vendor};
+use kiln_ir::{Kernel, Target};
+use serde::{Deserialize, Serialize};
+
+pub use resources::{amdgpu_resources, ptxas_resources};
+pub use tools::{find_ld_lld, find_ptxas};
+
+/// How to compile.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Options {
+    /// LLVM optimization level, 0..=3.
+    pub opt_level: u32,
+    /// Also return the target assembly (AMD ISA text, or the PTX again).
+    pub emit_asm: bool,
+    /// Also return the optimized LLVM IR.
+    pub emit_llvm: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { opt_level: 3, emit_asm: false, emit_llvm: false }
+    }
+}
+
+/// One compiled kernel for one target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompiledObject {
+    /// HSACO or PTX.
+    pub format: ObjectFormat,
+    /// The code object: ELF bytes (HSACO) or PTX text.
+    pub bytes: Vec<u8>,
+    /// The optimized LLVM IR, when asked for.
+    pub llvm_ir: Option<String>,
+    /// The target assembly, when asked for.
+    pub asm: Option<String>,
+    /// Resources read from the code object.
+    pub resources: Resources,
+    /// The kernel's symbol in the code object.
+    pub symbol: String,
+}
+
+/// What went wrong, with the kernel and architecture it happened for.
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The kernel asks for something the target cannot do (wave size, op, type).
+    #[error("kernel `{kernel}` on {arch}: unsupported: {what}")]
+    Unsupported {
+        /// Kernel name.
+        kernel: String,
+        /// Architecture.
+        arch: String,
+        /// What.
+        what: String,
+    },
+    /// The IR is malformed in a way the verifier should have caught.
+    #[error("kernel `{kernel}` on {arch}: invalid IR: {what}")]
+    InvalidIr {
+        /// Kernel name.
+        kernel: String,
+        /// Architecture.
+        arch: String,
+        /// What.
+        what: String,
+    },
+    /// LLVM refused (module verification, passes, code generation).
+    #[error("kernel `{kernel}` on {arch}: LLVM {stage} failed: {message}")]
+    Llvm {
+        /// Kernel name.
+        kernel: String,
+        /// Architecture.
+        arch: String,
+        /// Which step.
+        stage: &'static str,
+        /// LLVM's message.
+        message: String,
+    },
+    /// An external tool (ld.lld, ptxas) is missing or failed.
+    #[error("kernel `{kernel}` on {arch}: {tool}: {message}")]
+    Tool {
+        /// Kernel name.
+        kernel: String,
+        /// Architecture.
+        arch: String,
+        /// The tool.
+        tool: &'static str,
+        /// What happened.
+        message: String,
+    },
+    /// The code object could not be read back.
+    #[error("kernel `{kernel}` on {arch}: reading the code object: {message}")]
+    Object {
+        /// Kernel name.
+        kernel: String,
+        /// Architecture.
+        arch: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The LLVM version kiln was built against, e.g. `19.1.7`.
+pub fn llvm_version() -> String {
+    let (major, minor, patch) = inkwell::support::get_llvm_version();
+    format!("{major}.{minor}.{patch}")
+}
+
+/// Compiles a kernel for a target.
+pub fn compile(
+    kernel: &Kernel,
+    target: &Target,
+    opts: &Options,
+) -> Result<CompiledObject, CodegenError> {
+    llvm::compile(kernel, target, opts)
+}
+
+/// Occupancy (waves per SIMD, or warps per SM, and what limits it) for the resources of a
+/// compiled kernel; `None` when the registers were not measured.
+pub fn occupancy(target: &Target, kernel: &Kernel, res: &Resources) -> Option<Occupancy> {
+    let vgprs = res.vgprs?;
+    // CDNA allocates AGPRs from the same unified file, after the VGPRs (rounded to 4).
+    let regs = match (target.vendor, res.agprs) {
+        (Vendor::Amd, Some(a)) if a > 0 && target.agprs > 0 => vgprs.div_ceil(4) * 4 + a,
+        _ => vgprs,
+    };
+    Some(target.occupancy(regs, res.lds_bytes, kernel.wave_size, kernel.waves_per_workgroup()))
+}

@@ -247,7 +247,13 @@ pub fn build_package(
             };
             bar.inc(1);
             bar.set_message(format!("{} {} {}", job.kernel, job.variant, job.target.name));
-            Ok(Done { entry, bytes, ir_text: job.ir.to_ron(), cached: was_cached, time: t0.elapsed() })
+            Ok(Done {
+                entry,
+                bytes,
+                ir_text: job.ir.to_ron(),
+                cached: was_cached,
+                time: t0.elapsed(),
+            })
         })
         .collect();
     bar.finish_and_clear();
@@ -266,7 +272,9 @@ pub fn build_package(
         std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
     }
     for d in &done {
-        for (rel, bytes) in [(&d.entry.file, &d.bytes[..]), (&d.entry.ir_file, d.ir_text.as_bytes())] {
+        for (rel, bytes) in
+            [(&d.entry.file, &d.bytes[..]), (&d.entry.ir_file, d.ir_text.as_bytes())]
+        {
             let p = staging.join(rel);
             std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(io(&p))?;
             std::fs::write(&p, bytes).map_err(io(&p))?;
@@ -290,7 +298,9 @@ pub fn build_package(
         compile_times: done
             .iter()
             .filter(|d| !d.cached)
-            .map(|d| (d.entry.kernel.clone(), d.entry.variant.clone(), d.entry.arch.clone(), d.time))
+            .map(|d| {
+                (d.entry.kernel.clone(), d.entry.variant.clone(), d.entry.arch.clone(), d.time)
+            })
             .collect(),
         manifest,
         elapsed: start.elapsed(),
@@ -310,7 +320,13 @@ fn swap_in(staging: &Path, out: &Path) -> Result<(), PackageError> {
         let b = CString::new(out.as_os_str().as_bytes()).expect("no NUL in path");
         // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them relative to the cwd.
         let rc = unsafe {
-            libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
         };
         if rc == 0 {
             // `staging` now holds the old package.

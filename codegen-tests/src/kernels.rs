@@ -1,0 +1,233 @@
+//! Small kernels that exercise one lowering each (barriers, every cross-lane family), plus
+//! stand-ins for the example kernels until `kiln_ir::examples` lands. Each takes the wave size.
+
+use kiln_ir::*;
+
+/// One wave sums 32/64 floats with `wave_reduce(add)`; lane 0 stores the sum.
+pub fn wave_sum(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("wave_sum", wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let lane = b.lane();
+    let v = b.load(x, lane, Type::F32);
+    let s = b.wave_reduce(ReduceOp::Add, v);
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| b.store(out, zero, s));
+    b.finish()
+}
+
+/// A 256-lane workgroup sums 256 floats per workgroup: wave reductions, partial sums through
+/// LDS behind `barrier(kind)`, and a final wave reduction by wave 0.
+pub fn workgroup_sum_with(wave: u32, kind: BarrierKind) -> Kernel {
+    let name = match kind {
+        BarrierKind::Lds => "workgroup_sum",
+        BarrierKind::All => "workgroup_sum_all",
+    };
+    let mut b = KernelBuilder::new(name, wave);
+    b.workgroup_size([256, 1, 1]);
+    let waves = 256 / wave;
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let partial = b.lds("partial", ScalarType::F32, waves);
+    let wg = b.workgroup_id(Dim::X);
+    let lid = b.local_id();
+    let c256 = b.u32(256);
+    let base = b.mul(wg, c256);
+    let i = b.add(base, lid);
+    let v = b.load(x, i, Type::F32);
+    let s = b.wave_reduce(ReduceOp::Add, v);
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| b.store(partial, wave_id, s));
+    b.barrier(kind);
+    let w0 = b.eq(wave_id, zero);
+    b.if_then(w0, |b| {
+        let n = b.u32(waves);
+        let in_range = b.lt(lane, n);
+        let r =
+            b.if_else(in_range, |b| vec![b.load(partial, lane, Type::F32)], |b| vec![b.f32(0.0)]);
+        let t = b.wave_reduce(ReduceOp::Add, r[0]);
+        let first = b.eq(lane, zero);
+        b.if_then(first, |b| b.store(out, wg, t));
+    });
+    b.finish()
+}
+
+/// `workgroup_sum` with an LDS-only barrier.
+pub fn workgroup_sum(wave: u32) -> Kernel {
+    workgroup_sum_with(wave, BarrierKind::Lds)
+}
+
+/// Argmax of one row per workgroup (one wave): strided loads, per-lane running argmax, then
+/// `wave_argmax`.
+pub fn argmax_row(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("argmax_row", wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let row = b.workgroup_id(Dim::X);
+    let lane = b.lane();
+    let len = b.arg(n);
+    let base = b.mul(row, len);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let step = b.u32(wave);
+    let r = b.for_range(lane, len, step, 4, &[ninf, lane], |b, i, c| {
+        let at = b.add(base, i);
+        let v = b.load(x, at, Type::F32);
+        let gt = b.gt(v, c[0]);
+        let nan = b.unary(UnaryOp::IsNan, v);
+        let better = b.or(gt, nan);
+        let old_nan = b.unary(UnaryOp::IsNan, c[0]);
+        let nb = b.not(old_nan);
+        let take = b.and(better, nb);
+        let nv = b.select(take, v, c[0]);
+        let ni = b.select(take, i, c[1]);
+        vec![nv, ni]
+    });
+    let (_, idx) = b.wave_argmax(r[0], r[1]);
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| b.store(out, row, idx));
+    b.finish()
+}
+
+/// `tsum<p>` of `p` per-token partial sums; lane `tsum_lane(p, k)` stores token k's sum.
+pub fn tsum_tokens(wave: u32, p: u32) -> Kernel {
+    let mut b = KernelBuilder::new(format!("tsum{p}_tokens"), wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let lane = b.lane();
+    let mut vals = vec![];
+    for t in 0..p {
+        let off = b.u32(t * wave);
+        let i = b.add(off, lane);
+        vals.push(b.load(x, i, Type::F32));
+    }
+    let s = b.tsum(p, &vals);
+    let group = b.u32(wave / p);
+    let token = b.div(lane, group);
+    let rem = b.rem(lane, group);
+    let zero = b.u32(0);
+    let first = b.eq(rem, zero);
+    b.if_then(first, |b| b.store(out, token, s));
+    b.finish()
+}
+
+/// One `shuffle_xor` by `mask` of a float; every lane stores what it read.
+pub fn shuffle_xor(wave: u32, mask: u32) -> Kernel {
+    let mut b = KernelBuilder::new(format!("shuffle_xor{mask}"), wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let lane = b.lane();
+    let v = b.load(x, lane, Type::F32);
+    let s = b.shuffle_xor(v, mask);
+    b.store(out, lane, s);
+    b.finish()
+}
+
+/// Every other op once, so each lowering is compiled on every target: ids, integer and float
+/// arithmetic, conversions (bf16 paths included), vector loads, atomics, fences, shuffles,
+/// ballot, private arrays.
+pub fn op_zoo(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("op_zoo", wave);
+    b.workgroup_size([wave, 2, 1]);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let h = b.buffer("h", ScalarType::F16, Access::ReadWrite);
+    let bf = b.buffer("bf", ScalarType::BF16, Access::ReadWrite);
+    let out = b.buffer("out", ScalarType::U32, Access::ReadWrite);
+    let q = b.buffer("q", ScalarType::I64, Access::ReadWrite);
+    let n = b.scalar_param("n", ScalarType::I32);
+    let priv_ = b.private("scratch", ScalarType::F32, 4);
+    let lane = b.lane();
+    let lin = b.local_id();
+    let nw = b.num_workgroups(Dim::X);
+    let ny = b.num_workgroups(Dim::Y);
+    let wid = b.workgroup_id(Dim::Y);
+    let y = b.id(IdKind::LocalId(Dim::Y));
+    let v4 = b.load(x, lane, Type::vector(ScalarType::F32, 4));
+    let a = b.extract(v4, 0);
+    let c = b.extract(v4, 3);
+    let d = b.div(a, c);
+    let s = b.sqrt(d);
+    let m = b.min(s, a);
+    let m2 = b.max(m, c);
+    let f = b.fma(m2, a, c);
+    let e = b.unary(UnaryOp::Exp2Approx, f);
+    let lg = b.unary(UnaryOp::Log2Approx, e);
+    let rs = b.unary(UnaryOp::RsqrtApprox, lg);
+    let rc = b.unary(UnaryOp::RcpApprox, rs);
+    let r = b.unary(UnaryOp::Round, rc);
+    let re = b.unary(UnaryOp::RoundEven, r);
+    let i = b.convert(re, Type::I32);
+    let narg = b.arg(n);
+    let i2 = b.add(i, narg);
+    let sh = b.shl(i2, narg);
+    let u = b.convert(sh, Type::U32);
+    let pc = b.unary(UnaryOp::Popcount, u);
+    let tz = b.unary(UnaryOp::Ctz, u);
+    let t = b.add(pc, tz);
+    let hv = b.load(h, lane, Type::F16);
+    let hf = b.fma(hv, hv, hv);
+    let hs = b.add(hf, hv);
+    b.store(h, lane, hs);
+    let bv = b.load(bf, lane, Type::BF16);
+    let bff = b.fma(bv, bv, bv);
+    let fb = b.convert(f, Type::BF16);
+    let bsum = b.add(bff, fb);
+    let ib = b.convert(i2, Type::BF16);
+    let bsum = b.mul(bsum, ib);
+    let dbl = b.convert(f, Type::F64);
+    let db = b.convert(dbl, Type::BF16);
+    let bsum = b.sub(bsum, db);
+    let big = b.load(q, lane, Type::I64);
+    let qb = b.convert(big, Type::BF16);
+    let bsum = b.add(bsum, qb);
+    b.store(bf, lane, bsum);
+    let zero = b.u32(0);
+    b.store(priv_, zero, f);
+    let pv = b.load(priv_, zero, Type::F32);
+    let up = b.shuffle(ShuffleMode::Up, pv, 1);
+    let down = b.shuffle(ShuffleMode::Down, up, 3);
+    let idx = b.shuffle_idx(down, t);
+    let bc = b.broadcast(idx, 1);
+    let big_s = b.shuffle_xor(big, 1);
+    let pos = b.gt(bc, a);
+    let mask = b.ballot(pos);
+    let mix = b.add(mask, big_s);
+    b.store(q, lin, mix);
+    let one = b.u32(1);
+    let old = b.atomic(AtomicOp::Add, out, zero, one, Scope::Device);
+    let old2 = b.atomic(AtomicOp::Max, out, one, old, Scope::Workgroup);
+    b.fence(Scope::Device);
+    let acc = b.add(old2, nw);
+    let acc = b.add(acc, ny);
+    let acc = b.add(acc, wid);
+    let acc = b.add(acc, y);
+    let mx = b.wave_reduce(ReduceOp::Max, acc);
+    b.store(out, lin, mx);
+    b.finish()
+}
+
+/// The example kernels (kernel, wave) that every arch must compile without scratch or spills.
+pub fn examples(wave: u32) -> Vec<Kernel> {
+    vec![wave_sum(wave), workgroup_sum(wave), argmax_row(wave), tsum_tokens(wave, 8)]
+}
+
+/// Looks a test kernel up by the name a case file uses. `variant` picks the knob:
+/// `workgroup_sum` / `all` (full barrier), `tsum_tokens` / `p4`, `shuffle_xor` / `m16`.
+pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
+    let knob = |prefix: &str| variant.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok());
+    Some(match name {
+        "wave_sum" => wave_sum(wave),
+        "workgroup_sum" if variant == "all" => workgroup_sum_with(wave, BarrierKind::All),
+        "workgroup_sum" => workgroup_sum(wave),
+        "argmax_row" => argmax_row(wave),
+        "tsum_tokens" => tsum_tokens(wave, knob("p").unwrap_or(8)),
+        "shuffle_xor" => shuffle_xor(wave, knob("m")?),
+        "op_zoo" => op_zoo(wave),
+        _ => return None,
+    })
+}

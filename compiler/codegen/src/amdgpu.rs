@@ -1,0 +1,380 @@
+//! The AMDGPU back end.
+//!
+//! # How the IR maps onto this target
+//!
+//! | IR | AMDGPU |
+//! |---|---|
+//! | kernel | `amdgpu_kernel`, `"amdgpu-flat-work-group-size"="N,N"`, `+wavefrontsize32/64` (target machine and function) |
+//! | buffer param | `ptr addrspace(1) noalias` (+ `readonly` / `writeonly` from the access); distinct buffers of one launch must not overlap |
+//! | scalar param | by value in the kernarg segment, natural alignment |
+//! | LDS | one `addrspace(3)` array laid out as `Kernel::lds_offsets` |
+//! | private | `alloca` in `addrspace(5)` (scratch if it is not promoted to registers) |
+//! | lane | `mbcnt.lo(~0, 0)` (wave 32), `mbcnt.hi(~0, mbcnt.lo(~0, 0))` (wave 64) |
+//! | wave | `readfirstlane(local_linear >> log2 W)`, so it lives in an SGPR |
+//! | local / workgroup id | `workitem.id.*`, `workgroup.id.*` |
+//! | number of workgroups | the HSA dispatch packet (`dispatch.ptr`: `grid_size` / static workgroup size, rounded up): no hidden kernel arguments, so any HSA runtime works |
+//! | `barrier(Lds)` | `fence syncscope("workgroup") release, !mmra !{"amdgpu-as", "local"}`; `s.barrier`; the same fence `acquire` -> gfx12 `s_wait_dscnt 0; s_barrier_signal -1; s_barrier_wait -1`, gfx11 `s_waitcnt lgkmcnt(0); s_barrier`, no `global_inv` / `buffer_gl0_inv` |
+//! | `barrier(All)` | the same with plain workgroup fences (global memory is ordered too) |
+//! | fence / atomics | `syncscope("workgroup")` / `syncscope("agent")`, acq_rel |
+//! | shuffle xor, gfx10+ | DPP `row_xmask` (mask < 16), `v_permlanex16` (16..31), `v_permlane64` for 32 in wave 64 on gfx11+; on gfx10 wave 64, 32 is a readlane/writelane swap (no LDS) |
+//! | shuffle xor, gfx9 | DPP `quad_perm` (mask < 4), `ds_swizzle` xor mode (4..31), `ds_bpermute` (32..63): `ds_swizzle` and `ds_bpermute` use the LDS crossbar, not LDS memory |
+//! | shuffle idx / up / down | `ds_bpermute`; RDNA wave 64 (where it stays inside a 32-lane half) also reads the swapped halves and selects |
+//! | broadcast / ballot | `readlane` / `ballot.i32` or `ballot.i64` |
+//! | approximate math | `amdgcn.exp2`, `amdgcn.log`, `amdgcn.rsq`, `amdgcn.rcp` (`v_exp_f32`, `v_log_f32`, `v_rsq_f32`, `v_rcp_f32`) |
+//!
+//! LLVM 19 spells the memory-model tag `amdgpu-as` (DESIGN.md writes the later name
+//! `amdgpu-synchronize-as`; LLVM 19 ignores that one and would emit `global_inv` / `buffer_gl0_inv`).
+//!
+//! The HSACO is LLVM's relocatable object linked with `ld.lld -shared`.
+
+use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use crate::tools::{find_ld_lld, TempFile};
+use inkwell::attributes::AttributeLoc;
+use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValue;
+use inkwell::values::{IntValue, PointerValue};
+use inkwell::AddressSpace as LlvmAs;
+use kiln_ir::target::Family;
+use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Scope, Type, UnaryOp};
+use std::process::Command;
+
+/// `amdgpu_kernel` in LLVM's calling-convention numbering.
+const CC_AMDGPU_KERNEL: u32 = 91;
+
+/// The metadata node the LDS-only fences refer to (appended to the helper module).
+pub(crate) const MMRA_LDS_DEF: &str = "!0 = !{!\"amdgpu-as\", !\"local\"}\n";
+
+pub(crate) fn setup_kernel(l: &mut Lowering) {
+    let f = l.func;
+    f.set_call_conventions(CC_AMDGPU_KERNEL);
+    let n = l.k.workgroup_lanes();
+    let attrs = [
+        ("amdgpu-flat-work-group-size", format!("{n},{n}")),
+        ("target-cpu", l.t.name.to_string()),
+        ("target-features", crate::llvm::target_features(l.t, l.k.wave_size)),
+        ("uniform-work-group-size", "true".to_string()),
+    ];
+    for (k, v) in attrs {
+        f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
+    }
+}
+
+fn wave64(l: &Lowering) -> bool {
+    l.k.wave_size == 64
+}
+
+pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+    let k = l.k;
+    let dimname = |d: Dim| d.name();
+    Ok(match kind {
+        IdKind::Lane => {
+            let lo = l.intrinsic_v(
+                "llvm.amdgcn.mbcnt.lo",
+                &[],
+                &[l.i32c(u32::MAX).into(), l.i32c(0).into()],
+            )?;
+            if wave64(l) {
+                l.intrinsic_v("llvm.amdgcn.mbcnt.hi", &[], &[l.i32c(u32::MAX).into(), lo])?
+                    .into_int_value()
+            } else {
+                lo.into_int_value()
+            }
+        }
+        IdKind::Wave => {
+            let lin = id(l, IdKind::LocalLinear)?;
+            let w = l.b.build_right_shift(lin, l.i32c(k.wave_size.trailing_zeros()), false, "")?;
+            l.intrinsic_v("llvm.amdgcn.readfirstlane", &[l.i32t().into()], &[w.into()])?
+                .into_int_value()
+        }
+        IdKind::NumWaves => l.i32c(k.waves_per_workgroup()),
+        IdKind::WaveSize => l.i32c(k.wave_size),
+        IdKind::LocalId(d) => {
+            if k.workgroup_size[d.index()] == 1 {
+                l.i32c(0)
+            } else {
+                let name = format!("llvm.amdgcn.workitem.id.{}", dimname(d));
+                l.intrinsic_v(&name, &[], &[])?.into_int_value()
+            }
+        }
+        IdKind::LocalLinear => {
+            let [sx, sy, _] = k.workgroup_size;
+            let mut lin = id(l, IdKind::LocalId(Dim::X))?;
+            if k.workgroup_size[1] > 1 {
+                let y = id(l, IdKind::LocalId(Dim::Y))?;
+                let t = l.b.build_int_mul(y, l.i32c(sx), "")?;
+                lin = l.b.build_int_add(lin, t, "")?;
+            }
+            if k.workgroup_size[2] > 1 {
+                let z = id(l, IdKind::LocalId(Dim::Z))?;
+                let t = l.b.build_int_mul(z, l.i32c(sx * sy), "")?;
+                lin = l.b.build_int_add(lin, t, "")?;
+            }
+            lin
+        }
+        IdKind::WorkgroupId(d) => {
+            let name = format!("llvm.amdgcn.workgroup.id.{}", dimname(d));
+            l.intrinsic_v(&name, &[], &[])?.into_int_value()
+        }
+        IdKind::WorkgroupSize(d) => l.i32c(k.workgroup_size[d.index()]),
+        IdKind::NumWorkgroups(d) => {
+            // hsa_kernel_dispatch_packet_t: grid_size_x/y/z are u32 at byte 12/16/20, in work-items.
+            let packet = l.intrinsic_v("llvm.amdgcn.dispatch.ptr", &[], &[])?.into_pointer_value();
+            // SAFETY: a constant offset inside the 64-byte dispatch packet.
+            let p = unsafe {
+                l.b.build_in_bounds_gep(
+                    l.ctx.i8_type(),
+                    packet,
+                    &[l.i32c(12 + 4 * d.index() as u32)],
+                    "",
+                )?
+            };
+            let g = l.b.build_load(l.i32t(), p, "grid_size")?;
+            if let Some(i) = g.as_instruction_value() {
+                let _ = i.set_alignment(4);
+            }
+            let wg = k.workgroup_size[d.index()];
+            let g = l.b.build_int_add(g.into_int_value(), l.i32c(wg - 1), "")?;
+            l.b.build_int_unsigned_div(g, l.i32c(wg), "")?
+        }
+    })
+}
+
+fn sync_scope(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Workgroup => "workgroup",
+        Scope::Device => "agent",
+    }
+}
+
+pub(crate) fn barrier(l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
+    let (name, mmra) = match kind {
+        BarrierKind::Lds => ("kiln.barrier.lds", ", !mmra !0"),
+        BarrierKind::All => ("kiln.barrier.all", ""),
+    };
+    let body = format!(
+        "  fence syncscope(\"workgroup\") release{mmra}\n  call void @llvm.amdgcn.s.barrier()\n  fence syncscope(\"workgroup\") acquire{mmra}\n  ret void"
+    );
+    let f = l.helper(name, None, &[], &body, &["declare void @llvm.amdgcn.s.barrier()"]);
+    l.call(f, &[])?;
+    Ok(())
+}
+
+pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
+    let s = sync_scope(scope);
+    let body = format!("  fence syncscope(\"{s}\") acq_rel\n  ret void");
+    let f = l.helper(&format!("kiln.fence.{s}"), None, &[], &body, &[]);
+    l.call(f, &[])?;
+    Ok(())
+}
+
+pub(crate) fn atomic<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    op: AtomicOp,
+    ptr: PointerValue<'ctx>,
+    space: u16,
+    v: Bv<'ctx>,
+    ty: Type,
+    scope: Scope,
+) -> LResult<Bv<'ctx>> {
+    let signed = ty.scalar.is_signed();
+    let rmw = match op {
+        AtomicOp::Add => "add",
+        AtomicOp::Min if signed => "min",
+        AtomicOp::Max if signed => "max",
+        AtomicOp::Min => "umin",
+        AtomicOp::Max => "umax",
+        AtomicOp::Exchange => "xchg",
+        AtomicOp::And => "and",
+        AtomicOp::Or => "or",
+    };
+    let s = sync_scope(scope);
+    let bits = ty.scalar.bits();
+    let name = format!("kiln.atomic.{rmw}.i{bits}.as{space}.{s}");
+    let pty: BasicTypeEnum = l.ctx.ptr_type(LlvmAs::from(space)).into();
+    let vty: BasicTypeEnum = l.int_type(bits).into();
+    let body = format!(
+        "  %r = atomicrmw {rmw} ptr addrspace({space}) %0, i{bits} %1 syncscope(\"{s}\") acq_rel, align {}\n  ret i{bits} %r",
+        bits / 8
+    );
+    let f = l.helper(&name, Some(vty), &[pty, vty], &body, &[]);
+    l.call(f, &[ptr.into(), v])?
+        .ok_or_else(|| LowerError::Llvm("IR building", "atomic helper returned nothing".into()))
+}
+
+pub(crate) fn approx<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    op: UnaryOp,
+    x: Bv<'ctx>,
+) -> LResult<Bv<'ctx>> {
+    let name = match op {
+        UnaryOp::Exp2Approx => "llvm.amdgcn.exp2",
+        UnaryOp::Log2Approx => "llvm.amdgcn.log",
+        UnaryOp::RsqrtApprox => "llvm.amdgcn.rsq",
+        UnaryOp::RcpApprox => "llvm.amdgcn.rcp",
+        other => return Err(LowerError::Invalid(format!("{other:?} is not an approximate op"))),
+    };
+    l.intrinsic_v(name, &[x.get_type()], &[x])
+}
+
+fn gfx9(l: &Lowering) -> bool {
+    l.t.family == Family::Gfx9
+}
+
+/// `update.dpp` with all rows and banks enabled; bound_ctrl set so LLVM may fold the move into
+/// the consumer (`v_add_f32_dpp`). Every control used here reads a lane that exists.
+fn dpp<'ctx>(l: &mut Lowering<'ctx, '_>, x: IntValue<'ctx>, ctrl: u32) -> LResult<IntValue<'ctx>> {
+    let i32t: BasicTypeEnum = l.i32t().into();
+    let args = [
+        l.i32t().get_poison().into(),
+        x.into(),
+        l.i32c(ctrl).into(),
+        l.i32c(0xf).into(),
+        l.i32c(0xf).into(),
+        l.ctx.bool_type().const_all_ones().into(),
+    ];
+    Ok(l.intrinsic_v("llvm.amdgcn.update.dpp", &[i32t], &args)?.into_int_value())
+}
+
+fn bpermute<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    src_lane: IntValue<'ctx>,
+) -> LResult<IntValue<'ctx>> {
+    let addr = l.b.build_left_shift(src_lane, l.i32c(2), "")?;
+    Ok(l.intrinsic_v("llvm.amdgcn.ds.bpermute", &[], &[addr.into(), x.into()])?.into_int_value())
+}
+
+/// Lane i reads lane i ^ 32 (wave 64 on RDNA): `v_permlane64` on gfx11+, else 64 readlanes and
+/// writelanes through SGPRs (gfx10 has no cross-half exchange short of LDS).
+fn swap_halves<'ctx>(l: &mut Lowering<'ctx, '_>, x: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+    let i32t: BasicTypeEnum = l.i32t().into();
+    if l.t.features.permlane64 {
+        return Ok(l.intrinsic_v("llvm.amdgcn.permlane64", &[i32t], &[x.into()])?.into_int_value());
+    }
+    let mut acc: Bv = l.i32t().get_poison().into();
+    for j in 0..64u32 {
+        let s =
+            l.intrinsic_v("llvm.amdgcn.readlane", &[i32t], &[x.into(), l.i32c(j ^ 32).into()])?;
+        acc = l.intrinsic_v("llvm.amdgcn.writelane", &[i32t], &[s, l.i32c(j).into(), acc])?;
+    }
+    Ok(acc.into_int_value())
+}
+
+pub(crate) fn shuffle_xor<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    mask: u32,
+) -> LResult<IntValue<'ctx>> {
+    if mask == 0 {
+        return Ok(x);
+    }
+    if gfx9(l) {
+        if mask >= 32 {
+            let lane = id(l, IdKind::Lane)?;
+            let src = l.b.build_xor(lane, l.i32c(mask), "")?;
+            return bpermute(l, x, src);
+        }
+        if mask < 4 {
+            // quad_perm: lane j of each quad reads lane j ^ mask.
+            let ctrl = (0..4).map(|j| ((j ^ mask) & 3) << (2 * j)).sum::<u32>();
+            return dpp(l, x, ctrl);
+        }
+        // ds_swizzle bit mode: and_mask 0x1f, or_mask 0, xor_mask in bits 14:10.
+        let offset = 0x1f | (mask << 10);
+        return Ok(l
+            .intrinsic_v("llvm.amdgcn.ds.swizzle", &[], &[x.into(), l.i32c(offset).into()])?
+            .into_int_value());
+    }
+    let mut v = x;
+    if mask & 32 != 0 {
+        v = swap_halves(l, v)?;
+    }
+    let low = mask & 31;
+    if low >= 16 {
+        // v_permlanex16: lane j of a row reads lane sel[j] of the other row of its pair.
+        let k = low & 15;
+        let sel = |base: u32| (0..8).map(|j| ((base + j) ^ k) << (4 * j)).sum::<u32>();
+        let i32t: BasicTypeEnum = l.i32t().into();
+        let args = [
+            l.i32t().get_poison().into(),
+            v.into(),
+            l.i32c(sel(0)).into(),
+            l.i32c(sel(8)).into(),
+            l.ctx.bool_type().const_zero().into(),
+            l.ctx.bool_type().const_zero().into(),
+        ];
+        v = l.intrinsic_v("llvm.amdgcn.permlanex16", &[i32t], &args)?.into_int_value();
+    } else if low > 0 {
+        v = dpp(l, v, 0x160 + low)?;
+    }
+    Ok(v)
+}
+
+pub(crate) fn shuffle_idx<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    src: IntValue<'ctx>,
+) -> LResult<IntValue<'ctx>> {
+    if gfx9(l) || !wave64(l) {
+        return bpermute(l, x, src);
+    }
+    // RDNA wave 64: ds_bpermute reads inside the lane's own 32-lane half (address bits 6:2), so
+    // read both the value and its half-swapped copy and pick by whether the source is across.
+    let lane = id(l, IdKind::Lane)?;
+    let swapped = swap_halves(l, x)?;
+    let same = bpermute(l, x, src)?;
+    let across = bpermute(l, swapped, src)?;
+    let diff = l.b.build_xor(lane, src, "")?;
+    let bit = l.b.build_and(diff, l.i32c(32), "")?;
+    let is_across = l.icmp(LLVMIntPredicate::LLVMIntNE, bit.into(), l.i32c(0).into());
+    Ok(l.select(is_across, across.into(), same.into()).into_int_value())
+}
+
+pub(crate) fn broadcast<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    lane: u32,
+) -> LResult<IntValue<'ctx>> {
+    let i32t: BasicTypeEnum = l.i32t().into();
+    Ok(l.intrinsic_v("llvm.amdgcn.readlane", &[i32t], &[x.into(), l.i32c(lane).into()])?
+        .into_int_value())
+}
+
+pub(crate) fn ballot<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+) -> LResult<IntValue<'ctx>> {
+    let i64t: BasicTypeEnum = l.ctx.i64_type().into();
+    if wave64(l) {
+        return Ok(l.intrinsic_v("llvm.amdgcn.ballot", &[i64t], &[cond.into()])?.into_int_value());
+    }
+    let m = l.intrinsic_v("llvm.amdgcn.ballot", &[l.i32t().into()], &[cond.into()])?;
+    Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
+}
+
+/// Links an AMDGPU relocatable object into an HSACO with `ld.lld -shared`.
+pub(crate) fn link_hsaco(obj: &[u8]) -> Result<Vec<u8>, String> {
+    let lld = find_ld_lld().ok_or(
+        "ld.lld not found (install lld-19, put ld.lld-19 on PATH, or set KILN_LD_LLD)".to_string(),
+    )?;
+    let input = TempFile::new(".o");
+    let output = TempFile::new(".hsaco");
+    std::fs::write(&input.0, obj).map_err(|e| format!("writing {}: {e}", input.0.display()))?;
+    let out = Command::new(lld)
+        .arg("-shared")
+        .arg(&input.0)
+        .arg("-o")
+        .arg(&output.0)
+        .output()
+        .map_err(|e| format!("running {}: {e}", lld.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            lld.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    std::fs::read(&output.0).map_err(|e| format!("reading {}: {e}", output.0.display()))
+}

@@ -1,0 +1,289 @@
+//! The NVPTX back end.
+//!
+//! # How the IR maps onto this target
+//!
+//! | IR | NVPTX |
+//! |---|---|
+//! | kernel | `ptx_kernel` calling convention plus `!nvvm.annotations` `kernel` and `reqntid{x,y,z}` (the static workgroup size; ptxas refuses `.maxntid` next to `.reqntid`) |
+//! | buffer param | `ptr addrspace(1) noalias` (+ `readonly` / `writeonly`); distinct buffers must not overlap |
+//! | scalar param | `.param` by value |
+//! | LDS | one `addrspace(3)` (`.shared`) array |
+//! | private | `alloca` (`.local` when not promoted) |
+//! | lane / ids | `%laneid`, `%tid.*`, `%ctaid.*`, `%nctaid.*`; wave = linear local id / 32 |
+//! | `barrier(Lds)`, `barrier(All)` | `bar.sync 0` (`llvm.nvvm.barrier0`); it orders shared and global memory for the CTA |
+//! | fence | `membar.cta` / `membar.gl`: LLVM 19's NVPTX cannot select IR `fence` instructions |
+//! | atomics | `atom.*` (relaxed; LLVM 19 ignores IR orderings and scopes on NVPTX) between two `membar`s of the op's scope, which gives the acquire-release ordering the IR promises |
+//! | shuffles | `shfl.sync.{bfly,idx,up,down}.b32` with the full mask (cross-lane ops run on converged waves) |
+//! | ballot | `vote.sync.ballot.b32` with `activemask` (ballot counts the active lanes) |
+//! | wave reduce, 32-bit integers, sm_80+ | `redux.sync` (integer add / min / max are associative, so the bits equal the butterfly's) |
+//! | approximate math | `ex2.approx.f32`, `lg2.approx.f32`, `rsqrt.approx.f32`, `rcp.approx.f32` (inline PTX: LLVM has no non-ftz intrinsic for it) |
+//!
+//! Exact math: with no fast-math flags LLVM 19 emits `div.rn.f32` and `sqrt.rn.f32` (its
+//! `-nvptx-prec-divf32` default is 2, IEEE, and `-nvptx-prec-sqrtf32` defaults to on unless
+//! unsafe-fp-math is set, which kiln never sets); `"denormal-fp-math-f32"="ieee,ieee"` keeps `.ftz`
+//! off. bf16 `fma.rn.bf16` is used from sm_80 on; sm_75 takes the shared exact software path.
+//!
+//! PTX ISA 7.8 (`+ptx78`): the lowest that covers sm_90, accepted by CUDA 12 and 13 drivers.
+
+use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use inkwell::attributes::AttributeLoc;
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
+use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+use kiln_ir::package::Resources;
+use kiln_ir::{
+    AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type, UnaryOp,
+};
+
+/// The PTX ISA version LLVM is asked for.
+pub(crate) const PTX_FEATURE: &str = "+ptx78";
+
+/// `ptx_kernel` in LLVM's calling-convention numbering.
+const CC_PTX_KERNEL: u32 = 71;
+
+fn sm(t: &Target) -> u32 {
+    t.name.trim_start_matches("sm_").parse().unwrap_or(0)
+}
+
+/// True when the target has a correctly rounded bf16 fma (`fma.rn.bf16`, sm_80+).
+pub(crate) fn has_bf16_fma(t: &Target) -> bool {
+    sm(t) >= 80
+}
+
+/// Resources when no ptxas is there to measure them.
+pub(crate) fn unmeasured_resources(k: &Kernel) -> Resources {
+    Resources {
+        lds_bytes: k.lds_bytes(),
+        wave_size: k.wave_size,
+        source: "not measured (no ptxas)".into(),
+        ..Resources::default()
+    }
+}
+
+pub(crate) fn setup_kernel(l: &mut Lowering) {
+    let f = l.func;
+    f.set_call_conventions(CC_PTX_KERNEL);
+    for (k, v) in
+        [("target-cpu", l.t.name.to_string()), ("target-features", PTX_FEATURE.to_string())]
+    {
+        f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
+    }
+    let fptr: BasicMetadataValueEnum = f.as_global_value().as_pointer_value().into();
+    let mut entries = vec![("kernel", 1)];
+    for (d, n) in ["x", "y", "z"].iter().zip(l.k.workgroup_size) {
+        entries.push((
+            if *d == "x" {
+                "reqntidx"
+            } else if *d == "y" {
+                "reqntidy"
+            } else {
+                "reqntidz"
+            },
+            n,
+        ));
+    }
+    for (key, n) in entries {
+        let node =
+            l.ctx.metadata_node(&[fptr, l.ctx.metadata_string(key).into(), l.i32c(n).into()]);
+        l.module.add_global_metadata("nvvm.annotations", &node).expect("a node is metadata");
+    }
+}
+
+fn sreg<'ctx>(l: &mut Lowering<'ctx, '_>, name: &str) -> LResult<IntValue<'ctx>> {
+    Ok(l.intrinsic_v(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[], &[])?.into_int_value())
+}
+
+pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+    let k = l.k;
+    Ok(match kind {
+        IdKind::Lane => sreg(l, "laneid")?,
+        IdKind::Wave => {
+            let lin = id(l, IdKind::LocalLinear)?;
+            l.b.build_right_shift(lin, l.i32c(5), false, "")?
+        }
+        IdKind::NumWaves => l.i32c(k.waves_per_workgroup()),
+        IdKind::WaveSize => l.i32c(32),
+        IdKind::LocalId(d) if k.workgroup_size[d.index()] == 1 => l.i32c(0),
+        IdKind::LocalId(d) => sreg(l, &format!("tid.{}", d.name()))?,
+        IdKind::LocalLinear => {
+            let [sx, sy, _] = k.workgroup_size;
+            let mut lin = id(l, IdKind::LocalId(Dim::X))?;
+            if k.workgroup_size[1] > 1 {
+                let y = id(l, IdKind::LocalId(Dim::Y))?;
+                let t = l.b.build_int_mul(y, l.i32c(sx), "")?;
+                lin = l.b.build_int_add(lin, t, "")?;
+            }
+            if k.workgroup_size[2] > 1 {
+                let z = id(l, IdKind::LocalId(Dim::Z))?;
+                let t = l.b.build_int_mul(z, l.i32c(sx * sy), "")?;
+                lin = l.b.build_int_add(lin, t, "")?;
+            }
+            lin
+        }
+        IdKind::WorkgroupId(d) => sreg(l, &format!("ctaid.{}", d.name()))?,
+        IdKind::WorkgroupSize(d) => l.i32c(k.workgroup_size[d.index()]),
+        IdKind::NumWorkgroups(d) => sreg(l, &format!("nctaid.{}", d.name()))?,
+    })
+}
+
+pub(crate) fn barrier(l: &mut Lowering, _kind: BarrierKind) -> LResult<()> {
+    l.intrinsic("llvm.nvvm.barrier0", &[], &[])?;
+    Ok(())
+}
+
+pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
+    let name = match scope {
+        Scope::Workgroup => "llvm.nvvm.membar.cta",
+        Scope::Device => "llvm.nvvm.membar.gl",
+    };
+    l.intrinsic(name, &[], &[])?;
+    Ok(())
+}
+
+pub(crate) fn atomic<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    op: AtomicOp,
+    ptr: PointerValue<'ctx>,
+    v: Bv<'ctx>,
+    ty: Type,
+    scope: Scope,
+) -> LResult<Bv<'ctx>> {
+    let signed = ty.scalar.is_signed();
+    let rmw = match op {
+        AtomicOp::Add => AtomicRMWBinOp::Add,
+        AtomicOp::Min if signed => AtomicRMWBinOp::Min,
+        AtomicOp::Max if signed => AtomicRMWBinOp::Max,
+        AtomicOp::Min => AtomicRMWBinOp::UMin,
+        AtomicOp::Max => AtomicRMWBinOp::UMax,
+        AtomicOp::Exchange => AtomicRMWBinOp::Xchg,
+        AtomicOp::And => AtomicRMWBinOp::And,
+        AtomicOp::Or => AtomicRMWBinOp::Or,
+    };
+    fence(l, scope)?;
+    let r = l.b.build_atomicrmw(rmw, ptr, v.into_int_value(), AtomicOrdering::Monotonic)?;
+    fence(l, scope)?;
+    Ok(r.into())
+}
+
+pub(crate) fn approx<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    op: UnaryOp,
+    x: Bv<'ctx>,
+) -> LResult<Bv<'ctx>> {
+    let name = match op {
+        UnaryOp::Exp2Approx => "llvm.nvvm.ex2.approx.f",
+        UnaryOp::Log2Approx => "llvm.nvvm.lg2.approx.f",
+        UnaryOp::RsqrtApprox => "llvm.nvvm.rsqrt.approx.f",
+        UnaryOp::RcpApprox => {
+            let f32t = l.ctx.f32_type();
+            let fty = f32t.fn_type(&[f32t.into()], false);
+            let asm = l.ctx.create_inline_asm(
+                fty,
+                "rcp.approx.f32 $0, $1;".into(),
+                "=f,f".into(),
+                false,
+                false,
+                None,
+                false,
+            );
+            let r = l.b.build_indirect_call(fty, asm, &[x.into()], "")?;
+            return r
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| LowerError::Llvm("IR building", "rcp asm".into()));
+        }
+        other => return Err(LowerError::Invalid(format!("{other:?} is not an approximate op"))),
+    };
+    l.intrinsic_v(name, &[], &[x])
+}
+
+fn shfl<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    kind: &str,
+    x: IntValue<'ctx>,
+    b: IntValue<'ctx>,
+    c: u32,
+) -> LResult<IntValue<'ctx>> {
+    let name = format!("llvm.nvvm.shfl.sync.{kind}.i32");
+    let args = [l.i32c(u32::MAX).into(), x.into(), b.into(), l.i32c(c).into()];
+    Ok(l.intrinsic_v(&name, &[], &args)?.into_int_value())
+}
+
+pub(crate) fn shuffle_xor<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    mask: u32,
+) -> LResult<IntValue<'ctx>> {
+    let m = l.i32c(mask);
+    shfl(l, "bfly", x, m, 0x1f)
+}
+
+pub(crate) fn shuffle_idx<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    src: IntValue<'ctx>,
+) -> LResult<IntValue<'ctx>> {
+    shfl(l, "idx", x, src, 0x1f)
+}
+
+/// `shfl.up` leaves lanes below the offset with their own value, as the IR says.
+pub(crate) fn shuffle_up<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    off: u32,
+) -> LResult<IntValue<'ctx>> {
+    let o = l.i32c(off);
+    shfl(l, "up", x, o, 0)
+}
+
+/// `shfl.down` leaves lanes past the end with their own value, as the IR says.
+pub(crate) fn shuffle_down<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    off: u32,
+) -> LResult<IntValue<'ctx>> {
+    let o = l.i32c(off);
+    shfl(l, "down", x, o, 0x1f)
+}
+
+pub(crate) fn broadcast<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    x: IntValue<'ctx>,
+    lane: u32,
+) -> LResult<IntValue<'ctx>> {
+    let s = l.i32c(lane);
+    shfl(l, "idx", x, s, 0x1f)
+}
+
+pub(crate) fn ballot<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+) -> LResult<IntValue<'ctx>> {
+    let active = l.intrinsic_v("llvm.nvvm.activemask", &[], &[])?;
+    let m = l.intrinsic_v("llvm.nvvm.vote.ballot.sync", &[], &[active, cond.into()])?;
+    let i64t: BasicTypeEnum = l.ctx.i64_type().into();
+    Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
+}
+
+/// `redux.sync` for 32-bit integer reductions on sm_80+; `None` where the butterfly is needed.
+pub(crate) fn redux<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    op: ReduceOp,
+    v: Bv<'ctx>,
+    ty: Type,
+) -> LResult<Option<Bv<'ctx>>> {
+    let int32 = matches!(ty.scalar, ScalarType::I32 | ScalarType::U32) && ty.lanes == 1;
+    if !int32 || sm(l.t) < 80 {
+        return Ok(None);
+    }
+    let signed = ty.scalar.is_signed();
+    let name = match op {
+        ReduceOp::Add => "llvm.nvvm.redux.sync.add",
+        ReduceOp::Min if signed => "llvm.nvvm.redux.sync.min",
+        ReduceOp::Max if signed => "llvm.nvvm.redux.sync.max",
+        ReduceOp::Min => "llvm.nvvm.redux.sync.umin",
+        ReduceOp::Max => "llvm.nvvm.redux.sync.umax",
+    };
+    Ok(Some(l.intrinsic_v(name, &[], &[v, l.i32c(u32::MAX).into()])?))
+}

@@ -1,1 +1,0 @@
-//! The reference interpreter (stub: being written).
