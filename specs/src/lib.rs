@@ -5,7 +5,16 @@
 //! baseline, bit for bit (`kiln parity` proves it), and carries an admission rule for the router.
 
 use kiln_ir::package::Admission;
-use kiln_ir::{Kernel, KernelBuilder, Target};
+use kiln_ir::{Kernel, Target};
+
+pub mod argmax;
+mod common;
+pub mod copy;
+pub mod math;
+pub mod quantize;
+pub mod rmsnorm;
+pub mod swiglu;
+pub mod top_prob;
 use serde::{Deserialize, Serialize};
 
 /// Builds one variant's IR for a target at a wave size.
@@ -75,13 +84,15 @@ pub fn build_matrix() -> BuildMatrix {
 
 /// Every kernel family of the library.
 pub fn library() -> Vec<KernelSpec> {
-    vec![]
+    let mut v = vec![argmax::spec(), top_prob::spec()];
+    v.extend(quantize::specs());
+    v.extend(swiglu::specs());
+    v.extend(rmsnorm::specs());
+    v.push(copy::spec());
+    v
 }
 
 /// Looks a family up by name.
 pub fn family(name: &str) -> Option<KernelSpec> {
     library().into_iter().find(|k| k.name == name)
 }
-
-#[doc(hidden)]
-pub fn _unused(_: KernelBuilder) {}

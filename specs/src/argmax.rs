@@ -1,0 +1,234 @@
+//! `argmax_rows`: the index of the largest logit of each row (greedy sampling).
+//!
+//! Ties go to the lowest index; NaN counts as largest and the first NaN wins (torch.argmax); a row
+//! of only `-inf` gives 0. Argmax is exact, so every variant agrees with every other whatever the
+//! order it visits the row in.
+//!
+//! ABI (both variants):
+//!
+//! | param    | kind              | meaning                                  |
+//! |----------|-------------------|------------------------------------------|
+//! | `logits` | f32, read, `rows*n` | the rows, back to back                 |
+//! | `out`    | i32, write, `rows`  | the argmax of each row                  |
+//! | `rows`   | u32               | number of rows (1..8 in decode)          |
+//! | `n`      | u32               | row length (vocabulary size)             |
+//!
+//! The split variant adds two workspace buffers (`partials`, `counters`), which the runtime
+//! allocates and the kernel leaves zeroed.
+//!
+//! Loads are 16-byte `f32x4` when `n % 4 == 0` (every row then starts 16-byte aligned), else
+//! scalar; consecutive lanes read consecutive vectors.
+
+use crate::common::{
+    argmax_update, ids, is_multiple, last_workgroup, reset_counter, workgroup_argmax,
+};
+use crate::{KernelSpec, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value,
+};
+
+/// Lanes of the baseline's workgroup (one workgroup a row).
+pub const BLOCK: u32 = 1024;
+/// Lanes of a split workgroup.
+pub const SPLIT_BLOCK: u32 = 256;
+/// Workgroups a row in the split variant (grid y).
+pub const SPLITS: u32 = 256;
+/// Row length from which the router takes the split variant.
+pub const SPLIT_MIN_N: u64 = 32768;
+
+/// The family: `baseline` (a workgroup a row) and `split` (`SPLITS` workgroups a row).
+pub fn spec() -> KernelSpec {
+    KernelSpec {
+        name: "argmax_rows",
+        variants: vec![
+            VariantSpec { name: "baseline", build: baseline, admit: Admission::default() },
+            VariantSpec {
+                name: "split",
+                build: split,
+                admit: Admission {
+                    archs: vec![],
+                    shapes: vec![("n".into(), SPLIT_MIN_N, u64::from(u32::MAX))],
+                },
+            },
+        ],
+    }
+}
+
+/// The common parameters: `logits`, `out`, `rows`, `n`.
+fn params(b: &mut KernelBuilder) -> (Param, Param, Param, Param) {
+    let logits = b.buffer("logits", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::I32, Access::Write);
+    let rows = b.scalar_param("rows", ScalarType::U32);
+    let n = b.scalar_param("n", ScalarType::U32);
+    b.set_buffer_len(logits, ShapeExpr::scaled(&[rows, n], 1, 1));
+    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
+    (logits, out, rows, n)
+}
+
+/// Each lane's best `(value, index)` over elements `[start, end)` of the row at `row_base`, lanes
+/// striding by `step` (in vectors of 4 when `aligned`, else in elements).
+fn scan(
+    b: &mut KernelBuilder,
+    logits: Param,
+    row_base: Value,
+    range: (Value, Value),
+    local: Value,
+    step: u32,
+    aligned: Value,
+) -> (Value, Value) {
+    let (start, end) = range;
+    let r = b.if_else(
+        aligned,
+        |b| {
+            let four = b.u32(4);
+            let ninf = b.f32(f32::NEG_INFINITY);
+            let none = b.u32(u32::MAX);
+            let vs = b.div(start, four);
+            let ve = b.div(end, four);
+            let first = b.add(vs, local);
+            let st = b.u32(step);
+            b.for_range(first, ve, st, 4, &[ninf, none], |b, v, c| {
+                let e0 = b.mul(v, four);
+                let at = b.add(row_base, e0);
+                let x = b.load(logits, at, Type::vector(ScalarType::F32, 4));
+                let (mut best, mut idx) = (c[0], c[1]);
+                for k in 0..4u8 {
+                    let xk = b.extract(x, k);
+                    let kk = b.u32(k as u32);
+                    let i = b.add(e0, kk);
+                    (best, idx) = argmax_update(b, best, idx, xk, i);
+                }
+                vec![best, idx]
+            })
+        },
+        |b| {
+            let ninf = b.f32(f32::NEG_INFINITY);
+            let none = b.u32(u32::MAX);
+            let first = b.add(start, local);
+            let st = b.u32(step);
+            b.for_range(first, end, st, 4, &[ninf, none], |b, i, c| {
+                let at = b.add(row_base, i);
+                let x = b.load(logits, at, Type::F32);
+                let (best, idx) = argmax_update(b, c[0], c[1], x, i);
+                vec![best, idx]
+            })
+        },
+    );
+    (r[0], r[1])
+}
+
+/// Stores the final index (`u32::MAX`, "nothing above -inf", becomes 0).
+fn store_index(b: &mut KernelBuilder, out: Param, row: Value, idx: Value) {
+    let none = b.u32(u32::MAX);
+    let zero = b.u32(0);
+    let is_none = b.eq(idx, none);
+    let idx = b.select(is_none, zero, idx);
+    let idx = b.bitcast(idx, Type::I32);
+    b.store(out, row, idx);
+}
+
+/// Baseline: one workgroup of [`BLOCK`] lanes a row; grid `[rows, 1, 1]`.
+pub fn baseline(_t: &Target, wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("argmax_rows", wave);
+    b.workgroup_size([BLOCK, 1, 1]);
+    b.const_param("block", BLOCK as i64);
+    b.const_param("vec", 4);
+    let (logits, out, rows, n) = params(&mut b);
+    b.grid([ShapeExpr::scaled(&[rows], 1, 1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let ids = ids(&mut b);
+    let row = b.workgroup_id(Dim::X);
+    let n_v = b.arg(n);
+    let row_base = b.mul(row, n_v);
+    let aligned = is_multiple(&mut b, n_v, 4);
+    let zero = b.u32(0);
+    let (best, at) = scan(&mut b, logits, row_base, (zero, n_v), ids.local, BLOCK, aligned);
+    let lane = ids.lane;
+    workgroup_argmax(&mut b, &ids, BLOCK / wave, best, at, |b, _v, idx| {
+        let first = b.eq(lane, zero);
+        b.if_then(first, |b| store_index(b, out, row, idx));
+    });
+    b.finish()
+}
+
+/// Split: [`SPLITS`] workgroups of [`SPLIT_BLOCK`] lanes a row (grid `[rows, SPLITS, 1]`), each
+/// scanning one contiguous chunk of `ceil(n / 4 / SPLITS) * 4` elements and storing its
+/// `(value, index)` in `partials`; the last workgroup of a row to finish (a counter per row in
+/// `counters`) reduces the row's partials in one wave, stores the result, and zeroes the
+/// partials and the counter again.
+pub fn split(_t: &Target, wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("argmax_rows_split", wave);
+    b.workgroup_size([SPLIT_BLOCK, 1, 1]);
+    b.const_param("block", SPLIT_BLOCK as i64);
+    b.const_param("splits", SPLITS as i64);
+    b.const_param("vec", 4);
+    let (logits, out, rows, n) = params(&mut b);
+    let partials =
+        b.workspace("partials", ScalarType::U32, ShapeExpr::scaled(&[rows], 2 * SPLITS as u64, 1));
+    let counters = b.workspace("counters", ScalarType::U32, ShapeExpr::scaled(&[rows], 1, 1));
+    b.grid([
+        ShapeExpr::scaled(&[rows], 1, 1),
+        ShapeExpr::constant(SPLITS as u64),
+        ShapeExpr::constant(1),
+    ]);
+    let ids = ids(&mut b);
+    let row = b.workgroup_id(Dim::X);
+    let s = b.workgroup_id(Dim::Y);
+    let n_v = b.arg(n);
+    let row_base = b.mul(row, n_v);
+    let aligned = is_multiple(&mut b, n_v, 4);
+    // chunk = ceil(ceil(n / 4) / SPLITS) * 4: a multiple of 4, so chunks stay 16-byte aligned.
+    let three = b.u32(3);
+    let four = b.u32(4);
+    let nv = b.add(n_v, three);
+    let nv = b.div(nv, four);
+    let sm1 = b.u32(SPLITS - 1);
+    let splits = b.u32(SPLITS);
+    let c = b.add(nv, sm1);
+    let c = b.div(c, splits);
+    let chunk = b.mul(c, four);
+    let start = b.mul(s, chunk);
+    let start = b.min(start, n_v);
+    let end = b.add(start, chunk);
+    let end = b.min(end, n_v);
+    let (best, at) = scan(&mut b, logits, row_base, (start, end), ids.local, SPLIT_BLOCK, aligned);
+    let lane = ids.lane;
+    workgroup_argmax(&mut b, &ids, SPLIT_BLOCK / wave, best, at, |b, v, idx| {
+        let zero = b.u32(0);
+        let first = b.eq(lane, zero);
+        let base = b.mul(row, splits);
+        let slot = b.add(base, s);
+        let two = b.u32(2);
+        let k = b.mul(slot, two);
+        b.if_then(first, |b| {
+            let vb = b.bitcast(v, Type::U32);
+            b.store(partials, k, vb);
+            let one = b.u32(1);
+            let k1 = b.add(k, one);
+            b.store(partials, k1, idx);
+        });
+        last_workgroup(b, lane, counters, row, SPLITS, |b| {
+            let mut best = b.f32(f32::NEG_INFINITY);
+            let mut at = b.u32(u32::MAX);
+            let z = b.u32(0);
+            for j in 0..SPLITS / wave {
+                let jj = b.u32(j * wave);
+                let p = b.add(jj, lane);
+                let slot = b.add(base, p);
+                let k = b.mul(slot, two);
+                let one = b.u32(1);
+                let k1 = b.add(k, one);
+                let vb = b.load(partials, k, Type::U32);
+                let i = b.load(partials, k1, Type::U32);
+                b.store(partials, k, z);
+                b.store(partials, k1, z);
+                let v = b.bitcast(vb, Type::F32);
+                (best, at) = argmax_update(b, best, at, v, i);
+            }
+            let (_, idx) = b.wave_argmax(best, at);
+            b.if_then(first, |b| store_index(b, out, row, idx));
+            reset_counter(b, lane, counters, row);
+        });
+    });
+    b.finish()
+}

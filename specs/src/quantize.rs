@@ -1,0 +1,323 @@
+//! `quantize_q8_0_{f32,f16}` and `quantize_q8_1_{f32,f16}`: activations to ggml's Q8_0 / Q8_1
+//! blocks, bit for bit as ggml's CPU reference (`quantize_row_q8_0_ref`, `quantize_row_q8_1_ref`).
+//!
+//! Block layouts (32 values a block, blocks back to back, no padding):
+//! - Q8_0, 34 bytes: `{ f16 d; i8 qs[32]; }`
+//! - Q8_1, 36 bytes: `{ f16 d; f16 s; i8 qs[32]; }`
+//!
+//! Per block: `amax = max |x|`; `d = amax / 127`; `id = d != 0 ? 1 / d : 0`;
+//! `qs[j] = roundf(x[j] * id)` (halves away from zero); `d` stored as f16 (round to nearest even,
+//! so `amax` above about 8.3e6 stores `d = inf`, as ggml does); Q8_1 adds
+//! `s = f16(d * (float) sum(qs))`. f16 input is widened to f32 first (exact).
+//!
+//! Where ggml's C is undefined or order-dependent, kiln takes x86's reading of it:
+//! - a product `x * id` that is not finite (only when `1 / d` overflows, `amax < 3.7e-37`, or for
+//!   infinite input) converts as `cvttss2si` does (`INT_MIN`, whose low byte is 0), so `qs = 0`;
+//! - NaN inputs: the IR's `max` skips NaN, so `amax` ignores them and their `qs` is 0. (ggml's
+//!   `MAX` macro makes its `amax` depend on where the NaN sits in the block.)
+//!
+//! ABI:
+//!
+//! | param | kind                         | meaning                              |
+//! |-------|------------------------------|--------------------------------------|
+//! | `x`   | f32 or f16, read, `n`        | values                               |
+//! | `out` | u8, write, `n / 32 * 34` (36) | the blocks                          |
+//! | `n`   | u32                          | number of values, a multiple of 32   |
+//!
+//! Variants: `baseline` gives each lane one block (ggml's loop, per lane); `wave` gives each
+//! block 32 / V lanes of V values (one 16-byte load each) and finds `amax` (and Q8_1's sum) with
+//! xor shuffles. Both are exact, so they agree bit for bit.
+
+use crate::math::silu;
+use crate::{KernelSpec, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value,
+};
+
+/// Values a block.
+pub const QK: u32 = 32;
+/// Lanes a workgroup.
+pub const BLOCK: u32 = 256;
+
+/// The block format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `{ f16 d; i8 qs[32]; }`, 34 bytes.
+    Q8_0,
+    /// `{ f16 d; f16 s; i8 qs[32]; }`, 36 bytes.
+    Q8_1,
+}
+
+impl Format {
+    /// Bytes a block.
+    pub fn block_bytes(self) -> u32 {
+        match self {
+            Format::Q8_0 => 34,
+            Format::Q8_1 => 36,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Format::Q8_0 => "q8_0",
+            Format::Q8_1 => "q8_1",
+        }
+    }
+}
+
+/// Where the values come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Source {
+    /// An f32 or f16 buffer.
+    Buffer(Param, ScalarType),
+    /// `silu(gate) * up`, both f32.
+    Swiglu(Param, Param),
+}
+
+impl Source {
+    /// Values one 16-byte load brings.
+    pub(crate) fn per_load(self) -> u32 {
+        match self {
+            Source::Buffer(_, ScalarType::F16) => 8,
+            _ => 4,
+        }
+    }
+
+    /// Loads `count` values (a multiple of [`Source::per_load`]) from element `first` (aligned),
+    /// as f32.
+    pub(crate) fn load(self, b: &mut KernelBuilder, first: Value, count: u32) -> Vec<Value> {
+        let per = self.per_load();
+        let mut out = Vec::new();
+        for k in 0..count / per {
+            let kk = b.u32(k * per);
+            let at = b.add(first, kk);
+            match self {
+                Source::Buffer(p, elem) => {
+                    let v = b.load(p, at, Type::vector(elem, per as u8));
+                    for e in 0..per as u8 {
+                        let x = b.extract(v, e);
+                        out.push(if elem == ScalarType::F32 { x } else { b.convert(x, Type::F32) });
+                    }
+                }
+                Source::Swiglu(gate, up) => {
+                    let g = b.load(gate, at, Type::vector(ScalarType::F32, 4));
+                    let u = b.load(up, at, Type::vector(ScalarType::F32, 4));
+                    for e in 0..4u8 {
+                        let ge = b.extract(g, e);
+                        let ue = b.extract(u, e);
+                        let s = silu(b, ge);
+                        out.push(b.mul(s, ue));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The families `quantize_q8_0_f32`, `quantize_q8_0_f16`, `quantize_q8_1_f32`, `quantize_q8_1_f16`.
+pub fn specs() -> Vec<KernelSpec> {
+    fn spec(name: &'static str, baseline: crate::BuildFn, wave: crate::BuildFn) -> KernelSpec {
+        KernelSpec {
+            name,
+            variants: vec![
+                VariantSpec { name: "baseline", build: baseline, admit: Admission::default() },
+                VariantSpec { name: "wave", build: wave, admit: Admission::default() },
+            ],
+        }
+    }
+    vec![
+        spec(
+            "quantize_q8_0_f32",
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, false),
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, true),
+        ),
+        spec(
+            "quantize_q8_0_f16",
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, false),
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, true),
+        ),
+        spec(
+            "quantize_q8_1_f32",
+            |t, w| quantize(t, w, Format::Q8_1, ScalarType::F32, false),
+            |t, w| quantize(t, w, Format::Q8_1, ScalarType::F32, true),
+        ),
+        spec(
+            "quantize_q8_1_f16",
+            |t, w| quantize(t, w, Format::Q8_1, ScalarType::F16, false),
+            |t, w| quantize(t, w, Format::Q8_1, ScalarType::F16, true),
+        ),
+    ]
+}
+
+/// One quantize kernel: `x`, `out`, `n`.
+pub fn quantize(
+    _t: &Target,
+    wave: u32,
+    format: Format,
+    input: ScalarType,
+    by_wave: bool,
+) -> Kernel {
+    let dt = if input == ScalarType::F16 { "f16" } else { "f32" };
+    let suffix = if by_wave { "_wave" } else { "" };
+    let mut b = KernelBuilder::new(format!("quantize_{}_{dt}{suffix}", format.name()), wave);
+    let x = b.buffer("x", input, Access::Read);
+    let out = b.buffer("out", ScalarType::U8, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    b.set_buffer_len(x, ShapeExpr::scaled(&[n], 1, 1));
+    build_body(&mut b, format, Source::Buffer(x, input), out, n, by_wave);
+    b.finish()
+}
+
+/// The body shared with the fused SwiGLU kernel: sets the workgroup size, grid, output length,
+/// tile constants, and quantizes `n / 32` blocks from `src` into `out`.
+pub(crate) fn build_body(
+    b: &mut KernelBuilder,
+    format: Format,
+    src: Source,
+    out: Param,
+    n: Param,
+    by_wave: bool,
+) {
+    let per = src.per_load();
+    // Values a lane quantizes, lanes a block.
+    let (vals, lanes) = if by_wave { (per, QK / per) } else { (QK, 1) };
+    b.workgroup_size([BLOCK, 1, 1]);
+    b.const_param("block", BLOCK as i64);
+    b.const_param("lanes_per_qblock", lanes as i64);
+    b.const_param("values_per_lane", vals as i64);
+    b.set_buffer_len(out, ShapeExpr::scaled(&[n], format.block_bytes() as u64, QK as u64));
+    let per_wg = (BLOCK / lanes * QK) as u64;
+    b.grid([ShapeExpr::scaled(&[n], 1, per_wg), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+
+    let n_v = b.arg(n);
+    let qk = b.u32(QK);
+    let nblocks = b.div(n_v, qk);
+    let local = b.local_id();
+    let wg = b.workgroup_id(Dim::X);
+    let bpw = b.u32(BLOCK / lanes);
+    let lanes_v = b.u32(lanes);
+    let blk0 = b.mul(wg, bpw);
+    let lb = b.div(local, lanes_v);
+    let blk = b.add(blk0, lb);
+    let j = b.rem(local, lanes_v);
+    let zero = b.u32(0);
+    let any = b.gt(nblocks, zero);
+    // No cross-lane op sits under divergent control flow: lanes past the end work on the last
+    // block and skip the stores.
+    b.if_then(any, |b| {
+        let valid = b.lt(blk, nblocks);
+        let one = b.u32(1);
+        let last = b.sub(nblocks, one);
+        let blk_c = b.min(blk, last);
+        let first = b.mul(blk_c, qk);
+        let vpl = b.u32(vals);
+        let off = b.mul(j, vpl);
+        let first = b.add(first, off);
+        let xs = src.load(b, first, vals);
+        // amax over the lane's values, then over the block's lanes.
+        let mut amax = b.f32(0.0);
+        for &v in &xs {
+            let a = b.abs(v);
+            amax = b.max(amax, a);
+        }
+        let mut o = lanes / 2;
+        while o >= 1 {
+            let other = b.shuffle_xor(amax, o);
+            amax = b.max(amax, other);
+            o /= 2;
+        }
+        let c127 = b.f32(127.0);
+        let d = b.div(amax, c127);
+        let fzero = b.f32(0.0);
+        let fone = b.f32(1.0);
+        let nz = b.ne(d, fzero);
+        let inv = b.div(fone, d);
+        let id = b.select(nz, inv, fzero);
+        // q as the byte ggml stores (x86's float -> int conversion, then the low byte).
+        let limit = b.f32(2_147_483_648.0);
+        let int_min = b.i32(i32::MIN);
+        let mask = b.u32(0xff);
+        let mut bytes = Vec::new();
+        let mut sum = b.i32(0);
+        for &v in &xs {
+            let p = b.mul(v, id);
+            let r = b.unary(kiln_ir::UnaryOp::Round, p);
+            let ar = b.abs(r);
+            let fits = b.lt(ar, limit);
+            let qi = b.convert(r, Type::I32);
+            let qi = b.select(fits, qi, int_min);
+            let q8 = b.convert(qi, Type::I8);
+            if format == Format::Q8_1 {
+                let q32 = b.convert(q8, Type::I32);
+                sum = b.add(sum, q32);
+            }
+            let qu = b.bitcast(qi, Type::U32);
+            bytes.push(b.and(qu, mask));
+        }
+        if format == Format::Q8_1 {
+            let mut o = lanes / 2;
+            while o >= 1 {
+                let other = b.shuffle_xor(sum, o);
+                sum = b.add(sum, other);
+                o /= 2;
+            }
+        }
+        let d16 = b.convert(d, Type::F16);
+        let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+        let is_head = b.eq(j, zero);
+        b.if_then(valid, |b| match format {
+            Format::Q8_0 => {
+                // In u16 units: d at 17 * blk, qs from 17 * blk + 1.
+                let c17 = b.u32(17);
+                let base = b.mul(blk, c17);
+                b.if_then(is_head, |b| b.store(out, base, d16));
+                let half = b.u32(vals / 2);
+                let qoff = b.mul(j, half);
+                let qbase = b.add(base, qoff);
+                let qbase = b.add(qbase, one);
+                let eight = b.u32(8);
+                for k in 0..vals / 2 {
+                    let hi = b.shl(bytes[2 * k as usize + 1], eight);
+                    let w = b.or(bytes[2 * k as usize], hi);
+                    let w = b.convert(w, Type::scalar(ScalarType::U16));
+                    let kk = b.u32(k);
+                    let at = b.add(qbase, kk);
+                    b.store(out, at, w);
+                }
+            }
+            Format::Q8_1 => {
+                // In u32 units: d | s << 16 at 9 * blk, qs from 9 * blk + 1.
+                let c9 = b.u32(9);
+                let base = b.mul(blk, c9);
+                b.if_then(is_head, |b| {
+                    let sf = b.convert(sum, Type::F32);
+                    let s = b.mul(sf, d);
+                    let s16 = b.convert(s, Type::F16);
+                    let s16 = b.bitcast(s16, Type::scalar(ScalarType::U16));
+                    let s32 = b.convert(s16, Type::U32);
+                    let d32 = b.convert(d16, Type::U32);
+                    let sixteen = b.u32(16);
+                    let s32 = b.shl(s32, sixteen);
+                    let ds = b.or(d32, s32);
+                    b.store(out, base, ds);
+                });
+                let quarter = b.u32(vals / 4);
+                let qoff = b.mul(j, quarter);
+                let qbase = b.add(base, qoff);
+                let qbase = b.add(qbase, one);
+                for k in 0..vals / 4 {
+                    let mut w = bytes[4 * k as usize];
+                    for e in 1..4u32 {
+                        let sh = b.u32(8 * e);
+                        let part = b.shl(bytes[(4 * k + e) as usize], sh);
+                        w = b.or(w, part);
+                    }
+                    let kk = b.u32(k);
+                    let at = b.add(qbase, kk);
+                    b.store(out, at, w);
+                }
+            }
+        });
+    });
+}

@@ -1,0 +1,216 @@
+//! `rmsnorm_{f32,f16,bf16}`: `y = x * (1 / sqrt(mean(x^2) + eps)) * w`, one workgroup a row.
+//!
+//! The input is f32, f16 or bf16, the weight f32; the output has the input's type (so an f16 or
+//! bf16 activation stream stays in its type; the value is computed in f32 and rounded once, to
+//! nearest even). Everything is exact: `sqrt` and the division are correctly rounded (no `rsqrt`
+//! approximation), so every device gives the interpreter's bits.
+//!
+//! The order of the sum of squares (part of the result): lane `l` of the [`BLOCK`]-lane
+//! workgroup owns the 16-byte vectors `v = l, l + BLOCK, ...` of the row (`V` = 4 f32 or 8
+//! f16/bf16 values a vector; values past `n` read as 0) and accumulates `acc = fma(x, x, acc)` in
+//! order; wave sums by the xor butterfly over the wave; the row sum is the butterfly tree
+//! (`v[i] += v[i + off]`, `off = waves/2, ..., 1`) over the wave sums. Then
+//! `mean = sum / n`, `r = 1 / sqrt(mean + eps)`, `y = (x * r) * w`.
+//!
+//! ABI:
+//!
+//! | param    | kind                       | meaning                   |
+//! |----------|----------------------------|---------------------------|
+//! | `x`      | f32/f16/bf16, read, `rows*n` | the rows                |
+//! | `weight` | f32, read, `n`             | the gain                  |
+//! | `out`    | like `x`, write, `rows*n`  | the normalized rows       |
+//! | `rows`   | u32                        | number of rows            |
+//! | `n`      | u32                        | row length                |
+//! | `eps`    | f32                        | added to the mean square  |
+
+use crate::common::{ids, is_multiple, lds_read_all, tree_sum};
+use crate::{KernelSpec, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, BarrierKind, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, ShapeExpr,
+    Target, Type, Value,
+};
+
+/// Lanes a workgroup.
+pub const BLOCK: u32 = 512;
+
+/// The families `rmsnorm_f32`, `rmsnorm_f16`, `rmsnorm_bf16` (baseline only).
+pub fn specs() -> Vec<KernelSpec> {
+    fn spec(name: &'static str, build: crate::BuildFn) -> KernelSpec {
+        KernelSpec {
+            name,
+            variants: vec![VariantSpec { name: "baseline", build, admit: Admission::default() }],
+        }
+    }
+    vec![
+        spec("rmsnorm_f32", |t, w| rmsnorm(t, w, ScalarType::F32)),
+        spec("rmsnorm_f16", |t, w| rmsnorm(t, w, ScalarType::F16)),
+        spec("rmsnorm_bf16", |t, w| rmsnorm(t, w, ScalarType::BF16)),
+    ]
+}
+
+/// Values a 16-byte vector holds.
+pub fn vector_len(elem: ScalarType) -> u32 {
+    16 / elem.bytes()
+}
+
+/// Loads vector `v` of the row at `row_base` as f32 values: one 16-byte load when `aligned`,
+/// else element by element with `pad` past `n`.
+fn load_vector(
+    b: &mut KernelBuilder,
+    src: (Param, ScalarType),
+    row_base: Value,
+    v: Value,
+    n: Value,
+    aligned: Value,
+) -> Vec<Value> {
+    let (p, elem) = src;
+    let vl = vector_len(elem);
+    let vlv = b.u32(vl);
+    let e0 = b.mul(v, vlv);
+    let widen = |b: &mut KernelBuilder, x: Value| {
+        if elem == ScalarType::F32 {
+            x
+        } else {
+            b.convert(x, Type::F32)
+        }
+    };
+    b.if_else(
+        aligned,
+        |b| {
+            let at = b.add(row_base, e0);
+            let x = b.load(p, at, Type::vector(elem, vl as u8));
+            (0..vl as u8)
+                .map(|k| {
+                    let xk = b.extract(x, k);
+                    widen(b, xk)
+                })
+                .collect()
+        },
+        |b| {
+            (0..vl)
+                .map(|k| {
+                    let kk = b.u32(k);
+                    let i = b.add(e0, kk);
+                    let inside = b.lt(i, n);
+                    b.if_else(
+                        inside,
+                        |b| {
+                            let at = b.add(row_base, i);
+                            let x = b.load(p, at, Type::scalar(elem));
+                            vec![widen(b, x)]
+                        },
+                        |b| vec![b.f32(0.0)],
+                    )[0]
+                })
+                .collect()
+        },
+    )
+}
+
+/// One rmsnorm kernel for an input type.
+pub fn rmsnorm(_t: &Target, wave: u32, elem: ScalarType) -> Kernel {
+    let vl = vector_len(elem);
+    let mut b = KernelBuilder::new(format!("rmsnorm_{}", elem.name()), wave);
+    b.workgroup_size([BLOCK, 1, 1]);
+    b.const_param("block", BLOCK as i64);
+    b.const_param("vec", vl as i64);
+    let x = b.buffer("x", elem, Access::Read);
+    let weight = b.buffer("weight", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", elem, Access::Write);
+    let rows = b.scalar_param("rows", ScalarType::U32);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let eps = b.scalar_param("eps", ScalarType::F32);
+    b.set_buffer_len(x, ShapeExpr::scaled(&[rows, n], 1, 1));
+    b.set_buffer_len(out, ShapeExpr::scaled(&[rows, n], 1, 1));
+    b.set_buffer_len(weight, ShapeExpr::scaled(&[n], 1, 1));
+    b.grid([ShapeExpr::scaled(&[rows], 1, 1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let waves = BLOCK / wave;
+    let lds = b.lds("wave_sums", ScalarType::F32, waves);
+
+    let ids = ids(&mut b);
+    let row = b.workgroup_id(Dim::X);
+    let n_v = b.arg(n);
+    let row_base = b.mul(row, n_v);
+    let aligned = is_multiple(&mut b, n_v, vl);
+    let vlm1 = b.u32(vl - 1);
+    let vlv = b.u32(vl);
+    let nvec = b.add(n_v, vlm1);
+    let nvec = b.div(nvec, vlv);
+    let step = b.u32(BLOCK);
+    let fzero = b.f32(0.0);
+    let acc = b.for_range(ids.local, nvec, step, 2, &[fzero], |b, v, c| {
+        let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
+        let mut acc = c[0];
+        for xv in xs {
+            acc = b.fma(xv, xv, acc);
+        }
+        vec![acc]
+    })[0];
+    let ws = b.wave_reduce(ReduceOp::Add, acc);
+    let zero = b.u32(0);
+    let first = b.eq(ids.lane, zero);
+    let wave_id = ids.wave;
+    b.if_then(first, |b| b.store(lds, wave_id, ws));
+    b.barrier(BarrierKind::Lds);
+    let sums = lds_read_all(&mut b, lds, zero, waves, Type::F32);
+    let ss = tree_sum(&mut b, &sums);
+    let nf = b.convert(n_v, Type::F32);
+    let mean = b.div(ss, nf);
+    let eps_v = b.arg(eps);
+    let t = b.add(mean, eps_v);
+    let root = b.sqrt(t);
+    let one = b.f32(1.0);
+    let r = b.div(one, root);
+
+    b.for_range(ids.local, nvec, step, 2, &[], |b, v, _| {
+        let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
+        let e0 = b.mul(v, vlv);
+        b.if_else(
+            aligned,
+            |b| {
+                let mut ys = Vec::new();
+                for k0 in (0..vl).step_by(4) {
+                    let kk = b.u32(k0);
+                    let at = b.add(e0, kk);
+                    let w4 = b.load(weight, at, Type::vector(ScalarType::F32, 4));
+                    for k in k0..k0 + 4 {
+                        let wk = b.extract(w4, (k - k0) as u8);
+                        ys.push(scale(b, xs[k as usize], r, wk, elem));
+                    }
+                }
+                let y = b.make_vector(&ys);
+                let at = b.add(row_base, e0);
+                b.store(out, at, y);
+                vec![]
+            },
+            |b| {
+                for k in 0..vl {
+                    let kk = b.u32(k);
+                    let i = b.add(e0, kk);
+                    let inside = b.lt(i, n_v);
+                    b.if_then(inside, |b| {
+                        let wk = b.load(weight, i, Type::F32);
+                        let y = scale(b, xs[k as usize], r, wk, elem);
+                        let at = b.add(row_base, i);
+                        b.store(out, at, y);
+                    });
+                }
+                vec![]
+            },
+        );
+        vec![]
+    });
+    b.finish()
+}
+
+/// `(x * r) * w`, rounded to the output type.
+fn scale(b: &mut KernelBuilder, x: Value, r: Value, w: Value, elem: ScalarType) -> Value {
+    let xr = b.mul(x, r);
+    let y = b.mul(xr, w);
+    if elem == ScalarType::F32 {
+        y
+    } else {
+        b.convert(y, Type::scalar(elem))
+    }
+}
