@@ -1,0 +1,17 @@
+; Exact math on NVIDIA: correctly rounded div and sqrt, no flush-to-zero, native bf16 fma (sm_80+),
+; fences around the atomics, redux.sync for the integer reduction.
+; kernel: op_zoo
+; arch: sm_90
+; check: asm
+CHECK-NOT: .ftz
+CHECK: div.rn.f32
+CHECK: sqrt.rn.f32
+CHECK: ex2.approx.f32
+CHECK: rcp.approx.f32
+CHECK: fma.rn.f16
+CHECK: fma.rn.bf16
+CHECK: membar.gl;
+CHECK-NEXT: atom.global.add.u32
+CHECK-NEXT: membar.gl;
+CHECK: redux.sync.max.u32
+CHECK-NOT: .ftz

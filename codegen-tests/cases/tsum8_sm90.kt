@@ -1,0 +1,7 @@
+; tsum<8> on NVIDIA: 9 shfl.sync.bfly (4 at 16, 2 at 8, then 4, 2, 1).
+; kernel: tsum_tokens
+; variant: p8
+; arch: sm_90
+; check: asm
+CHECK-COUNT-9: shfl.sync.bfly.b32
+CHECK-NOT: shfl.sync
