@@ -25,6 +25,7 @@
 
 mod builder;
 mod entities;
+pub mod examples;
 pub mod interp;
 pub mod package;
 mod kernel;

@@ -1,0 +1,252 @@
+//! The lane-exact reference interpreter (DESIGN.md section 3): the oracle every device result is
+//! compared against, and the runtime's `cpu` device. It runs a kernel for a whole grid on the CPU
+//! and doubles as a sanitizer.
+//!
+//! # Execution model
+//! - A workgroup runs with all its lanes in lockstep: each instruction runs over every lane of
+//!   the workgroup under an active mask. `if` runs the then-block for the lanes whose condition
+//!   holds and the else-block for the others, and merges the results per lane. `for` runs each
+//!   lane's own iterations: it loops while any lane still has `i < end`, with carried values kept
+//!   per lane (lanes whose bounds differ finish at different times). The index is advanced
+//!   without wrapping: a lane stops once `i + step` reaches `end` in exact arithmetic.
+//! - Cross-lane ops work within each wave (lanes `w*W..(w+1)*W`); reductions are xor butterflies
+//!   with offsets `W/2, W/4, ..., 1`, lane `i` combining `op(own, v[i ^ o])`, so floating sums
+//!   have one defined order. `tsum<P>` runs as the transposed butterfly.
+//! - Barriers are workgroup-wide. Lockstep means all waves arrive together, so a barrier with any
+//!   lane of the workgroup inactive is reported (the sanitizer's "divergent barrier").
+//! - Memory: each buffer argument is global memory at a fake base address
+//!   `(param index + 1) << 40`, so [`crate::Op::BufferAddr`] and raw [`crate::MemRef::Global`]
+//!   addresses work and an address inside no buffer is caught. LDS is per workgroup and starts
+//!   zeroed, private memory is per lane and starts zeroed. Memory is little-endian, `i1` one byte.
+//! - Workgroups run in parallel (rayon) over shared global memory, accessed byte by byte with
+//!   relaxed atomics, so even a racy kernel is well defined here. A kernel with atomics on global
+//!   memory runs its workgroups one after another in workgroup order instead, so that patterns
+//!   like "the last workgroup to finish does the final step" give the same answer on every run.
+//!   Kernels that spin waiting for another workgroup are not supported (they would hang).
+//!   Within a workgroup, the lanes of an atomic apply their updates in lane order.
+//! - When several workgroups fail, the error of the lowest workgroup (x fastest) is returned, so
+//!   errors are deterministic too.
+//!
+//! # Sanitizer (`RunOptions::sanitize`)
+//! Out-of-bounds accesses (global, LDS, private; a raw address in no buffer) are always errors:
+//! there is nothing sensible to execute instead. With the sanitizer on, these are errors too:
+//! - an LDS race: two different waves touch the same LDS bytes between two barriers and at least
+//!   one writes (atomics from different waves do not race with each other);
+//! - a read (or atomic) of LDS bytes never written in this workgroup;
+//! - a barrier executed while some lane of the workgroup is inactive;
+//! - a cross-lane op reading an inactive lane where hardware gives undefined values: the source
+//!   of a shuffle, `shuffle_idx` or broadcast, and any lane of a wave running `wave_reduce`,
+//!   `wave_argmax` or `tsum` (butterflies read the whole wave);
+//! - integer division or remainder by zero (without the sanitizer: `x / 0` is all ones, `x % 0`
+//!   is `x`);
+//! - a store or atomic to a buffer declared read-only.
+//!
+//! Numerics are described in the `arith` module: exact IEEE for the exact ops, f16 / bf16 with a
+//! single rounding, approximate ops within their stated ulp bound.
+
+mod arith;
+mod error;
+mod exec;
+mod prepare;
+
+pub use error::{InterpError, Lanes, Site};
+
+use crate::{Access, Kernel, Param, ParamKind};
+use cranelift_entity::EntityRef;
+use exec::Exec;
+use prepare::Prepared;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
+
+/// One kernel argument, in parameter order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// A buffer's bytes (little-endian elements); written back in place.
+    Buffer(Vec<u8>),
+    /// A scalar's bits, zero-extended.
+    Scalar(u64),
+}
+
+/// How to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// The grid in workgroups; `None`: the kernel's grid evaluated with the scalar arguments.
+    pub grid: Option<[u32; 3]>,
+    /// Run the dynamic checks (races, uninitialized LDS, divergent barriers, inactive lanes,
+    /// division by zero, writes to read-only buffers). Default: on.
+    pub sanitize: bool,
+    /// Run the verifier first. Default: on; turn off to show the dynamic checks on a kernel the
+    /// verifier would reject.
+    pub verify: bool,
+    /// Run workgroups in parallel (kernels with global atomics always run them in order).
+    /// Default: on.
+    pub parallel: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions { grid: None, sanitize: true, verify: true, parallel: true }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Workgroups run.
+    pub workgroups: u64,
+    /// Active lanes summed over every executed instruction (constants and ids not counted).
+    pub lane_ops: u64,
+}
+
+/// Bits of a fake global address below the buffer number.
+pub(crate) const ADDRESS_BITS: u32 = 40;
+
+/// The fake global base address of buffer parameter `p`.
+pub(crate) fn buffer_base(p: Param) -> u64 {
+    (p.index() as u64 + 1) << ADDRESS_BITS
+}
+
+/// A buffer argument seen as global memory.
+pub(crate) struct GlobalBuf<'a> {
+    pub bytes: &'a [AtomicU8],
+    pub name: &'a str,
+    pub access: Access,
+}
+
+/// Everything a workgroup needs from the launch.
+pub(crate) struct Launch<'a> {
+    /// Per parameter: the buffer, or `None` for a scalar.
+    pub globals: Vec<Option<GlobalBuf<'a>>>,
+    /// Per parameter: the scalar's bits (0 for buffers).
+    pub scalars: Vec<u64>,
+    pub grid: [u32; 3],
+    pub sanitize: bool,
+}
+
+fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
+    // SAFETY: `AtomicU8` has the same size, alignment and bit validity as `u8`, and the exclusive
+    // borrow guarantees that nothing else touches the bytes while the result lives.
+    unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
+}
+
+/// Runs `kernel` over its grid with `args` (one per parameter, in order). Buffers are updated in
+/// place. See the module docs for the execution model and the checks.
+pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunStats, InterpError> {
+    let launch_err = |message: String| InterpError::Launch { kernel: kernel.name.clone(), message };
+    if opts.verify {
+        crate::verify(kernel, None)
+            .map_err(|errors| InterpError::Verify { kernel: kernel.name.clone(), errors })?;
+    }
+    let w = kernel.wave_size;
+    if !w.is_power_of_two() || w > 64 {
+        return Err(launch_err(format!("wave size {w} (32 or 64 expected)")));
+    }
+    let lanes = kernel.workgroup_lanes();
+    if lanes == 0 || lanes.div_ceil(w) > 64 {
+        return Err(launch_err(format!("workgroup of {lanes} lanes (1..={} expected)", 64 * w)));
+    }
+    if args.len() != kernel.params.len() {
+        return Err(launch_err(format!(
+            "{} arguments for {} parameters",
+            args.len(),
+            kernel.params.len()
+        )));
+    }
+    let mut scalars = vec![0u64; args.len()];
+    for ((p, data), arg) in kernel.params.iter().zip(args.iter()) {
+        match (&data.kind, arg) {
+            (ParamKind::Scalar(s), Arg::Scalar(bits)) => {
+                scalars[p.index()] = bits & arith::width_mask(*s)
+            }
+            (ParamKind::Buffer { .. }, Arg::Buffer(_)) => {}
+            (ParamKind::Scalar(_), Arg::Buffer(_)) => {
+                return Err(launch_err(format!("`{}` is a scalar, got a buffer", data.name)))
+            }
+            (ParamKind::Buffer { .. }, Arg::Scalar(_)) => {
+                return Err(launch_err(format!("`{}` is a buffer, got a scalar", data.name)))
+            }
+        }
+    }
+    let scalar = |p: Param| scalars.get(p.index()).copied().unwrap_or(0);
+    for (data, arg) in kernel.params.values().zip(args.iter()) {
+        if let (ParamKind::Buffer { elem, len: Some(len), .. }, Arg::Buffer(bytes)) =
+            (&data.kind, arg)
+        {
+            let need = len.eval(scalar).saturating_mul(elem.bytes() as u64);
+            if (bytes.len() as u64) < need {
+                return Err(launch_err(format!(
+                    "buffer `{}` has {} bytes, needs {need}",
+                    data.name,
+                    bytes.len()
+                )));
+            }
+        }
+    }
+    let grid = match opts.grid {
+        Some(g) => g,
+        None => {
+            let mut g = [0u32; 3];
+            for (d, e) in kernel.grid.iter().enumerate() {
+                let v = e.eval(scalar);
+                g[d] = u32::try_from(v)
+                    .map_err(|_| launch_err(format!("grid dimension {d} is {v}")))?;
+            }
+            g
+        }
+    };
+    let prepared = Prepared::new(kernel)?;
+    let globals = kernel
+        .params
+        .values()
+        .zip(args.iter_mut())
+        .map(|(data, arg)| match (arg, &data.kind) {
+            (Arg::Buffer(bytes), ParamKind::Buffer { access, .. }) => {
+                Some(GlobalBuf { bytes: as_atomic(bytes), name: &data.name, access: *access })
+            }
+            _ => None,
+        })
+        .collect();
+    let launch = Launch { globals, scalars: scalars.clone(), grid, sanitize: opts.sanitize };
+    let total = grid.iter().map(|&g| g as u64).product::<u64>();
+    let wg_of = |n: u64| {
+        let (gx, gy) = (grid[0] as u64, grid[1] as u64);
+        [(n % gx) as u32, ((n / gx) % gy) as u32, (n / (gx * gy)) as u32]
+    };
+    let sequential = !opts.parallel || prepared.global_atomics || total <= 1;
+    let lane_ops = if sequential {
+        let mut ex = Exec::new(&prepared, &launch);
+        for n in 0..total {
+            ex.run_workgroup(wg_of(n))?;
+        }
+        ex.lane_ops
+    } else {
+        let first_failed = AtomicU64::new(u64::MAX);
+        let lane_ops = AtomicU64::new(0);
+        let errors = Mutex::new(Vec::new());
+        (0..total).into_par_iter().for_each_init(
+            || Exec::new(&prepared, &launch),
+            |ex, n| {
+                if n > first_failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let before = ex.lane_ops;
+                match ex.run_workgroup(wg_of(n)) {
+                    Ok(()) => {
+                        lane_ops.fetch_add(ex.lane_ops - before, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        first_failed.fetch_min(n, Ordering::Relaxed);
+                        errors.lock().unwrap_or_else(|p| p.into_inner()).push((n, e));
+                    }
+                }
+            },
+        );
+        let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = errors.into_iter().min_by_key(|(n, _)| *n) {
+            return Err(e);
+        }
+        lane_ops.into_inner()
+    };
+    Ok(RunStats { workgroups: total, lane_ops })
+}
