@@ -1,0 +1,1 @@
+//! Launch-cost measurements.

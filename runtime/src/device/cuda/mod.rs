@@ -1,0 +1,466 @@
+//! The cuda device: safe owners over the CUDA driver API.
+//!
+//! # How kiln maps onto the driver API
+//! - Layers: `cudarc::driver::sys` is the raw FFI (libcuda is loaded at run time, so nothing
+//!   links against it and the binary starts on machines without it); [`result`] is the thin
+//!   `Result` layer; the types here own handles and free them in `Drop`.
+//! - One device = the primary context of one GPU (`cuDevicePrimaryCtxRetain`), made current on
+//!   the calling thread before every call, and one non-blocking stream. Every copy is issued on
+//!   that stream and followed by a stream synchronize, so copies and launches keep issue order
+//!   without touching the legacy default stream (which would break a capture on another thread).
+//! - The arch is `sm_<major><minor>` from the compute capability. Objects are PTX; the driver
+//!   JIT-compiles them (`cuModuleLoadDataEx`, with ptxas's log on failure).
+//! - Errors in `Drop` (a failed `cuMemFree`, ...) are recorded on the context and returned by the
+//!   next checked call on any object of that context.
+//! - Graphs: a stream capture in thread-local mode; after each captured launch the capture's
+//!   dependency set (`cuStreamGetCaptureInfo`) is exactly the new kernel node, which gives the
+//!   node handle of each launch. A replay rewrites the parameters of the nodes whose arguments
+//!   changed (`cuGraphExecKernelNodeSetParams`), then `cuGraphLaunch`es.
+
+mod result;
+
+pub use result::CudaError;
+
+use super::{DeviceError, DeviceKind, DeviceLimits, KernelArg, Memory, PreparedLaunch};
+use crate::package::PackageObject;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+const _: () = assert!(cfg!(target_endian = "little"), "kernel parameters are stored little-endian");
+
+/// The primary context of one device, and the errors recorded in `Drop`s.
+pub(crate) struct Context {
+    dev: sys::CUdevice,
+    raw: sys::CUcontext,
+    deferred: Mutex<Vec<CudaError>>,
+}
+
+// SAFETY: a CUcontext is a driver handle usable from any thread once made current there, which
+// `bind` does before every use; the deferred list is behind a mutex.
+unsafe impl Send for Context {}
+// SAFETY: as above; no method hands out the raw handle unsynchronized state.
+unsafe impl Sync for Context {}
+
+impl Context {
+    /// Makes the context current; first reports any error recorded in a `Drop` since the last
+    /// checked call.
+    fn bind(&self) -> Result<(), CudaError> {
+        if let Some(e) = self.deferred.lock().unwrap_or_else(|p| p.into_inner()).drain(..).next() {
+            return Err(e);
+        }
+        self.bind_quiet()
+    }
+
+    /// Makes the context current without reporting recorded errors (for `Drop`).
+    fn bind_quiet(&self) -> Result<(), CudaError> {
+        // SAFETY: `raw` is retained until `self` drops.
+        unsafe { result::ctx_set_current(self.raw) }
+    }
+
+    fn defer(&self, r: Result<(), CudaError>) {
+        if let Err(e) = r {
+            self.deferred.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // Nothing is left to report a failure to: the last owner is gone.
+        // SAFETY: balances the retain in `CudaDevice::open`.
+        let _ = unsafe { result::primary_ctx_release(self.dev) };
+    }
+}
+
+pub(crate) struct CudaDevice {
+    ctx: Arc<Context>,
+    stream: sys::CUstream,
+    name: String,
+    pub arch: String,
+    pub limits: DeviceLimits,
+}
+
+// SAFETY: the stream handle is used only with the context bound; the driver serializes work
+// submitted to one stream from several threads.
+unsafe impl Send for CudaDevice {}
+// SAFETY: as above.
+unsafe impl Sync for CudaDevice {}
+
+fn unavailable(e: CudaError) -> DeviceError {
+    DeviceError::Unavailable { kind: DeviceKind::Cuda, reason: e.to_string() }
+}
+
+impl CudaDevice {
+    pub fn open(ordinal: usize) -> Result<CudaDevice, DeviceError> {
+        result::init().map_err(unavailable)?;
+        let count = result::device_count().map_err(unavailable)?;
+        if ordinal as i32 >= count {
+            return Err(DeviceError::Unavailable {
+                kind: DeviceKind::Cuda,
+                reason: format!("asked for device {ordinal}, the driver sees {count}"),
+            });
+        }
+        let dev = result::device_get(ordinal as i32)?;
+        use sys::CUdevice_attribute as A;
+        let attr = |a| result::device_attribute(dev, a);
+        let (major, minor) = (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let arch = format!("sm_{major}{minor}");
+        let max_vgprs = kiln_ir::Target::by_name(&arch).map(|t| t.max_vgprs).unwrap_or(255);
+        let limits = DeviceLimits {
+            wave_sizes: vec![attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32],
+            lds_per_workgroup: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as u64,
+            max_vgprs,
+            max_sgprs: None,
+            max_agprs: None,
+            max_registers_per_workgroup: Some(
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)? as u64
+            ),
+            max_workgroup_lanes: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+        };
+        let version = result::driver_version()?;
+        let name = format!(
+            "{} ({arch}, driver {}.{})",
+            result::device_name(dev)?,
+            version / 1000,
+            version % 1000 / 10
+        );
+        let raw = result::primary_ctx_retain(dev)?;
+        let ctx = Arc::new(Context { dev, raw, deferred: Mutex::new(vec![]) });
+        ctx.bind()?;
+        // SAFETY: the context is current; 1 = CU_STREAM_NON_BLOCKING.
+        let stream = unsafe { result::stream_create(1)? };
+        Ok(CudaDevice { ctx, stream, name, arch, limits })
+    }
+
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    pub fn synchronize(&self) -> Result<(), DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: the stream lives as long as `self`.
+        unsafe { result::stream_synchronize(self.stream)? };
+        Ok(())
+    }
+
+    pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
+        let ptr = unsafe { result::mem_alloc(bytes.max(1))? };
+        let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes };
+        // SAFETY: `ptr` holds `bytes` bytes; the stream lives as long as `self`.
+        unsafe { result::memset_d8_async(ptr, 0, bytes, self.stream)? };
+        Ok(m)
+    }
+
+    pub fn write(&self, m: &DeviceMemory, data: &[u8]) -> Result<(), DeviceError> {
+        self.ctx.bind()?;
+        debug_assert_eq!(data.len(), m.bytes);
+        // SAFETY: `m` holds `data.len()` bytes; the synchronize below keeps `data` alive for the
+        // whole copy.
+        unsafe {
+            result::memcpy_htod_async(m.ptr, data, self.stream)?;
+            result::stream_synchronize(self.stream)?;
+        }
+        Ok(())
+    }
+
+    pub fn read(&self, m: &DeviceMemory) -> Result<Vec<u8>, DeviceError> {
+        self.ctx.bind()?;
+        let mut out = vec![0u8; m.bytes];
+        // SAFETY: `m` holds `out.len()` bytes; the synchronize below ends the copy before `out`
+        // is touched.
+        unsafe {
+            result::memcpy_dtoh_async(&mut out, m.ptr, self.stream)?;
+            result::stream_synchronize(self.stream)?;
+        }
+        Ok(out)
+    }
+
+    pub fn load(&self, obj: &PackageObject) -> Result<Function, DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: the context is current.
+        let (raw, _info_log) = unsafe { result::module_load_data_ex(obj.bytes())? };
+        let module = Arc::new(Module { ctx: self.ctx.clone(), raw });
+        // SAFETY: the module is live (held by `module`).
+        let func = unsafe { result::module_get_function(raw, &obj.entry.symbol)? };
+        use sys::CUfunction_attribute as F;
+        // SAFETY: `func` belongs to the live module.
+        let (max_lanes, registers) = unsafe {
+            (
+                result::func_attribute(func, F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+                result::func_attribute(func, F::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            )
+        };
+        Ok(Function {
+            _module: module,
+            raw: func,
+            max_lanes: max_lanes as u32,
+            registers: registers as u32,
+        })
+    }
+
+    pub fn launch(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
+        self.ctx.bind()?;
+        let mut slots = param_slots(&l.args)?;
+        let mut ptrs = slot_ptrs(&mut slots);
+        // SAFETY: one pointer per parameter, each to an 8-byte slot holding the value in its low
+        // bytes (little-endian), alive for the call; buffer pointers are allocations of this
+        // context kept alive by the caller's launch record until the stream passes them.
+        unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs)? };
+        Ok(())
+    }
+
+    pub fn record_event(&self) -> Result<Event, DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: the context is current.
+        let raw = unsafe { result::event_create()? };
+        let e = Event { ctx: self.ctx.clone(), raw };
+        // SAFETY: event and stream are live and of this context.
+        unsafe { result::event_record(raw, self.stream)? };
+        Ok(e)
+    }
+
+    pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<CudaGraph, DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: our stream is a created (not default) stream.
+        unsafe { result::stream_begin_capture(self.stream)? };
+        let mut nodes = Vec::with_capacity(launches.len());
+        let mut failed: Option<DeviceError> = None;
+        for l in launches {
+            let step = match &l.code {
+                super::Code::Cuda(f) => self.launch(f, l).and_then(|()| {
+                    // SAFETY: the stream is capturing, on this thread.
+                    Ok(unsafe { result::stream_capture_last_node(self.stream)? })
+                }),
+                _ => Err(DeviceError::ForeignBuffer {
+                    expected: "cuda code".into(),
+                    found: "code of another device".into(),
+                }),
+            };
+            match step {
+                Ok(n) => nodes.push(n),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        // Always end the capture, so the stream is usable again whatever happened.
+        // SAFETY: the capture was begun on this thread.
+        let graph = unsafe { result::stream_end_capture(self.stream) };
+        if let Some(e) = failed {
+            if let Ok(g) = graph {
+                if !g.is_null() {
+                    // SAFETY: the partial graph is ours and unused.
+                    self.ctx.defer(unsafe { result::graph_destroy(g) });
+                }
+            }
+            return Err(e);
+        }
+        let graph = graph?;
+        // SAFETY: `graph` is the live graph just captured.
+        let exec = match unsafe { result::graph_instantiate(graph) } {
+            Ok(e) => e,
+            Err(e) => {
+                // SAFETY: as above; not instantiated, so nothing else refers to it.
+                self.ctx.defer(unsafe { result::graph_destroy(graph) });
+                return Err(e.into());
+            }
+        };
+        Ok(CudaGraph { ctx: self.ctx.clone(), graph, exec, nodes })
+    }
+
+    pub fn replay(
+        &self,
+        g: &CudaGraph,
+        launches: &[PreparedLaunch],
+        changed: &[bool],
+    ) -> Result<(), DeviceError> {
+        self.ctx.bind()?;
+        for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
+            let super::Code::Cuda(f) = &l.code else {
+                return Err(DeviceError::ForeignBuffer {
+                    expected: "cuda code".into(),
+                    found: "code of another device".into(),
+                });
+            };
+            let mut slots = param_slots(&l.args)?;
+            let mut ptrs = slot_ptrs(&mut slots);
+            let p = sys::CUDA_KERNEL_NODE_PARAMS_v2 {
+                func: f.raw,
+                gridDimX: l.grid[0],
+                gridDimY: l.grid[1],
+                gridDimZ: l.grid[2],
+                blockDimX: l.block[0],
+                blockDimY: l.block[1],
+                blockDimZ: l.block[2],
+                sharedMemBytes: 0,
+                kernelParams: ptrs.as_mut_ptr(),
+                extra: std::ptr::null_mut(),
+                kern: std::ptr::null_mut(),
+                ctx: std::ptr::null_mut(),
+            };
+            // SAFETY: `node` is the kernel node captured for this launch in the graph `g.exec`
+            // was instantiated from; `ptrs` holds one pointer per parameter, alive for the call
+            // (the driver copies the values).
+            unsafe { result::graph_exec_kernel_node_set_params(g.exec, node, &p)? };
+        }
+        // SAFETY: exec and stream are live and of this context.
+        unsafe { result::graph_launch(g.exec, self.stream)? };
+        Ok(())
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: the stream is ours; nothing is issued on it after this.
+            unsafe {
+                result::stream_synchronize(self.stream)?;
+                result::stream_destroy(self.stream)
+            }
+        });
+        self.ctx.defer(r);
+    }
+}
+
+/// One value per parameter, in 8-byte slots: device pointers and scalar bit patterns.
+fn param_slots(args: &[KernelArg]) -> Result<Vec<u64>, DeviceError> {
+    args.iter()
+        .map(|a| match a {
+            KernelArg::Scalar(s) => Ok(s.bits()),
+            KernelArg::Buffer(m) => match &**m {
+                Memory::Cuda(m) => Ok(m.ptr),
+                #[allow(unreachable_patterns)]
+                _ => Err(DeviceError::ForeignBuffer {
+                    expected: "a cuda buffer".into(),
+                    found: "a buffer of another kind of device".into(),
+                }),
+            },
+        })
+        .collect()
+}
+
+fn slot_ptrs(slots: &mut [u64]) -> Vec<*mut c_void> {
+    slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect()
+}
+
+/// Device memory (`cuMemAlloc`), freed in `Drop`.
+pub(crate) struct DeviceMemory {
+    ctx: Arc<Context>,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: the pointer came from cuMemAlloc and this is its only owner.
+            unsafe { result::mem_free(self.ptr) }
+        });
+        self.ctx.defer(r);
+    }
+}
+
+/// A loaded module, unloaded in `Drop`.
+pub(crate) struct Module {
+    ctx: Arc<Context>,
+    raw: sys::CUmodule,
+}
+
+// SAFETY: module handles are context-wide and used only with the context bound.
+unsafe impl Send for Module {}
+// SAFETY: as above.
+unsafe impl Sync for Module {}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: every Function of this module holds an Arc to it, so none is left.
+            unsafe { result::module_unload(self.raw) }
+        });
+        self.ctx.defer(r);
+    }
+}
+
+/// A kernel of a loaded module.
+pub(crate) struct Function {
+    /// Keeps the module loaded while the function may run.
+    _module: Arc<Module>,
+    raw: sys::CUfunction,
+    /// Most lanes per workgroup the driver allows for it (registers can lower it below 1024).
+    pub max_lanes: u32,
+    /// Registers per lane the JIT allocated.
+    pub registers: u32,
+}
+
+// SAFETY: function handles are context-wide and used only with the context bound.
+unsafe impl Send for Function {}
+// SAFETY: as above.
+unsafe impl Sync for Function {}
+
+/// A timing event, destroyed in `Drop`.
+pub(crate) struct Event {
+    ctx: Arc<Context>,
+    raw: sys::CUevent,
+}
+
+// SAFETY: event handles are context-wide and used only with the context bound.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: both events are live; the synchronize completes `end`, which was recorded after
+        // `self` on the same stream.
+        unsafe {
+            result::event_synchronize(end.raw)?;
+            Ok(result::event_elapsed_ms(self.raw, end.raw)?)
+        }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: the event is ours.
+            unsafe { result::event_destroy(self.raw) }
+        });
+        self.ctx.defer(r);
+    }
+}
+
+/// A captured, instantiated graph and the node of each captured launch, in order.
+pub(crate) struct CudaGraph {
+    ctx: Arc<Context>,
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+    nodes: Vec<sys::CUgraphNode>,
+}
+
+// SAFETY: graph handles are used only with the context bound, by one replay at a time (the
+// owning CapturedGraph takes `&mut self`).
+unsafe impl Send for CudaGraph {}
+// SAFETY: as above.
+unsafe impl Sync for CudaGraph {}
+
+impl Drop for CudaGraph {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: both are ours; a launched exec may still run, and the driver defers its
+            // destruction until it completes.
+            unsafe {
+                result::graph_exec_destroy(self.exec)?;
+                result::graph_destroy(self.graph)
+            }
+        });
+        self.ctx.defer(r);
+    }
+}

@@ -1,0 +1,627 @@
+//! The runtime proper: a package loaded on a device, and launches by name.
+//!
+//! A launch routes the call, checks every argument against the chosen object's ABI (names,
+//! buffer element types, buffer lengths against their shape rules, scalar types), derives the
+//! grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
+//! the kernel. A refused launch issues nothing.
+
+use crate::device::{Buffer, Code, Device, DeviceKind, KernelArg, PreparedLaunch};
+use crate::package::{describe_params, LoadError, Package, PackageObject};
+use crate::route::{Overrides, RouteDecision, RouteQuery, Router};
+use crate::value::Scalar;
+use crate::RuntimeError;
+use cranelift_entity::EntityRef;
+use kiln_ir::package::{Abi, ObjectEntry};
+use kiln_ir::{ParamKind, ShapeExpr, Target};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Why a launch was refused. Nothing was issued.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// No kernel of that name in the package.
+    #[error("no kernel `{kernel}` in the package; kernels: {}", available.join(", "))]
+    UnknownKernel {
+        /// The name asked for.
+        kernel: String,
+        /// The package's kernels.
+        available: Vec<String>,
+    },
+    /// No such variant built for the arch.
+    #[error("{kernel}: no variant `{variant}` built for {arch}; built: {}", available.join(", "))]
+    UnknownVariant {
+        /// Kernel.
+        kernel: String,
+        /// The variant asked for.
+        variant: String,
+        /// Arch.
+        arch: String,
+        /// Variants built for the arch.
+        available: Vec<String>,
+    },
+    /// An argument the ABI has no parameter for.
+    #[error("{kernel}: no parameter `{name}`; parameters: {params}")]
+    UnknownArg {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The argument's name.
+        name: String,
+        /// The ABI.
+        params: String,
+    },
+    /// The same argument twice.
+    #[error("{kernel}: argument `{name}` given twice")]
+    DuplicateArg {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The name.
+        name: String,
+    },
+    /// A parameter without an argument.
+    #[error("{kernel}: missing argument `{param}` (expected {expected})")]
+    MissingArg {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+        /// What it takes.
+        expected: String,
+    },
+    /// An argument for a workspace parameter.
+    #[error("{kernel}: `{param}` is a workspace buffer: the runtime allocates it, do not pass it")]
+    WorkspaceGiven {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+    },
+    /// A buffer where a scalar belongs or the other way round, or a wrong type.
+    #[error("{kernel}: argument `{param}`: expected {expected}, found {found}")]
+    WrongType {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+        /// What the ABI says.
+        expected: String,
+        /// What was passed.
+        found: String,
+    },
+    /// A buffer shorter than its length rule.
+    #[error(
+        "{kernel}: buffer `{param}` has {found} elements, needs at least {needed} ({rule} with {values})"
+    )]
+    TooShort {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+        /// The length rule as text.
+        rule: String,
+        /// The scalars it used.
+        values: String,
+        /// Elements needed.
+        needed: u64,
+        /// Elements the buffer has.
+        found: usize,
+    },
+    /// A buffer of another device.
+    #[error("{kernel}: buffer `{param}` lives on {found}, the kernel runs on {expected}")]
+    ForeignBuffer {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+        /// This runtime's device.
+        expected: String,
+        /// The buffer's device.
+        found: String,
+    },
+    /// A shape rule that cannot be evaluated (a factor that is not a non-negative scalar).
+    #[error("{kernel}: {what} rule {rule}: {detail}")]
+    BadShape {
+        /// `kernel/variant`.
+        kernel: String,
+        /// Which rule (`grid`, `length of x`, ...).
+        what: String,
+        /// The rule as text.
+        rule: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A grid with a zero or too large dimension.
+    #[error("{kernel}: grid {grid:?} ({rule}) cannot launch: each dimension must be 1..=2^32-1")]
+    BadGrid {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The grid as evaluated.
+        grid: [u64; 3],
+        /// The grid rule as text.
+        rule: String,
+    },
+}
+
+/// One named argument.
+#[derive(Clone, Debug)]
+pub enum ArgValue<'a> {
+    /// A device buffer.
+    Buffer(&'a Buffer),
+    /// A typed scalar.
+    Scalar(Scalar),
+}
+
+/// Named arguments of a launch.
+#[derive(Clone, Debug, Default)]
+pub struct Args<'a> {
+    items: Vec<(String, ArgValue<'a>)>,
+}
+
+impl<'a> Args<'a> {
+    /// No arguments.
+    pub fn new() -> Args<'a> {
+        Args::default()
+    }
+
+    /// Adds a buffer argument.
+    pub fn buffer(mut self, name: impl Into<String>, b: &'a Buffer) -> Args<'a> {
+        self.items.push((name.into(), ArgValue::Buffer(b)));
+        self
+    }
+
+    /// Adds a scalar argument (its Rust type is its ABI type: `5u32` is a `u32`).
+    pub fn scalar(mut self, name: impl Into<String>, v: impl Into<Scalar>) -> Args<'a> {
+        self.items.push((name.into(), ArgValue::Scalar(v.into())));
+        self
+    }
+
+    /// The argument named `name`.
+    pub fn get(&self, name: &str) -> Option<&ArgValue<'a>> {
+        self.items.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The scalar argument named `name`.
+    pub fn scalar_value(&self, name: &str) -> Option<Scalar> {
+        match self.get(name)? {
+            ArgValue::Scalar(s) => Some(*s),
+            ArgValue::Buffer(_) => None,
+        }
+    }
+
+    /// Every argument, in the order given.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue<'a>)> {
+        self.items.iter().map(|(n, v)| (n.as_str(), v))
+    }
+}
+
+/// What a launch ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launched {
+    /// The variant the router chose.
+    pub variant: String,
+    /// The grid, in workgroups.
+    pub grid: [u32; 3],
+}
+
+/// A code object loaded on the device, with its workspace buffers.
+pub(crate) struct LoadedKernel {
+    pub object: PackageObject,
+    pub code: Code,
+    pub param_names: Arc<[String]>,
+    workspaces: Mutex<BTreeMap<usize, Buffer>>,
+}
+
+struct KernelSlot {
+    router: Router,
+    variants: BTreeMap<String, Arc<LoadedKernel>>,
+}
+
+/// A package loaded on a device: routes and launches kernels by name.
+pub struct Runtime {
+    device: Device,
+    arch: String,
+    kernels: BTreeMap<String, KernelSlot>,
+    overrides: Overrides,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Runtime({:?} as {}, {} kernels)", self.device, self.arch, self.kernels.len())
+    }
+}
+
+impl Runtime {
+    /// Loads every object of the package built for the device's arch, with the route overrides
+    /// of the environment (`KILN_ROUTE_*`). Any object of that arch the device refuses fails the
+    /// load (see [`LoadError`]); objects of other archs are left alone.
+    pub fn load(device: &Device, package: &Package) -> Result<Runtime, RuntimeError> {
+        Runtime::load_with(device, package, Overrides::from_env())
+    }
+
+    /// [`Runtime::load`] with explicit overrides.
+    pub fn load_with(
+        device: &Device,
+        package: &Package,
+        overrides: Overrides,
+    ) -> Result<Runtime, RuntimeError> {
+        let arch = resolve_arch(device, package)?;
+        let mut kernels: BTreeMap<String, KernelSlot> = BTreeMap::new();
+        for k in package.kernels() {
+            let router = Router::new(package.routes(k).expect("a kernel of the package has routes"));
+            kernels.insert(k.to_string(), KernelSlot { router, variants: BTreeMap::new() });
+        }
+        let mut any = false;
+        for obj in package.objects().iter().filter(|o| o.entry.arch == arch) {
+            any = true;
+            let code = device.load_object(obj, &arch)?;
+            let names: Vec<String> = obj.entry.abi.params.iter().map(|p| p.name.clone()).collect();
+            let lk = LoadedKernel {
+                object: obj.clone(),
+                code,
+                param_names: names.into(),
+                workspaces: Mutex::new(BTreeMap::new()),
+            };
+            let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");
+            slot.variants.insert(obj.entry.variant.clone(), Arc::new(lk));
+        }
+        if !any {
+            return Err(LoadError::NoObjectsForArch {
+                arch,
+                available: package.archs().into_iter().map(String::from).collect(),
+            }
+            .into());
+        }
+        Ok(Runtime { device: device.clone(), arch, kernels, overrides })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The arch the objects were loaded for (the cpu device's emulated arch).
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// The arch's entry in the target table, when it has one.
+    pub fn target(&self) -> Option<&'static Target> {
+        Target::by_name(&self.arch).ok()
+    }
+
+    /// The route overrides in force.
+    pub fn overrides(&self) -> &Overrides {
+        &self.overrides
+    }
+
+    /// Every kernel of the package.
+    pub fn kernels(&self) -> Vec<&str> {
+        self.kernels.keys().map(String::as_str).collect()
+    }
+
+    /// The variants of `kernel` built for this arch.
+    pub fn variants(&self, kernel: &str) -> Vec<&str> {
+        self.kernels.get(kernel).map(|s| s.variants.keys().map(String::as_str).collect()).unwrap_or_default()
+    }
+
+    /// The manifest entry of `kernel`/`variant` for this arch.
+    pub fn object(&self, kernel: &str, variant: &str) -> Option<&ObjectEntry> {
+        Some(&self.kernels.get(kernel)?.variants.get(variant)?.object.entry)
+    }
+
+    /// The router of `kernel`.
+    pub fn router(&self, kernel: &str) -> Option<&Router> {
+        self.kernels.get(kernel).map(|s| &s.router)
+    }
+
+    fn slot(&self, kernel: &str) -> Result<&KernelSlot, RuntimeError> {
+        self.kernels.get(kernel).ok_or_else(|| {
+            LaunchError::UnknownKernel {
+                kernel: kernel.to_string(),
+                available: self.kernels.keys().cloned().collect(),
+            }
+            .into()
+        })
+    }
+
+    /// How a call with these arguments would be routed, with a reason for every variant.
+    pub fn explain(&self, kernel: &str, args: &Args<'_>) -> Result<RouteDecision, RuntimeError> {
+        let slot = self.slot(kernel)?;
+        let scalars = |n: &str| args.scalar_value(n);
+        let built = |v: &str| slot.variants.contains_key(v);
+        Ok(slot.router.decide(&RouteQuery {
+            arch: &self.arch,
+            scalars: &scalars,
+            built: &built,
+            overrides: &self.overrides,
+        }))
+    }
+
+    /// Routes, checks and launches `kernel` on the device's stream.
+    pub fn launch(&self, kernel: &str, args: &Args<'_>) -> Result<Launched, RuntimeError> {
+        let p = self.prepare(kernel, None, args)?;
+        self.device.launch(&p)?;
+        Ok(Launched { variant: p.variant, grid: p.grid })
+    }
+
+    /// Launches one variant, bypassing the router (for parity checks of every variant).
+    pub fn launch_variant(
+        &self,
+        kernel: &str,
+        variant: &str,
+        args: &Args<'_>,
+    ) -> Result<Launched, RuntimeError> {
+        let p = self.prepare(kernel, Some(variant), args)?;
+        self.device.launch(&p)?;
+        Ok(Launched { variant: p.variant, grid: p.grid })
+    }
+
+    /// Waits for the device.
+    pub fn synchronize(&self) -> Result<(), RuntimeError> {
+        Ok(self.device.synchronize()?)
+    }
+
+    /// Routes and checks a call; allocates workspaces; issues nothing.
+    pub(crate) fn prepare(
+        &self,
+        kernel: &str,
+        variant: Option<&str>,
+        args: &Args<'_>,
+    ) -> Result<PreparedLaunch, RuntimeError> {
+        let slot = self.slot(kernel)?;
+        let variant = match variant {
+            Some(v) => v.to_string(),
+            None => self.explain(kernel, args)?.chosen()?.to_string(),
+        };
+        let lk = slot.variants.get(&variant).ok_or_else(|| LaunchError::UnknownVariant {
+            kernel: kernel.to_string(),
+            variant: variant.clone(),
+            arch: self.arch.clone(),
+            available: slot.variants.keys().cloned().collect(),
+        })?;
+        bind(&self.device, lk, args)
+    }
+
+    /// True when a variant of `kernel` built for this arch has a workspace parameter.
+    pub(crate) fn has_workspace(&self, kernel: &str) -> bool {
+        self.kernels.get(kernel).is_some_and(|s| {
+            s.variants.values().any(|lk| lk.object.entry.abi.params.iter().any(|p| p.workspace))
+        })
+    }
+
+    /// The union of what the variants built for this arch do to each buffer parameter, for
+    /// hazards: `(reads, writes)` by parameter name.
+    pub(crate) fn access(&self, kernel: &str) -> Result<BTreeMap<String, (bool, bool)>, RuntimeError> {
+        let slot = self.slot(kernel)?;
+        if slot.variants.is_empty() {
+            return Err(crate::route::RouteError::NoObject {
+                kernel: kernel.to_string(),
+                arch: self.arch.clone(),
+                explanation: "  no variant is built for this arch".into(),
+            }
+            .into());
+        }
+        let mut out: BTreeMap<String, (bool, bool)> = BTreeMap::new();
+        for lk in slot.variants.values() {
+            for p in &lk.object.entry.abi.params {
+                if let ParamKind::Buffer { access, .. } = p.kind {
+                    let e = out.entry(p.name.clone()).or_default();
+                    e.0 |= access.reads();
+                    e.1 |= access.writes();
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn resolve_arch(device: &Device, package: &Package) -> Result<String, LoadError> {
+    if let Some(a) = device.arch() {
+        if device.kind() == DeviceKind::Cpu {
+            Target::by_name(&a).map_err(|source| LoadError::UnknownArch { arch: a.clone(), source })?;
+        }
+        return Ok(a);
+    }
+    // The cpu device without an arch: the first wave-32 arch of the package, else its first.
+    let archs = package.archs();
+    let wave32 = archs
+        .iter()
+        .find(|a| Target::by_name(a).map(|t| t.default_wave() == 32).unwrap_or(false));
+    match wave32.or(archs.first()) {
+        Some(a) => Ok(a.to_string()),
+        None => Err(LoadError::NoObjectsForArch { arch: "any arch".into(), available: vec![] }),
+    }
+}
+
+/// `ceil(rows*cols/32)+1`, with the ABI's parameter names.
+pub(crate) fn shape_text(e: &ShapeExpr, abi: &Abi) -> String {
+    let mut s: Vec<String> =
+        e.factors.iter().map(|p| abi.params.get(p.index()).map(|p| p.name.clone()).unwrap_or(format!("{p}"))).collect();
+    if e.num != 1 || s.is_empty() {
+        s.push(e.num.to_string());
+    }
+    let mut t = s.join("*");
+    if e.den > 1 {
+        t = format!("ceil({t}/{})", e.den);
+    }
+    if e.add != 0 {
+        t = format!("{t}+{}", e.add);
+    }
+    t
+}
+
+/// Evaluates a shape rule with the call's scalars.
+fn eval_shape(
+    e: &ShapeExpr,
+    abi: &Abi,
+    scalars: &[Option<Scalar>],
+    who: &str,
+    what: &str,
+) -> Result<(u64, String), LaunchError> {
+    let bad = |detail: String| LaunchError::BadShape {
+        kernel: who.to_string(),
+        what: what.to_string(),
+        rule: shape_text(e, abi),
+        detail,
+    };
+    let mut values = vec![];
+    let mut product: u64 = 1;
+    for f in &e.factors {
+        let i = f.index();
+        let p = abi.params.get(i).ok_or_else(|| bad(format!("parameter #{i} does not exist")))?;
+        let v = scalars
+            .get(i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| bad(format!("`{}` is not a scalar parameter", p.name)))?;
+        let n = v.as_shape().ok_or_else(|| {
+            bad(format!("{}={v} is not a non-negative integer", p.name))
+        })?;
+        values.push(format!("{}={v}", p.name));
+        product = product.checked_mul(n).ok_or_else(|| bad("overflows u64".into()))?;
+    }
+    let scaled = product.checked_mul(e.num).ok_or_else(|| bad("overflows u64".into()))?;
+    let v = scaled.div_ceil(e.den.max(1)).checked_add(e.add).ok_or_else(|| bad("overflows u64".into()))?;
+    let values = if values.is_empty() { "no scalars".to_string() } else { values.join(", ") };
+    Ok((v, values))
+}
+
+/// Checks the arguments against the object's ABI and builds the launch.
+fn bind(device: &Device, lk: &Arc<LoadedKernel>, args: &Args<'_>) -> Result<PreparedLaunch, RuntimeError> {
+    let e = &lk.object.entry;
+    let who = format!("{}/{}", e.kernel, e.variant);
+    let abi = &e.abi;
+
+    // Names first: duplicates and unknown names.
+    for (i, (name, _)) in args.items.iter().enumerate() {
+        if args.items[..i].iter().any(|(n, _)| n == name) {
+            return Err(LaunchError::DuplicateArg { kernel: who, name: name.clone() }.into());
+        }
+        if !abi.params.iter().any(|p| &p.name == name) {
+            return Err(LaunchError::UnknownArg {
+                kernel: who,
+                name: name.clone(),
+                params: describe_params(abi),
+            }
+            .into());
+        }
+    }
+
+    // Types, parameter by parameter; scalars are collected for the shape rules.
+    let mut scalars: Vec<Option<Scalar>> = vec![None; abi.params.len()];
+    let mut buffers: Vec<Option<&Buffer>> = vec![None; abi.params.len()];
+    for (i, p) in abi.params.iter().enumerate() {
+        let given = args.get(&p.name);
+        if p.workspace {
+            if given.is_some() {
+                return Err(LaunchError::WorkspaceGiven { kernel: who, param: p.name.clone() }.into());
+            }
+            continue;
+        }
+        let expected = match &p.kind {
+            ParamKind::Buffer { elem, .. } => format!("a {elem} buffer"),
+            ParamKind::Scalar(t) => format!("a {t} scalar"),
+        };
+        let Some(given) = given else {
+            return Err(LaunchError::MissingArg { kernel: who, param: p.name.clone(), expected }.into());
+        };
+        let wrong = |found: String| LaunchError::WrongType {
+            kernel: who.clone(),
+            param: p.name.clone(),
+            expected: expected.clone(),
+            found,
+        };
+        match (&p.kind, given) {
+            (ParamKind::Buffer { elem, .. }, ArgValue::Buffer(b)) => {
+                if b.device().id() != device.id() {
+                    return Err(LaunchError::ForeignBuffer {
+                        kernel: who,
+                        param: p.name.clone(),
+                        expected: format!("{device:?}"),
+                        found: format!("{:?}", b.device()),
+                    }
+                    .into());
+                }
+                if b.dtype() != *elem {
+                    return Err(wrong(format!("a {} buffer", b.dtype())).into());
+                }
+                buffers[i] = Some(b);
+            }
+            (ParamKind::Scalar(t), ArgValue::Scalar(s)) => {
+                if s.ty() != *t {
+                    return Err(wrong(format!("a {} scalar ({s:?})", s.ty())).into());
+                }
+                scalars[i] = Some(*s);
+            }
+            (_, ArgValue::Buffer(b)) => {
+                return Err(wrong(format!("a {} buffer", b.dtype())).into());
+            }
+            (_, ArgValue::Scalar(s)) => return Err(wrong(format!("a scalar ({s:?})")).into()),
+        }
+    }
+
+    // Lengths against the shape rules.
+    for (i, p) in abi.params.iter().enumerate() {
+        if let (ParamKind::Buffer { len: Some(rule), .. }, Some(b)) = (&p.kind, buffers[i]) {
+            let what = format!("length of `{}`", p.name);
+            let (needed, values) = eval_shape(rule, abi, &scalars, &who, &what)?;
+            if (b.len() as u64) < needed {
+                return Err(LaunchError::TooShort {
+                    kernel: who,
+                    param: p.name.clone(),
+                    rule: shape_text(rule, abi),
+                    values,
+                    needed,
+                    found: b.len(),
+                }
+                .into());
+            }
+        }
+    }
+
+    // Grid.
+    let mut grid64 = [0u64; 3];
+    for (d, rule) in e.grid.iter().enumerate() {
+        grid64[d] = eval_shape(rule, abi, &scalars, &who, "grid")?.0;
+    }
+    let rule_text = || e.grid.iter().map(|r| shape_text(r, abi)).collect::<Vec<_>>().join(", ");
+    if grid64.iter().any(|&g| g == 0 || g > u32::MAX as u64) {
+        return Err(LaunchError::BadGrid { kernel: who, grid: grid64, rule: rule_text() }.into());
+    }
+    let grid = grid64.map(|g| g as u32);
+
+    // Workspaces: one per loaded kernel, zero-filled, grown (fresh and zeroed) when a call
+    // needs more than it has.
+    let mut out = Vec::with_capacity(abi.params.len());
+    let mut ws = lk.workspaces.lock().unwrap_or_else(|p| p.into_inner());
+    for (i, p) in abi.params.iter().enumerate() {
+        out.push(match (&p.kind, p.workspace) {
+            (ParamKind::Buffer { elem, len, .. }, true) => {
+                let needed = match len {
+                    Some(rule) => {
+                        let what = format!("length of workspace `{}`", p.name);
+                        eval_shape(rule, abi, &scalars, &who, &what)?.0
+                    }
+                    None => 1,
+                };
+                let fits = ws.get(&i).is_some_and(|b| b.len() as u64 >= needed);
+                if !fits {
+                    ws.insert(i, device.alloc(*elem, needed.max(1) as usize)?);
+                }
+                KernelArg::Buffer(ws[&i].memory().clone())
+            }
+            (ParamKind::Buffer { .. }, false) => {
+                KernelArg::Buffer(buffers[i].expect("checked above").memory().clone())
+            }
+            (ParamKind::Scalar(_), _) => KernelArg::Scalar(scalars[i].expect("checked above")),
+        });
+    }
+    Ok(PreparedLaunch {
+        kernel: who,
+        variant: e.variant.clone(),
+        param_names: lk.param_names.clone(),
+        code: lk.code.clone(),
+        grid,
+        block: e.workgroup_size,
+        args: out,
+    })
+}

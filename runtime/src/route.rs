@@ -1,0 +1,517 @@
+//! Routes: which variant of a kernel a call runs (DESIGN.md section 6).
+//!
+//! The variants of [`KernelRoutes`] are tried in order; the first admitted one wins, else the
+//! baseline. A variant is admitted when the arch is in its `archs` (or `archs` is empty), every
+//! `(param, min, max)` range holds for the call's scalar arguments, and the package has its
+//! object for the arch. Nothing is compiled when none fits: a missing baseline is an error.
+//!
+//! `KILN_ROUTE_<KERNEL>` (the kernel name upper-cased, other characters as `_`) overrides:
+//! `=<variant>` or `=baseline` forces that variant whatever its admission rule says (it must be
+//! built for the arch), `=!<variant>[,!<variant>..]` forbids variants.
+
+use crate::value::Scalar;
+use kiln_ir::package::KernelRoutes;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Why routing failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RouteError {
+    /// An override forces a variant that has no object for the arch.
+    #[error(
+        "{var}={value}: {kernel} has no variant `{value}` built for {arch}; built for {arch}: {}",
+        if available.is_empty() { "none".to_string() } else { available.join(", ") }
+    )]
+    ForcedMissing {
+        /// The environment variable.
+        var: String,
+        /// Its value.
+        value: String,
+        /// Kernel.
+        kernel: String,
+        /// Arch.
+        arch: String,
+        /// Variants built for the arch.
+        available: Vec<String>,
+    },
+    /// No variant was admitted and the baseline cannot run either.
+    #[error(
+        "{kernel} on {arch}: no variant admitted and no baseline to fall back to (nothing is \
+         compiled at run time):\n{explanation}"
+    )]
+    NoObject {
+        /// Kernel.
+        kernel: String,
+        /// Arch.
+        arch: String,
+        /// The router's explanation.
+        explanation: String,
+    },
+}
+
+/// One environment override.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Override {
+    /// Run this variant (`baseline` names the baseline).
+    Force(String),
+    /// Never run these variants.
+    Forbid(Vec<String>),
+}
+
+/// The route overrides in force, keyed by kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    by_var: BTreeMap<String, (String, Override)>,
+}
+
+/// The environment variable that overrides `kernel`'s route: `KILN_ROUTE_` and the kernel's name
+/// upper-cased, with every character other than a letter or digit written as `_`.
+pub fn route_var(kernel: &str) -> String {
+    let name: String = kernel
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .collect();
+    format!("KILN_ROUTE_{name}")
+}
+
+impl Overrides {
+    /// No overrides.
+    pub fn none() -> Overrides {
+        Overrides::default()
+    }
+
+    /// The `KILN_ROUTE_*` variables of the process environment.
+    pub fn from_env() -> Overrides {
+        Overrides::from_vars(std::env::vars())
+    }
+
+    /// The `KILN_ROUTE_*` entries of a list of variables (others are ignored).
+    pub fn from_vars<K: AsRef<str>, V: AsRef<str>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Overrides {
+        let mut o = Overrides::default();
+        for (k, v) in vars {
+            let (k, v) = (k.as_ref(), v.as_ref().trim());
+            if k.starts_with("KILN_ROUTE_") && !v.is_empty() {
+                o.by_var.insert(k.to_string(), (v.to_string(), parse(v)));
+            }
+        }
+        o
+    }
+
+    /// Sets the override of `kernel` from a value written as in the environment
+    /// (`variant`, `baseline`, `!variant,!other`).
+    pub fn set(&mut self, kernel: &str, value: &str) {
+        self.by_var.insert(route_var(kernel), (value.to_string(), parse(value)));
+    }
+
+    /// The override of `kernel`: its variable, its value as written, and what it means.
+    pub fn get(&self, kernel: &str) -> Option<(String, &str, &Override)> {
+        let var = route_var(kernel);
+        let (value, o) = self.by_var.get(&var)?;
+        Some((var, value, o))
+    }
+}
+
+fn parse(v: &str) -> Override {
+    if v.starts_with('!') {
+        Override::Forbid(
+            v.split(',').map(|s| s.trim().trim_start_matches('!').to_string()).collect(),
+        )
+    } else {
+        Override::Force(v.to_string())
+    }
+}
+
+/// Why a variant was, or was not, taken.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// The first admitted variant.
+    Admitted,
+    /// The baseline, as no variant was admitted.
+    Fallback,
+    /// Forced by an override.
+    Forced {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+    },
+    /// Another variant is forced.
+    OtherForced {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+    },
+    /// Forbidden by an override.
+    Forbidden {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+    },
+    /// The package has no object of it for the arch.
+    NotBuilt {
+        /// The arch.
+        arch: String,
+    },
+    /// Its rule admits other archs only.
+    ArchNotAdmitted {
+        /// The arch.
+        arch: String,
+        /// The archs it admits.
+        archs: Vec<String>,
+    },
+    /// A scalar argument is outside its range.
+    OutOfRange {
+        /// The scalar parameter.
+        param: String,
+        /// The call's value.
+        value: Scalar,
+        /// Inclusive minimum.
+        min: u64,
+        /// Inclusive maximum.
+        max: u64,
+    },
+    /// The call has no scalar of that name.
+    MissingScalar {
+        /// The scalar parameter.
+        param: String,
+    },
+    /// The scalar is not a non-negative integer.
+    NotAShape {
+        /// The scalar parameter.
+        param: String,
+        /// The call's value.
+        value: Scalar,
+    },
+    /// Admitted, but an earlier variant was taken.
+    Shadowed {
+        /// The variant taken.
+        by: String,
+    },
+    /// The baseline, not needed as a variant was admitted.
+    NotNeeded {
+        /// The variant taken.
+        by: String,
+    },
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Admitted => write!(f, "taken: first admitted variant"),
+            Reason::Fallback => write!(f, "taken: no variant admitted"),
+            Reason::Forced { var, value } => write!(f, "forced by {var}={value}"),
+            Reason::OtherForced { var, value } => {
+                write!(f, "not taken: {var}={value} forces another variant")
+            }
+            Reason::Forbidden { var, value } => write!(f, "not taken: forbidden by {var}={value}"),
+            Reason::NotBuilt { arch } => write!(f, "not built for {arch}"),
+            Reason::ArchNotAdmitted { arch, archs } => {
+                write!(f, "not taken: admitted on {} only, not {arch}", archs.join(", "))
+            }
+            Reason::OutOfRange { param, value, min, max } => {
+                write!(f, "not taken: {param}={value} outside {min}..={max}")
+            }
+            Reason::MissingScalar { param } => {
+                write!(f, "not taken: the call has no scalar `{param}`")
+            }
+            Reason::NotAShape { param, value } => {
+                write!(f, "not taken: {param}={value} is not a non-negative integer")
+            }
+            Reason::Shadowed { by } => write!(f, "not taken: admitted, but `{by}` comes first"),
+            Reason::NotNeeded { by } => write!(f, "not taken: `{by}` was admitted"),
+        }
+    }
+}
+
+/// The verdict on one variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteStep {
+    /// The variant.
+    pub variant: String,
+    /// True for the one taken.
+    pub taken: bool,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// A routing decision with a reason for every variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteDecision {
+    /// Kernel.
+    pub kernel: String,
+    /// Arch.
+    pub arch: String,
+    /// One step per variant, in order, the baseline last.
+    pub steps: Vec<RouteStep>,
+    outcome: Result<String, RouteError>,
+}
+
+impl RouteDecision {
+    /// The variant taken, or why none can run.
+    pub fn chosen(&self) -> Result<&str, RouteError> {
+        self.outcome.as_deref().map_err(Clone::clone)
+    }
+
+    /// One line per variant: `split_rows: not taken: n=300000 outside 1..=262144`.
+    pub fn explain(&self) -> String {
+        let head = match &self.outcome {
+            Ok(v) => format!("{} on {}: {v}", self.kernel, self.arch),
+            Err(_) => format!("{} on {}: no variant can run", self.kernel, self.arch),
+        };
+        let mut s = head;
+        for st in &self.steps {
+            s += &format!("\n  {}: {}", st.variant, st.reason);
+        }
+        s
+    }
+}
+
+impl fmt::Display for RouteDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.explain())
+    }
+}
+
+/// What a routing decision depends on besides the rules.
+pub struct RouteQuery<'a> {
+    /// The arch.
+    pub arch: &'a str,
+    /// The call's scalar arguments, by parameter name.
+    pub scalars: &'a dyn Fn(&str) -> Option<Scalar>,
+    /// Whether a variant has an object for the arch.
+    pub built: &'a dyn Fn(&str) -> bool,
+    /// Overrides.
+    pub overrides: &'a Overrides,
+}
+
+/// Routes calls of one kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Router {
+    routes: KernelRoutes,
+}
+
+impl Router {
+    /// A router over the kernel's rules.
+    pub fn new(routes: KernelRoutes) -> Router {
+        Router { routes }
+    }
+
+    /// The rules.
+    pub fn routes(&self) -> &KernelRoutes {
+        &self.routes
+    }
+
+    /// Every variant name, the baseline last.
+    pub fn variant_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.routes.variants.iter().map(|v| v.variant.as_str()).collect();
+        v.push(&self.routes.baseline);
+        v
+    }
+
+    /// Decides, with a reason for every variant.
+    pub fn decide(&self, q: &RouteQuery<'_>) -> RouteDecision {
+        let r = &self.routes;
+        let arch = q.arch.to_string();
+        let mut steps = vec![];
+        let ov = q.overrides.get(&r.kernel);
+        let outcome = match ov {
+            Some((var, value, Override::Force(v))) => {
+                let target = if v == "baseline" { r.baseline.as_str() } else { v.as_str() };
+                let mut ok = false;
+                for name in self.variant_names() {
+                    let reason = if name == target {
+                        if (q.built)(name) {
+                            ok = true;
+                            Reason::Forced { var: var.clone(), value: value.to_string() }
+                        } else {
+                            Reason::NotBuilt { arch: arch.clone() }
+                        }
+                    } else {
+                        Reason::OtherForced { var: var.clone(), value: value.to_string() }
+                    };
+                    steps.push(RouteStep { variant: name.to_string(), taken: ok && name == target, reason });
+                }
+                if ok {
+                    Ok(target.to_string())
+                } else {
+                    Err(RouteError::ForcedMissing {
+                        var,
+                        value: value.to_string(),
+                        kernel: r.kernel.clone(),
+                        arch: arch.clone(),
+                        available: self
+                            .variant_names()
+                            .into_iter()
+                            .filter(|n| (q.built)(n))
+                            .map(String::from)
+                            .collect(),
+                    })
+                }
+            }
+            _ => {
+                let (forbid_var, forbid_value, forbidden) = match &ov {
+                    Some((var, value, Override::Forbid(list))) => {
+                        (var.clone(), value.to_string(), list.clone())
+                    }
+                    _ => (String::new(), String::new(), vec![]),
+                };
+                let forbidden_reason =
+                    || Reason::Forbidden { var: forbid_var.clone(), value: forbid_value.clone() };
+                let mut chosen: Option<String> = None;
+                for v in &r.variants {
+                    let reason = if forbidden.contains(&v.variant) {
+                        forbidden_reason()
+                    } else if !v.admit.archs.is_empty() && !v.admit.archs.contains(&arch) {
+                        Reason::ArchNotAdmitted { arch: arch.clone(), archs: v.admit.archs.clone() }
+                    } else if !(q.built)(&v.variant) {
+                        Reason::NotBuilt { arch: arch.clone() }
+                    } else if let Some(why) = out_of_range(&v.admit.shapes, q.scalars) {
+                        why
+                    } else if let Some(by) = &chosen {
+                        Reason::Shadowed { by: by.clone() }
+                    } else {
+                        chosen = Some(v.variant.clone());
+                        Reason::Admitted
+                    };
+                    let taken = reason == Reason::Admitted;
+                    steps.push(RouteStep { variant: v.variant.clone(), taken, reason });
+                }
+                let base = &r.baseline;
+                let (reason, outcome) = if let Some(by) = chosen.clone() {
+                    (Reason::NotNeeded { by: by.clone() }, Ok(by))
+                } else if forbidden.contains(base) {
+                    (forbidden_reason(), Err(()))
+                } else if !(q.built)(base) {
+                    (Reason::NotBuilt { arch: arch.clone() }, Err(()))
+                } else {
+                    (Reason::Fallback, Ok(base.clone()))
+                };
+                let taken = reason == Reason::Fallback;
+                steps.push(RouteStep { variant: base.clone(), taken, reason });
+                outcome.map_err(|()| RouteError::NoObject {
+                    kernel: r.kernel.clone(),
+                    arch: arch.clone(),
+                    explanation: steps
+                        .iter()
+                        .map(|s| format!("  {}: {}", s.variant, s.reason))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                })
+            }
+        };
+        RouteDecision { kernel: r.kernel.clone(), arch, steps, outcome }
+    }
+}
+
+fn out_of_range(
+    shapes: &[(String, u64, u64)],
+    scalars: &dyn Fn(&str) -> Option<Scalar>,
+) -> Option<Reason> {
+    for (param, min, max) in shapes {
+        let Some(value) = scalars(param) else {
+            return Some(Reason::MissingScalar { param: param.clone() });
+        };
+        let Some(n) = value.as_shape() else {
+            return Some(Reason::NotAShape { param: param.clone(), value });
+        };
+        if n < *min || n > *max {
+            return Some(Reason::OutOfRange { param: param.clone(), value, min: *min, max: *max });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_ir::package::{Admission, VariantRoute};
+
+    fn routes() -> KernelRoutes {
+        KernelRoutes {
+            kernel: "argmax_rows".into(),
+            baseline: "baseline".into(),
+            variants: vec![
+                VariantRoute {
+                    variant: "split_rows".into(),
+                    admit: Admission { archs: vec![], shapes: vec![("n".into(), 1, 262144)] },
+                },
+                VariantRoute {
+                    variant: "wide".into(),
+                    admit: Admission { archs: vec![], shapes: vec![] },
+                },
+                VariantRoute {
+                    variant: "rdna".into(),
+                    admit: Admission { archs: vec!["gfx1100".into()], shapes: vec![] },
+                },
+            ],
+        }
+    }
+
+    fn decide(arch: &str, n: u32, built: &[&str], o: &Overrides) -> RouteDecision {
+        let scalars = move |p: &str| (p == "n").then(|| Scalar::from(n));
+        let built = |v: &str| built.contains(&v);
+        Router::new(routes()).decide(&RouteQuery { arch, scalars: &scalars, built: &built, overrides: o })
+    }
+
+    #[test]
+    fn first_admitted_wins_and_every_variant_has_a_reason() {
+        let all = ["split_rows", "wide", "rdna", "baseline"];
+        let d = decide("gfx1100", 300_000, &all, &Overrides::none());
+        assert_eq!(d.chosen(), Ok("wide"));
+        let text = d.explain();
+        assert!(text.contains("split_rows: not taken: n=300000 outside 1..=262144"), "{text}");
+        assert!(text.contains("rdna: not taken: admitted, but `wide` comes first"), "{text}");
+        assert!(text.contains("baseline: not taken: `wide` was admitted"), "{text}");
+
+        let d = decide("gfx906", 1000, &["split_rows", "baseline"], &Overrides::none());
+        assert_eq!(d.chosen(), Ok("split_rows"));
+        let d = decide("gfx906", 300_000, &["split_rows", "baseline"], &Overrides::none());
+        assert_eq!(d.chosen(), Ok("baseline"));
+        let text = d.explain();
+        assert!(text.contains("wide: not built for gfx906"), "{text}");
+        assert!(text.contains("rdna: not taken: admitted on gfx1100 only, not gfx906"), "{text}");
+        assert!(text.contains("baseline: taken: no variant admitted"), "{text}");
+    }
+
+    #[test]
+    fn missing_baseline_is_an_error_not_a_compile() {
+        let d = decide("gfx906", 300_000, &["split_rows"], &Overrides::none());
+        let e = d.chosen().unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("no baseline to fall back to"), "{text}");
+        assert!(text.contains("baseline: not built for gfx906"), "{text}");
+    }
+
+    #[test]
+    fn overrides_force_and_forbid() {
+        let all = ["split_rows", "wide", "rdna", "baseline"];
+        let o = Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "baseline"), ("PATH", "/bin")]);
+        let d = decide("gfx1100", 10, &all, &o);
+        assert_eq!(d.chosen(), Ok("baseline"));
+        assert!(d.explain().contains("baseline: forced by KILN_ROUTE_ARGMAX_ROWS=baseline"));
+
+        // Forcing ignores the shape range, not the arch's objects.
+        let o = Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "split_rows")]);
+        assert_eq!(decide("gfx1100", 300_000, &all, &o).chosen(), Ok("split_rows"));
+        let e = decide("gfx906", 10, &["baseline"], &o).chosen().unwrap_err();
+        assert!(matches!(e, RouteError::ForcedMissing { .. }));
+        assert!(e.to_string().contains("KILN_ROUTE_ARGMAX_ROWS=split_rows"), "{e}");
+        let e = decide("gfx1100", 10, &all, &Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "nope")]));
+        assert!(e.chosen().is_err());
+
+        let o = Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "!split_rows,!wide")]);
+        let d = decide("gfx1100", 10, &all, &o);
+        assert_eq!(d.chosen(), Ok("rdna"));
+        assert!(d.explain().contains("split_rows: not taken: forbidden by KILN_ROUTE_ARGMAX_ROWS"));
+    }
+
+    #[test]
+    fn route_var_names() {
+        assert_eq!(route_var("argmax_rows"), "KILN_ROUTE_ARGMAX_ROWS");
+        assert_eq!(route_var("q8.gemv-4"), "KILN_ROUTE_Q8_GEMV_4");
+    }
+}

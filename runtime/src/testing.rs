@@ -1,0 +1,503 @@
+//! Test support: tiny packages written by hand into temp directories (no codegen), test kernels
+//! as IR plus hand-written PTX, and `testgen!`, which instantiates one test body for the cpu,
+//! cuda and hip devices. GPU instances skip with a message when their device is absent.
+
+use crate::{Device, DeviceError, DeviceKind, Package};
+use kiln_ir::package::{
+    Abi, KernelRoutes, Manifest, ObjectEntry, ObjectFormat, Resources, Toolchain, MANIFEST_FILE,
+    MANIFEST_FORMAT,
+};
+use kiln_ir::*;
+
+/// Runs `body` on a device of `kind`, or says why it skips. Only an absent device skips; any
+/// other failure to open one fails the test.
+pub fn on_device(kind: DeviceKind, body: fn(&Device)) {
+    match Device::open(kind, 0) {
+        Ok(d) => body(&d),
+        Err(DeviceError::Unavailable { reason, .. }) => {
+            eprintln!("skipping: no {} device: {reason}", kind.name().to_uppercase())
+        }
+        Err(e) => panic!("{kind} device present but failed to open: {e}"),
+    }
+}
+
+/// `testgen!(a, b)`: `cpu::a`, `cuda::a`, `hip::a`, ... each running the body `fn a(&Device)`.
+macro_rules! testgen {
+    ($($body:ident),* $(,)?) => {
+        mod cpu {
+            $(#[test]
+            fn $body() {
+                $crate::testing::on_device($crate::DeviceKind::Cpu, super::$body)
+            })*
+        }
+        mod cuda {
+            $(#[test]
+            fn $body() {
+                $crate::testing::on_device($crate::DeviceKind::Cuda, super::$body)
+            })*
+        }
+        mod hip {
+            $(#[test]
+            fn $body() {
+                $crate::testing::on_device($crate::DeviceKind::Hip, super::$body)
+            })*
+        }
+    };
+}
+pub(crate) use testgen;
+
+/// A kernel as IR (for the cpu device) and as PTX with `{target}` for the arch (for cuda).
+pub struct TestKernel {
+    pub ir: Kernel,
+    pub ptx: &'static str,
+}
+
+/// The manifest entry the package writer would write for `ir`.
+pub fn entry(ir: &Kernel, variant: &str, arch: &str, bytes: &[u8], format: ObjectFormat) -> ObjectEntry {
+    let ext = match format {
+        ObjectFormat::Hsaco => "hsaco",
+        ObjectFormat::Ptx => "ptx",
+    };
+    let triple = Target::by_name(arch).map(|t| t.triple()).unwrap_or("unknown");
+    let stem = format!("{}/{variant}.{arch}", ir.name);
+    ObjectEntry {
+        kernel: ir.name.clone(),
+        variant: variant.to_string(),
+        symbol: ir.name.clone(),
+        consts: ir.consts.clone(),
+        arch: arch.to_string(),
+        target_id: format!("{triple}--{arch}"),
+        wave_size: ir.wave_size,
+        workgroup_size: ir.workgroup_size,
+        grid: ir.grid.clone(),
+        abi: Abi::of(ir),
+        resources: Resources {
+            lds_bytes: ir.lds_bytes(),
+            wave_size: ir.wave_size,
+            source: "test".into(),
+            ..Resources::default()
+        },
+        occupancy: None,
+        ir_hash: ir.content_hash(),
+        ir_file: format!("{stem}.ir.ron"),
+        file: format!("{stem}.{ext}"),
+        format,
+        content_hash: blake3::hash(bytes).to_hex().to_string(),
+    }
+}
+
+/// A package being written by hand.
+#[derive(Default)]
+pub struct PackageDir {
+    pub objects: Vec<ObjectEntry>,
+    pub routes: Vec<KernelRoutes>,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl PackageDir {
+    pub fn new() -> PackageDir {
+        PackageDir::default()
+    }
+
+    /// Adds an object of `kernel` with its IR file.
+    pub fn add(&mut self, kernel: &Kernel, variant: &str, arch: &str, bytes: &[u8], format: ObjectFormat) {
+        let e = entry(kernel, variant, arch, bytes, format);
+        self.files.push((e.file.clone(), bytes.to_vec()));
+        self.files.push((e.ir_file.clone(), kernel.to_ron().into_bytes()));
+        self.objects.push(e);
+    }
+
+    /// Adds an object with fake code bytes (the cpu device runs the IR).
+    pub fn add_fake(&mut self, kernel: &Kernel, variant: &str, arch: &str) {
+        let bytes = format!("fake code object: {} {variant} {arch}", kernel.name);
+        self.add(kernel, variant, arch, bytes.as_bytes(), ObjectFormat::Hsaco);
+    }
+
+    /// Writes the package into a fresh temp directory.
+    pub fn write(&self) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (rel, bytes) in &self.files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+        let m = Manifest {
+            format: MANIFEST_FORMAT,
+            toolchain: Toolchain { kiln: "test".into(), llvm: "none".into() },
+            objects: self.objects.clone(),
+            routes: self.routes.clone(),
+        };
+        let text = ron::ser::to_string_pretty(&m, ron::ser::PrettyConfig::default()).unwrap();
+        std::fs::write(dir.path().join(MANIFEST_FILE), text).unwrap();
+        dir
+    }
+}
+
+/// A package of `kernels` (baseline variants, no routes) for `dev`: fake objects for gfx1100 on
+/// the cpu device, PTX for the GPU's arch on cuda. `None` (with a message) on hip, where the
+/// test kernels have no HSACO without LLVM.
+pub fn package_for(dev: &Device, kernels: &[TestKernel]) -> Option<(tempfile::TempDir, Package)> {
+    let mut p = PackageDir::new();
+    match dev.kind() {
+        DeviceKind::Cpu => {
+            for k in kernels {
+                p.add_fake(&k.ir, "baseline", "gfx1100");
+            }
+        }
+        DeviceKind::Cuda => {
+            let arch = dev.arch().expect("a cuda device has an arch");
+            for k in kernels {
+                let ptx = k.ptx.replace("{target}", &arch);
+                p.add(&k.ir, "baseline", &arch, ptx.as_bytes(), ObjectFormat::Ptx);
+            }
+        }
+        DeviceKind::Hip => {
+            eprintln!("skipping: the test kernels have no HSACO (no LLVM in the runtime's tests)");
+            return None;
+        }
+    }
+    let dir = p.write();
+    let pkg = Package::open(dir.path()).expect("test package opens");
+    Some((dir, pkg))
+}
+
+fn shape(p: Param, num: u64, add: u64) -> ShapeExpr {
+    ShapeExpr { factors: vec![p], num, den: 1, add }
+}
+
+/// `out[i] = x[i] * s` for `i < n`; grid `ceil(n/32)`.
+pub fn scale() -> TestKernel {
+    let mut b = KernelBuilder::new("scale", 32);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let s = b.scalar_param("s", ScalarType::F32);
+    b.set_buffer_len(x, shape(n, 1, 0));
+    b.set_buffer_len(out, shape(n, 1, 0));
+    b.grid([ShapeExpr::scaled(&[n], 1, 32), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let wg = b.workgroup_id(Dim::X);
+    let w = b.u32(32);
+    let base = b.mul(wg, w);
+    let lid = b.local_id();
+    let i = b.add(base, lid);
+    let nv = b.arg(n);
+    let inside = b.lt(i, nv);
+    b.if_then(inside, |b| {
+        let v = b.load(x, i, ScalarType::F32);
+        let sv = b.arg(s);
+        let r = b.mul(v, sv);
+        b.store(out, i, r);
+    });
+    TestKernel { ir: b.finish(), ptx: SCALE_PTX }
+}
+
+const SCALE_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry scale(.param .u64 p_x, .param .u64 p_out, .param .u32 p_n, .param .f32 p_s)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [p_x];
+    ld.param.u64 %rd2, [p_out];
+    ld.param.u32 %r1, [p_n];
+    ld.param.f32 %f1, [p_s];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %tid.x;
+    shl.b32 %r4, %r2, 5;
+    add.u32 %r5, %r4, %r3;
+    setp.ge.u32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mul.wide.u32 %rd5, %r5, 4;
+    add.s64 %rd6, %rd3, %rd5;
+    ld.global.f32 %f2, [%rd6];
+    mul.rn.f32 %f3, %f2, %f1;
+    add.s64 %rd7, %rd4, %rd5;
+    st.global.f32 [%rd7], %f3;
+DONE:
+    ret;
+}
+"#;
+
+/// Builds the common head of the position-dependent chain kernels: buffers `(first, second)`
+/// and the scalar `pos`, with lengths `pos*32+32` (or `pos+1` for a `u32` second buffer).
+fn chain_head(
+    name: &str,
+    first: (&str, ScalarType, Access),
+    second: (&str, ScalarType, Access),
+) -> (KernelBuilder, Param, Param, Param) {
+    let mut b = KernelBuilder::new(name, 32);
+    let p0 = b.buffer(first.0, first.1, first.2);
+    let p1 = b.buffer(second.0, second.1, second.2);
+    let pos = b.scalar_param("pos", ScalarType::U32);
+    b.set_buffer_len(p0, shape(pos, 32, 32));
+    let second_len = if second.1 == ScalarType::U32 { shape(pos, 1, 1) } else { shape(pos, 32, 32) };
+    b.set_buffer_len(p1, second_len);
+    (b, p0, p1, pos)
+}
+
+/// `a[pos*32+l] = b[(pos-1)*32+l] * 1.5 + f32(pos+l)`.
+pub fn mix() -> TestKernel {
+    let (mut b, a, bb, pos) =
+        chain_head("mix", ("a", ScalarType::F32, Access::Write), ("b", ScalarType::F32, Access::Read));
+    let lane = b.lane();
+    let p = b.arg(pos);
+    let one = b.u32(1);
+    let prev = b.sub(p, one);
+    let w = b.u32(32);
+    let s0 = b.mul(prev, w);
+    let src = b.add(s0, lane);
+    let d0 = b.mul(p, w);
+    let dst = b.add(d0, lane);
+    let v = b.load(bb, src, ScalarType::F32);
+    let k = b.f32(1.5);
+    let m = b.mul(v, k);
+    let t = b.add(p, lane);
+    let tf = b.convert(t, ScalarType::F32);
+    let r = b.add(m, tf);
+    b.store(a, dst, r);
+    TestKernel { ir: b.finish(), ptx: MIX_PTX }
+}
+
+const MIX_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry mix(.param .u64 p_a, .param .u64 p_b, .param .u32 p_pos)
+{
+    .reg .b32 %r<10>;
+    .reg .f32 %f<6>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [p_a];
+    ld.param.u64 %rd2, [p_b];
+    ld.param.u32 %r1, [p_pos];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mov.u32 %r2, %laneid;
+    sub.u32 %r3, %r1, 1;
+    shl.b32 %r4, %r3, 5;
+    add.u32 %r5, %r4, %r2;
+    shl.b32 %r6, %r1, 5;
+    add.u32 %r7, %r6, %r2;
+    mul.wide.u32 %rd5, %r5, 4;
+    add.s64 %rd5, %rd4, %rd5;
+    ld.global.f32 %f1, [%rd5];
+    mul.rn.f32 %f2, %f1, 0f3FC00000;
+    add.u32 %r8, %r1, %r2;
+    cvt.rn.f32.u32 %f3, %r8;
+    add.rn.f32 %f4, %f2, %f3;
+    mul.wide.u32 %rd6, %r7, 4;
+    add.s64 %rd6, %rd3, %rd6;
+    st.global.f32 [%rd6], %f4;
+    ret;
+}
+"#;
+
+/// `b[pos*32+l] = a[pos*32+l] + b[(pos-1)*32 + (l^1)]`.
+pub fn acc() -> TestKernel {
+    let (mut b, a, bb, pos) = chain_head(
+        "acc",
+        ("a", ScalarType::F32, Access::Read),
+        ("b", ScalarType::F32, Access::ReadWrite),
+    );
+    let lane = b.lane();
+    let p = b.arg(pos);
+    let w = b.u32(32);
+    let d0 = b.mul(p, w);
+    let dst = b.add(d0, lane);
+    let one = b.u32(1);
+    let prev = b.sub(p, one);
+    let s0 = b.mul(prev, w);
+    let partner = b.xor(lane, one);
+    let src = b.add(s0, partner);
+    let x = b.load(a, dst, ScalarType::F32);
+    let y = b.load(bb, src, ScalarType::F32);
+    let r = b.add(x, y);
+    b.store(bb, dst, r);
+    TestKernel { ir: b.finish(), ptx: ACC_PTX }
+}
+
+const ACC_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry acc(.param .u64 p_a, .param .u64 p_b, .param .u32 p_pos)
+{
+    .reg .b32 %r<10>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [p_a];
+    ld.param.u64 %rd2, [p_b];
+    ld.param.u32 %r1, [p_pos];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mov.u32 %r2, %laneid;
+    shl.b32 %r3, %r1, 5;
+    add.u32 %r4, %r3, %r2;
+    sub.u32 %r5, %r1, 1;
+    shl.b32 %r6, %r5, 5;
+    xor.b32 %r7, %r2, 1;
+    add.u32 %r8, %r6, %r7;
+    mul.wide.u32 %rd5, %r4, 4;
+    add.s64 %rd6, %rd3, %rd5;
+    ld.global.f32 %f1, [%rd6];
+    mul.wide.u32 %rd7, %r8, 4;
+    add.s64 %rd7, %rd4, %rd7;
+    ld.global.f32 %f2, [%rd7];
+    add.rn.f32 %f3, %f1, %f2;
+    add.s64 %rd8, %rd4, %rd5;
+    st.global.f32 [%rd8], %f3;
+    ret;
+}
+"#;
+
+/// Lane 0: `c[pos] = c[pos-1] * 31 + bits(a[pos*32])` (wrapping).
+pub fn count() -> TestKernel {
+    let (mut b, a, c, pos) = chain_head(
+        "count",
+        ("a", ScalarType::F32, Access::Read),
+        ("c", ScalarType::U32, Access::ReadWrite),
+    );
+    let lane = b.lane();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| {
+        let p = b.arg(pos);
+        let w = b.u32(32);
+        let ai = b.mul(p, w);
+        let f = b.load(a, ai, ScalarType::F32);
+        let bits = b.bitcast(f, ScalarType::U32);
+        let one = b.u32(1);
+        let prev = b.sub(p, one);
+        let old = b.load(c, prev, ScalarType::U32);
+        let k = b.u32(31);
+        let m = b.mul(old, k);
+        let r = b.add(m, bits);
+        b.store(c, p, r);
+    });
+    TestKernel { ir: b.finish(), ptx: COUNT_PTX }
+}
+
+const COUNT_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry count(.param .u64 p_a, .param .u64 p_c, .param .u32 p_pos)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    mov.u32 %r2, %laneid;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [p_a];
+    ld.param.u64 %rd2, [p_c];
+    ld.param.u32 %r1, [p_pos];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    shl.b32 %r3, %r1, 5;
+    mul.wide.u32 %rd5, %r3, 4;
+    add.s64 %rd5, %rd3, %rd5;
+    ld.global.u32 %r4, [%rd5];
+    sub.u32 %r5, %r1, 1;
+    mul.wide.u32 %rd6, %r5, 4;
+    add.s64 %rd6, %rd4, %rd6;
+    ld.global.u32 %r6, [%rd6];
+    mul.lo.u32 %r7, %r6, 31;
+    add.u32 %r8, %r7, %r4;
+    mul.wide.u32 %rd7, %r1, 4;
+    add.s64 %rd7, %rd4, %rd7;
+    st.global.u32 [%rd7], %r8;
+DONE:
+    ret;
+}
+"#;
+
+/// Lane 0: `out[0] = ws[0] + n; ws[0] = 0` with `ws` a runtime-owned workspace.
+pub fn ws_count() -> TestKernel {
+    let mut b = KernelBuilder::new("ws_count", 32);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let ws = b.workspace("ws", ScalarType::U32, ShapeExpr::constant(1));
+    b.set_buffer_len(out, ShapeExpr::constant(1));
+    let lane = b.lane();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| {
+        let old = b.load(ws, zero, ScalarType::U32);
+        let nv = b.arg(n);
+        let r = b.add(old, nv);
+        b.store(out, zero, r);
+        b.store(ws, zero, zero);
+    });
+    TestKernel { ir: b.finish(), ptx: WS_COUNT_PTX }
+}
+
+const WS_COUNT_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry ws_count(.param .u64 p_out, .param .u32 p_n, .param .u64 p_ws)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<6>;
+    mov.u32 %r1, %laneid;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [p_out];
+    ld.param.u32 %r2, [p_n];
+    ld.param.u64 %rd2, [p_ws];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    ld.global.u32 %r3, [%rd4];
+    add.u32 %r4, %r3, %r2;
+    st.global.u32 [%rd3], %r4;
+    mov.u32 %r5, 0;
+    st.global.u32 [%rd4], %r5;
+DONE:
+    ret;
+}
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_kernels_verify() {
+        for k in [scale(), mix(), acc(), count(), ws_count()] {
+            if let Err(e) = verify(&k.ir, Target::by_name("gfx1100").ok()) {
+                panic!("{}: {e}", k.ir.name);
+            }
+        }
+    }
+
+    /// Assembles the hand-written PTX with ptxas when there is one (scripts/setup.sh installs
+    /// it), so a PTX typo shows up here rather than only on a GPU.
+    #[test]
+    fn test_ptx_assembles() {
+        let ptxas = std::env::var("KILN_PTXAS").unwrap_or_else(|_| "ptxas".into());
+        if std::process::Command::new(&ptxas).arg("--version").output().is_err() {
+            eprintln!("skipping: no ptxas (set KILN_PTXAS)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for k in [scale(), mix(), acc(), count(), ws_count()] {
+            let src = dir.path().join(format!("{}.ptx", k.ir.name));
+            std::fs::write(&src, k.ptx.replace("{target}", "sm_90")).unwrap();
+            let out = std::process::Command::new(&ptxas)
+                .args(["-arch=sm_90", "-o"])
+                .arg(dir.path().join("out.cubin"))
+                .arg(&src)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}: {}", k.ir.name, String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
