@@ -1,27 +1,15 @@
-//! Small kernels that exercise one lowering each (barriers, every cross-lane family), plus
-//! stand-ins for the example kernels until `kiln_ir::examples` lands. Each takes the wave size.
+//! The kernels the cases name: `kiln_ir::examples` (the example kernels), plus small kernels that
+//! exercise one lowering each (the full barrier, single shuffles, every other op). Each takes the
+//! wave size.
 
 use kiln_ir::*;
 
-/// One wave sums 32/64 floats with `wave_reduce(add)`; lane 0 stores the sum.
-pub fn wave_sum(wave: u32) -> Kernel {
-    let mut b = KernelBuilder::new("wave_sum", wave);
-    let x = b.buffer("x", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
-    let lane = b.lane();
-    let v = b.load(x, lane, Type::F32);
-    let s = b.wave_reduce(ReduceOp::Add, v);
-    let zero = b.u32(0);
-    let first = b.eq(lane, zero);
-    b.if_then(first, |b| b.store(out, zero, s));
-    b.finish()
-}
-
 /// A 256-lane workgroup sums 256 floats per workgroup: wave reductions, partial sums through
-/// LDS behind `barrier(kind)`, and a final wave reduction by wave 0.
+/// LDS behind `barrier(kind)`, and a final wave reduction by wave 0 (`examples::workgroup_sum`
+/// without the row loop, with a choice of barrier).
 pub fn workgroup_sum_with(wave: u32, kind: BarrierKind) -> Kernel {
     let name = match kind {
-        BarrierKind::Lds => "workgroup_sum",
+        BarrierKind::Lds => "workgroup_sum_lds",
         BarrierKind::All => "workgroup_sum_all",
     };
     let mut b = KernelBuilder::new(name, wave);
@@ -53,66 +41,6 @@ pub fn workgroup_sum_with(wave: u32, kind: BarrierKind) -> Kernel {
         let first = b.eq(lane, zero);
         b.if_then(first, |b| b.store(out, wg, t));
     });
-    b.finish()
-}
-
-/// `workgroup_sum` with an LDS-only barrier.
-pub fn workgroup_sum(wave: u32) -> Kernel {
-    workgroup_sum_with(wave, BarrierKind::Lds)
-}
-
-/// Argmax of one row per workgroup (one wave): strided loads, per-lane running argmax, then
-/// `wave_argmax`.
-pub fn argmax_row(wave: u32) -> Kernel {
-    let mut b = KernelBuilder::new("argmax_row", wave);
-    let x = b.buffer("x", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::U32, Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    let row = b.workgroup_id(Dim::X);
-    let lane = b.lane();
-    let len = b.arg(n);
-    let base = b.mul(row, len);
-    let ninf = b.f32(f32::NEG_INFINITY);
-    let step = b.u32(wave);
-    let r = b.for_range(lane, len, step, 4, &[ninf, lane], |b, i, c| {
-        let at = b.add(base, i);
-        let v = b.load(x, at, Type::F32);
-        let gt = b.gt(v, c[0]);
-        let nan = b.unary(UnaryOp::IsNan, v);
-        let better = b.or(gt, nan);
-        let old_nan = b.unary(UnaryOp::IsNan, c[0]);
-        let nb = b.not(old_nan);
-        let take = b.and(better, nb);
-        let nv = b.select(take, v, c[0]);
-        let ni = b.select(take, i, c[1]);
-        vec![nv, ni]
-    });
-    let (_, idx) = b.wave_argmax(r[0], r[1]);
-    let zero = b.u32(0);
-    let first = b.eq(lane, zero);
-    b.if_then(first, |b| b.store(out, row, idx));
-    b.finish()
-}
-
-/// `tsum<p>` of `p` per-token partial sums; lane `tsum_lane(p, k)` stores token k's sum.
-pub fn tsum_tokens(wave: u32, p: u32) -> Kernel {
-    let mut b = KernelBuilder::new(format!("tsum{p}_tokens"), wave);
-    let x = b.buffer("x", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
-    let lane = b.lane();
-    let mut vals = vec![];
-    for t in 0..p {
-        let off = b.u32(t * wave);
-        let i = b.add(off, lane);
-        vals.push(b.load(x, i, Type::F32));
-    }
-    let s = b.tsum(p, &vals);
-    let group = b.u32(wave / p);
-    let token = b.div(lane, group);
-    let rem = b.rem(lane, group);
-    let zero = b.u32(0);
-    let first = b.eq(rem, zero);
-    b.if_then(first, |b| b.store(out, token, s));
     b.finish()
 }
 
@@ -211,21 +139,34 @@ pub fn op_zoo(wave: u32) -> Kernel {
     b.finish()
 }
 
-/// The example kernels (kernel, wave) that every arch must compile without scratch or spills.
+/// Lanes in a workgroup of the workgroup-wide examples.
+pub const WORKGROUP_LANES: u32 = 256;
+
+/// The example kernels of `kiln_ir::examples` that every arch must compile without scratch or
+/// spills: `wave_sum`, `workgroup_sum` and `argmax_row` (256 lanes), `tsum_tokens` (P = T = 8).
 pub fn examples(wave: u32) -> Vec<Kernel> {
-    vec![wave_sum(wave), workgroup_sum(wave), argmax_row(wave), tsum_tokens(wave, 8)]
+    vec![
+        examples::wave_sum(wave),
+        examples::workgroup_sum(wave, WORKGROUP_LANES),
+        examples::argmax_row(wave, WORKGROUP_LANES),
+        examples::tsum_tokens(wave, 8, 8),
+    ]
 }
 
 /// Looks a test kernel up by the name a case file uses. `variant` picks the knob:
-/// `workgroup_sum` / `all` (full barrier), `tsum_tokens` / `p4`, `shuffle_xor` / `m16`.
+/// `workgroup_sum` / `all` or `lds` (the small one-row version with that barrier), `tsum_tokens` / `p4`, `shuffle_xor` / `m16`.
 pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
     let knob = |prefix: &str| variant.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok());
     Some(match name {
-        "wave_sum" => wave_sum(wave),
+        "wave_sum" => examples::wave_sum(wave),
         "workgroup_sum" if variant == "all" => workgroup_sum_with(wave, BarrierKind::All),
-        "workgroup_sum" => workgroup_sum(wave),
-        "argmax_row" => argmax_row(wave),
-        "tsum_tokens" => tsum_tokens(wave, knob("p").unwrap_or(8)),
+        "workgroup_sum" if variant == "lds" => workgroup_sum_with(wave, BarrierKind::Lds),
+        "workgroup_sum" => examples::workgroup_sum(wave, WORKGROUP_LANES),
+        "argmax_row" => examples::argmax_row(wave, WORKGROUP_LANES),
+        "tsum_tokens" => {
+            let p = knob("p").unwrap_or(8);
+            examples::tsum_tokens(wave, p, p)
+        }
         "shuffle_xor" => shuffle_xor(wave, knob("m")?),
         "op_zoo" => op_zoo(wave),
         _ => return None,

@@ -112,7 +112,7 @@ fn example_kernels_on_every_arch() {
 
 #[test]
 fn wave64_where_the_target_allows_it_only() {
-    let k = kernels::wave_sum(64);
+    let k = kiln_ir::examples::wave_sum(64);
     let e = compile(&k, Target::by_name("sm_90").unwrap(), &Options::default())
         .unwrap_err()
         .to_string();

@@ -81,7 +81,7 @@ impl<'a> Reader<'a> {
             0xc0 => Msg::Nil,
             0xc2 => Msg::Bool(false),
             0xc3 => Msg::Bool(true),
-            0xc4 | 0xc5 | 0xc6 => {
+            0xc4..=0xc6 => {
                 let n = self.uint(1 << (t - 0xc4))? as usize;
                 Msg::Bin(self.take(n)?.to_vec())
             }
