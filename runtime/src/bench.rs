@@ -1,1 +1,251 @@
-//! Launch-cost measurements.
+//! Launch-cost measurements, for `kiln bench` on a GPU: the cost of one eager launch and of one
+//! node of a replayed graph, in microseconds, timed with device events (`cuEventRecord` /
+//! `cuEventElapsedTime` on cuda; the host clock on the cpu device).
+//!
+//! [`trivial_package`] gives a kernel that does almost nothing (lane 0 stores a scalar), so what
+//! is measured is the launch path itself; [`eager_us_per_launch`] and [`graph_us_per_node`] time
+//! any kernel or graph of a loaded package.
+
+use crate::device::{DeviceError, DeviceKind};
+use crate::graph::{DecodeGraph, NodeArgs};
+use crate::launch::Args;
+use crate::{Device, Package, Runtime, RuntimeError, Scalar};
+use kiln_ir::package::{Abi, Manifest, ObjectEntry, ObjectFormat, Resources, Toolchain};
+use kiln_ir::{Access, KernelBuilder, ScalarType, ShapeExpr};
+use std::collections::BTreeMap;
+
+/// The trivial kernel's name.
+pub const TRIVIAL: &str = "kiln_touch";
+
+const TRIVIAL_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry kiln_touch(.param .u64 p_out, .param .u32 p_v)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [p_out];
+    ld.param.u32 %r2, [p_v];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r2;
+DONE:
+    ret;
+}
+"#;
+
+/// A package holding [`TRIVIAL`] (`out[0] = v` by lane 0 of one 32-lane workgroup) for the
+/// device: PTX for its arch on cuda, the IR on the cpu device. HIP has no built-in trivial
+/// kernel (an HSACO needs LLVM): time a kernel of a built package there.
+pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
+    let mut b = KernelBuilder::new(TRIVIAL, 32);
+    let out = b.buffer_with_len("out", ScalarType::U32, Access::Write, ShapeExpr::constant(1));
+    let v = b.scalar_param("v", ScalarType::U32);
+    let lane = b.local_id();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| {
+        let x = b.arg(v);
+        b.store(out, zero, x);
+    });
+    let ir = b.finish();
+    let (arch, format, bytes) = match device.kind() {
+        DeviceKind::Cpu => ("gfx1100".to_string(), ObjectFormat::Hsaco, b"ir only".to_vec()),
+        DeviceKind::Cuda => {
+            let arch = device.arch().unwrap_or_default();
+            let ptx = TRIVIAL_PTX.replace("{target}", &arch);
+            (arch, ObjectFormat::Ptx, ptx.into_bytes())
+        }
+        DeviceKind::Hip => {
+            return Err(DeviceError::Unavailable {
+                kind: DeviceKind::Hip,
+                reason: "no built-in trivial kernel for hip (an HSACO needs LLVM); time a kernel \
+                         of a built package with eager_us_per_launch / graph_us_per_node"
+                    .into(),
+            }
+            .into())
+        }
+    };
+    let entry = ObjectEntry {
+        kernel: TRIVIAL.into(),
+        variant: "baseline".into(),
+        symbol: TRIVIAL.into(),
+        consts: ir.consts.clone(),
+        arch: arch.clone(),
+        target_id: arch.clone(),
+        wave_size: 32,
+        workgroup_size: ir.workgroup_size,
+        grid: ir.grid.clone(),
+        abi: Abi::of(&ir),
+        resources: Resources { wave_size: 32, source: "built in".into(), ..Resources::default() },
+        occupancy: None,
+        ir_hash: ir.content_hash(),
+        ir_file: "kiln_touch.ir.ron".into(),
+        file: "kiln_touch.obj".into(),
+        format,
+        content_hash: blake3::hash(&bytes).to_hex().to_string(),
+    };
+    let files = BTreeMap::from([
+        ("kiln_touch.obj".to_string(), bytes),
+        ("kiln_touch.ir.ron".to_string(), ir.to_ron().into_bytes()),
+    ]);
+    let manifest = Manifest {
+        format: kiln_ir::package::MANIFEST_FORMAT,
+        toolchain: Toolchain { kiln: env!("CARGO_PKG_VERSION").into(), llvm: "none".into() },
+        objects: vec![entry],
+        routes: vec![],
+    };
+    Package::from_memory(manifest, &files)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Times `launches` eager launches of `kernel` between two device events; the median over
+/// `samples` runs, in microseconds per launch (after one warm-up launch).
+pub fn eager_us_per_launch(
+    rt: &Runtime,
+    kernel: &str,
+    args: &Args<'_>,
+    launches: usize,
+    samples: usize,
+) -> Result<f64, RuntimeError> {
+    let launches = launches.max(1);
+    rt.launch(kernel, args)?;
+    rt.synchronize()?;
+    let mut out = vec![];
+    for _ in 0..samples.max(1) {
+        let start = rt.device().record_event()?;
+        for _ in 0..launches {
+            rt.launch(kernel, args)?;
+        }
+        let end = rt.device().record_event()?;
+        out.push(start.elapsed_ms(&end)? * 1e3 / launches as f64);
+    }
+    Ok(median(out))
+}
+
+/// Captures `graph`, replays it once to warm up, then times `replays` replays between two
+/// device events; the median over `samples` runs, in microseconds per node. With `update`, the
+/// variable it names is set to a new value before every replay (`update.1(i)` for replay `i`),
+/// so the per-node cost includes rewriting the scalar arguments of the captured nodes.
+pub fn graph_us_per_node(
+    rt: &Runtime,
+    graph: &DecodeGraph,
+    replays: usize,
+    samples: usize,
+    update: Option<(&str, &dyn Fn(usize) -> Scalar)>,
+) -> Result<f64, RuntimeError> {
+    let replays = replays.max(1);
+    let mut cap = graph.capture(rt)?;
+    cap.replay()?;
+    rt.synchronize()?;
+    let nodes = cap.len().max(1);
+    let mut out = vec![];
+    let mut i = 0;
+    for _ in 0..samples.max(1) {
+        let start = rt.device().record_event()?;
+        for _ in 0..replays {
+            if let Some((var, f)) = update {
+                cap.set_var(var, f(i))?;
+                i += 1;
+            }
+            cap.replay()?;
+        }
+        let end = rt.device().record_event()?;
+        out.push(start.elapsed_ms(&end)? * 1e3 / (replays * nodes) as f64);
+    }
+    Ok(median(out))
+}
+
+/// The launch costs of the trivial kernel on a device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchCost {
+    /// The device.
+    pub device: String,
+    /// Nodes per graph (and launches per eager sample).
+    pub nodes: usize,
+    /// Replays per sample.
+    pub replays: usize,
+    /// One eager launch, us.
+    pub eager_us_per_node: f64,
+    /// One node of a replayed graph with the same arguments, us.
+    pub graph_us_per_node: f64,
+    /// One node of a replayed graph whose scalar argument changes every replay, us.
+    pub graph_update_us_per_node: f64,
+}
+
+/// Measures [`LaunchCost`] with the trivial kernel: `nodes` eager launches against a graph of
+/// `nodes` trivial nodes replayed `replays` times (median of 5 samples each).
+pub fn launch_cost(
+    device: &Device,
+    nodes: usize,
+    replays: usize,
+) -> Result<LaunchCost, RuntimeError> {
+    let pkg = trivial_package(device)?;
+    let rt = Runtime::load_with(device, &pkg, crate::Overrides::none())?;
+    let out = device.alloc(ScalarType::U32, 1)?;
+    let eager = eager_us_per_launch(
+        &rt,
+        TRIVIAL,
+        &Args::new().buffer("out", &out).scalar("v", 1u32),
+        nodes,
+        5,
+    )?;
+    let mut g = DecodeGraph::new();
+    g.add_buffer("out", out.clone())?;
+    g.set_var("v", 1u32);
+    for _ in 0..nodes.max(1) {
+        g.add_node(&rt, TRIVIAL, NodeArgs::new().buffer("out", "out").var("v", "v"))?;
+    }
+    let fixed = graph_us_per_node(&rt, &g, replays, 5, None)?;
+    let next = |i: usize| Scalar::from(i as u32 + 2);
+    let updated = graph_us_per_node(&rt, &g, replays, 5, Some(("v", &next)))?;
+    Ok(LaunchCost {
+        device: device.name(),
+        nodes: nodes.max(1),
+        replays: replays.max(1),
+        eager_us_per_node: eager,
+        graph_us_per_node: fixed,
+        graph_update_us_per_node: updated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::testgen;
+
+    fn measures_launch_cost(dev: &Device) {
+        if dev.kind() == DeviceKind::Hip {
+            eprintln!("skipping: no built-in trivial kernel for hip");
+            return;
+        }
+        let c = launch_cost(dev, 8, 4).unwrap();
+        eprintln!("{c:?}");
+        for v in [c.eager_us_per_node, c.graph_us_per_node, c.graph_update_us_per_node] {
+            assert!(v.is_finite() && v > 0.0, "{c:?}");
+        }
+        // The last replay wrote the last value: the updates reached the device.
+        let pkg = trivial_package(dev).unwrap();
+        let rt = Runtime::load_with(dev, &pkg, crate::Overrides::none()).unwrap();
+        let out = dev.alloc(ScalarType::U32, 1).unwrap();
+        let mut g = DecodeGraph::new();
+        g.add_buffer("out", out.clone()).unwrap();
+        g.set_var("v", 3u32);
+        g.add_node(&rt, TRIVIAL, NodeArgs::new().buffer("out", "out").var("v", "v")).unwrap();
+        let mut cap = g.capture(&rt).unwrap();
+        let x: u32 = rand::random();
+        cap.set_var("v", x).unwrap();
+        cap.replay().unwrap();
+        assert_eq!(out.read::<u32>().unwrap(), vec![x]);
+    }
+
+    testgen!(measures_launch_cost);
+}

@@ -275,9 +275,30 @@ impl DecodeGraph {
         &self.graph
     }
 
-    /// A topological order of the nodes.
+    /// A topological order of the hazard edges; among nodes free to go, the one added first
+    /// goes first (Kahn's algorithm with a min-heap), so the order is deterministic and equals
+    /// the order of addition whenever the hazards allow it.
     pub fn order(&self) -> Result<Vec<NodeIndex>, GraphError> {
-        petgraph::algo::toposort(&self.graph, None).map_err(|c| GraphError::Cycle(c.node_id().index()))
+        use std::cmp::Reverse;
+        let g = &self.graph;
+        let mut indegree: Vec<usize> =
+            g.node_indices().map(|i| g.neighbors_directed(i, petgraph::Incoming).count()).collect();
+        let mut ready: std::collections::BinaryHeap<Reverse<NodeIndex>> =
+            g.node_indices().filter(|i| indegree[i.index()] == 0).map(Reverse).collect();
+        let mut out = Vec::with_capacity(g.node_count());
+        while let Some(Reverse(i)) = ready.pop() {
+            out.push(i);
+            for j in g.neighbors_directed(i, petgraph::Outgoing) {
+                indegree[j.index()] -= 1;
+                if indegree[j.index()] == 0 {
+                    ready.push(Reverse(j));
+                }
+            }
+        }
+        match g.node_indices().find(|i| indegree[i.index()] > 0) {
+            Some(i) => Err(GraphError::Cycle(i.index())),
+            None => Ok(out),
+        }
     }
 
     fn prepare(
@@ -286,7 +307,10 @@ impl DecodeGraph {
         order: &[NodeIndex],
         vars: &BTreeMap<String, Scalar>,
     ) -> Result<Vec<PreparedLaunch>, RuntimeError> {
-        order.iter().map(|&i| prepare_node(rt, &self.buffers, vars, i.index(), &self.graph[i])).collect()
+        order
+            .iter()
+            .map(|&i| prepare_node(rt, &self.buffers, vars, i.index(), &self.graph[i]))
+            .collect()
     }
 
     /// Runs every node once, in topological order, on the device's stream.
@@ -432,5 +456,132 @@ impl CapturedGraph<'_> {
             self.replay()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{self, testgen};
+    use crate::{Device, Overrides};
+    use kiln_ir::ScalarType;
+    use rand::Rng;
+
+    const STEPS: u32 = 100;
+    const LEN: usize = (STEPS as usize + 1) * 32;
+
+    struct Data {
+        a: Vec<f32>,
+        b: Vec<f32>,
+        c: Vec<u32>,
+    }
+
+    fn random_data() -> Data {
+        let mut r = rand::thread_rng();
+        Data {
+            a: (0..LEN).map(|_| r.gen_range(-1.0f32..1.0)).collect(),
+            b: (0..LEN).map(|_| r.gen_range(-1.0f32..1.0)).collect(),
+            c: (0..STEPS as usize + 1).map(|_| r.gen()).collect(),
+        }
+    }
+
+    /// The chain on the host, step by step, with the same roundings (one per operation).
+    fn reference(d: &Data) -> Data {
+        let (mut a, mut b, mut c) = (d.a.clone(), d.b.clone(), d.c.clone());
+        for pos in 1..=STEPS as usize {
+            for l in 0..32 {
+                a[pos * 32 + l] = b[(pos - 1) * 32 + l] * 1.5 + (pos + l) as f32;
+            }
+            for l in 0..32 {
+                b[pos * 32 + l] = a[pos * 32 + l] + b[(pos - 1) * 32 + (l ^ 1)];
+            }
+            c[pos] = c[pos - 1].wrapping_mul(31).wrapping_add(a[pos * 32].to_bits());
+        }
+        Data { a, b, c }
+    }
+
+    fn graph(rt: &Runtime, d: &Data) -> DecodeGraph {
+        let dev = rt.device();
+        let mut g = DecodeGraph::new();
+        g.add_buffer("a", dev.upload(&d.a).unwrap()).unwrap();
+        g.add_buffer("b", dev.upload(&d.b).unwrap()).unwrap();
+        g.add_buffer("c", dev.upload(&d.c).unwrap()).unwrap();
+        let pos = || NodeArgs::new().var("pos", "pos");
+        g.add_node(rt, "mix", pos().buffer("a", "a").buffer("b", "b")).unwrap();
+        g.add_node(rt, "acc", pos().buffer("a", "a").buffer("b", "b")).unwrap();
+        g.add_node(rt, "count", pos().buffer("a", "a").buffer("c", "c")).unwrap();
+        g
+    }
+
+    fn bits(g: &DecodeGraph) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let r = |n: &str| g.buffer(n).unwrap().read_bytes().unwrap();
+        (r("a"), r("b"), r("c"))
+    }
+
+    fn replay_equals_eager_bitwise(dev: &Device) {
+        let kernels = [testing::mix(), testing::acc(), testing::count()];
+        let Some((_d, pkg)) = testing::package_for(dev, &kernels) else { return };
+        let rt = Runtime::load_with(dev, &pkg, Overrides::none()).unwrap();
+        let data = random_data();
+
+        let mut eager = graph(&rt, &data);
+        let order: Vec<String> =
+            eager.order().unwrap().iter().map(|&i| eager.petgraph()[i].kernel.clone()).collect();
+        assert_eq!(order, ["mix", "acc", "count"]);
+        let hz: Vec<String> = eager
+            .hazards()
+            .iter()
+            .map(|(a, b, h)| format!("{}->{} {h}", a.index(), b.index()))
+            .collect();
+        assert_eq!(hz, ["0->1 RAW on a", "0->1 WAR on b", "0->2 RAW on a"]);
+        for pos in 1..=STEPS {
+            eager.set_var("pos", pos);
+            eager.run(&rt).unwrap();
+        }
+
+        let mut g = graph(&rt, &data);
+        g.set_var("pos", 1u32);
+        let mut cap = g.capture(&rt).unwrap();
+        assert_eq!(cap.len(), 3);
+        for pos in 1..=STEPS {
+            cap.set_var("pos", pos).unwrap();
+            cap.replay().unwrap();
+        }
+        assert_eq!(bits(&g), bits(&eager), "graph replay differs from the eager run");
+
+        let want = reference(&data);
+        let (a, b, c) = bits(&g);
+        assert_eq!(a, crate::value::to_bytes(&want.a));
+        assert_eq!(b, crate::value::to_bytes(&want.b));
+        assert_eq!(c, crate::value::to_bytes(&want.c));
+
+        // A replay is checked like a launch: a position past the buffers replays nothing.
+        cap.set_var("pos", STEPS + 1).unwrap();
+        let e = cap.replay().unwrap_err();
+        assert!(e.to_string().contains("buffer `a` has 3232 elements, needs at least 3264"), "{e}");
+        assert_eq!(bits(&g), (a, b, c));
+        assert!(cap.set_var("nope", 1u32).is_err());
+    }
+
+    testgen!(replay_equals_eager_bitwise);
+
+    #[test]
+    fn unset_variables_and_unknown_buffers_are_errors() {
+        let dev = Device::cpu(Default::default());
+        let (_d, pkg) = testing::package_for(&dev, &[testing::mix()]).unwrap();
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let mut g = DecodeGraph::new();
+        g.add_buffer("a", dev.alloc(ScalarType::F32, 64).unwrap()).unwrap();
+        assert!(g.add_buffer("a", dev.alloc(ScalarType::F32, 1).unwrap()).is_err());
+        let e =
+            g.add_node(&rt, "mix", NodeArgs::new().buffer("a", "a").buffer("b", "zz")).unwrap_err();
+        assert!(e.to_string().contains("no buffer `zz` in the graph"), "{e}");
+        g.add_buffer("b", dev.alloc(ScalarType::F32, 64).unwrap()).unwrap();
+        let e = g.add_node(&rt, "mix", NodeArgs::new().buffer("pos", "a")).unwrap_err();
+        assert!(e.to_string().contains("`pos` is not a buffer parameter"), "{e}");
+        g.add_node(&rt, "mix", NodeArgs::new().buffer("a", "a").buffer("b", "b").var("pos", "pos"))
+            .unwrap();
+        let e = g.run(&rt).unwrap_err();
+        assert!(e.to_string().contains("variable `pos` (for `pos`) has no value"), "{e}");
     }
 }

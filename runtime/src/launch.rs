@@ -246,7 +246,8 @@ impl Runtime {
         let arch = resolve_arch(device, package)?;
         let mut kernels: BTreeMap<String, KernelSlot> = BTreeMap::new();
         for k in package.kernels() {
-            let router = Router::new(package.routes(k).expect("a kernel of the package has routes"));
+            let router =
+                Router::new(package.routes(k).expect("a kernel of the package has routes"));
             kernels.insert(k.to_string(), KernelSlot { router, variants: BTreeMap::new() });
         }
         let mut any = false;
@@ -264,11 +265,12 @@ impl Runtime {
             slot.variants.insert(obj.entry.variant.clone(), Arc::new(lk));
         }
         if !any {
-            return Err(LoadError::NoObjectsForArch {
-                arch,
-                available: package.archs().into_iter().map(String::from).collect(),
-            }
-            .into());
+            let available = package
+                .objects()
+                .iter()
+                .map(|o| format!("{}/{} for {}", o.entry.kernel, o.entry.variant, o.entry.arch))
+                .collect();
+            return Err(LoadError::NoObjectsForArch { arch, available }.into());
         }
         Ok(Runtime { device: device.clone(), arch, kernels, overrides })
     }
@@ -300,7 +302,10 @@ impl Runtime {
 
     /// The variants of `kernel` built for this arch.
     pub fn variants(&self, kernel: &str) -> Vec<&str> {
-        self.kernels.get(kernel).map(|s| s.variants.keys().map(String::as_str).collect()).unwrap_or_default()
+        self.kernels
+            .get(kernel)
+            .map(|s| s.variants.keys().map(String::as_str).collect())
+            .unwrap_or_default()
     }
 
     /// The manifest entry of `kernel`/`variant` for this arch.
@@ -390,7 +395,10 @@ impl Runtime {
 
     /// The union of what the variants built for this arch do to each buffer parameter, for
     /// hazards: `(reads, writes)` by parameter name.
-    pub(crate) fn access(&self, kernel: &str) -> Result<BTreeMap<String, (bool, bool)>, RuntimeError> {
+    pub(crate) fn access(
+        &self,
+        kernel: &str,
+    ) -> Result<BTreeMap<String, (bool, bool)>, RuntimeError> {
         let slot = self.slot(kernel)?;
         if slot.variants.is_empty() {
             return Err(crate::route::RouteError::NoObject {
@@ -417,15 +425,15 @@ impl Runtime {
 fn resolve_arch(device: &Device, package: &Package) -> Result<String, LoadError> {
     if let Some(a) = device.arch() {
         if device.kind() == DeviceKind::Cpu {
-            Target::by_name(&a).map_err(|source| LoadError::UnknownArch { arch: a.clone(), source })?;
+            Target::by_name(&a)
+                .map_err(|source| LoadError::UnknownArch { arch: a.clone(), source })?;
         }
         return Ok(a);
     }
     // The cpu device without an arch: the first wave-32 arch of the package, else its first.
     let archs = package.archs();
-    let wave32 = archs
-        .iter()
-        .find(|a| Target::by_name(a).map(|t| t.default_wave() == 32).unwrap_or(false));
+    let wave32 =
+        archs.iter().find(|a| Target::by_name(a).map(|t| t.default_wave() == 32).unwrap_or(false));
     match wave32.or(archs.first()) {
         Some(a) => Ok(a.to_string()),
         None => Err(LoadError::NoObjectsForArch { arch: "any arch".into(), available: vec![] }),
@@ -434,8 +442,11 @@ fn resolve_arch(device: &Device, package: &Package) -> Result<String, LoadError>
 
 /// `ceil(rows*cols/32)+1`, with the ABI's parameter names.
 pub(crate) fn shape_text(e: &ShapeExpr, abi: &Abi) -> String {
-    let mut s: Vec<String> =
-        e.factors.iter().map(|p| abi.params.get(p.index()).map(|p| p.name.clone()).unwrap_or(format!("{p}"))).collect();
+    let mut s: Vec<String> = e
+        .factors
+        .iter()
+        .map(|p| abi.params.get(p.index()).map(|p| p.name.clone()).unwrap_or(format!("{p}")))
+        .collect();
     if e.num != 1 || s.is_empty() {
         s.push(e.num.to_string());
     }
@@ -473,20 +484,27 @@ fn eval_shape(
             .copied()
             .flatten()
             .ok_or_else(|| bad(format!("`{}` is not a scalar parameter", p.name)))?;
-        let n = v.as_shape().ok_or_else(|| {
-            bad(format!("{}={v} is not a non-negative integer", p.name))
-        })?;
+        let n = v
+            .as_shape()
+            .ok_or_else(|| bad(format!("{}={v} is not a non-negative integer", p.name)))?;
         values.push(format!("{}={v}", p.name));
         product = product.checked_mul(n).ok_or_else(|| bad("overflows u64".into()))?;
     }
     let scaled = product.checked_mul(e.num).ok_or_else(|| bad("overflows u64".into()))?;
-    let v = scaled.div_ceil(e.den.max(1)).checked_add(e.add).ok_or_else(|| bad("overflows u64".into()))?;
+    let v = scaled
+        .div_ceil(e.den.max(1))
+        .checked_add(e.add)
+        .ok_or_else(|| bad("overflows u64".into()))?;
     let values = if values.is_empty() { "no scalars".to_string() } else { values.join(", ") };
     Ok((v, values))
 }
 
 /// Checks the arguments against the object's ABI and builds the launch.
-fn bind(device: &Device, lk: &Arc<LoadedKernel>, args: &Args<'_>) -> Result<PreparedLaunch, RuntimeError> {
+fn bind(
+    device: &Device,
+    lk: &Arc<LoadedKernel>,
+    args: &Args<'_>,
+) -> Result<PreparedLaunch, RuntimeError> {
     let e = &lk.object.entry;
     let who = format!("{}/{}", e.kernel, e.variant);
     let abi = &e.abi;
@@ -513,7 +531,9 @@ fn bind(device: &Device, lk: &Arc<LoadedKernel>, args: &Args<'_>) -> Result<Prep
         let given = args.get(&p.name);
         if p.workspace {
             if given.is_some() {
-                return Err(LaunchError::WorkspaceGiven { kernel: who, param: p.name.clone() }.into());
+                return Err(
+                    LaunchError::WorkspaceGiven { kernel: who, param: p.name.clone() }.into()
+                );
             }
             continue;
         }
@@ -522,7 +542,9 @@ fn bind(device: &Device, lk: &Arc<LoadedKernel>, args: &Args<'_>) -> Result<Prep
             ParamKind::Scalar(t) => format!("a {t} scalar"),
         };
         let Some(given) = given else {
-            return Err(LaunchError::MissingArg { kernel: who, param: p.name.clone(), expected }.into());
+            return Err(
+                LaunchError::MissingArg { kernel: who, param: p.name.clone(), expected }.into()
+            );
         };
         let wrong = |found: String| LaunchError::WrongType {
             kernel: who.clone(),
@@ -624,4 +646,266 @@ fn bind(device: &Device, lk: &Arc<LoadedKernel>, args: &Args<'_>) -> Result<Prep
         block: e.workgroup_size,
         args: out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{self, testgen, PackageDir};
+    use crate::{CpuOptions, DeviceError, Overrides};
+    use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
+    use kiln_ir::ScalarType;
+    use rand::Rng;
+
+    fn runtime(
+        dev: &Device,
+        kernels: &[testing::TestKernel],
+    ) -> Option<(tempfile::TempDir, Runtime)> {
+        let (dir, pkg) = testing::package_for(dev, kernels)?;
+        Some((dir, Runtime::load_with(dev, &pkg, Overrides::none()).unwrap()))
+    }
+
+    fn random_f32(n: usize) -> Vec<f32> {
+        let mut r = rand::thread_rng();
+        (0..n).map(|_| r.gen_range(-100.0f32..100.0)).collect()
+    }
+
+    fn launches_with_grid_from_the_rule(dev: &Device) {
+        let Some((_d, rt)) = runtime(dev, &[testing::scale()]) else { return };
+        let mut r = rand::thread_rng();
+        for _ in 0..3 {
+            let n: u32 = r.gen_range(1..2000);
+            let s: f32 = r.gen_range(-4.0..4.0);
+            let xs = random_f32(n as usize);
+            let x = dev.upload(&xs).unwrap();
+            let out = dev.alloc(ScalarType::F32, n as usize).unwrap();
+            let args =
+                Args::new().buffer("x", &x).buffer("out", &out).scalar("n", n).scalar("s", s);
+            let l = rt.launch("scale", &args).unwrap();
+            assert_eq!(l, Launched { variant: "baseline".into(), grid: [n.div_ceil(32), 1, 1] });
+            let got = out.read::<f32>().unwrap();
+            let want: Vec<f32> = xs.iter().map(|v| v * s).collect();
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    fn refused_launches_issue_nothing(dev: &Device) {
+        let Some((_d, rt)) = runtime(dev, &[testing::scale()]) else { return };
+        let n = 100u32;
+        let x = dev.upload(&random_f32(n as usize)).unwrap();
+        let sentinel = random_f32(n as usize);
+        let out = dev.upload(&sentinel).unwrap();
+        let short = dev.alloc(ScalarType::F32, n as usize - 1).unwrap();
+        let halves = dev.alloc(ScalarType::F16, n as usize).unwrap();
+        let good =
+            || Args::new().buffer("x", &x).buffer("out", &out).scalar("n", n).scalar("s", 2.0f32);
+        let cases: Vec<(Args<'_>, &str)> = vec![
+            (
+                Args::new()
+                    .buffer("x", &halves)
+                    .buffer("out", &out)
+                    .scalar("n", n)
+                    .scalar("s", 2.0f32),
+                "scale/baseline: argument `x`: expected a f32 buffer, found a f16 buffer",
+            ),
+            (
+                Args::new()
+                    .buffer("x", &short)
+                    .buffer("out", &out)
+                    .scalar("n", n)
+                    .scalar("s", 2.0f32),
+                "scale/baseline: buffer `x` has 99 elements, needs at least 100 (n with n=100)",
+            ),
+            (
+                Args::new().buffer("x", &x).buffer("out", &out).scalar("n", n),
+                "scale/baseline: missing argument `s` (expected a f32 scalar)",
+            ),
+            (
+                good().scalar("extra", 1u32),
+                "scale/baseline: no parameter `extra`; parameters: x: f32",
+            ),
+            (
+                Args::new()
+                    .buffer("x", &x)
+                    .buffer("out", &out)
+                    .scalar("n", n as i32)
+                    .scalar("s", 2.0f32),
+                "scale/baseline: argument `n`: expected a u32 scalar, found a i32 scalar (100i32)",
+            ),
+            (
+                Args::new()
+                    .buffer("x", &x)
+                    .scalar("out", 1.0f32)
+                    .scalar("n", n)
+                    .scalar("s", 2.0f32),
+                "argument `out`: expected a f32 buffer, found a scalar (1f32)",
+            ),
+            (good().scalar("n", n), "scale/baseline: argument `n` given twice"),
+            (
+                Args::new()
+                    .buffer("x", &x)
+                    .buffer("out", &out)
+                    .scalar("n", 0u32)
+                    .scalar("s", 2.0f32),
+                "scale/baseline: grid [0, 1, 1] (ceil(n/32), 1, 1) cannot launch",
+            ),
+        ];
+        for (args, want) in cases {
+            let e = rt.launch("scale", &args).unwrap_err();
+            assert!(matches!(e, RuntimeError::Launch(_)), "{e}");
+            assert!(e.to_string().contains(want), "got: {e}\nwant: {want}");
+        }
+        // A buffer of another device.
+        let other = Device::cpu(CpuOptions::default());
+        let foreign = other.upload(&random_f32(n as usize)).unwrap();
+        let e = rt
+            .launch(
+                "scale",
+                &Args::new()
+                    .buffer("x", &foreign)
+                    .buffer("out", &out)
+                    .scalar("n", n)
+                    .scalar("s", 2.0f32),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("buffer `x` lives on Device(cpu"), "{e}");
+        let e = rt.launch("nope", &good()).unwrap_err();
+        assert_eq!(e.to_string(), "no kernel `nope` in the package; kernels: scale");
+        rt.synchronize().unwrap();
+        assert_eq!(out.read::<f32>().unwrap(), sentinel, "a refused launch wrote the output");
+    }
+
+    fn workspaces_are_runtime_owned_and_zeroed(dev: &Device) {
+        let Some((_d, rt)) = runtime(dev, &[testing::ws_count()]) else { return };
+        let out = dev.alloc(ScalarType::U32, 1).unwrap();
+        for _ in 0..3 {
+            let n: u32 = rand::random();
+            rt.launch("ws_count", &Args::new().buffer("out", &out).scalar("n", n)).unwrap();
+            assert_eq!(out.read::<u32>().unwrap(), vec![n]);
+        }
+        let ws = dev.alloc(ScalarType::U32, 1).unwrap();
+        let e = rt
+            .launch(
+                "ws_count",
+                &Args::new().buffer("out", &out).scalar("n", 1u32).buffer("ws", &ws),
+            )
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("`ws` is a workspace buffer: the runtime allocates it"),
+            "{e}"
+        );
+    }
+
+    testgen!(
+        launches_with_grid_from_the_rule,
+        refused_launches_issue_nothing,
+        workspaces_are_runtime_owned_and_zeroed
+    );
+
+    /// Variants and routes on the cpu device: `fast` is built for gfx1100 only and admitted for
+    /// n <= 100; the baseline exists for gfx906 only.
+    fn routed() -> (tempfile::TempDir, Package) {
+        let k = testing::scale().ir;
+        let mut p = PackageDir::new();
+        p.add_fake(&k, "fast", "gfx1100");
+        p.add_fake(&k, "baseline", "gfx906");
+        p.routes.push(KernelRoutes {
+            kernel: "scale".into(),
+            baseline: "baseline".into(),
+            variants: vec![VariantRoute {
+                variant: "fast".into(),
+                admit: Admission { archs: vec![], shapes: vec![("n".into(), 1, 100)] },
+            }],
+        });
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        (dir, pkg)
+    }
+
+    #[test]
+    fn missing_object_without_admitted_fallback_is_a_hard_error() {
+        let (_d, pkg) = routed();
+        let dev = Device::cpu(CpuOptions::arch("gfx1100"));
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let xs = random_f32(300);
+        let x = dev.upload(&xs).unwrap();
+        let out = dev.alloc(ScalarType::F32, 300).unwrap();
+        let args = |n: u32| {
+            Args::new().buffer("x", &x).buffer("out", &out).scalar("n", n).scalar("s", 3.0f32)
+        };
+
+        assert_eq!(rt.launch("scale", &args(50)).unwrap().variant, "fast");
+        let e = rt.launch("scale", &args(300)).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RuntimeError::Route(crate::RouteError::NoObject { .. })), "{text}");
+        assert!(text.contains("scale on gfx1100: no variant admitted and no baseline"), "{text}");
+        assert!(text.contains("fast: not taken: n=300 outside 1..=100"), "{text}");
+        assert!(text.contains("baseline: not built for gfx1100"), "{text}");
+        assert_eq!(out.read::<f32>().unwrap()[50..], vec![0.0; 250][..], "nothing ran for n=300");
+
+        let d = rt.explain("scale", &args(300)).unwrap();
+        assert!(d.chosen().is_err());
+
+        // Forcing a variant that is not built for the arch is an error too.
+        let mut o = Overrides::none();
+        o.set("scale", "baseline");
+        let rt = Runtime::load_with(&dev, &pkg, o).unwrap();
+        let e = rt.launch("scale", &args(50)).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "KILN_ROUTE_SCALE=baseline: scale has no variant `baseline` built for gfx1100"
+            ),
+            "{e}"
+        );
+
+        // The cpu device picks the first wave-32 arch present: gfx1100 here.
+        let rt = Runtime::load_with(&Device::cpu(CpuOptions::default()), &pkg, Overrides::none())
+            .unwrap();
+        assert_eq!(rt.arch(), "gfx1100");
+    }
+
+    #[test]
+    fn forced_route_and_explain() {
+        let (_d, pkg) = routed();
+        let dev = Device::cpu(CpuOptions::arch("gfx1100"));
+        let mut o = Overrides::none();
+        o.set("scale", "fast");
+        let rt = Runtime::load_with(&dev, &pkg, o).unwrap();
+        let x = dev.upload(&random_f32(300)).unwrap();
+        let out = dev.alloc(ScalarType::F32, 300).unwrap();
+        let args =
+            Args::new().buffer("x", &x).buffer("out", &out).scalar("n", 300u32).scalar("s", 3.0f32);
+        let d = rt.explain("scale", &args).unwrap();
+        assert_eq!(d.chosen(), Ok("fast"));
+        assert!(d.explain().contains("fast: forced by KILN_ROUTE_SCALE=fast"), "{d}");
+        assert_eq!(rt.launch("scale", &args).unwrap().variant, "fast");
+        assert_eq!(rt.launch_variant("scale", "fast", &args).unwrap().grid, [10, 1, 1]);
+        let e = rt.launch_variant("scale", "baseline", &args).unwrap_err();
+        assert!(
+            e.to_string().contains("no variant `baseline` built for gfx1100; built: fast"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_cpu_device_refuses_aliased_buffers() {
+        let dev = Device::cpu(CpuOptions::default());
+        let Some((_d, rt)) = runtime(&dev, &[testing::scale()]) else { return };
+        let x = dev.upload(&random_f32(64)).unwrap();
+        let e = rt
+            .launch(
+                "scale",
+                &Args::new()
+                    .buffer("x", &x)
+                    .buffer("out", &x)
+                    .scalar("n", 64u32)
+                    .scalar("s", 1.0f32),
+            )
+            .unwrap_err();
+        assert!(matches!(e, RuntimeError::Device(DeviceError::Aliased { .. })), "{e}");
+        assert!(e.to_string().contains("cannot pass one buffer as both `x` and `out`"), "{e}");
+    }
 }

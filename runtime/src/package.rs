@@ -189,7 +189,7 @@ pub enum LoadError {
     NoObjectsForArch {
         /// The device's arch.
         arch: String,
-        /// The archs the package has.
+        /// What the package has (`kernel/variant for arch`).
         available: Vec<String>,
     },
     /// An object built for another arch.
@@ -426,7 +426,11 @@ impl Package {
         }
         let mut variants = self.objects.iter().filter(|o| o.entry.kernel == kernel);
         let first = variants.next()?;
-        let baseline = if self.objects.iter().any(|o| o.entry.kernel == kernel && o.entry.variant == "baseline") {
+        let baseline = if self
+            .objects
+            .iter()
+            .any(|o| o.entry.kernel == kernel && o.entry.variant == "baseline")
+        {
             "baseline".to_string()
         } else {
             first.entry.variant.clone()
@@ -477,7 +481,13 @@ fn check_object(
     let who = || (e.kernel.clone(), e.variant.clone(), e.arch.clone());
     let missing = |file: &str, err: std::io::Error| {
         let (kernel, variant, arch) = who();
-        LoadError::MissingFile { kernel, variant, arch, file: file.to_string(), message: err.to_string() }
+        LoadError::MissingFile {
+            kernel,
+            variant,
+            arch,
+            file: file.to_string(),
+            message: err.to_string(),
+        }
     };
     relative(e, &e.file)?;
     relative(e, &e.ir_file)?;
@@ -500,7 +510,13 @@ fn check_object(
     let ir_text = String::from_utf8_lossy(&ir_bytes);
     let ir = Kernel::from_ron(&ir_text).map_err(|err| {
         let (kernel, variant, arch) = who();
-        LoadError::IrParse { kernel, variant, arch, file: e.ir_file.clone(), message: err.to_string() }
+        LoadError::IrParse {
+            kernel,
+            variant,
+            arch,
+            file: e.ir_file.clone(),
+            message: err.to_string(),
+        }
     })?;
     let found = ir.content_hash();
     if found != e.ir_hash {
@@ -543,7 +559,11 @@ fn check_object(
         LoadError::Inconsistent { kernel, variant, arch, what, expected, found }
     };
     if e.wave_size != ir.wave_size {
-        return Err(inconsistent("wave size (IR vs manifest)", ir.wave_size.to_string(), e.wave_size.to_string()));
+        return Err(inconsistent(
+            "wave size (IR vs manifest)",
+            ir.wave_size.to_string(),
+            e.wave_size.to_string(),
+        ));
     }
     if e.resources.wave_size != e.wave_size {
         return Err(inconsistent(
@@ -560,7 +580,11 @@ fn check_object(
         ));
     }
     if e.grid != ir.grid {
-        return Err(inconsistent("grid rule (IR vs manifest)", format!("{:?}", ir.grid), format!("{:?}", e.grid)));
+        return Err(inconsistent(
+            "grid rule (IR vs manifest)",
+            format!("{:?}", ir.grid),
+            format!("{:?}", e.grid),
+        ));
     }
     if e.symbol.is_empty() {
         return Err(inconsistent("symbol", "a symbol name".into(), "an empty string".into()));
@@ -583,4 +607,206 @@ pub(crate) fn describe_params(abi: &Abi) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{CpuOptions, Device};
+    use crate::testing::{self, PackageDir};
+    use crate::Runtime;
+
+    fn open(p: &PackageDir) -> (tempfile::TempDir, Result<Package, RuntimeError>) {
+        let dir = p.write();
+        let r = Package::open(dir.path());
+        (dir, r)
+    }
+
+    fn load_err(p: &PackageDir, dev: &Device) -> LoadError {
+        let (_dir, pkg) = open(p);
+        match Runtime::load_with(dev, &pkg.unwrap(), crate::Overrides::none()) {
+            Err(RuntimeError::Load(e)) => e,
+            other => panic!("expected a load error, got {other:?}"),
+        }
+    }
+
+    fn one(arch: &str) -> PackageDir {
+        let mut p = PackageDir::new();
+        p.add_fake(&testing::scale().ir, "baseline", arch);
+        p
+    }
+
+    #[test]
+    fn opens_a_good_package() {
+        let (_dir, pkg) = open(&one("gfx1100"));
+        let pkg = pkg.unwrap();
+        assert_eq!(pkg.archs(), ["gfx1100"]);
+        assert_eq!(pkg.kernels(), ["scale"]);
+        assert!(pkg.find("scale", "baseline", "gfx1100").is_some());
+        assert_eq!(pkg.routes("scale").unwrap().baseline, "baseline");
+    }
+
+    #[test]
+    fn refuses_a_flipped_byte_in_an_object() {
+        let p = one("gfx1100");
+        let dir = p.write();
+        let file = dir.path().join(&p.objects[0].file);
+        let mut bytes = std::fs::read(&file).unwrap();
+        let i = rand::random::<usize>() % bytes.len();
+        bytes[i] ^= 1 << (rand::random::<u32>() % 8);
+        std::fs::write(&file, bytes).unwrap();
+        let e = Package::open(dir.path()).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RuntimeError::Load(LoadError::ContentHash { .. })), "{text}");
+        assert!(text.contains("scale/baseline for gfx1100"), "{text}");
+        assert!(text.contains(&format!("expected {}", p.objects[0].content_hash)), "{text}");
+    }
+
+    #[test]
+    fn refuses_an_abi_hash_that_is_not_the_params_hash() {
+        let mut p = one("gfx1100");
+        p.objects[0].abi.hash = "0".repeat(64);
+        let (_d, r) = open(&p);
+        let text = r.unwrap_err().to_string();
+        assert!(text.contains("scale/baseline for gfx1100: ABI mismatch"), "{text}");
+        assert!(text.contains(&format!("found hash {}", "0".repeat(64))), "{text}");
+    }
+
+    #[test]
+    fn refuses_an_abi_that_is_not_the_irs() {
+        // A consistent hash over different parameters: the ABI no longer matches the IR.
+        let mut p = one("gfx1100");
+        let abi = &mut p.objects[0].abi;
+        abi.params[2].kind = kiln_ir::ParamKind::Scalar(kiln_ir::ScalarType::I32);
+        abi.hash = Abi::hash_params(&abi.params);
+        let (_d, r) = open(&p);
+        let text = r.unwrap_err().to_string();
+        assert!(text.contains("ABI mismatch: expected the IR's parameters"), "{text}");
+        assert!(text.contains("n: u32") && text.contains("n: i32"), "{text}");
+    }
+
+    #[test]
+    fn refuses_a_modified_ir_file_and_an_unknown_format() {
+        let p = one("gfx1100");
+        let dir = p.write();
+        let mut k = testing::scale().ir;
+        k.workgroup_size = [64, 1, 1];
+        std::fs::write(dir.path().join(&p.objects[0].ir_file), k.to_ron()).unwrap();
+        let text = Package::open(dir.path()).unwrap_err().to_string();
+        assert!(text.contains("does not match the manifest: ir_hash expected"), "{text}");
+
+        let m = dir.path().join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&m).unwrap().replacen("format: 1", "format: 2", 1);
+        std::fs::write(&m, text).unwrap();
+        let text = Package::open(dir.path()).unwrap_err().to_string();
+        assert!(text.contains("manifest format 2, this runtime reads format 1 only"), "{text}");
+    }
+
+    #[test]
+    fn refuses_paths_outside_and_duplicates() {
+        let mut p = one("gfx1100");
+        p.objects[0].file = "../escape.hsaco".into();
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("leaves the package directory"), "{text}");
+
+        let mut p = one("gfx1100");
+        p.objects.push(p.objects[0].clone());
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("listed twice"), "{text}");
+    }
+
+    #[test]
+    fn refuses_an_object_of_another_arch() {
+        // A gfx1100 object on a gfx1201 device.
+        let dev = Device::cpu(CpuOptions::arch("gfx1201"));
+        let e = load_err(&one("gfx1100"), &dev);
+        let text = e.to_string();
+        assert!(matches!(e, LoadError::NoObjectsForArch { .. }), "{text}");
+        assert!(text.contains("no code object for gfx1201"), "{text}");
+        assert!(text.contains("scale/baseline for gfx1100"), "{text}");
+
+        let (_d, pkg) = open(&one("gfx1100"));
+        let pkg = pkg.unwrap();
+        let Err(e) = dev.load_object(&pkg.objects()[0], "gfx1201") else { panic!("loaded") };
+        assert!(matches!(e, LoadError::WrongArch { .. }));
+        assert_eq!(
+            e.to_string(),
+            "scale/baseline: built for gfx1100, the device is gfx1201; an object loads only on \
+             the exact arch it was built for"
+        );
+    }
+
+    #[test]
+    fn refuses_a_wave_size_the_device_does_not_run() {
+        // gfx906 runs wave 64 only; the object is wave 32.
+        let dev = Device::cpu(CpuOptions::arch("gfx906"));
+        let e = load_err(&one("gfx906"), &dev);
+        assert!(matches!(e, LoadError::WrongWave { found: 32, .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "scale/baseline for gfx906: wave size 32, the device runs waves of 64"
+        );
+    }
+
+    #[test]
+    fn refuses_inconsistent_wave_sizes() {
+        let mut p = one("gfx1100");
+        p.objects[0].resources.wave_size = 64;
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(
+            text.contains("wave size recorded in the code object: expected 32, found 64"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unknown_cpu_arch_is_refused() {
+        let dev = Device::cpu(CpuOptions::arch("gfx9999"));
+        let text = load_err(&one("gfx1100"), &dev).to_string();
+        assert!(text.contains("unknown arch `gfx9999`"), "{text}");
+    }
+
+    /// LDS and registers beyond the device, on every device (cuda checks the driver's limits).
+    fn refuses_resources_beyond_the_device(dev: &Device) {
+        let k = testing::scale();
+        let probe = testing::package_for(dev, std::slice::from_ref(&k));
+        let Some((_d, pkg)) = probe else { return };
+        let rt = Runtime::load_with(dev, &pkg, crate::Overrides::none()).unwrap();
+        let limits = dev.limits(rt.arch()).unwrap();
+        for (what, edit) in [
+            (
+                "LDS bytes per workgroup",
+                Box::new(|r: &mut kiln_ir::package::Resources, l: &crate::DeviceLimits| {
+                    r.lds_bytes = l.lds_per_workgroup as u32 + 16
+                }) as Box<dyn Fn(&mut _, &_)>,
+            ),
+            (
+                "VGPRs per lane",
+                Box::new(|r: &mut kiln_ir::package::Resources, l: &crate::DeviceLimits| {
+                    r.vgprs = Some(l.max_vgprs + 1)
+                }),
+            ),
+        ] {
+            let mut m = pkg.manifest().clone();
+            edit(&mut m.objects[0].resources, &limits);
+            let files: BTreeMap<String, Vec<u8>> = pkg
+                .objects()
+                .iter()
+                .flat_map(|o| {
+                    [
+                        (o.entry.file.clone(), o.bytes().to_vec()),
+                        (o.entry.ir_file.clone(), o.ir().to_ron().into_bytes()),
+                    ]
+                })
+                .collect();
+            let bad = Package::from_memory(m, &files).unwrap();
+            let e = Runtime::load_with(dev, &bad, crate::Overrides::none()).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, RuntimeError::Load(LoadError::Resource { .. })), "{text}");
+            assert!(text.contains(&format!("scale/baseline for {}", rt.arch())), "{text}");
+            assert!(text.contains(what) && text.contains("the device allows at most"), "{text}");
+        }
+    }
+
+    testing::testgen!(refuses_resources_beyond_the_device);
 }

@@ -333,7 +333,11 @@ impl Router {
                     } else {
                         Reason::OtherForced { var: var.clone(), value: value.to_string() }
                     };
-                    steps.push(RouteStep { variant: name.to_string(), taken: ok && name == target, reason });
+                    steps.push(RouteStep {
+                        variant: name.to_string(),
+                        taken: ok && name == target,
+                        reason,
+                    });
                 }
                 if ok {
                     Ok(target.to_string())
@@ -454,7 +458,12 @@ mod tests {
     fn decide(arch: &str, n: u32, built: &[&str], o: &Overrides) -> RouteDecision {
         let scalars = move |p: &str| (p == "n").then(|| Scalar::from(n));
         let built = |v: &str| built.contains(&v);
-        Router::new(routes()).decide(&RouteQuery { arch, scalars: &scalars, built: &built, overrides: o })
+        Router::new(routes()).decide(&RouteQuery {
+            arch,
+            scalars: &scalars,
+            built: &built,
+            overrides: o,
+        })
     }
 
     #[test]
@@ -500,7 +509,12 @@ mod tests {
         let e = decide("gfx906", 10, &["baseline"], &o).chosen().unwrap_err();
         assert!(matches!(e, RouteError::ForcedMissing { .. }));
         assert!(e.to_string().contains("KILN_ROUTE_ARGMAX_ROWS=split_rows"), "{e}");
-        let e = decide("gfx1100", 10, &all, &Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "nope")]));
+        let e = decide(
+            "gfx1100",
+            10,
+            &all,
+            &Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "nope")]),
+        );
         assert!(e.chosen().is_err());
 
         let o = Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "!split_rows,!wide")]);

@@ -53,7 +53,13 @@ pub struct TestKernel {
 }
 
 /// The manifest entry the package writer would write for `ir`.
-pub fn entry(ir: &Kernel, variant: &str, arch: &str, bytes: &[u8], format: ObjectFormat) -> ObjectEntry {
+pub fn entry(
+    ir: &Kernel,
+    variant: &str,
+    arch: &str,
+    bytes: &[u8],
+    format: ObjectFormat,
+) -> ObjectEntry {
     let ext = match format {
         ObjectFormat::Hsaco => "hsaco",
         ObjectFormat::Ptx => "ptx",
@@ -100,7 +106,14 @@ impl PackageDir {
     }
 
     /// Adds an object of `kernel` with its IR file.
-    pub fn add(&mut self, kernel: &Kernel, variant: &str, arch: &str, bytes: &[u8], format: ObjectFormat) {
+    pub fn add(
+        &mut self,
+        kernel: &Kernel,
+        variant: &str,
+        arch: &str,
+        bytes: &[u8],
+        format: ObjectFormat,
+    ) {
         let e = entry(kernel, variant, arch, bytes, format);
         self.files.push((e.file.clone(), bytes.to_vec()));
         self.files.push((e.ir_file.clone(), kernel.to_ron().into_bytes()));
@@ -236,15 +249,19 @@ fn chain_head(
     let p1 = b.buffer(second.0, second.1, second.2);
     let pos = b.scalar_param("pos", ScalarType::U32);
     b.set_buffer_len(p0, shape(pos, 32, 32));
-    let second_len = if second.1 == ScalarType::U32 { shape(pos, 1, 1) } else { shape(pos, 32, 32) };
+    let second_len =
+        if second.1 == ScalarType::U32 { shape(pos, 1, 1) } else { shape(pos, 32, 32) };
     b.set_buffer_len(p1, second_len);
     (b, p0, p1, pos)
 }
 
 /// `a[pos*32+l] = b[(pos-1)*32+l] * 1.5 + f32(pos+l)`.
 pub fn mix() -> TestKernel {
-    let (mut b, a, bb, pos) =
-        chain_head("mix", ("a", ScalarType::F32, Access::Write), ("b", ScalarType::F32, Access::Read));
+    let (mut b, a, bb, pos) = chain_head(
+        "mix",
+        ("a", ScalarType::F32, Access::Write),
+        ("b", ScalarType::F32, Access::Read),
+    );
     let lane = b.lane();
     let p = b.arg(pos);
     let one = b.u32(1);
@@ -497,7 +514,12 @@ mod tests {
                 .arg(&src)
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}: {}", k.ir.name, String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                k.ir.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }

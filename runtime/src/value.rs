@@ -39,9 +39,11 @@ impl Scalar {
     /// floats and negative integers.
     pub fn as_shape(&self) -> Option<u64> {
         match self.ty {
-            ScalarType::I1 | ScalarType::U8 | ScalarType::U16 | ScalarType::U32 | ScalarType::U64 => {
-                Some(self.bits)
-            }
+            ScalarType::I1
+            | ScalarType::U8
+            | ScalarType::U16
+            | ScalarType::U32
+            | ScalarType::U64 => Some(self.bits),
             ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64 => {
                 let v = self.as_i64()?;
                 u64::try_from(v).ok()
@@ -58,7 +60,9 @@ impl Scalar {
                 let shift = 64 - w;
                 Some(((self.bits << shift) as i64) >> shift)
             }
-            kiln_ir::TypeClass::Unsigned | kiln_ir::TypeClass::Bool => i64::try_from(self.bits).ok(),
+            kiln_ir::TypeClass::Unsigned | kiln_ir::TypeClass::Bool => {
+                i64::try_from(self.bits).ok()
+            }
             kiln_ir::TypeClass::Float => None,
         }
     }

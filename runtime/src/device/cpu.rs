@@ -91,7 +91,7 @@ impl CpuDevice {
         }
         result
             .map(|_| ())
-            .map_err(|source| DeviceError::Interp { kernel: l.kernel.clone(), source })
+            .map_err(|e| DeviceError::Interp { kernel: l.kernel.clone(), source: Box::new(e) })
     }
 }
 

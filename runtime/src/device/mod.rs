@@ -95,7 +95,7 @@ pub enum DeviceError {
         /// `kernel/variant`.
         kernel: String,
         /// The interpreter's error.
-        source: kiln_ir::interp::InterpError,
+        source: Box<kiln_ir::interp::InterpError>,
     },
     /// A buffer from another device.
     #[error("buffer belongs to {found}, not to this device ({expected})")]
@@ -106,9 +106,7 @@ pub enum DeviceError {
         found: String,
     },
     /// The cpu device cannot pass one buffer twice (each parameter gets its own copy there).
-    #[error(
-        "{kernel}: the cpu device cannot pass one buffer as both `{first}` and `{second}`"
-    )]
+    #[error("{kernel}: the cpu device cannot pass one buffer as both `{first}` and `{second}`")]
     Aliased {
         /// The kernel.
         kernel: String,
@@ -219,7 +217,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Device {
     fn wrap(backend: Backend) -> Device {
-        Device { inner: Arc::new(DeviceInner { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), backend }) }
+        Device {
+            inner: Arc::new(DeviceInner { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), backend }),
+        }
     }
 
     /// The cpu device (always there).
@@ -373,7 +373,11 @@ impl Device {
                 let lanes = obj.entry.workgroup_size.iter().product::<u32>();
                 let after_jit = [
                     ("registers per lane (allocated by the JIT)", f.registers, limits.max_vgprs),
-                    ("lanes per workgroup (after the JIT's register allocation)", lanes, f.max_lanes),
+                    (
+                        "lanes per workgroup (after the JIT's register allocation)",
+                        lanes,
+                        f.max_lanes,
+                    ),
                 ];
                 for (resource, found, limit) in after_jit {
                     if found > limit {
@@ -639,7 +643,12 @@ pub(crate) fn check_capability(
     let e = &obj.entry;
     let (kernel, variant, oarch) = obj.who();
     if e.arch != arch {
-        return Err(LoadError::WrongArch { kernel, variant, expected: arch.to_string(), found: oarch });
+        return Err(LoadError::WrongArch {
+            kernel,
+            variant,
+            expected: arch.to_string(),
+            found: oarch,
+        });
     }
     if !limits.wave_sizes.contains(&e.wave_size) {
         return Err(LoadError::WrongWave {

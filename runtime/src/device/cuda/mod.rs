@@ -117,7 +117,7 @@ impl CudaDevice {
             max_sgprs: None,
             max_agprs: None,
             max_registers_per_workgroup: Some(
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)? as u64
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)? as u64,
             ),
             max_workgroup_lanes: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
         };

@@ -89,7 +89,12 @@ pub fn load_driver() -> Result<(), CudaError> {
             format!("libcuda is present but could not be loaded: {msg}")
         })
     });
-    r.clone().map_err(|message| CudaError { call: "dlopen(libcuda)", code: None, message, log: None })
+    r.clone().map_err(|message| CudaError {
+        call: "dlopen(libcuda)",
+        code: None,
+        message,
+        log: None,
+    })
 }
 
 /// [cuInit](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html)
@@ -281,13 +286,14 @@ pub unsafe fn module_load_data_ex(image: &[u8]) -> Result<(sys::CUmodule, String
         O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
         O::CU_JIT_LOG_VERBOSE,
     ];
-    // Option values travel as pointers; sizes and flags are integers cast to pointer width.
+    // Option values travel as pointers; sizes and flags are integers in pointer-sized slots.
+    let int = std::ptr::without_provenance_mut::<c_void>;
     let mut vals: [*mut c_void; 5] = [
         err_log.as_mut_ptr() as *mut c_void,
-        LOG as *mut c_void,
+        int(LOG),
         info_log.as_mut_ptr() as *mut c_void,
-        LOG as *mut c_void,
-        1usize as *mut c_void,
+        int(LOG),
+        int(1),
     ];
     let mut m = std::ptr::null_mut();
     // SAFETY: `text` is NUL-terminated PTX (or a cubin); both log buffers hold LOG bytes, as the
@@ -448,7 +454,10 @@ pub unsafe fn event_destroy(e: sys::CUevent) -> Result<(), CudaError> {
 pub unsafe fn stream_begin_capture(s: sys::CUstream) -> Result<(), CudaError> {
     // SAFETY: per the caller's contract.
     check("cuStreamBeginCapture", unsafe {
-        sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        sys::cuStreamBeginCapture_v2(
+            s,
+            sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+        )
     })
 }
 
@@ -501,7 +510,9 @@ pub unsafe fn stream_capture_last_node(s: sys::CUstream) -> Result<sys::CUgraphN
 pub unsafe fn graph_instantiate(g: sys::CUgraph) -> Result<sys::CUgraphExec, CudaError> {
     let mut e = std::ptr::null_mut();
     // SAFETY: writes one executable graph handle.
-    check("cuGraphInstantiateWithFlags", unsafe { sys::cuGraphInstantiateWithFlags(&mut e, g, 0) })?;
+    check("cuGraphInstantiateWithFlags", unsafe {
+        sys::cuGraphInstantiateWithFlags(&mut e, g, 0)
+    })?;
     Ok(e)
 }
 
