@@ -19,7 +19,7 @@ fi
 # ptxas, so every PTX is assembled in the tests and `kiln build` reports NVIDIA registers.
 # Best effort: without it those checks say "not measured" / skip with a message.
 if ! command -v ptxas >/dev/null && [[ -z "${KILN_PTXAS:-}" ]]; then
-    if ! python3 -c 'import nvidia.cuda_nvcc' 2>/dev/null; then
+    if ! ls "$(python3 -c 'import site; print(site.getsitepackages()[0])')"/nvidia/*/bin/ptxas >/dev/null 2>&1; then
         python3 -m pip install -q nvidia-cuda-nvcc >/dev/null 2>&1 \
             || echo "setup: could not install nvidia-cuda-nvcc (ptxas); PTX checks will be skipped" >&2
     fi

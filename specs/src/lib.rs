@@ -8,6 +8,7 @@ use kiln_ir::package::Admission;
 use kiln_ir::{Kernel, Target};
 
 pub mod argmax;
+pub mod cases;
 mod common;
 pub mod copy;
 pub mod math;

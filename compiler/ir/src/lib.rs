@@ -37,6 +37,7 @@ pub mod uniformity;
 pub mod verifier;
 
 pub use builder::KernelBuilder;
+pub use cranelift_entity::EntityRef;
 pub use entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
 pub use kernel::*;
 pub use ops::*;

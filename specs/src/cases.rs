@@ -1,0 +1,223 @@
+//! Parity cases: inputs for `kiln parity` and the benchmarks, fresh random data from a seed plus
+//! the edge cases each family must survive (ties, NaN, -inf, zeros, odd sizes, denormals, exact
+//! halves, huge values, negative zero).
+//!
+//! A case names scalar arguments and input buffers by ABI parameter name; outputs are allocated
+//! by the harness from the ABI's length rules.
+
+use half::{bf16, f16};
+use kiln_ir::ScalarType;
+
+/// One set of arguments.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// What the case exercises (shown on failure).
+    pub name: String,
+    /// Scalar arguments: (name, type, bits).
+    pub scalars: Vec<(String, ScalarType, u64)>,
+    /// Input buffers: (name, element type, bytes).
+    pub inputs: Vec<(String, ScalarType, Vec<u8>)>,
+}
+
+/// A small, fast, seedable generator (SplitMix64), so cases are reproducible from the printed seed
+/// without a dependency in the library.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `[0, n)`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Roughly normal (sum of four uniforms, centred), scaled.
+    pub fn normal(&mut self, scale: f32) -> f32 {
+        let s: f64 = (0..4).map(|_| self.unit()).sum::<f64>() - 2.0;
+        (s * 1.7320508 * scale as f64) as f32
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn encode(v: &[f32], ty: ScalarType) -> Vec<u8> {
+    match ty {
+        ScalarType::F32 => f32_bytes(v),
+        ScalarType::F16 => v.iter().flat_map(|&x| f16::from_f32(x).to_le_bytes()).collect(),
+        ScalarType::BF16 => v.iter().flat_map(|&x| bf16::from_f32(x).to_le_bytes()).collect(),
+        other => panic!("no float encoding for {other}"),
+    }
+}
+
+fn u32s(name: &str, v: u32) -> (String, ScalarType, u64) {
+    (name.to_string(), ScalarType::U32, v as u64)
+}
+
+/// Logit rows with edge cases: row kinds cycle through random, ties at the max, a NaN, all -inf,
+/// all zeros, and one finite value among -inf.
+fn logit_rows(rng: &mut Rng, rows: usize, n: usize, edges: bool) -> Vec<f32> {
+    let mut v = Vec::with_capacity(rows * n);
+    for r in 0..rows {
+        let mut row: Vec<f32> = (0..n).map(|_| rng.normal(3.0)).collect();
+        if edges {
+            match r % 6 {
+                1 => {
+                    // ties: the max repeated at random places (lowest index must win)
+                    let m = row.iter().cloned().fold(f32::MIN, f32::max) + 1.0;
+                    for _ in 0..4 {
+                        let i = rng.below(n as u64) as usize;
+                        row[i] = m;
+                    }
+                }
+                2 => {
+                    let i = rng.below(n as u64) as usize;
+                    row[i] = f32::NAN;
+                    let j = rng.below(n as u64) as usize;
+                    row[j] = f32::NAN;
+                }
+                3 => row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY),
+                4 => row.iter_mut().enumerate().for_each(|(i, x)| *x = if i % 2 == 0 { 0.0 } else { -0.0 }),
+                5 => {
+                    row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY);
+                    let i = rng.below(n as u64) as usize;
+                    row[i] = rng.normal(1.0);
+                }
+                _ => {}
+            }
+        }
+        v.extend(row);
+    }
+    v
+}
+
+/// Activations for quantization with the Q8 edge cases in some blocks: all-zero, exact halves,
+/// huge values, denormals, negative zero.
+fn activations(rng: &mut Rng, n: usize, edges: bool) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..n).map(|_| rng.normal(1.0)).collect();
+    if edges {
+        for (b, block) in v.chunks_mut(32).enumerate() {
+            match b % 7 {
+                1 => block.iter_mut().for_each(|x| *x = 0.0),
+                2 => {
+                    // amax 127 gives d = 1, id = 1: x = k + 0.5 are exact halves
+                    for (i, x) in block.iter_mut().enumerate() {
+                        *x = (i as f32 - 16.0) + 0.5;
+                    }
+                    block[0] = 127.0;
+                }
+                3 => block.iter_mut().for_each(|x| *x *= 6.0e4),
+                4 => block.iter_mut().for_each(|x| *x *= 1.0e-40),
+                5 => {
+                    block.iter_mut().for_each(|x| *x = -0.0);
+                    block[3] = 1.0;
+                }
+                _ => {}
+            }
+        }
+    }
+    v
+}
+
+fn floats(name: &str, ty: ScalarType, v: &[f32]) -> (String, ScalarType, Vec<u8>) {
+    (name.to_string(), ty, encode(v, ty))
+}
+
+/// The cases for a family; `large` adds the real decode sizes (e.g. 8 x 248,320 logits).
+pub fn cases(family: &str, seed: u64, large: bool) -> Vec<Case> {
+    let mut rng = Rng::new(seed ^ blake_ish(family));
+    let mut out = vec![];
+    let mut add = |name: String, scalars, inputs| out.push(Case { name, scalars, inputs });
+    match family {
+        "argmax_rows" | "row_top_prob" => {
+            let mut shapes = vec![(1, 1), (3, 7), (6, 1000), (2, 4099), (1, 65536 + 33)];
+            if large {
+                shapes.extend([(1, 248_320), (8, 248_320), (2, 262_144)]);
+            }
+            for (rows, n) in shapes {
+                let v = logit_rows(&mut rng, rows, n, true);
+                add(
+                    format!("rows={rows} n={n} (random, ties, NaN, -inf, zeros)"),
+                    vec![u32s("rows", rows as u32), u32s("n", n as u32)],
+                    vec![floats("logits", ScalarType::F32, &v)],
+                );
+            }
+        }
+        f if f.starts_with("quantize_q8_") => {
+            let ty = if f.ends_with("f16") { ScalarType::F16 } else { ScalarType::F32 };
+            let mut sizes = vec![32, 64, 32 * 7, 4096];
+            if large {
+                sizes.extend([32 * 997, 4096 * 8, 14336]);
+            }
+            for n in sizes {
+                let v = activations(&mut rng, n, true);
+                add(format!("n={n} (edge blocks)"), vec![u32s("n", n as u32)], vec![floats("x", ty, &v)]);
+            }
+        }
+        "swiglu" | "swiglu_quantize_q8_0" => {
+            let mut sizes = vec![32, 96, 4096];
+            if large {
+                sizes.extend([14336, 32 * 1001]);
+            }
+            for n in sizes {
+                let g: Vec<f32> = (0..n).map(|_| rng.normal(4.0)).collect();
+                let u = activations(&mut rng, n, true);
+                add(
+                    format!("n={n}"),
+                    vec![u32s("n", n as u32)],
+                    vec![floats("gate", ScalarType::F32, &g), floats("up", ScalarType::F32, &u)],
+                );
+            }
+        }
+        f if f.starts_with("rmsnorm_") => {
+            let ty = match f {
+                "rmsnorm_f16" => ScalarType::F16,
+                "rmsnorm_bf16" => ScalarType::BF16,
+                _ => ScalarType::F32,
+            };
+            let mut shapes = vec![(1, 64), (3, 1000), (8, 4096)];
+            if large {
+                shapes.extend([(8, 8192), (1, 5120 + 3)]);
+            }
+            for (rows, n) in shapes {
+                let mut x: Vec<f32> = (0..rows * n).map(|_| rng.normal(2.0)).collect();
+                // an all-zero row (mean 0: the result is exactly 0 * rsqrt(eps))
+                if rows > 1 {
+                    x[n..2 * n].iter_mut().for_each(|v| *v = 0.0);
+                }
+                let w: Vec<f32> = (0..n).map(|_| 1.0 + rng.normal(0.1)).collect();
+                add(
+                    format!("rows={rows} n={n}"),
+                    vec![
+                        u32s("rows", rows as u32),
+                        u32s("n", n as u32),
+                        ("eps".into(), ScalarType::F32, 1e-6f32.to_bits() as u64),
+                    ],
+                    vec![floats("x", ty, &x), floats("weight", ScalarType::F32, &w)],
+                );
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A fixed 64-bit mix of a name, so each family draws different data from one seed.
+fn blake_ish(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
