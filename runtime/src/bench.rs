@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 /// The trivial kernel's name.
 pub const TRIVIAL: &str = "kiln_touch";
 
-const TRIVIAL_PTX: &str = r#"
+pub(crate) const TRIVIAL_PTX: &str = r#"
 .version 7.8
 .target {target}
 .address_size 64

@@ -358,7 +358,7 @@ fn prepare_node(
 ) -> Result<PreparedLaunch, RuntimeError> {
     let mut args = Args::new();
     for (param, buffer) in &n.args.buffers {
-        args = args.buffer(param.clone(), &buffers[buffer]);
+        args = args.buffer(param.as_str(), &buffers[buffer]);
     }
     for (param, s) in &n.args.scalars {
         let v = match s {
@@ -370,7 +370,7 @@ fn prepare_node(
                 var: var.clone(),
             })?,
         };
-        args = args.scalar(param.clone(), v);
+        args = args.scalar(param.as_str(), v);
     }
     rt.prepare(&n.kernel, None, &args)
 }
@@ -436,7 +436,7 @@ impl CapturedGraph<'_> {
         self.order
             .iter()
             .zip(&self.last)
-            .map(|(&i, l)| (self.graph.graph[i].kernel.clone(), l.variant.clone()))
+            .map(|(&i, l)| (self.graph.graph[i].kernel.clone(), l.variant.to_string()))
             .collect()
     }
 

@@ -13,6 +13,7 @@ use crate::RuntimeError;
 use cranelift_entity::EntityRef;
 use kiln_ir::package::{Abi, ObjectEntry};
 use kiln_ir::{ParamKind, ShapeExpr, Target};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -153,7 +154,7 @@ pub enum ArgValue<'a> {
 /// Named arguments of a launch.
 #[derive(Clone, Debug, Default)]
 pub struct Args<'a> {
-    items: Vec<(String, ArgValue<'a>)>,
+    items: Vec<(Cow<'a, str>, ArgValue<'a>)>,
 }
 
 impl<'a> Args<'a> {
@@ -163,13 +164,13 @@ impl<'a> Args<'a> {
     }
 
     /// Adds a buffer argument.
-    pub fn buffer(mut self, name: impl Into<String>, b: &'a Buffer) -> Args<'a> {
+    pub fn buffer(mut self, name: impl Into<Cow<'a, str>>, b: &'a Buffer) -> Args<'a> {
         self.items.push((name.into(), ArgValue::Buffer(b)));
         self
     }
 
     /// Adds a scalar argument (its Rust type is its ABI type: `5u32` is a `u32`).
-    pub fn scalar(mut self, name: impl Into<String>, v: impl Into<Scalar>) -> Args<'a> {
+    pub fn scalar(mut self, name: impl Into<Cow<'a, str>>, v: impl Into<Scalar>) -> Args<'a> {
         self.items.push((name.into(), ArgValue::Scalar(v.into())));
         self
     }
@@ -189,7 +190,7 @@ impl<'a> Args<'a> {
 
     /// Every argument, in the order given.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue<'a>)> {
-        self.items.iter().map(|(n, v)| (n.as_str(), v))
+        self.items.iter().map(|(n, v)| (n.as_ref(), v))
     }
 }
 
@@ -204,6 +205,9 @@ pub struct Launched {
 
 /// A code object loaded on the device, with its workspace buffers.
 pub(crate) struct LoadedKernel {
+    /// `kernel/variant`.
+    pub label: Arc<str>,
+    pub variant: Arc<str>,
     pub object: PackageObject,
     pub code: Code,
     pub param_names: Arc<[String]>,
@@ -256,6 +260,8 @@ impl Runtime {
             let code = device.load_object(obj, &arch)?;
             let names: Vec<String> = obj.entry.abi.params.iter().map(|p| p.name.clone()).collect();
             let lk = LoadedKernel {
+                label: format!("{}/{}", obj.entry.kernel, obj.entry.variant).into(),
+                variant: obj.entry.variant.as_str().into(),
                 object: obj.clone(),
                 code,
                 param_names: names.into(),
@@ -345,7 +351,7 @@ impl Runtime {
     pub fn launch(&self, kernel: &str, args: &Args<'_>) -> Result<Launched, RuntimeError> {
         let p = self.prepare(kernel, None, args)?;
         self.device.launch(&p)?;
-        Ok(Launched { variant: p.variant, grid: p.grid })
+        Ok(Launched { variant: p.variant.to_string(), grid: p.grid })
     }
 
     /// Launches one variant, bypassing the router (for parity checks of every variant).
@@ -357,7 +363,7 @@ impl Runtime {
     ) -> Result<Launched, RuntimeError> {
         let p = self.prepare(kernel, Some(variant), args)?;
         self.device.launch(&p)?;
-        Ok(Launched { variant: p.variant, grid: p.grid })
+        Ok(Launched { variant: p.variant.to_string(), grid: p.grid })
     }
 
     /// Waits for the device.
@@ -373,13 +379,20 @@ impl Runtime {
         args: &Args<'_>,
     ) -> Result<PreparedLaunch, RuntimeError> {
         let slot = self.slot(kernel)?;
+        let scalars = |n: &str| args.scalar_value(n);
+        let built = |v: &str| slot.variants.contains_key(v);
         let variant = match variant {
-            Some(v) => v.to_string(),
-            None => self.explain(kernel, args)?.chosen()?.to_string(),
+            Some(v) => v,
+            None => slot.router.choose(&RouteQuery {
+                arch: &self.arch,
+                scalars: &scalars,
+                built: &built,
+                overrides: &self.overrides,
+            })?,
         };
-        let lk = slot.variants.get(&variant).ok_or_else(|| LaunchError::UnknownVariant {
+        let lk = slot.variants.get(variant).ok_or_else(|| LaunchError::UnknownVariant {
             kernel: kernel.to_string(),
-            variant: variant.clone(),
+            variant: variant.to_string(),
             arch: self.arch.clone(),
             available: slot.variants.keys().cloned().collect(),
         })?;
@@ -467,14 +480,13 @@ fn eval_shape(
     scalars: &[Option<Scalar>],
     who: &str,
     what: &str,
-) -> Result<(u64, String), LaunchError> {
+) -> Result<u64, LaunchError> {
     let bad = |detail: String| LaunchError::BadShape {
         kernel: who.to_string(),
         what: what.to_string(),
         rule: shape_text(e, abi),
         detail,
     };
-    let mut values = vec![];
     let mut product: u64 = 1;
     for f in &e.factors {
         let i = f.index();
@@ -487,16 +499,30 @@ fn eval_shape(
         let n = v
             .as_shape()
             .ok_or_else(|| bad(format!("{}={v} is not a non-negative integer", p.name)))?;
-        values.push(format!("{}={v}", p.name));
         product = product.checked_mul(n).ok_or_else(|| bad("overflows u64".into()))?;
     }
     let scaled = product.checked_mul(e.num).ok_or_else(|| bad("overflows u64".into()))?;
-    let v = scaled
-        .div_ceil(e.den.max(1))
-        .checked_add(e.add)
-        .ok_or_else(|| bad("overflows u64".into()))?;
-    let values = if values.is_empty() { "no scalars".to_string() } else { values.join(", ") };
-    Ok((v, values))
+    scaled.div_ceil(e.den.max(1)).checked_add(e.add).ok_or_else(|| bad("overflows u64".into()))
+}
+
+/// `n=100, k=4`: the scalars a shape rule reads, for messages.
+fn shape_values(e: &ShapeExpr, abi: &Abi, scalars: &[Option<Scalar>]) -> String {
+    let v: Vec<String> = e
+        .factors
+        .iter()
+        .filter_map(|f| {
+            Some(format!(
+                "{}={}",
+                abi.params.get(f.index())?.name,
+                scalars.get(f.index())?.as_ref()?
+            ))
+        })
+        .collect();
+    if v.is_empty() {
+        "no scalars".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// Checks the arguments against the object's ABI and builds the launch.
@@ -506,18 +532,22 @@ fn bind(
     args: &Args<'_>,
 ) -> Result<PreparedLaunch, RuntimeError> {
     let e = &lk.object.entry;
-    let who = format!("{}/{}", e.kernel, e.variant);
+    let who: &str = &lk.label;
     let abi = &e.abi;
 
     // Names first: duplicates and unknown names.
     for (i, (name, _)) in args.items.iter().enumerate() {
         if args.items[..i].iter().any(|(n, _)| n == name) {
-            return Err(LaunchError::DuplicateArg { kernel: who, name: name.clone() }.into());
+            return Err(LaunchError::DuplicateArg {
+                kernel: who.to_string(),
+                name: name.to_string(),
+            }
+            .into());
         }
         if !abi.params.iter().any(|p| &p.name == name) {
             return Err(LaunchError::UnknownArg {
-                kernel: who,
-                name: name.clone(),
+                kernel: who.to_string(),
+                name: name.to_string(),
                 params: describe_params(abi),
             }
             .into());
@@ -531,9 +561,11 @@ fn bind(
         let given = args.get(&p.name);
         if p.workspace {
             if given.is_some() {
-                return Err(
-                    LaunchError::WorkspaceGiven { kernel: who, param: p.name.clone() }.into()
-                );
+                return Err(LaunchError::WorkspaceGiven {
+                    kernel: who.to_string(),
+                    param: p.name.clone(),
+                }
+                .into());
             }
             continue;
         }
@@ -542,12 +574,15 @@ fn bind(
             ParamKind::Scalar(t) => format!("a {t} scalar"),
         };
         let Some(given) = given else {
-            return Err(
-                LaunchError::MissingArg { kernel: who, param: p.name.clone(), expected }.into()
-            );
+            return Err(LaunchError::MissingArg {
+                kernel: who.to_string(),
+                param: p.name.clone(),
+                expected,
+            }
+            .into());
         };
         let wrong = |found: String| LaunchError::WrongType {
-            kernel: who.clone(),
+            kernel: who.to_string(),
             param: p.name.clone(),
             expected: expected.clone(),
             found,
@@ -556,7 +591,7 @@ fn bind(
             (ParamKind::Buffer { elem, .. }, ArgValue::Buffer(b)) => {
                 if b.device().id() != device.id() {
                     return Err(LaunchError::ForeignBuffer {
-                        kernel: who,
+                        kernel: who.to_string(),
                         param: p.name.clone(),
                         expected: format!("{device:?}"),
                         found: format!("{:?}", b.device()),
@@ -585,13 +620,13 @@ fn bind(
     for (i, p) in abi.params.iter().enumerate() {
         if let (ParamKind::Buffer { len: Some(rule), .. }, Some(b)) = (&p.kind, buffers[i]) {
             let what = format!("length of `{}`", p.name);
-            let (needed, values) = eval_shape(rule, abi, &scalars, &who, &what)?;
+            let needed = eval_shape(rule, abi, &scalars, who, &what)?;
             if (b.len() as u64) < needed {
                 return Err(LaunchError::TooShort {
-                    kernel: who,
+                    kernel: who.to_string(),
                     param: p.name.clone(),
                     rule: shape_text(rule, abi),
-                    values,
+                    values: shape_values(rule, abi, &scalars),
                     needed,
                     found: b.len(),
                 }
@@ -603,11 +638,16 @@ fn bind(
     // Grid.
     let mut grid64 = [0u64; 3];
     for (d, rule) in e.grid.iter().enumerate() {
-        grid64[d] = eval_shape(rule, abi, &scalars, &who, "grid")?.0;
+        grid64[d] = eval_shape(rule, abi, &scalars, who, "grid")?;
     }
     let rule_text = || e.grid.iter().map(|r| shape_text(r, abi)).collect::<Vec<_>>().join(", ");
     if grid64.iter().any(|&g| g == 0 || g > u32::MAX as u64) {
-        return Err(LaunchError::BadGrid { kernel: who, grid: grid64, rule: rule_text() }.into());
+        return Err(LaunchError::BadGrid {
+            kernel: who.to_string(),
+            grid: grid64,
+            rule: rule_text(),
+        }
+        .into());
     }
     let grid = grid64.map(|g| g as u32);
 
@@ -621,7 +661,7 @@ fn bind(
                 let needed = match len {
                     Some(rule) => {
                         let what = format!("length of workspace `{}`", p.name);
-                        eval_shape(rule, abi, &scalars, &who, &what)?.0
+                        eval_shape(rule, abi, &scalars, who, &what)?
                     }
                     None => 1,
                 };
@@ -638,8 +678,8 @@ fn bind(
         });
     }
     Ok(PreparedLaunch {
-        kernel: who,
-        variant: e.variant.clone(),
+        label: lk.label.clone(),
+        variant: lk.variant.clone(),
         param_names: lk.param_names.clone(),
         code: lk.code.clone(),
         grid,

@@ -64,3 +64,13 @@ pub enum RuntimeError {
     #[error(transparent)]
     Graph(#[from] GraphError),
 }
+
+/// Everything a serving engine shares between threads is `Send + Sync`.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Package>();
+    shared::<Device>();
+    shared::<Buffer>();
+    shared::<Runtime>();
+    shared::<RuntimeError>();
+};

@@ -808,5 +808,20 @@ mod tests {
         }
     }
 
-    testing::testgen!(refuses_resources_beyond_the_device);
+    /// A PTX the JIT refuses fails the load with ptxas's own message.
+    fn jit_failure_shows_the_ptxas_log(dev: &Device) {
+        if dev.kind() != crate::DeviceKind::Cuda {
+            eprintln!("skipping: only the cuda device compiles at load (the driver's PTX JIT)");
+            return;
+        }
+        let (_d, pkg) = testing::package_for(dev, &[testing::scale_with_ptx_error()]).unwrap();
+        let e = Runtime::load_with(dev, &pkg, crate::Overrides::none()).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RuntimeError::Load(LoadError::Driver { .. })), "{text}");
+        assert!(text.contains("scale/baseline for sm_"), "{text}");
+        assert!(text.contains("cuModuleLoadDataEx failed"), "{text}");
+        assert!(text.contains("ptxas says:") && text.contains("f_undeclared"), "{text}");
+    }
+
+    testing::testgen!(refuses_resources_beyond_the_device, jit_failure_shows_the_ptxas_log);
 }

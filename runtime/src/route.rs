@@ -105,6 +105,11 @@ impl Overrides {
         self.by_var.insert(route_var(kernel), (value.to_string(), parse(value)));
     }
 
+    /// True when no override is set.
+    pub fn is_empty(&self) -> bool {
+        self.by_var.is_empty()
+    }
+
     /// The override of `kernel`: its variable, its value as written, and what it means.
     pub fn get(&self, kernel: &str) -> Option<(String, &str, &Override)> {
         let var = route_var(kernel);
@@ -312,6 +317,28 @@ impl Router {
         v
     }
 
+    /// The variant to run, without the explanation: the same choice as [`Router::decide`]
+    /// (which explains it), without allocating unless an override is set or nothing can run.
+    pub fn choose(&self, q: &RouteQuery<'_>) -> Result<&str, RouteError> {
+        let r = &self.routes;
+        if !q.overrides.is_empty() && q.overrides.get(&r.kernel).is_some() {
+            let d = self.decide(q);
+            let chosen = d.chosen()?;
+            return Ok(self.variant_names().into_iter().find(|v| *v == chosen).expect("a variant"));
+        }
+        for v in &r.variants {
+            let arch_ok = v.admit.archs.is_empty() || v.admit.archs.iter().any(|a| a == q.arch);
+            if arch_ok && (q.built)(&v.variant) && admits(&v.admit.shapes, q.scalars) {
+                return Ok(&v.variant);
+            }
+        }
+        if (q.built)(&r.baseline) {
+            Ok(&r.baseline)
+        } else {
+            Err(self.decide(q).chosen().expect_err("decide agrees that nothing can run"))
+        }
+    }
+
     /// Decides, with a reason for every variant.
     pub fn decide(&self, q: &RouteQuery<'_>) -> RouteDecision {
         let r = &self.routes;
@@ -409,6 +436,12 @@ impl Router {
         };
         RouteDecision { kernel: r.kernel.clone(), arch, steps, outcome }
     }
+}
+
+fn admits(shapes: &[(String, u64, u64)], scalars: &dyn Fn(&str) -> Option<Scalar>) -> bool {
+    shapes.iter().all(|(param, min, max)| {
+        scalars(param).and_then(|v| v.as_shape()).is_some_and(|n| n >= *min && n <= *max)
+    })
 }
 
 fn out_of_range(
@@ -521,6 +554,26 @@ mod tests {
         let d = decide("gfx1100", 10, &all, &o);
         assert_eq!(d.chosen(), Ok("rdna"));
         assert!(d.explain().contains("split_rows: not taken: forbidden by KILN_ROUTE_ARGMAX_ROWS"));
+    }
+
+    #[test]
+    fn choose_agrees_with_decide() {
+        let names = ["split_rows", "wide", "rdna", "baseline"];
+        let values =
+            ["", "baseline", "wide", "rdna", "nope", "!wide", "!split_rows,!wide", "!baseline"];
+        for _ in 0..500 {
+            let arch = ["gfx1100", "gfx906"][rand::random::<usize>() % 2];
+            let n = [0u32, 1, 1000, 262144, 262145, 300_000][rand::random::<usize>() % 6];
+            let built: Vec<&str> = names.iter().copied().filter(|_| rand::random()).collect();
+            let v = values[rand::random::<usize>() % values.len()];
+            let o = Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", v)]);
+            let scalars = move |p: &str| (p == "n").then(|| Scalar::from(n));
+            let is_built = |v: &str| built.contains(&v);
+            let q = RouteQuery { arch, scalars: &scalars, built: &is_built, overrides: &o };
+            let router = Router::new(routes());
+            let (fast, slow) = (router.choose(&q), router.decide(&q));
+            assert_eq!(fast, slow.chosen(), "{arch} n={n} built={built:?} override={v:?}\n{slow}");
+        }
     }
 
     #[test]

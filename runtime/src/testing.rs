@@ -204,6 +204,12 @@ pub fn scale() -> TestKernel {
     TestKernel { ir: b.finish(), ptx: SCALE_PTX }
 }
 
+/// `scale` with PTX that ptxas refuses (an undeclared register).
+pub fn scale_with_ptx_error() -> TestKernel {
+    let ptx = SCALE_PTX.replace("mul.rn.f32 %f3, %f2, %f1;", "mul.rn.f32 %f3, %f2, %f_undeclared;");
+    TestKernel { ir: scale().ir, ptx: Box::leak(ptx.into_boxed_str()) }
+}
+
 const SCALE_PTX: &str = r#"
 .version 7.8
 .target {target}
@@ -495,31 +501,56 @@ mod tests {
         }
     }
 
+    /// ptxas from `KILN_PTXAS`, `PATH`, or the pip packages `nvidia-cuda-nvcc` (12: under
+    /// `nvidia/cuda_nvcc/bin`, 13: under `nvidia/cu13/bin`).
+    fn find_ptxas() -> Option<std::path::PathBuf> {
+        let works = |p: &std::path::Path| {
+            std::process::Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let mut candidates: Vec<std::path::PathBuf> = vec![];
+        if let Ok(p) = std::env::var("KILN_PTXAS") {
+            candidates.push(p.into());
+        }
+        candidates.push("ptxas".into());
+        let py = std::process::Command::new("python3")
+            .args(["-c", "import nvidia; print(list(nvidia.__path__)[0])"])
+            .output();
+        if let Ok(o) = py {
+            let root = std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            for sub in ["cu13/bin/ptxas", "cuda_nvcc/bin/ptxas"] {
+                candidates.push(root.join(sub));
+            }
+        }
+        candidates.into_iter().find(|p| works(p))
+    }
+
     /// Assembles the hand-written PTX with ptxas when there is one (scripts/setup.sh installs
     /// it), so a PTX typo shows up here rather than only on a GPU.
     #[test]
     fn test_ptx_assembles() {
-        let ptxas = std::env::var("KILN_PTXAS").unwrap_or_else(|_| "ptxas".into());
-        if std::process::Command::new(&ptxas).arg("--version").output().is_err() {
+        let Some(ptxas) = find_ptxas() else {
             eprintln!("skipping: no ptxas (set KILN_PTXAS)");
             return;
-        }
+        };
         let dir = tempfile::tempdir().unwrap();
-        for k in [scale(), mix(), acc(), count(), ws_count()] {
-            let src = dir.path().join(format!("{}.ptx", k.ir.name));
-            std::fs::write(&src, k.ptx.replace("{target}", "sm_90")).unwrap();
+        let mut all: Vec<(String, &str)> = [scale(), mix(), acc(), count(), ws_count()]
+            .into_iter()
+            .map(|k| (k.ir.name, k.ptx))
+            .collect();
+        all.push((crate::bench::TRIVIAL.into(), crate::bench::TRIVIAL_PTX));
+        for (name, ptx) in all {
+            let src = dir.path().join(format!("{name}.ptx"));
+            std::fs::write(&src, ptx.replace("{target}", "sm_90")).unwrap();
             let out = std::process::Command::new(&ptxas)
                 .args(["-arch=sm_90", "-o"])
                 .arg(dir.path().join("out.cubin"))
                 .arg(&src)
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}: {}",
-                k.ir.name,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
 }

@@ -61,7 +61,7 @@ impl CpuDevice {
                 for (j, b) in l.args.iter().enumerate().skip(i + 1) {
                     if matches!(b, KernelArg::Buffer(n) if Arc::ptr_eq(m, n)) {
                         return Err(DeviceError::Aliased {
-                            kernel: l.kernel.clone(),
+                            kernel: l.label.to_string(),
                             first: l.param_names[i].clone(),
                             second: l.param_names[j].clone(),
                         });
@@ -91,7 +91,7 @@ impl CpuDevice {
         }
         result
             .map(|_| ())
-            .map_err(|e| DeviceError::Interp { kernel: l.kernel.clone(), source: Box::new(e) })
+            .map_err(|e| DeviceError::Interp { kernel: l.label.to_string(), source: Box::new(e) })
     }
 }
 

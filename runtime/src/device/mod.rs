@@ -615,8 +615,8 @@ pub(crate) enum KernelArg {
 #[derive(Clone)]
 pub(crate) struct PreparedLaunch {
     /// `kernel/variant`, for messages.
-    pub kernel: String,
-    pub variant: String,
+    pub label: Arc<str>,
+    pub variant: Arc<str>,
     pub param_names: Arc<[String]>,
     pub code: Code,
     pub grid: [u32; 3],

@@ -39,7 +39,7 @@ pub(crate) struct Context {
 // SAFETY: a CUcontext is a driver handle usable from any thread once made current there, which
 // `bind` does before every use; the deferred list is behind a mutex.
 unsafe impl Send for Context {}
-// SAFETY: as above; no method hands out the raw handle unsynchronized state.
+// SAFETY: as above; the raw handle is only read, and the rest is behind a mutex.
 unsafe impl Sync for Context {}
 
 impl Context {
