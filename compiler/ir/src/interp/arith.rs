@@ -20,7 +20,7 @@
 //!   stated on the op (1 ulp). Compare them within a bound, never bitwise.
 //! - NaN payloads are whatever the host produces; only NaN-ness is part of the contract.
 
-use crate::{BinaryOp, CmpOp, ReduceOp, ScalarType, UnaryOp};
+use crate::{BinaryOp, CmpOp, ReduceOp, ScalarType, TypeClass, UnaryOp};
 use half::{bf16, f16};
 
 /// A value widened for conversions: integers exactly, floats exactly as f64.
@@ -833,6 +833,19 @@ pub(crate) fn argmax_wins(s: ScalarType, va: u64, ia: u32, vb: u64, ib: u32) -> 
     }
 }
 
+/// Reads integers of type `s` (sign-extended when signed) as i128; decided once, used per lane.
+#[inline]
+pub(crate) fn int_reader(s: ScalarType) -> impl Fn(u64) -> i128 {
+    let (signed, sh) = (s.is_signed(), 64 - s.bits().min(64));
+    move |b| {
+        if signed {
+            (((b << sh) as i64) >> sh) as i128
+        } else {
+            (b & (u64::MAX >> sh)) as i128
+        }
+    }
+}
+
 /// Mask of a scalar type's bits in the `u64` form.
 pub(crate) fn width_mask(s: ScalarType) -> u64 {
     match s.bits() {
@@ -842,10 +855,18 @@ pub(crate) fn width_mask(s: ScalarType) -> u64 {
 }
 
 /// The value as a signed 128-bit integer (sign-extended for signed types).
+#[inline]
 pub(crate) fn as_i128(s: ScalarType, bits: u64) -> i128 {
-    match wide(s, bits) {
-        Wide::I(i) => i,
-        Wide::F(f) => f as i128,
+    match s.class() {
+        TypeClass::Signed => {
+            let sh = 64 - s.bits();
+            (((bits << sh) as i64) >> sh) as i128
+        }
+        TypeClass::Unsigned | TypeClass::Bool => bits as i128,
+        TypeClass::Float => match wide(s, bits) {
+            Wide::I(i) => i,
+            Wide::F(f) => f as i128,
+        },
     }
 }
 

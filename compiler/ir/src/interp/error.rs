@@ -11,8 +11,8 @@ pub struct Site {
     pub kernel: String,
     /// The instruction.
     pub inst: Inst,
-    /// The op's name in the text form (`load`, `barrier`, ...).
-    pub op: &'static str,
+    /// The op as the text form names it (`load`, `binary div`, `barrier lds`, ...).
+    pub op: String,
     /// The workgroup id.
     pub workgroup: [u32; 3],
 }
@@ -112,8 +112,8 @@ pub enum InterpError {
         kernel: String,
         /// The instruction.
         inst: crate::Inst,
-        /// Its op's name.
-        op: &'static str,
+        /// Its op as the text form names it.
+        op: String,
         /// What is wrong.
         message: String,
     },
@@ -121,7 +121,7 @@ pub enum InterpError {
     #[error("{site}: {message}, {lanes}")]
     Unsupported {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The active lanes.
         lanes: Lanes,
         /// What is not defined.
@@ -132,7 +132,7 @@ pub enum InterpError {
     #[error("{site}: out-of-bounds access: {detail}, {lanes}")]
     OutOfBounds {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The lanes whose access is out of bounds.
         lanes: Lanes,
         /// The first such access: what, where, and the bounds.
@@ -142,7 +142,7 @@ pub enum InterpError {
     #[error("{site}: write to read-only buffer `{buffer}`, {lanes}")]
     ReadOnly {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The writing lanes.
         lanes: Lanes,
         /// The buffer's name.
@@ -152,7 +152,7 @@ pub enum InterpError {
     #[error("{site}: LDS race: {detail}, {lanes}")]
     LdsRace {
         /// Where (the second access).
-        site: Site,
+        site: Box<Site>,
         /// The lanes of the second access that race.
         lanes: Lanes,
         /// The allocation, byte, and the other wave.
@@ -162,7 +162,7 @@ pub enum InterpError {
     #[error("{site}: read of LDS never written: {detail}, {lanes}")]
     LdsUninit {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The reading lanes.
         lanes: Lanes,
         /// The allocation and byte.
@@ -172,7 +172,7 @@ pub enum InterpError {
     #[error("{site}: barrier not reached by every wave: {lanes} inactive")]
     DivergentBarrier {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The lanes that do not reach the barrier.
         lanes: Lanes,
     },
@@ -180,7 +180,7 @@ pub enum InterpError {
     #[error("{site}: {lanes} read inactive {sources}")]
     InactiveLane {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The reading (active) lanes.
         lanes: Lanes,
         /// The inactive lanes read.
@@ -190,7 +190,7 @@ pub enum InterpError {
     #[error("{site}: integer division by zero, {lanes}")]
     DivByZero {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The dividing lanes.
         lanes: Lanes,
     },
@@ -198,7 +198,7 @@ pub enum InterpError {
     #[error("{site}: loop step is not positive, {lanes}")]
     BadStep {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The lanes that would loop forever.
         lanes: Lanes,
     },

@@ -77,6 +77,15 @@ fn split_rows<const N: usize>(
     (dst, srcs)
 }
 
+#[inline(always)]
+fn little_endian(bytes: impl Iterator<Item = u8>) -> u128 {
+    let mut buf = [0u8; 16];
+    for (d, b) in buf.iter_mut().zip(bytes) {
+        *d = b;
+    }
+    u128::from_le_bytes(buf)
+}
+
 fn lanes_of(t: Type) -> usize {
     t.lanes.max(1) as usize
 }
@@ -254,13 +263,13 @@ impl<'a> Exec<'a> {
         }) as u32
     }
 
-    fn site(&self, inst: Inst) -> Site {
-        Site {
+    fn site(&self, inst: Inst) -> Box<Site> {
+        Box::new(Site {
             kernel: self.p.k.name.clone(),
             inst,
-            op: self.p.k.insts[inst].op.name(),
+            op: crate::print::mnemonic(&self.p.k.insts[inst].op),
             workgroup: self.wg,
-        }
+        })
     }
 
     fn lanes(&self, ids: impl IntoIterator<Item = usize>) -> Lanes {
@@ -328,7 +337,7 @@ impl<'a> Exec<'a> {
                 if !self.lanewise(m, p.slot(res(0)), srcs, lanes_of(t), |d, [a], _| {
                     arith::unary(*op, t.scalar, d, a)
                 }) {
-                    return Err(self.unsupported(inst, m, format!("{op:?} is not defined on {t}")));
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
                 }
             }
             Op::Binary { op, lhs, rhs } => {
@@ -349,7 +358,7 @@ impl<'a> Exec<'a> {
                 } else if !self.lanewise(m, d, srcs, lanes_of(t), |d, [a, b], _| {
                     arith::binary(*op, t.scalar, d, a, b)
                 }) {
-                    return Err(self.unsupported(inst, m, format!("{op:?} is not defined on {t}")));
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
                 }
             }
             Op::Fma { a, b, c } => {
@@ -358,7 +367,7 @@ impl<'a> Exec<'a> {
                 if !self.lanewise(m, p.slot(res(0)), srcs, lanes_of(t), |d, [a, b, c], _| {
                     arith::fma(t.scalar, d, a, b, c)
                 }) {
-                    return Err(self.unsupported(inst, m, format!("fma is not defined on {t}")));
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
                 }
             }
             Op::Cmp { op, lhs, rhs } => {
@@ -575,7 +584,7 @@ impl<'a> Exec<'a> {
         let (p, w, lp) = (self.p, self.w, self.lp);
         let t = p.k.ty(value);
         let Some(f) = arith::reduce_fn(op, t.scalar) else {
-            return Err(self.unsupported(inst, m, format!("wave_reduce {op:?} on {t}")));
+            return Err(self.unsupported(inst, m, format!("not defined on {t}")));
         };
         let waves = self.whole_waves(inst, m)?;
         let (mut cur, mut next) = (vec![0u64; w], vec![0u64; w]);
@@ -610,7 +619,7 @@ impl<'a> Exec<'a> {
         let (p, w, lp) = (self.p, self.w, self.lp);
         let s = p.k.ty(value).scalar;
         if s == ScalarType::I1 {
-            return Err(self.unsupported(inst, m, "wave_argmax on i1".into()));
+            return Err(self.unsupported(inst, m, "not defined on i1".into()));
         }
         let waves = self.whole_waves(inst, m)?;
         let (sv, si) = (p.slot(value), p.slot(index));
@@ -659,7 +668,7 @@ impl<'a> Exec<'a> {
             return Err(self.unsupported(inst, m, msg));
         }
         let Some(add) = arith::reduce_fn(ReduceOp::Add, t.scalar) else {
-            return Err(self.unsupported(inst, m, format!("tsum on {t}")));
+            return Err(self.unsupported(inst, m, format!("not defined on {t}")));
         };
         let waves = self.whole_waves(inst, m)?;
         let slots: Vec<usize> = values.iter().map(|&v| p.slot(v)).collect();
@@ -726,7 +735,8 @@ impl<'a> Exec<'a> {
                 i[l] = s[l] & width_mask(it);
             }
         }
-        let row = |regs: &[u64], s: usize, l: usize| as_i128(it, regs[s * lp + l]);
+        let int = arith::int_reader(it);
+        let row = |regs: &[u64], s: usize, l: usize| int(regs[s * lp + l]);
         let mut active = m.subset(|l| row(&self.regs, is, l) < row(&self.regs, es, l));
         let bad: Vec<usize> = active.iter().filter(|&l| row(&self.regs, ss, l) <= 0).collect();
         if !bad.is_empty() {
@@ -798,69 +808,68 @@ impl<'a> Exec<'a> {
     ) -> Result<(), InterpError> {
         let (p, lp) = (self.p, self.lp);
         let k = p.k;
-        let it = k.ty(index).scalar;
+        let index_of = arith::int_reader(k.ty(index).scalar);
         let irow = p.slot(index) * lp;
         let mut bad = Vec::new();
         let mut detail = String::new();
         self.locs.clear();
+        // Per instruction: the region, its start and length (private: per lane, below).
+        let (region, base, len) = match mem {
+            MemRef::Buffer(q) => {
+                let len = self.launch.globals[q.index()].as_ref().map_or(0, |g| g.bytes.len());
+                (Region::Global(q.index()), 0, len)
+            }
+            MemRef::Lds(s) => (Region::Lds, p.lds_offsets[s.index()], k.lds[s].bytes() as usize),
+            MemRef::Private(s) => {
+                let d = &k.private[s];
+                (Region::Private, p.private_offsets[s.index()], (d.elem.bytes() * d.len) as usize)
+            }
+            MemRef::Global(_) => (Region::Lds, 0, 0),
+        };
+        let what = || match mem {
+            MemRef::Buffer(q) => format!("buffer `{}`", k.params[q].name),
+            MemRef::Lds(s) => format!("LDS `{}`", k.lds[s].name),
+            MemRef::Private(s) => format!("private `{}`", k.private[s].name),
+            MemRef::Global(_) => String::new(),
+        };
+        let lane_base = |l: usize| if region == Region::Private { l * p.private_bytes } else { 0 };
         for l in m.iter() {
-            let rel = as_i128(it, self.regs[irow + l]) * elem_bytes as i128;
-            let fits = |len: usize| rel >= 0 && rel + bytes as i128 <= len as i128;
-            let (region, base, len, what) = match mem {
-                MemRef::Buffer(q) => {
-                    let g = self.launch.globals[q.index()].as_ref();
-                    let len = g.map_or(0, |g| g.bytes.len());
-                    let name = &k.params[q].name;
-                    (Region::Global(q.index()), 0, len, format!("buffer `{name}`"))
-                }
-                MemRef::Lds(s) => {
-                    let d = &k.lds[s];
-                    let what = format!("LDS `{}`", d.name);
-                    (Region::Lds, p.lds_offsets[s.index()], d.bytes() as usize, what)
-                }
-                MemRef::Private(s) => {
-                    let d = &k.private[s];
-                    let base = l * p.private_bytes + p.private_offsets[s.index()];
-                    let len = (d.elem.bytes() * d.len) as usize;
-                    (Region::Private, base, len, format!("private `{}`", d.name))
-                }
-                MemRef::Global(a) => {
-                    let addr = self.regs[p.slot(a) * lp + l] as i128 + rel;
-                    let q = (addr >> ADDRESS_BITS) as usize;
-                    let g = (addr >= 0 && addr <= u64::MAX as i128 && q >= 1)
-                        .then(|| self.launch.globals.get(q - 1).and_then(|g| g.as_ref()))
-                        .flatten();
-                    let Some(g) = g else {
-                        if bad.is_empty() {
-                            detail = format!(
-                                "{verb} of {bytes} bytes at address {addr:#x}, in no buffer"
-                            );
-                        }
-                        bad.push(l);
-                        continue;
-                    };
-                    let off = (addr & ((1 << ADDRESS_BITS) - 1)) as usize;
-                    let len = g.bytes.len();
-                    if off + bytes > len {
-                        if bad.is_empty() {
-                            detail = format!(
-                                "{verb} of {bytes} bytes at address {addr:#x}, byte {off} of buffer `{}` ({len} bytes)",
-                                g.name
-                            );
-                        }
-                        bad.push(l);
-                    } else {
-                        self.locs.push(Loc { lane: l, region: Region::Global(q - 1), off });
+            let rel = index_of(self.regs[irow + l]) * elem_bytes as i128;
+            if let MemRef::Global(a) = mem {
+                let addr = self.regs[p.slot(a) * lp + l] as i128 + rel;
+                let q = (addr >> ADDRESS_BITS) as usize;
+                let g = (addr >= 0 && addr <= u64::MAX as i128 && q >= 1)
+                    .then(|| self.launch.globals.get(q - 1).and_then(|g| g.as_ref()))
+                    .flatten();
+                let Some(g) = g else {
+                    if bad.is_empty() {
+                        detail =
+                            format!("{verb} of {bytes} bytes at address {addr:#x}, in no buffer");
                     }
+                    bad.push(l);
                     continue;
+                };
+                let off = (addr & ((1 << ADDRESS_BITS) - 1)) as usize;
+                let len = g.bytes.len();
+                if off + bytes > len {
+                    if bad.is_empty() {
+                        detail = format!(
+                            "{verb} of {bytes} bytes at address {addr:#x}, byte {off} of buffer `{}` ({len} bytes)",
+                            g.name
+                        );
+                    }
+                    bad.push(l);
+                } else {
+                    self.locs.push(Loc { lane: l, region: Region::Global(q - 1), off });
                 }
-            };
-            if fits(len) {
-                self.locs.push(Loc { lane: l, region, off: base + rel as usize });
+            } else if rel >= 0 && rel + bytes as i128 <= len as i128 {
+                self.locs.push(Loc { lane: l, region, off: lane_base(l) + base + rel as usize });
             } else {
                 if bad.is_empty() {
-                    detail =
-                        format!("{verb} of {bytes} bytes at byte {rel} of {what} ({len} bytes)");
+                    detail = format!(
+                        "{verb} of {bytes} bytes at byte {rel} of {} ({len} bytes)",
+                        what()
+                    );
                 }
                 bad.push(l);
             }
@@ -873,19 +882,14 @@ impl<'a> Exec<'a> {
     }
 
     fn read_bytes(&self, region: Region, off: usize, n: usize) -> u128 {
-        let mut v = 0u128;
-        for i in 0..n {
-            let b = match region {
-                Region::Global(q) => match &self.launch.globals[q] {
-                    Some(g) => g.bytes[off + i].load(Relaxed),
-                    None => 0,
-                },
-                Region::Lds => self.lds[off + i],
-                Region::Private => self.private[off + i],
-            };
-            v |= (b as u128) << (8 * i);
+        match region {
+            Region::Global(q) => match &self.launch.globals[q] {
+                Some(g) => little_endian(g.bytes[off..off + n].iter().map(|b| b.load(Relaxed))),
+                None => 0,
+            },
+            Region::Lds => little_endian(self.lds[off..off + n].iter().copied()),
+            Region::Private => little_endian(self.private[off..off + n].iter().copied()),
         }
-        v
     }
 
     fn write_bytes(&mut self, region: Region, off: usize, n: usize, v: u128) {
@@ -1086,7 +1090,7 @@ impl<'a> Exec<'a> {
     ) -> Result<(), InterpError> {
         let t = self.p.k.ty(value).scalar;
         if !matches!(t.bits(), 32 | 64) || t.class() == TypeClass::Float {
-            return Err(self.unsupported(inst, m, format!("atomic {op:?} on {t}")));
+            return Err(self.unsupported(inst, m, format!("not defined on {t}")));
         }
         let n = t.bytes() as usize;
         self.resolve(inst, m, mem, index, n, n, "atomic")?;

@@ -61,7 +61,10 @@ impl<'k> Prepared<'k> {
                 let malformed = |message: String| InterpError::Malformed {
                     kernel: k.name.clone(),
                     inst,
-                    op: k.insts.get(inst).map_or("?", |d| d.op.name()),
+                    op: k
+                        .insts
+                        .get(inst)
+                        .map_or_else(|| "?".into(), |d| crate::print::mnemonic(&d.op)),
                     message,
                 };
                 let data =
