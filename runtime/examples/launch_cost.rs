@@ -15,6 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("device: {}", c.device);
     println!("nodes: {}, replays: {}", c.nodes, c.replays);
     println!("eager launch:                 {:8.3} us/node", c.eager_us_per_node);
+    println!("eager, checked once:          {:8.3} us/node", c.prepared_us_per_node);
     println!("graph replay:                 {:8.3} us/node", c.graph_us_per_node);
     println!("graph replay, scalar updated: {:8.3} us/node", c.graph_update_us_per_node);
     Ok(())

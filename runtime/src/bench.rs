@@ -131,6 +131,31 @@ pub fn eager_us_per_launch(
     Ok(median(out))
 }
 
+/// Like [`eager_us_per_launch`], but routes and checks the call once and then only issues it:
+/// the device layer's own cost per launch (driver included), without the runtime's checks.
+pub fn prepared_us_per_launch(
+    rt: &Runtime,
+    kernel: &str,
+    args: &Args<'_>,
+    launches: usize,
+    samples: usize,
+) -> Result<f64, RuntimeError> {
+    let launches = launches.max(1);
+    let p = rt.prepare(kernel, None, args)?;
+    rt.device().launch(&p)?;
+    rt.synchronize()?;
+    let mut out = vec![];
+    for _ in 0..samples.max(1) {
+        let start = rt.device().record_event()?;
+        for _ in 0..launches {
+            rt.device().launch(&p)?;
+        }
+        let end = rt.device().record_event()?;
+        out.push(start.elapsed_ms(&end)? * 1e3 / launches as f64);
+    }
+    Ok(median(out))
+}
+
 /// Captures `graph`, replays it once to warm up, then times `replays` replays between two
 /// device events; the median over `samples` runs, in microseconds per node. With `update`, the
 /// variable it names is set to a new value before every replay (`update.1(i)` for replay `i`),
@@ -175,6 +200,9 @@ pub struct LaunchCost {
     pub replays: usize,
     /// One eager launch, us.
     pub eager_us_per_node: f64,
+    /// One eager launch of a call routed and checked once beforehand, us: the part of
+    /// `eager_us_per_node` that is the driver's and the device layer's.
+    pub prepared_us_per_node: f64,
     /// One node of a replayed graph with the same arguments, us.
     pub graph_us_per_node: f64,
     /// One node of a replayed graph whose scalar argument changes every replay, us.
@@ -191,13 +219,9 @@ pub fn launch_cost(
     let pkg = trivial_package(device)?;
     let rt = Runtime::load_with(device, &pkg, crate::Overrides::none())?;
     let out = device.alloc(ScalarType::U32, 1)?;
-    let eager = eager_us_per_launch(
-        &rt,
-        TRIVIAL,
-        &Args::new().buffer("out", &out).scalar("v", 1u32),
-        nodes,
-        5,
-    )?;
+    let args = Args::new().buffer("out", &out).scalar("v", 1u32);
+    let eager = eager_us_per_launch(&rt, TRIVIAL, &args, nodes, 5)?;
+    let prepared = prepared_us_per_launch(&rt, TRIVIAL, &args, nodes, 5)?;
     let mut g = DecodeGraph::new();
     g.add_buffer("out", out.clone())?;
     g.set_var("v", 1u32);
@@ -212,6 +236,7 @@ pub fn launch_cost(
         nodes: nodes.max(1),
         replays: replays.max(1),
         eager_us_per_node: eager,
+        prepared_us_per_node: prepared,
         graph_us_per_node: fixed,
         graph_update_us_per_node: updated,
     })
@@ -229,7 +254,12 @@ mod tests {
         }
         let c = launch_cost(dev, 8, 4).unwrap();
         eprintln!("{c:?}");
-        for v in [c.eager_us_per_node, c.graph_us_per_node, c.graph_update_us_per_node] {
+        for v in [
+            c.eager_us_per_node,
+            c.prepared_us_per_node,
+            c.graph_us_per_node,
+            c.graph_update_us_per_node,
+        ] {
             assert!(v.is_finite() && v > 0.0, "{c:?}");
         }
         // The last replay wrote the last value: the updates reached the device.
