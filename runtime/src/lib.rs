@@ -21,7 +21,7 @@
 //! - [`route`]: which variant a call runs ([`RouteError`]);
 //! - [`launch`]: the [`Runtime`], argument checks ([`LaunchError`]);
 //! - [`graph`]: decode graphs, capture and replay ([`GraphError`]);
-//! - [`bench`]: launch-cost measurements.
+//! - [`mod@bench`]: launch-cost measurements.
 #![deny(missing_docs)]
 // Errors here are flat enums whose variants carry the kernel, variant, arch, and what was
 // expected and found, as plain strings; they travel only on cold paths, where a few hundred
