@@ -930,6 +930,43 @@ mod tests {
         );
     }
 
+    /// The cpu device emulating gfx906 runs wave-64 kernels with 64-lane waves.
+    #[test]
+    fn the_cpu_device_emulates_wave_64() {
+        let mut b = kiln_ir::KernelBuilder::new("lanes", 64);
+        b.workgroup_size([128, 1, 1]);
+        let out = b.buffer_with_len(
+            "out",
+            ScalarType::U32,
+            kiln_ir::Access::Write,
+            ShapeExpr::constant(128),
+        );
+        let (lane, wave, lid) = (b.lane(), b.wave(), b.local_id());
+        let k = b.u32(1000);
+        let w = b.mul(wave, k);
+        let v = b.add(w, lane);
+        b.store(out, lid, v);
+        let ir = b.finish();
+        let mut p = PackageDir::new();
+        p.add_fake(&ir, "baseline", "gfx906");
+        p.add_fake(&testing::scale().ir, "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+
+        // By default the cpu device takes the first wave-32 arch: gfx1100, where `lanes` is not built.
+        let rt = Runtime::load_with(&Device::cpu(CpuOptions::default()), &pkg, Overrides::none())
+            .unwrap();
+        assert_eq!(rt.arch(), "gfx1100");
+        assert!(rt.variants("lanes").is_empty());
+
+        let dev = Device::cpu(CpuOptions::arch("gfx906"));
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let buf = dev.alloc(ScalarType::U32, 128).unwrap();
+        rt.launch("lanes", &Args::new().buffer("out", &buf)).unwrap();
+        let want: Vec<u32> = (0..128).map(|i| (i / 64) * 1000 + i % 64).collect();
+        assert_eq!(buf.read::<u32>().unwrap(), want);
+    }
+
     #[test]
     fn the_cpu_device_refuses_aliased_buffers() {
         let dev = Device::cpu(CpuOptions::default());

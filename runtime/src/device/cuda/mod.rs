@@ -76,6 +76,9 @@ impl Drop for Context {
 pub(crate) struct CudaDevice {
     ctx: Arc<Context>,
     stream: sys::CUstream,
+    /// Held while issuing to the stream: a capture must see only its own launches, and work
+    /// from several threads goes to the stream one call at a time.
+    issue: Mutex<()>,
     name: String,
     pub arch: String,
     pub limits: DeviceLimits,
@@ -133,7 +136,7 @@ impl CudaDevice {
         ctx.bind()?;
         // SAFETY: the context is current; 1 = CU_STREAM_NON_BLOCKING.
         let stream = unsafe { result::stream_create(1)? };
-        Ok(CudaDevice { ctx, stream, name, arch, limits })
+        Ok(CudaDevice { ctx, stream, issue: Mutex::new(()), name, arch, limits })
     }
 
     pub fn name(&self) -> String {
@@ -142,6 +145,7 @@ impl CudaDevice {
 
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the stream lives as long as `self`.
         unsafe { result::stream_synchronize(self.stream)? };
         Ok(())
@@ -149,6 +153,7 @@ impl CudaDevice {
 
     pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
         let ptr = unsafe { result::mem_alloc(bytes.max(1))? };
         let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes };
@@ -159,6 +164,7 @@ impl CudaDevice {
 
     pub fn write(&self, m: &DeviceMemory, data: &[u8]) -> Result<(), DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         debug_assert_eq!(data.len(), m.bytes);
         // SAFETY: `m` holds `data.len()` bytes; the synchronize below keeps `data` alive for the
         // whole copy.
@@ -171,6 +177,7 @@ impl CudaDevice {
 
     pub fn read(&self, m: &DeviceMemory) -> Result<Vec<u8>, DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![0u8; m.bytes];
         // SAFETY: `m` holds `out.len()` bytes; the synchronize below ends the copy before `out`
         // is touched.
@@ -183,6 +190,7 @@ impl CudaDevice {
 
     pub fn load(&self, obj: &PackageObject) -> Result<Function, DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current.
         let (raw, _info_log) = unsafe { result::module_load_data_ex(obj.bytes())? };
         let module = Arc::new(Module { ctx: self.ctx.clone(), raw });
@@ -206,6 +214,12 @@ impl CudaDevice {
 
     pub fn launch(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        self.launch_locked(f, l)
+    }
+
+    /// Issues a launch; the caller holds `issue` and has bound the context.
+    fn launch_locked(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         let mut slots = param_slots(&l.args)?;
         let mut ptrs = slot_ptrs(&mut slots);
         // SAFETY: one pointer per parameter, each to an 8-byte slot holding the value in its low
@@ -217,6 +231,7 @@ impl CudaDevice {
 
     pub fn record_event(&self) -> Result<Event, DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current.
         let raw = unsafe { result::event_create()? };
         let e = Event { ctx: self.ctx.clone(), raw };
@@ -227,13 +242,14 @@ impl CudaDevice {
 
     pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<CudaGraph, DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: our stream is a created (not default) stream.
         unsafe { result::stream_begin_capture(self.stream)? };
         let mut nodes = Vec::with_capacity(launches.len());
         let mut failed: Option<DeviceError> = None;
         for l in launches {
             let step = match &l.code {
-                super::Code::Cuda(f) => self.launch(f, l).and_then(|()| {
+                super::Code::Cuda(f) => self.launch_locked(f, l).and_then(|()| {
                     // SAFETY: the stream is capturing, on this thread.
                     Ok(unsafe { result::stream_capture_last_node(self.stream)? })
                 }),
@@ -282,6 +298,7 @@ impl CudaDevice {
         changed: &[bool],
     ) -> Result<(), DeviceError> {
         self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
             let super::Code::Cuda(f) = &l.code else {
                 return Err(DeviceError::ForeignBuffer {

@@ -54,6 +54,9 @@ impl Shared {
 pub(crate) struct HipDevice {
     shared: Arc<Shared>,
     stream: sys::Handle,
+    /// Held while issuing to the stream: a capture must see only its own launches, and work
+    /// from several threads goes to the stream one call at a time.
+    issue: Mutex<()>,
     name: String,
     pub arch: String,
     pub limits: DeviceLimits,
@@ -112,7 +115,7 @@ impl HipDevice {
         let name = format!("{} ({arch})", result::device_name(d)?);
         let stream = result::stream_create_non_blocking()?;
         let shared = Arc::new(Shared { ordinal: d, deferred: Mutex::new(vec![]) });
-        Ok(HipDevice { shared, stream, name, arch, limits })
+        Ok(HipDevice { shared, stream, issue: Mutex::new(()), name, arch, limits })
     }
 
     pub fn name(&self) -> String {
@@ -121,6 +124,7 @@ impl HipDevice {
 
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the stream lives as long as `self`.
         unsafe { result::stream_synchronize(self.stream)? };
         Ok(())
@@ -128,6 +132,7 @@ impl HipDevice {
 
     pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let ptr = result::malloc(bytes.max(1))?;
         let m = DeviceMemory { shared: self.shared.clone(), ptr, bytes };
         // SAFETY: `ptr` holds `bytes` bytes; the stream is live.
@@ -137,6 +142,7 @@ impl HipDevice {
 
     pub fn write(&self, m: &DeviceMemory, data: &[u8]) -> Result<(), DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: `m` holds `data.len()` bytes; the synchronize keeps `data` alive for the copy.
         unsafe {
             result::memcpy_htod_async(m.ptr, data, self.stream)?;
@@ -147,6 +153,7 @@ impl HipDevice {
 
     pub fn read(&self, m: &DeviceMemory) -> Result<Vec<u8>, DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![0u8; m.bytes];
         // SAFETY: `m` holds `out.len()` bytes; the synchronize ends the copy before `out` is used.
         unsafe {
@@ -158,6 +165,7 @@ impl HipDevice {
 
     pub fn load(&self, obj: &PackageObject) -> Result<Function, DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let raw = result::module_load_data(obj.bytes())?;
         let module = Arc::new(Module { shared: self.shared.clone(), raw });
         // SAFETY: the module is live (held by `module`).
@@ -181,6 +189,12 @@ impl HipDevice {
 
     pub fn launch(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        self.launch_locked(f, l)
+    }
+
+    /// Issues a launch; the caller holds `issue` and has bound the device.
+    fn launch_locked(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         let mut slots = param_slots(&l.args)?;
         let mut ptrs: Vec<*mut c_void> =
             slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
@@ -192,6 +206,7 @@ impl HipDevice {
 
     pub fn record_event(&self) -> Result<Event, DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the stream is live.
         let raw = unsafe { result::event_create_record(self.stream)? };
         Ok(Event { shared: self.shared.clone(), raw })
@@ -199,13 +214,14 @@ impl HipDevice {
 
     pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<HipGraph, DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: a created stream.
         unsafe { result::stream_begin_capture(self.stream)? };
         let mut nodes = Vec::with_capacity(launches.len());
         let mut failed = None;
         for l in launches {
             let step = match &l.code {
-                Code::Hip(f) => self.launch(f, l).and_then(|()| {
+                Code::Hip(f) => self.launch_locked(f, l).and_then(|()| {
                     // SAFETY: capturing on this thread.
                     Ok(unsafe { result::stream_capture_last_node(self.stream)? })
                 }),
@@ -253,6 +269,7 @@ impl HipDevice {
         changed: &[bool],
     ) -> Result<(), DeviceError> {
         self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
             let Code::Hip(f) = &l.code else {
                 return Err(DeviceError::ForeignBuffer {
