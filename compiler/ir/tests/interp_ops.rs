@@ -670,4 +670,24 @@ fn launch_errors_name_the_kernel() {
         [Arg::Buffer(vec![0; 40]), Arg::Buffer(vec![0; 4]), Arg::Scalar(11), Arg::Scalar(1)];
     let e = run(&k, &mut args).unwrap_err();
     assert!(e.to_string().contains("buffer `x` has 40 bytes, needs 44"), "{e}");
+    // Sizes that overflow are errors, not panics.
+    let opts = RunOptions { grid: Some([u32::MAX; 3]), ..RunOptions::default() };
+    let mut args =
+        [Arg::Buffer(vec![0; 44]), Arg::Buffer(vec![0; 4]), Arg::Scalar(11), Arg::Scalar(1)];
+    let e = interp::run(&k, &mut args, &opts).unwrap_err();
+    assert!(e.to_string().contains("bad launch: a grid of"), "{e}");
+    let mut args = [
+        Arg::Buffer(vec![]),
+        Arg::Buffer(vec![]),
+        Arg::Scalar(u32::MAX as u64),
+        Arg::Scalar(u32::MAX as u64),
+    ];
+    let mut b = KernelBuilder::new("huge", 32);
+    let n = b.scalar_param("n", U64);
+    b.buffer_with_len("x", F32, Access::Read, ShapeExpr::scaled(&[n, n], 1, 1));
+    let e = run(&b.finish(), &mut [Arg::Scalar(u64::MAX), Arg::Buffer(vec![])]).unwrap_err();
+    assert!(e.to_string().contains("the length of `x` overflows 64 bits"), "{e}");
+    let max = u32::MAX as u64;
+    let mut args = [Arg::Buffer(vec![]), Arg::Buffer(vec![]), Arg::Scalar(max), Arg::Scalar(max)];
+    assert!(run(&k, &mut args).is_err());
 }

@@ -2,13 +2,13 @@
 //! row. Prints seconds and lane-ops per second. Run in release:
 //!
 //! ```text
-//! cargo test --release -p kiln-ir --test interp_speed -- --ignored --nocapture
+//! cargo test --release -p kiln-ir --test interp_speed -- --ignored --nocapture --test-threads 1
 //! ```
 
 mod interp_util;
 
 use interp_util::*;
-use kiln_ir::examples::{argmax_row, workgroup_sum};
+use kiln_ir::examples::{argmax_row, wave_sum, workgroup_sum};
 use kiln_ir::interp::{self, Arg, RunOptions};
 use std::time::Instant;
 
@@ -49,5 +49,32 @@ fn row_reduction_speed() {
                 );
             }
         }
+    }
+}
+
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn many_small_workgroups_speed() {
+    let (mut rng, _seed) = rng();
+    let groups = 100_000usize;
+    for wave in WAVES {
+        let x: Vec<f32> = (0..groups * wave as usize).map(|_| wild_f32(&mut rng)).collect();
+        let k = wave_sum(wave);
+        let mut args = [
+            Arg::Buffer(f32_bytes(&x)),
+            Arg::Buffer(vec![0; 4 * groups]),
+            Arg::Scalar(groups as u64),
+        ];
+        let (mut s, mut stats) = (f64::MAX, Default::default());
+        for _ in 0..3 {
+            let t = Instant::now();
+            stats = interp::run(&k, &mut args, &RunOptions::default()).unwrap();
+            s = s.min(t.elapsed().as_secs_f64());
+        }
+        println!(
+            "wave_sum, {groups} workgroups of one wave {wave}: {s:.3} s, {:.1} us a workgroup, {:.1} M lane-ops/s",
+            s / groups as f64 * 1e6,
+            stats.lane_ops as f64 / s / 1e6
+        );
     }
 }

@@ -3,22 +3,8 @@
 //! Every value lives in a `u64` holding its bits zero-extended (`i1` is 0 or 1). Each op is
 //! dispatched once per instruction on its scalar type, then runs a monomorphic loop over the lanes.
 //!
-//! # Numerics
-//! - f32 and f64 use the host's IEEE arithmetic (x86-64 keeps denormals); f32 FMA is
-//!   `f32::mul_add`, which is a single rounding.
-//! - f16 and bf16 `+ - * /` and `sqrt` are computed in f32 and rounded once to the narrow type.
-//!   That is two roundings, but f32 has at least `2p + 2` bits for both (p = 11 and 8), which makes
-//!   the double rounding innocuous: the result equals the correctly rounded one.
-//! - f16 and bf16 FMA: the product is exact in f64 and the sum is split into its rounded value and
-//!   exact error (two-sum), folded into one f64 rounded to odd; rounding that to the narrow type
-//!   (again through a round-to-odd f32) gives the correctly rounded FMA.
-//! - Every conversion to f16 or bf16 goes through a round-to-odd f32 and then the `half` crate's
-//!   f32 conversion (round to nearest even). `half`'s own `from_f64` is not used: it rounds twice
-//!   (through f32) for f16 and drops low bits for bf16.
-//! - Approximate ops (`Exp2Approx`, ...) are computed in f64 and rounded once, so the interpreter's
-//!   result is within 0.5 ulp + a hair of the true value; hardware instructions are within the bound
-//!   stated on the op (1 ulp). Compare them within a bound, never bitwise.
-//! - NaN payloads are whatever the host produces; only NaN-ness is part of the contract.
+//! The numeric rules are listed in the module docs of `interp` (section "Numerics"); the
+//! helpers that make f16 / bf16 round once (round-to-odd f32, the FMA two-sum) are here.
 
 use crate::{BinaryOp, CmpOp, ReduceOp, ScalarType, TypeClass, UnaryOp};
 use half::{bf16, f16};

@@ -433,7 +433,7 @@ impl<'a> Exec<'a> {
                     let lanes = self.lanes((0..self.l).filter(|&l| !m.on[l]));
                     return Err(InterpError::DivergentBarrier { site: self.site(inst), lanes });
                 }
-                self.epoch += 1;
+                self.epoch = self.epoch.wrapping_add(1) % NEVER;
             }
             Op::Shuffle { mode, value, offset } => {
                 let (w, off) = (self.w, *offset as usize);
@@ -785,9 +785,8 @@ impl<'a> Exec<'a> {
             }
             active = active.subset(|l| keep[l]);
         }
-        let full = Mask { on: m.on.clone(), lo: m.lo, hi: m.hi, count: m.count };
         for (&r, &c) in data.results.iter().zip(carried) {
-            self.copy_value(r, c, &full);
+            self.copy_value(r, c, m);
         }
         Ok(())
     }

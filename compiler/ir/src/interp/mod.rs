@@ -41,8 +41,19 @@
 //!   is `x`);
 //! - a store or atomic to a buffer declared read-only.
 //!
-//! Numerics are described in the `arith` module: exact IEEE for the exact ops, f16 / bf16 with a
-//! single rounding, approximate ops within their stated ulp bound.
+//! # Numerics
+//! - f32 and f64: the host's IEEE arithmetic, denormals kept; f32 FMA is `f32::mul_add` (one
+//!   rounding). Min / Max, compares, conversions and rounding ops exactly as documented on the ops.
+//! - f16 and bf16 `+ - * /` and `sqrt` are computed in f32 and rounded once to the narrow type:
+//!   f32 has at least `2p + 2` significand bits for both, so this double rounding is innocuous.
+//! - f16 and bf16 FMA is exact: the product is exact in f64, the sum's rounding error is recovered
+//!   (two-sum) and folded in by rounding to odd, then one rounding to the narrow type.
+//! - Every conversion to f16 / bf16 (from f64, f32 or integers) goes through a round-to-odd f32,
+//!   then round-to-nearest-even: one correct rounding.
+//! - Approximate ops (`exp2_approx`, `log2_approx`, `rsqrt_approx`, `rcp_approx`) are computed in
+//!   f64 and rounded once, so within about 0.5 ulp; the hardware instructions meet the op's stated
+//!   bound (1 ulp). Compare them within a bound, never bitwise.
+//! - NaN payloads are whatever the host produces: only NaN-ness is part of the contract.
 
 mod arith;
 mod error;
@@ -51,7 +62,7 @@ mod prepare;
 
 pub use error::{InterpError, Lanes, Site};
 
-use crate::{Access, Kernel, Param, ParamKind};
+use crate::{Access, Kernel, Param, ParamKind, ShapeExpr};
 use cranelift_entity::EntityRef;
 use exec::Exec;
 use prepare::Prepared;
@@ -130,6 +141,12 @@ fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
     unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
 }
 
+/// [`ShapeExpr::eval`] without overflow: `None` when a step overflows.
+fn eval_checked(e: &ShapeExpr, arg: impl Fn(Param) -> u64) -> Option<u64> {
+    let p = e.factors.iter().try_fold(1u64, |p, &f| p.checked_mul(arg(f)))?;
+    p.checked_mul(e.num)?.div_ceil(e.den.max(1)).checked_add(e.add)
+}
+
 /// Runs `kernel` over its grid with `args` (one per parameter, in order). Buffers are updated in
 /// place. See the module docs for the execution model and the checks.
 pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunStats, InterpError> {
@@ -169,11 +186,15 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
         }
     }
     let scalar = |p: Param| scalars.get(p.index()).copied().unwrap_or(0);
+    let eval = |e: &ShapeExpr, what: &str| {
+        eval_checked(e, scalar).ok_or_else(|| launch_err(format!("{what} overflows 64 bits")))
+    };
     for (data, arg) in kernel.params.values().zip(args.iter()) {
         if let (ParamKind::Buffer { elem, len: Some(len), .. }, Arg::Buffer(bytes)) =
             (&data.kind, arg)
         {
-            let need = len.eval(scalar).saturating_mul(elem.bytes() as u64);
+            let need = eval(len, &format!("the length of `{}`", data.name))?
+                .saturating_mul(elem.bytes() as u64);
             if (bytes.len() as u64) < need {
                 return Err(launch_err(format!(
                     "buffer `{}` has {} bytes, needs {need}",
@@ -188,7 +209,7 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
         None => {
             let mut g = [0u32; 3];
             for (d, e) in kernel.grid.iter().enumerate() {
-                let v = e.eval(scalar);
+                let v = eval(e, "the grid")?;
                 g[d] = u32::try_from(v)
                     .map_err(|_| launch_err(format!("grid dimension {d} is {v}")))?;
             }
@@ -208,7 +229,10 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
         })
         .collect();
     let launch = Launch { globals, scalars: scalars.clone(), grid, sanitize: opts.sanitize };
-    let total = grid.iter().map(|&g| g as u64).product::<u64>();
+    let total = grid
+        .iter()
+        .try_fold(1u64, |n, &g| n.checked_mul(g as u64))
+        .ok_or_else(|| launch_err(format!("a grid of {grid:?} workgroups")))?;
     let wg_of = |n: u64| {
         let (gx, gy) = (grid[0] as u64, grid[1] as u64);
         [(n % gx) as u32, ((n / gx) % gy) as u32, (n / (gx * gy)) as u32]
