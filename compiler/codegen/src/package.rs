@@ -240,7 +240,9 @@ pub fn build_package(
                 occupancy: occupancy(job.target, &job.ir, &meta.resources),
                 resources: meta.resources,
                 ir_hash: job.ir.content_hash(),
-                ir_file: format!("{stem}.ir.ron"),
+                // IR files are content-addressed: one file per distinct kernel IR, shared by
+                // every arch it was built for.
+                ir_file: format!("ir/{}.ron", job.ir.content_hash()),
                 file: format!("{stem}.{ext}"),
                 format: meta.format,
                 content_hash: blake3::hash(&bytes).to_hex().to_string(),
@@ -250,7 +252,7 @@ pub fn build_package(
             Ok(Done {
                 entry,
                 bytes,
-                ir_text: job.ir.to_ron(),
+                ir_text: ron::ser::to_string(&job.ir).expect("a kernel serializes"),
                 cached: was_cached,
                 time: t0.elapsed(),
             })
