@@ -676,12 +676,6 @@ fn launch_errors_name_the_kernel() {
         [Arg::Buffer(vec![0; 44]), Arg::Buffer(vec![0; 4]), Arg::Scalar(11), Arg::Scalar(1)];
     let e = interp::run(&k, &mut args, &opts).unwrap_err();
     assert!(e.to_string().contains("bad launch: a grid of"), "{e}");
-    let mut args = [
-        Arg::Buffer(vec![]),
-        Arg::Buffer(vec![]),
-        Arg::Scalar(u32::MAX as u64),
-        Arg::Scalar(u32::MAX as u64),
-    ];
     let mut b = KernelBuilder::new("huge", 32);
     let n = b.scalar_param("n", U64);
     b.buffer_with_len("x", F32, Access::Read, ShapeExpr::scaled(&[n, n], 1, 1));
