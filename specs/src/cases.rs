@@ -92,7 +92,10 @@ fn logit_rows(rng: &mut Rng, rows: usize, n: usize, edges: bool) -> Vec<f32> {
                     row[j] = f32::NAN;
                 }
                 3 => row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY),
-                4 => row.iter_mut().enumerate().for_each(|(i, x)| *x = if i % 2 == 0 { 0.0 } else { -0.0 }),
+                4 => row
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = if i % 2 == 0 { 0.0 } else { -0.0 }),
                 5 => {
                     row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY);
                     let i = rng.below(n as u64) as usize;
@@ -166,7 +169,11 @@ pub fn cases(family: &str, seed: u64, large: bool) -> Vec<Case> {
             }
             for n in sizes {
                 let v = activations(&mut rng, n, true);
-                add(format!("n={n} (edge blocks)"), vec![u32s("n", n as u32)], vec![floats("x", ty, &v)]);
+                add(
+                    format!("n={n} (edge blocks)"),
+                    vec![u32s("n", n as u32)],
+                    vec![floats("x", ty, &v)],
+                );
             }
         }
         "swiglu" | "swiglu_quantize_q8_0" => {

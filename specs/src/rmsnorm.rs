@@ -10,7 +10,8 @@
 //! f16/bf16 values a vector; values past `n` read as 0) and accumulates `acc = fma(x, x, acc)` in
 //! order; wave sums by the xor butterfly over the wave; the row sum is the butterfly tree
 //! (`v[i] += v[i + off]`, `off = waves/2, ..., 1`) over the wave sums. Then
-//! `mean = sum / n`, `r = 1 / sqrt(mean + eps)`, `y = (x * r) * w`.
+//! `mean = sum / n`, `r = 1 / sqrt(mean + eps)`, `y = (x * r) * w`. (Rows that fit keep `x` and
+//! `w` in registers between the two passes; the order is the same either way.)
 //!
 //! ABI:
 //!
@@ -33,6 +34,9 @@ use kiln_ir::{
 
 /// Lanes a workgroup.
 pub const BLOCK: u32 = 512;
+/// Longest row (values) kept in registers between the two passes; longer or unaligned rows loop
+/// and read `x` twice.
+pub const REGISTER_ROW: u32 = 8192;
 
 /// The families `rmsnorm_f32`, `rmsnorm_f16`, `rmsnorm_bf16` (baseline only).
 pub fn specs() -> Vec<KernelSpec> {
@@ -77,16 +81,7 @@ fn load_vector(
     };
     b.if_else(
         aligned,
-        |b| {
-            let at = b.add(row_base, e0);
-            let x = b.load(p, at, Type::vector(elem, vl as u8));
-            (0..vl as u8)
-                .map(|k| {
-                    let xk = b.extract(x, k);
-                    widen(b, xk)
-                })
-                .collect()
-        },
+        |b| load_vector_aligned(b, src, row_base, v),
         |b| {
             (0..vl)
                 .map(|k| {
@@ -108,6 +103,30 @@ fn load_vector(
     )
 }
 
+/// Vector `v` of the row at `row_base` as f32 values, one 16-byte load (the row is aligned).
+fn load_vector_aligned(
+    b: &mut KernelBuilder,
+    (p, elem): (Param, ScalarType),
+    row_base: Value,
+    v: Value,
+) -> Vec<Value> {
+    let vl = vector_len(elem);
+    let vlv = b.u32(vl);
+    let e0 = b.mul(v, vlv);
+    let at = b.add(row_base, e0);
+    let x = b.load(p, at, Type::vector(elem, vl as u8));
+    (0..vl as u8)
+        .map(|k| {
+            let xk = b.extract(x, k);
+            if elem == ScalarType::F32 {
+                xk
+            } else {
+                b.convert(xk, Type::F32)
+            }
+        })
+        .collect()
+}
+
 /// One rmsnorm kernel for an input type.
 pub fn rmsnorm(_t: &Target, wave: u32, elem: ScalarType) -> Kernel {
     let vl = vector_len(elem);
@@ -115,6 +134,7 @@ pub fn rmsnorm(_t: &Target, wave: u32, elem: ScalarType) -> Kernel {
     b.workgroup_size([BLOCK, 1, 1]);
     b.const_param("block", BLOCK as i64);
     b.const_param("vec", vl as i64);
+    b.const_param("register_row", REGISTER_ROW as i64);
     let x = b.buffer("x", elem, Access::Read);
     let weight = b.buffer("weight", ScalarType::F32, Access::Read);
     let out = b.buffer("out", elem, Access::Write);
@@ -139,14 +159,58 @@ pub fn rmsnorm(_t: &Target, wave: u32, elem: ScalarType) -> Kernel {
     let nvec = b.div(nvec, vlv);
     let step = b.u32(BLOCK);
     let fzero = b.f32(0.0);
-    let acc = b.for_range(ids.local, nvec, step, 2, &[fzero], |b, v, c| {
-        let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
-        let mut acc = c[0];
-        for xv in xs {
-            acc = b.fma(xv, xv, acc);
-        }
-        vec![acc]
-    })[0];
+    // The register path: rows of at most `REGISTER_ROW` values keep `x` and `w` in
+    // registers between the two passes (and load `w` alongside `x`, so its misses overlap).
+    let reg_vectors = REGISTER_ROW / (BLOCK * vl);
+    let cap = b.u32(BLOCK * reg_vectors);
+    let fits = b.le(nvec, cap);
+    let fast = b.and(aligned, fits);
+    let zero_n = b.u32(0);
+    let nonempty = b.gt(n_v, zero_n);
+    let fast = b.and(fast, nonempty);
+    let held = (reg_vectors * vl * 2) as usize;
+    let first_pass = b.if_else(
+        fast,
+        |b| {
+            let mut acc = fzero;
+            let mut vals = vec![];
+            // Loads at a clamped index (no branch, so they all issue at once); vectors past the
+            // row read as zeros.
+            let one = b.u32(1);
+            let last = b.sub(nvec, one);
+            let fz = b.f32(0.0);
+            for k in 0..reg_vectors {
+                let kb = b.u32(k * BLOCK);
+                let v = b.add(ids.local, kb);
+                let inside = b.lt(v, nvec);
+                let vc = b.min(v, last);
+                let mut xw = load_vector_aligned(b, (x, elem), row_base, vc);
+                xw.extend(load_weights(b, weight, vc, vl));
+                let xw: Vec<Value> = xw.into_iter().map(|e| b.select(inside, e, fz)).collect();
+                for &xv in &xw[..vl as usize] {
+                    acc = b.fma(xv, xv, acc);
+                }
+                vals.extend(xw);
+            }
+            let mut r = vec![acc];
+            r.extend(vals);
+            r
+        },
+        |b| {
+            let acc = b.for_range(ids.local, nvec, step, 2, &[fzero], |b, v, c| {
+                let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
+                let mut acc = c[0];
+                for xv in xs {
+                    acc = b.fma(xv, xv, acc);
+                }
+                vec![acc]
+            })[0];
+            let mut r = vec![acc];
+            r.extend((0..held).map(|_| b.f32(0.0)));
+            r
+        },
+    );
+    let acc = first_pass[0];
     let ws = b.wave_reduce(ReduceOp::Add, acc);
     let zero = b.u32(0);
     let first = b.eq(ids.lane, zero);
@@ -163,45 +227,82 @@ pub fn rmsnorm(_t: &Target, wave: u32, elem: ScalarType) -> Kernel {
     let one = b.f32(1.0);
     let r = b.div(one, root);
 
-    b.for_range(ids.local, nvec, step, 2, &[], |b, v, _| {
-        let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
-        let e0 = b.mul(v, vlv);
-        b.if_else(
-            aligned,
-            |b| {
-                let mut ys = Vec::new();
-                for k0 in (0..vl).step_by(4) {
-                    let kk = b.u32(k0);
-                    let at = b.add(e0, kk);
-                    let w4 = b.load(weight, at, Type::vector(ScalarType::F32, 4));
-                    for k in k0..k0 + 4 {
-                        let wk = b.extract(w4, (k - k0) as u8);
-                        ys.push(scale(b, xs[k as usize], r, wk, elem));
-                    }
-                }
-                let y = b.make_vector(&ys);
-                let at = b.add(row_base, e0);
-                b.store(out, at, y);
-                vec![]
-            },
-            |b| {
-                for k in 0..vl {
-                    let kk = b.u32(k);
-                    let i = b.add(e0, kk);
-                    let inside = b.lt(i, n_v);
-                    b.if_then(inside, |b| {
-                        let wk = b.load(weight, i, Type::F32);
-                        let y = scale(b, xs[k as usize], r, wk, elem);
-                        let at = b.add(row_base, i);
+    b.if_else(
+        fast,
+        |b| {
+            for k in 0..reg_vectors {
+                let kb = b.u32(k * BLOCK);
+                let v = b.add(ids.local, kb);
+                let inside = b.lt(v, nvec);
+                let base = 1 + (k * 2 * vl) as usize;
+                let xs = first_pass[base..base + vl as usize].to_vec();
+                let ws = first_pass[base + vl as usize..base + 2 * vl as usize].to_vec();
+                b.if_then(inside, |b| {
+                    let ys: Vec<Value> =
+                        xs.iter().zip(&ws).map(|(&xv, &wv)| scale(b, xv, r, wv, elem)).collect();
+                    let y = b.make_vector(&ys);
+                    let e0 = b.mul(v, vlv);
+                    let at = b.add(row_base, e0);
+                    b.store(out, at, y);
+                });
+            }
+            vec![]
+        },
+        |b| {
+            b.for_range(ids.local, nvec, step, 2, &[], |b, v, _| {
+                let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
+                let e0 = b.mul(v, vlv);
+                b.if_else(
+                    aligned,
+                    |b| {
+                        let ws = load_weights(b, weight, v, vl);
+                        let ys: Vec<Value> = xs
+                            .iter()
+                            .zip(&ws)
+                            .map(|(&xv, &wv)| scale(b, xv, r, wv, elem))
+                            .collect();
+                        let y = b.make_vector(&ys);
+                        let at = b.add(row_base, e0);
                         b.store(out, at, y);
-                    });
-                }
+                        vec![]
+                    },
+                    |b| {
+                        for k in 0..vl {
+                            let kk = b.u32(k);
+                            let i = b.add(e0, kk);
+                            let inside = b.lt(i, n_v);
+                            b.if_then(inside, |b| {
+                                let wk = b.load(weight, i, Type::F32);
+                                let y = scale(b, xs[k as usize], r, wk, elem);
+                                let at = b.add(row_base, i);
+                                b.store(out, at, y);
+                            });
+                        }
+                        vec![]
+                    },
+                );
                 vec![]
-            },
-        );
-        vec![]
-    });
+            });
+            vec![]
+        },
+    );
     b.finish()
+}
+
+/// The `vl` weights of vector `v` (aligned), as `f32x4` loads.
+fn load_weights(b: &mut KernelBuilder, weight: Param, v: Value, vl: u32) -> Vec<Value> {
+    let vlv = b.u32(vl);
+    let e0 = b.mul(v, vlv);
+    let mut ws = vec![];
+    for k0 in (0..vl).step_by(4) {
+        let kk = b.u32(k0);
+        let at = b.add(e0, kk);
+        let w4 = b.load(weight, at, Type::vector(ScalarType::F32, 4));
+        for k in 0..4u8 {
+            ws.push(b.extract(w4, k));
+        }
+    }
+    ws
 }
 
 /// `(x * r) * w`, rounded to the output type.

@@ -124,8 +124,16 @@ fn check(dt: Dt, rows: usize, n: usize, rng: &mut impl Rng, scale: f32) {
 fn rmsnorm_all_dtypes() {
     let mut rng = rng("rmsnorm_all_dtypes");
     for dt in [Dt::F32, Dt::F16, Dt::Bf16] {
-        for &(rows, n) in &[(1usize, 4096usize), (8, 4096), (3, 5120), (2, 1000), (1, 4099), (2, 7)]
-        {
+        for &(rows, n) in &[
+            (1usize, 4096usize),
+            (8, 4096),
+            (3, 5120),
+            (2, 1000),
+            (1, 4099),
+            (2, 7),
+            (1, 12288),
+            (1, 20480),
+        ] {
             let scale = [0.01f32, 1.0, 30.0][rng.gen_range(0..3)];
             check(dt, rows, n, &mut rng, scale);
         }
