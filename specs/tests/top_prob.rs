@@ -53,7 +53,9 @@ fn exact(row: &[f32]) -> f64 {
     1.0 / row.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>()
 }
 
-fn check(logits: &[f32], rows: u32, n: u32, what: &str) {
+/// Returns the wave-32 model results.
+fn check(logits: &[f32], rows: u32, n: u32, what: &str) -> Vec<f32> {
+    let mut first = None;
     for (_, wave) in waves() {
         let want: Vec<f32> = logits.chunks(n as usize).map(|r| model(r, wave as usize)).collect();
         for (row, (&w, r)) in want.iter().zip(logits.chunks(n as usize)).enumerate() {
@@ -63,6 +65,7 @@ fn check(logits: &[f32], rows: u32, n: u32, what: &str) {
                 assert!(rel < 1e-5, "{what}: model {w} vs exact {e} (row {row}, n {n})");
             }
         }
+        first.get_or_insert_with(|| want.clone());
         let mut results = vec![];
         for (variant, k) in variants("row_top_prob", wave) {
             let call = Call::new().buf("logits", f32_bytes(logits)).u32("rows", rows).u32("n", n);
@@ -89,6 +92,7 @@ fn check(logits: &[f32], rows: u32, n: u32, what: &str) {
             );
         }
     }
+    first.unwrap()
 }
 
 #[test]
@@ -139,5 +143,10 @@ fn top_prob_edge_cases() {
     r[3] = 0.0;
     rows.push(r); // subnormal exps
     let count = rows.len() as u32;
-    check(&rows.concat(), count, n as u32, "edges");
+    let got = check(&rows.concat(), count, n as u32, "edges");
+    assert!(got[0].is_nan(), "all -inf");
+    assert_eq!(got[1], 1.0, "one finite value");
+    assert!(got[3].is_nan() && got[4].is_nan(), "NaN and +inf");
+    assert!((got[5] * n as f32 - 1.0).abs() < 1e-5, "uniform row: {}", got[5]);
+    assert_eq!(got[6], 1.0, "dominant");
 }
