@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One whole check on a GPU machine, in one call: parity, runtime device tests (graph replay), then
+# benchmarks, then peers (torch, Triton) in the same run. Full logs under $OUT.
+# Expects (carried): .carry/kiln (runtime-only binary), .carry/tests/* (test binaries), dist/.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+{
+    date -u
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
+    ls -la .carry .carry/tests
+} 2>&1 | tee "$OUT/env.log"
+echo "== parity (cuda) =="
+./.carry/kiln parity --device cuda --package dist --large 2>&1 | tee "$OUT/parity.log" | tail -4
+echo "== runtime device tests =="
+for t in .carry/tests/*; do
+    echo "-- $t"
+    "$t" --test-threads=1 2>&1 | tee -a "$OUT/device_tests.log" | grep -E "test result|FAILED|panicked|skipping" | head -20
+done
+echo "== bench =="
+./.carry/kiln bench --package dist --json "$OUT/kiln_bench.json" 2>&1 | tee "$OUT/bench.log" | tail -12
+echo "== peers =="
+python3 bench/peers.py "$OUT/peers.json" ${PEER_ARGS:-} 2>&1 | tee "$OUT/peers.log" | grep -v Warning | tail -8
