@@ -11,7 +11,11 @@ mod report;
 mod runcmd;
 
 #[derive(Parser)]
-#[command(name = "kiln", version, about = "kiln: kernels written once, built ahead of time for AMD and NVIDIA GPUs")]
+#[command(
+    name = "kiln",
+    version,
+    about = "kiln: kernels written once, built ahead of time for AMD and NVIDIA GPUs"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -180,7 +184,13 @@ fn build(
         })
         .collect();
     let cache = cache.unwrap_or_else(default_cache_dir);
-    eprintln!("kiln build: {} jobs ({} families x variants x {} archs) -> {}", jobs.len(), families.len(), targets.len(), out.display());
+    eprintln!(
+        "kiln build: {} jobs ({} families x variants x {} archs) -> {}",
+        jobs.len(),
+        families.len(),
+        targets.len(),
+        out.display()
+    );
     let rep = build_package(
         &jobs,
         routes,

@@ -21,7 +21,18 @@ pub fn resource_report(m: &Manifest) -> String {
     objs.sort_by(|a, b| (&a.kernel, &a.variant, &a.arch).cmp(&(&b.kernel, &b.variant, &b.arch)));
     let mut s = format!(
         "{:<24} {:<10} {:<8} {:>4} {:>5} {:>5} {:>5} {:>6} {:>7} {:>6}  {:<18} {}\n",
-        "kernel", "variant", "arch", "wave", "VGPR", "SGPR", "AGPR", "LDS", "scratch", "spills", "occupancy", "source"
+        "kernel",
+        "variant",
+        "arch",
+        "wave",
+        "VGPR",
+        "SGPR",
+        "AGPR",
+        "LDS",
+        "scratch",
+        "spills",
+        "occupancy",
+        "source"
     );
     for o in objs {
         let r = &o.resources;
@@ -87,8 +98,10 @@ pub fn inspect(
     for o in sel {
         println!("; {} / {} / {} (wave {})", o.kernel, o.variant, o.arch, o.wave_size);
         let p = dir.join(&o.ir_file);
-        let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        let k = kiln_ir::Kernel::from_ron(&text).with_context(|| format!("parsing {}", p.display()))?;
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let k =
+            kiln_ir::Kernel::from_ron(&text).with_context(|| format!("parsing {}", p.display()))?;
         if ir {
             println!("{}", kiln_ir::print::print(&k));
         }
@@ -100,7 +113,14 @@ pub fn inspect(
 }
 
 #[cfg(feature = "llvm")]
-fn print_compiled(k: &kiln_ir::Kernel, arch: &str, llvm: bool, asm: bool, _: &Path, _: &ObjectEntry) -> Result<()> {
+fn print_compiled(
+    k: &kiln_ir::Kernel,
+    arch: &str,
+    llvm: bool,
+    asm: bool,
+    _: &Path,
+    _: &ObjectEntry,
+) -> Result<()> {
     let t = kiln_ir::Target::by_name(arch)?;
     let opts = kiln_codegen::Options { emit_llvm: llvm, emit_asm: asm, ..Default::default() };
     let o = kiln_codegen::compile(k, t, &opts)?;
@@ -114,25 +134,39 @@ fn print_compiled(k: &kiln_ir::Kernel, arch: &str, llvm: bool, asm: bool, _: &Pa
 }
 
 #[cfg(not(feature = "llvm"))]
-fn print_compiled(_: &kiln_ir::Kernel, _: &str, llvm: bool, asm: bool, dir: &Path, o: &ObjectEntry) -> Result<()> {
+fn print_compiled(
+    _: &kiln_ir::Kernel,
+    _: &str,
+    llvm: bool,
+    asm: bool,
+    dir: &Path,
+    o: &ObjectEntry,
+) -> Result<()> {
     if asm && o.format == kiln_ir::package::ObjectFormat::Ptx {
         let p = dir.join(&o.file);
-        println!("{}", std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?);
+        println!(
+            "{}",
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?
+        );
         return Ok(());
     }
     let _ = llvm;
-    bail!("this kiln is the runtime-only build (no LLVM): --llvm and AMD --asm need the full `kiln`")
+    bail!(
+        "this kiln is the runtime-only build (no LLVM): --llvm and AMD --asm need the full `kiln`"
+    )
 }
 
 /// Resources with all archs of each kernel variant side by side.
 fn side_by_side(sel: &[&ObjectEntry]) -> String {
-    let mut keys: Vec<(String, String)> = sel.iter().map(|o| (o.kernel.clone(), o.variant.clone())).collect();
+    let mut keys: Vec<(String, String)> =
+        sel.iter().map(|o| (o.kernel.clone(), o.variant.clone())).collect();
     keys.dedup();
     keys.sort();
     keys.dedup();
     let mut s = String::new();
     for (k, v) in keys {
-        let objs: Vec<&&ObjectEntry> = sel.iter().filter(|o| o.kernel == k && o.variant == v).collect();
+        let objs: Vec<&&ObjectEntry> =
+            sel.iter().filter(|o| o.kernel == k && o.variant == v).collect();
         s += &format!("{k} / {v}\n{:<12}", "");
         for o in &objs {
             s += &format!(" {:>14}", o.arch);
@@ -146,7 +180,12 @@ fn side_by_side(sel: &[&ObjectEntry]) -> String {
             ("AGPR", Box::new(|o| opt(o.resources.agprs))),
             ("LDS bytes", Box::new(|o| o.resources.lds_bytes.to_string())),
             ("scratch", Box::new(|o| opt(o.resources.scratch_bytes))),
-            ("spills", Box::new(|o| opt(o.resources.vgpr_spills.map(|v| v + o.resources.sgpr_spills.unwrap_or(0))))),
+            (
+                "spills",
+                Box::new(|o| {
+                    opt(o.resources.vgpr_spills.map(|v| v + o.resources.sgpr_spills.unwrap_or(0)))
+                }),
+            ),
             ("occupancy", Box::new(occ)),
         ];
         for (name, f) in rows.iter() {

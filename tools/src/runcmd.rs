@@ -164,7 +164,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut scalar_vals = vec![];
     for p in &entry.abi.params {
         if let ParamKind::Scalar(ty) = p.kind {
-            let s = given.get(p.name.as_str()).ok_or_else(|| anyhow!("missing --shape {}=..", p.name))?;
+            let s = given
+                .get(p.name.as_str())
+                .ok_or_else(|| anyhow!("missing --shape {}=..", p.name))?;
             let v = scalar_from_str(ty, s).with_context(|| format!("--shape {}", p.name))?;
             scalars.insert(p.name.clone(), v.as_shape().unwrap_or(0));
             scalar_vals.push((p.name.clone(), v));
@@ -183,7 +185,11 @@ pub fn run(a: RunArgs) -> Result<()> {
             b
         } else if access == Access::Write {
             let n = len_of(&p.kind, &scalars, &entry).ok_or_else(|| {
-                anyhow!("output `{}` has no length rule: pass --arg {}=FILE.npy to size it", p.name, p.name)
+                anyhow!(
+                    "output `{}` has no length rule: pass --arg {}=FILE.npy to size it",
+                    p.name,
+                    p.name
+                )
             })?;
             dev.alloc(elem, n as usize)?
         } else {
@@ -271,7 +277,8 @@ fn interp_case(k: &Kernel, case: &kiln_specs::cases::Case, poison: u8) -> Result
     for (p, d) in k.params.iter() {
         match &d.kind {
             ParamKind::Scalar(_) => {
-                let v = scalars.get(&d.name).ok_or_else(|| anyhow!("case lacks scalar {}", d.name))?;
+                let v =
+                    scalars.get(&d.name).ok_or_else(|| anyhow!("case lacks scalar {}", d.name))?;
                 args.push(interp::Arg::Scalar(*v));
             }
             ParamKind::Buffer { elem, access, len } => {
@@ -280,9 +287,7 @@ fn interp_case(k: &Kernel, case: &kiln_specs::cases::Case, poison: u8) -> Result
                 } else {
                     let n = len
                         .as_ref()
-                        .map(|e| {
-                            e.eval(|q| scalars.get(&k.params[q].name).copied().unwrap_or(0))
-                        })
+                        .map(|e| e.eval(|q| scalars.get(&k.params[q].name).copied().unwrap_or(0)))
                         .ok_or_else(|| anyhow!("{}: no length rule", d.name))?;
                     let fill = if d.workspace { 0 } else { poison };
                     args.push(interp::Arg::Buffer(vec![fill; (n * elem.bytes() as u64) as usize]));
@@ -323,7 +328,8 @@ fn device_case(
             b.write_bytes(bytes)?;
             b
         } else {
-            let n = len_of(&p.kind, &scalars, entry).ok_or_else(|| anyhow!("{}: no length rule", p.name))?;
+            let n = len_of(&p.kind, &scalars, entry)
+                .ok_or_else(|| anyhow!("{}: no length rule", p.name))?;
             let b = dev.alloc(*elem, n as usize)?;
             b.write_bytes(&vec![poison; b.bytes()])?;
             b
@@ -350,15 +356,15 @@ fn device_case(
 
 fn compare(what: &str, a: &Outputs, b: &Outputs) -> Result<(), String> {
     for (name, (ty, x)) in a {
-        let Some((_, y)) = b.get(name) else { return Err(format!("{what}: output {name} missing")) };
+        let Some((_, y)) = b.get(name) else {
+            return Err(format!("{what}: output {name} missing"));
+        };
         if let Some(i) = first_mismatch(*ty, x, y) {
             let w = ty.bytes() as usize;
-            let show = |v: &[u8]| v.get(i * w..(i + 1) * w).map(|s| format!("{s:02x?}")).unwrap_or_default();
-            return Err(format!(
-                "{what}: output {name}[{i}] differs: {} vs {}",
-                show(x),
-                show(y)
-            ));
+            let show = |v: &[u8]| {
+                v.get(i * w..(i + 1) * w).map(|s| format!("{s:02x?}")).unwrap_or_default()
+            };
+            return Err(format!("{what}: output {name}[{i}] differs: {} vs {}", show(x), show(y)));
         }
     }
     Ok(())
@@ -371,7 +377,10 @@ pub fn parity(a: ParityArgs) -> Result<()> {
     let rt = Runtime::load_with(&dev, &pkg, Overrides::none())?;
     let arch = rt.arch().to_string();
     let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
     });
     println!("parity on {} ({arch}), package {}, seed {seed}", dev.name(), a.package.display());
     let on_cpu = a.device == "cpu";
@@ -406,11 +415,13 @@ pub fn parity(a: ParityArgs) -> Result<()> {
                 let check = || -> Result<(), String> {
                     let iv = interp_case(obj.ir(), case, 0xA5).map_err(|e| e.to_string())?;
                     compare("interpreter: variant vs baseline", &reference, &iv)?;
-                    let d1 = device_case(&rt, &dev, kernel, v, entry, case, 0xA5).map_err(|e| e.to_string())?;
+                    let d1 = device_case(&rt, &dev, kernel, v, entry, case, 0xA5)
+                        .map_err(|e| e.to_string())?;
                     compare("device vs interpreter", &iv, &d1)?;
                     if !on_cpu {
                         // A second poison shows any element the device left unwritten.
-                        let d2 = device_case(&rt, &dev, kernel, v, entry, case, 0x5A).map_err(|e| e.to_string())?;
+                        let d2 = device_case(&rt, &dev, kernel, v, entry, case, 0x5A)
+                            .map_err(|e| e.to_string())?;
                         compare("device, second poison (unwritten output?)", &iv, &d2)?;
                     }
                     Ok(())
@@ -492,7 +503,9 @@ fn bench_cases() -> Vec<BenchCase> {
 fn random_bytes(ty: ScalarType, n: usize, rng: &mut kiln_specs::cases::Rng) -> Vec<u8> {
     match ty {
         ScalarType::F32 => (0..n).flat_map(|_| rng.normal(3.0).to_le_bytes()).collect(),
-        ScalarType::F16 => (0..n).flat_map(|_| half::f16::from_f32(rng.normal(1.0)).to_le_bytes()).collect(),
+        ScalarType::F16 => {
+            (0..n).flat_map(|_| half::f16::from_f32(rng.normal(1.0)).to_le_bytes()).collect()
+        }
         _ => (0..n * ty.bytes() as usize).map(|_| rng.next_u64() as u8).collect(),
     }
 }
@@ -562,9 +575,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 let mut na = NodeArgs::new();
                 for p in entry.abi.params.iter().filter(|p| !p.workspace) {
                     match p.kind {
-                        ParamKind::Buffer { .. } => na = na.buffer(p.name.clone(), format!("{}{s}", p.name)),
+                        ParamKind::Buffer { .. } => {
+                            na = na.buffer(p.name.clone(), format!("{}{s}", p.name))
+                        }
                         ParamKind::Scalar(_) => {
-                            let (_, sv) = c.scalars.iter().find(|(n, _)| *n == p.name).expect("case has the scalar");
+                            let (_, sv) = c
+                                .scalars
+                                .iter()
+                                .find(|(n, _)| *n == p.name)
+                                .expect("case has the scalar");
                             na = na.scalar(p.name.clone(), *sv);
                         }
                     }
@@ -629,7 +648,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         lc.eager_us_per_node, lc.graph_us_per_node, lc.graph_update_us_per_node, lc.nodes
     );
     println!();
-    println!("{:<24} {:<9} {:>9} {:>9} {:>8} {:>8}  per variant (graph us)", "case", "variant", "graph us", "eager us", "floor", "GB/s");
+    println!(
+        "{:<24} {:<9} {:>9} {:>9} {:>8} {:>8}  per variant (graph us)",
+        "case", "variant", "graph us", "eager us", "floor", "GB/s"
+    );
     for r in &rows {
         println!("{r}");
     }

@@ -122,7 +122,12 @@ impl KernelBuilder {
 
     /// Adds a workspace buffer of `len` elements: allocated zero-filled by the runtime, not passed
     /// by the caller; the kernel must leave it zeroed (so graph replays stay correct).
-    pub fn workspace(&mut self, name: impl Into<String>, elem: ScalarType, len: ShapeExpr) -> Param {
+    pub fn workspace(
+        &mut self,
+        name: impl Into<String>,
+        elem: ScalarType,
+        len: ShapeExpr,
+    ) -> Param {
         self.k.params.push(ParamData {
             name: name.into(),
             kind: ParamKind::Buffer { elem, access: Access::ReadWrite, len: Some(len) },

@@ -481,7 +481,9 @@ impl Op {
         match self {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) => {}
             Op::Fence(_) | Op::Barrier(_) => {}
-            Op::Unary { arg, .. } | Op::Convert { arg, .. } | Op::Bitcast { arg, .. } => v.push(*arg),
+            Op::Unary { arg, .. } | Op::Convert { arg, .. } | Op::Bitcast { arg, .. } => {
+                v.push(*arg)
+            }
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => v.extend([*lhs, *rhs]),
             Op::Fma { a, b, c } => v.extend([*a, *b, *c]),
             Op::Select { cond, if_true, if_false } => v.extend([*cond, *if_true, *if_false]),
@@ -499,9 +501,9 @@ impl Op {
                 mem(&mut v, m);
                 v.extend([*index, *value])
             }
-            Op::Shuffle { value, .. } | Op::Broadcast { value, .. } | Op::WaveReduce { value, .. } => {
-                v.push(*value)
-            }
+            Op::Shuffle { value, .. }
+            | Op::Broadcast { value, .. }
+            | Op::WaveReduce { value, .. } => v.push(*value),
             Op::ShuffleIdx { value, lane } => v.extend([*value, *lane]),
             Op::Ballot { cond } => v.push(*cond),
             Op::WaveArgmax { value, index } => v.extend([*value, *index]),

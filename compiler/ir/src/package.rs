@@ -70,7 +70,11 @@ impl Abi {
         let params: Vec<AbiParam> = k
             .params
             .values()
-            .map(|p| AbiParam { name: p.name.clone(), kind: p.kind.clone(), workspace: p.workspace })
+            .map(|p| AbiParam {
+                name: p.name.clone(),
+                kind: p.kind.clone(),
+                workspace: p.workspace,
+            })
             .collect();
         let hash = Abi::hash_params(&params);
         Abi { params, hash }

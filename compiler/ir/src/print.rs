@@ -56,24 +56,12 @@ use std::fmt::{self, Write};
 
 /// Prints a kernel in the text form.
 pub fn print(k: &Kernel) -> String {
-    Printer {
-        k,
-        ids: false,
-        seen: vec![false; k.blocks.len()],
-        out: String::new(),
-    }
-    .run()
+    Printer { k, ids: false, seen: vec![false; k.blocks.len()], out: String::new() }.run()
 }
 
 /// Prints a kernel in the text form, with `; instN` / `; blockN` comments naming the entities.
 pub fn print_with_ids(k: &Kernel) -> String {
-    Printer {
-        k,
-        ids: true,
-        seen: vec![false; k.blocks.len()],
-        out: String::new(),
-    }
-    .run()
+    Printer { k, ids: true, seen: vec![false; k.blocks.len()], out: String::new() }.run()
 }
 
 impl fmt::Display for Kernel {
@@ -224,16 +212,10 @@ pub fn const_value(ty: Type, bits: u64) -> String {
             (((bits << shift) as i64) >> shift).to_string()
         }
         ScalarType::F16 => {
-            format!(
-                "{:?} (0x{bits:04x})",
-                half::f16::from_bits(bits as u16).to_f32()
-            )
+            format!("{:?} (0x{bits:04x})", half::f16::from_bits(bits as u16).to_f32())
         }
         ScalarType::BF16 => {
-            format!(
-                "{:?} (0x{bits:04x})",
-                half::bf16::from_bits(bits as u16).to_f32()
-            )
+            format!("{:?} (0x{bits:04x})", half::bf16::from_bits(bits as u16).to_f32())
         }
         ScalarType::F32 => format!("{:?} (0x{bits:08x})", f32::from_bits(bits as u32)),
         ScalarType::F64 => format!("{:?} (0x{bits:016x})", f64::from_bits(bits)),
@@ -258,8 +240,7 @@ pub fn shape_expr(e: &ShapeExpr) -> String {
 
 fn name(n: &str) -> String {
     let plain = !n.is_empty()
-        && n.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
         && !n.starts_with(|c: char| c.is_ascii_digit());
     if plain {
         n.to_string()
@@ -316,13 +297,7 @@ impl Printer<'_> {
             );
         }
         for (slot, d) in &k.private {
-            let _ = writeln!(
-                self.out,
-                "  {slot} {}: {}[{}]",
-                name(&d.name),
-                d.elem,
-                d.len
-            );
+            let _ = writeln!(self.out, "  {slot} {}: {}[{}]", name(&d.name), d.elem, d.len);
         }
         self.out.push('{');
         self.block_id(k.entry, false);
@@ -355,11 +330,7 @@ impl Printer<'_> {
     }
 
     fn params(&self, b: Block) -> Vec<Value> {
-        self.k
-            .blocks
-            .get(b)
-            .map(|d| d.params.to_vec())
-            .unwrap_or_default()
+        self.k.blocks.get(b).map(|d| d.params.to_vec()).unwrap_or_default()
     }
 
     /// Prints the instructions of `b`; a block out of range, or one already printed (nested twice),
@@ -407,12 +378,7 @@ impl Printer<'_> {
             let rs: Vec<String> = d.results.iter().map(|&r| self.typed(r)).collect();
             let _ = write!(self.out, "{} = ", rs.join(", "));
         }
-        let list = |vs: &[Value]| {
-            vs.iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = |vs: &[Value]| vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
         let m = mnemonic(&d.op);
         let text = match &d.op {
             Op::Const { ty, bits } => format!("const {ty} {}", const_value(*ty, *bits)),
@@ -421,28 +387,14 @@ impl Printer<'_> {
             Op::Unary { arg, .. } => format!("{m} {arg}"),
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => format!("{m} {lhs}, {rhs}"),
             Op::Fma { a, b, c } => format!("{m} {a}, {b}, {c}"),
-            Op::Select {
-                cond,
-                if_true,
-                if_false,
-            } => format!("{m} {cond}, {if_true}, {if_false}"),
+            Op::Select { cond, if_true, if_false } => format!("{m} {cond}, {if_true}, {if_false}"),
             Op::Convert { to, arg } | Op::Bitcast { to, arg } => format!("{m} {to} {arg}"),
             Op::Extract { vector, lane } => format!("{m} {vector}, {lane}"),
             Op::MakeVector { ty, elems } => format!("{m} {ty} {}", list(elems)),
             Op::Load { mem, index, ty } => format!("{m} {ty} {}", self.mem(mem, *index)),
             Op::Store { mem, index, value } => format!("{m} {} = {value}", self.mem(mem, *index)),
-            Op::Atomic {
-                mem,
-                index,
-                value,
-                scope,
-                ..
-            } => {
-                format!(
-                    "{m} {} {}, {value}",
-                    scope_name(*scope),
-                    self.mem(mem, *index)
-                )
+            Op::Atomic { mem, index, value, scope, .. } => {
+                format!("{m} {} {}, {value}", scope_name(*scope), self.mem(mem, *index))
             }
             Op::Shuffle { value, offset, .. } => format!("{m} {value}, {offset}"),
             Op::ShuffleIdx { value, lane } => format!("{m} {value}, {lane}"),
@@ -453,11 +405,7 @@ impl Printer<'_> {
             Op::Tsum { p, values } => format!("tsum<{p}> {}", list(values)),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
-            Op::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
+            Op::If { cond, then_block, else_block } => {
                 let _ = write!(self.out, "if {cond}");
                 self.block_params(*then_block);
                 self.out.push_str(" {");
@@ -470,14 +418,7 @@ impl Printer<'_> {
                 self.out.push('\n');
                 return;
             }
-            Op::For {
-                start,
-                end,
-                step,
-                unroll,
-                init,
-                body,
-            } => {
+            Op::For { start, end, step, unroll, init, body } => {
                 let params = self.params(*body);
                 let index = params.first().map_or("?".into(), |&v| self.typed(v));
                 let carried: Vec<String> = (0..init.len().max(params.len().saturating_sub(1)))
@@ -487,10 +428,8 @@ impl Printer<'_> {
                         format!("{p} = {i}")
                     })
                     .collect();
-                let _ = write!(
-                    self.out,
-                    "for {index} in {start}..{end} step {step} unroll {unroll}"
-                );
+                let _ =
+                    write!(self.out, "for {index} in {start}..{end} step {step} unroll {unroll}");
                 if !carried.is_empty() {
                     let _ = write!(self.out, " carry({})", carried.join(", "));
                 }

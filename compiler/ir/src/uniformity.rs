@@ -106,10 +106,7 @@ impl UniformityInfo {
 pub fn analyze(k: &Kernel) -> UniformityInfo {
     let mut a = Analysis {
         k,
-        info: UniformityInfo {
-            values: SecondaryMap::new(),
-            blocks: SecondaryMap::new(),
-        },
+        info: UniformityInfo { values: SecondaryMap::new(), blocks: SecondaryMap::new() },
     };
     a.block(k.entry, Uniformity::WorkgroupUniform, 0);
     a.info
@@ -158,11 +155,7 @@ impl Analysis<'_> {
         use Uniformity::*;
         let Some(d) = self.k.insts.get(i) else { return };
         match &d.op {
-            Op::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
+            Op::If { cond, then_block, else_block } => {
                 let c = ctl.meet(self.u(*cond));
                 self.block(*then_block, c, depth + 1);
                 self.block(*else_block, c, depth + 1);
@@ -176,24 +169,10 @@ impl Analysis<'_> {
                     .collect();
                 self.set_results(i, |n| res[n]);
             }
-            Op::For {
-                start,
-                end,
-                step,
-                init,
-                body,
-                ..
-            } => {
-                let c = ctl
-                    .meet(self.u(*start))
-                    .meet(self.u(*end))
-                    .meet(self.u(*step));
-                let params = self
-                    .k
-                    .blocks
-                    .get(*body)
-                    .map(|b| b.params.to_vec())
-                    .unwrap_or_default();
+            Op::For { start, end, step, init, body, .. } => {
+                let c = ctl.meet(self.u(*start)).meet(self.u(*end)).meet(self.u(*step));
+                let params =
+                    self.k.blocks.get(*body).map(|b| b.params.to_vec()).unwrap_or_default();
                 let mut carried: Vec<Uniformity> =
                     init.iter().map(|&v| c.meet(self.u(v))).collect();
                 loop {
@@ -227,11 +206,7 @@ impl Analysis<'_> {
     /// The uniformity of a (non-control-flow) op's results, before the block's control.
     fn rule(&self, op: &Op) -> Uniformity {
         use Uniformity::*;
-        let meet_args = || {
-            op.args()
-                .iter()
-                .fold(WorkgroupUniform, |u, &v| u.meet(self.u(v)))
-        };
+        let meet_args = || op.args().iter().fold(WorkgroupUniform, |u, &v| u.meet(self.u(v)));
         match op {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) => WorkgroupUniform,
             Op::Id(kind) => self.id(*kind),
@@ -240,10 +215,7 @@ impl Analysis<'_> {
             Op::Tsum { p: 1, .. } => WaveUniform,
             Op::Tsum { .. } => Divergent,
             Op::Shuffle { value, .. } | Op::ShuffleIdx { value, .. } => self.u(*value),
-            Op::Load {
-                mem: MemRef::Private(_),
-                ..
-            } => Divergent,
+            Op::Load { mem: MemRef::Private(_), .. } => Divergent,
             Op::Atomic { .. } => Divergent,
             _ => meet_args(),
         }

@@ -171,10 +171,7 @@ pub struct VerifyErrors(pub Vec<VerifyError>);
 
 /// Checks a kernel, and with a target, that the target can run it. Returns every error found.
 pub fn verify(k: &Kernel, target: Option<&Target>) -> Result<(), VerifyErrors> {
-    let mut v = Verifier {
-        k,
-        errors: Vec::new(),
-    };
+    let mut v = Verifier { k, errors: Vec::new() };
     v.check_handles();
     if v.errors.is_empty() {
         v.check_interface();
@@ -236,10 +233,7 @@ fn ty_list(ts: &[Type]) -> String {
     if ts.is_empty() {
         return "nothing".into();
     }
-    ts.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 impl Verifier<'_> {
@@ -254,10 +248,7 @@ impl Verifier<'_> {
     }
 
     fn inst_loc(&self, i: Inst) -> Location {
-        Location::Inst {
-            inst: i,
-            op: mnemonic(&self.k.insts[i].op),
-        }
+        Location::Inst { inst: i, op: mnemonic(&self.k.insts[i].op) }
     }
 
     fn at(&mut self, i: Inst, message: impl Into<String>) {
@@ -266,10 +257,7 @@ impl Verifier<'_> {
     }
 
     fn param_loc(&self, p: Param) -> Location {
-        Location::Param {
-            param: p,
-            name: self.k.params[p].name.clone(),
-        }
+        Location::Param { param: p, name: self.k.params[p].name.clone() }
     }
 
     /// `arg0 (x)`.
@@ -290,12 +278,7 @@ impl Verifier<'_> {
 
     fn check_handles(&mut self) {
         let k = self.k;
-        let (nv, ni, nb, np) = (
-            k.values.len(),
-            k.insts.len(),
-            k.blocks.len(),
-            k.params.len(),
-        );
+        let (nv, ni, nb, np) = (k.values.len(), k.insts.len(), k.blocks.len(), k.params.len());
         let (nl, npriv) = (k.lds.len(), k.private.len());
         if k.entry.index() >= nb {
             self.report(
@@ -318,11 +301,7 @@ impl Verifier<'_> {
             }
         };
         for (d, e) in k.grid.iter().enumerate() {
-            shape_params(
-                e,
-                &format!("grid dimension {}", ["x", "y", "z"][d]),
-                &mut bad,
-            );
+            shape_params(e, &format!("grid dimension {}", ["x", "y", "z"][d]), &mut bad);
         }
         for (p, d) in &k.params {
             if let ParamKind::Buffer { len: Some(e), .. } = &d.kind {
@@ -353,18 +332,12 @@ impl Verifier<'_> {
                 let found = found.map_or("nothing there".to_string(), |f| f.to_string());
                 bad.push((
                     Location::Value(v),
-                    format!(
-                        "defined as {}: expected {v} there, found {found}",
-                        def_desc(d.def)
-                    ),
+                    format!("defined as {}: expected {v} there, found {found}", def_desc(d.def)),
                 ));
             }
         }
         for (i, d) in &k.insts {
-            let loc = || Location::Inst {
-                inst: i,
-                op: mnemonic(&d.op),
-            };
+            let loc = || Location::Inst { inst: i, op: mnemonic(&d.op) };
             for v in d.op.args() {
                 if v.index() >= nv {
                     bad.push((loc(), format!("operand {v} is out of range ({nv} values)")));
@@ -402,10 +375,8 @@ impl Verifier<'_> {
                         MemRef::Lds(s) if s.index() >= nl => {
                             bad.push((loc(), format!("{s} is out of range ({nl} LDS slots)")))
                         }
-                        MemRef::Private(s) if s.index() >= npriv => bad.push((
-                            loc(),
-                            format!("{s} is out of range ({npriv} private arrays)"),
-                        )),
+                        MemRef::Private(s) if s.index() >= npriv => bad
+                            .push((loc(), format!("{s} is out of range ({npriv} private arrays)"))),
                         _ => {}
                     }
                 }
@@ -451,18 +422,12 @@ impl Verifier<'_> {
         if k.name.is_empty() || k.name.chars().any(|c| c.is_whitespace() || c.is_control()) {
             self.report(
                 Location::Kernel,
-                format!(
-                    "name: expected a symbol name without spaces, found {:?}",
-                    k.name
-                ),
+                format!("name: expected a symbol name without spaces, found {:?}", k.name),
             );
         }
         let w = k.wave_size;
         if w != 32 && w != 64 {
-            self.report(
-                Location::Kernel,
-                format!("wave size: expected 32 or 64, found {w}"),
-            );
+            self.report(Location::Kernel, format!("wave size: expected 32 or 64, found {w}"));
         }
         let [x, y, z] = k.workgroup_size;
         let size = format!("[{x},{y},{z}]");
@@ -535,19 +500,13 @@ impl Verifier<'_> {
         }
         for (s, d) in &k.lds {
             if d.len == 0 {
-                let loc = Location::Lds {
-                    slot: s,
-                    name: d.name.clone(),
-                };
+                let loc = Location::Lds { slot: s, name: d.name.clone() };
                 self.report(loc, "length: expected at least 1 element, found 0");
             }
         }
         for (s, d) in &k.private {
             if d.len == 0 {
-                let loc = Location::Private {
-                    slot: s,
-                    name: d.name.clone(),
-                };
+                let loc = Location::Private { slot: s, name: d.name.clone() };
                 self.report(loc, "length: expected at least 1 element, found 0");
             }
         }
@@ -555,10 +514,7 @@ impl Verifier<'_> {
 
     fn check_shape(&mut self, loc: Location, what: &str, e: &ShapeExpr) {
         if e.den == 0 {
-            self.report(
-                loc.clone(),
-                format!("{what}: expected a divisor of at least 1, found 0"),
-            );
+            self.report(loc.clone(), format!("{what}: expected a divisor of at least 1, found 0"));
         }
         for &p in &e.factors {
             match &self.k.params[p].kind {
@@ -586,10 +542,8 @@ impl Verifier<'_> {
     /// Returns the layout when no block or instruction appears twice (scoping needs a tree).
     fn check_layout(&mut self) -> Option<Layout> {
         let k = self.k;
-        let mut layout = Layout {
-            block_parent: SecondaryMap::new(),
-            inst_block: SecondaryMap::new(),
-        };
+        let mut layout =
+            Layout { block_parent: SecondaryMap::new(), inst_block: SecondaryMap::new() };
         let mut reached: SecondaryMap<Block, bool> = SecondaryMap::new();
         let mut tree = true;
         reached[k.entry] = true;
@@ -609,10 +563,7 @@ impl Verifier<'_> {
                 layout.inst_block[i] = Some(b);
                 for nb in k.insts[i].op.blocks() {
                     if nb == k.entry {
-                        self.at(
-                            i,
-                            format!("nests the entry {nb}: expected a block of its own"),
-                        );
+                        self.at(i, format!("nests the entry {nb}: expected a block of its own"));
                         tree = false;
                     } else if reached[nb] {
                         let other = layout.block_parent[nb]
@@ -664,10 +615,7 @@ impl Verifier<'_> {
                     continue;
                 }
                 if b == k.entry {
-                    self.at(
-                        i,
-                        "expected only in a nested block, found in the entry block",
-                    );
+                    self.at(i, "expected only in a nested block, found in the entry block");
                 } else if pos + 1 != n {
                     self.at(
                         i,
@@ -698,10 +646,7 @@ impl Verifier<'_> {
 
     /// An instruction listed in a block nested nowhere is reported with that block, not again.
     fn in_unreached_block(&self, i: Inst, reached: &SecondaryMap<Block, bool>) -> bool {
-        self.k
-            .blocks
-            .iter()
-            .any(|(b, d)| !reached[b] && d.insts.contains(&i))
+        self.k.blocks.iter().any(|(b, d)| !reached[b] && d.insts.contains(&i))
     }
 
     /// `then block of inst7 (if)`, `body of inst9 (for)`, `entry block`.
@@ -779,10 +724,7 @@ impl Verifier<'_> {
     fn same(&mut self, i: Inst, what: &str, like: Value, v: Value) {
         let (a, b) = (self.ty(like), self.ty(v));
         if a != b {
-            self.at(
-                i,
-                format!("{what}: expected {a} (type of {like}), found {b} ({v})"),
-            );
+            self.at(i, format!("{what}: expected {a} (type of {like}), found {b} ({v})"));
         }
     }
 
@@ -829,10 +771,7 @@ impl Verifier<'_> {
             Op::BufferAddr(p) => {
                 if let ParamKind::Scalar(s) = &k.params[*p].kind {
                     let d = self.param_desc(*p);
-                    self.at(
-                        i,
-                        format!("parameter: expected a buffer, found {d}, a scalar {s}"),
-                    );
+                    self.at(i, format!("parameter: expected a buffer, found {d}, a scalar {s}"));
                 }
                 vec![Type::U64]
             }
@@ -906,11 +845,7 @@ impl Verifier<'_> {
                 }
                 vec![Type::vector(ScalarType::I1, self.ty(*lhs).lanes)]
             }
-            Op::Select {
-                cond,
-                if_true,
-                if_false,
-            } => {
+            Op::Select { cond, if_true, if_false } => {
                 self.operand(i, "condition", *cond, "i1", scalar_bool);
                 self.same(i, "arm types differ", *if_true, *if_false);
                 vec![self.ty(*if_true)]
@@ -954,10 +889,7 @@ impl Verifier<'_> {
                 } else if *lane >= t.lanes {
                     self.at(
                         i,
-                        format!(
-                            "lane: expected below {} (lanes of {t}), found {lane}",
-                            t.lanes
-                        ),
+                        format!("lane: expected below {} (lanes of {t}), found {lane}", t.lanes),
                     );
                 }
                 vec![t.element()]
@@ -992,28 +924,19 @@ impl Verifier<'_> {
                 self.mem(i, mem, Access::Write, "store");
                 vec![]
             }
-            Op::Atomic {
-                mem, index, value, ..
-            } => {
+            Op::Atomic { mem, index, value, .. } => {
                 self.index(i, *index);
                 self.mem(i, mem, Access::ReadWrite, "atomic");
                 self.operand(i, "value", *value, "a scalar 32- or 64-bit integer", |t| {
                     !t.is_vector() && t.scalar.is_int() && t.scalar.bits() >= 32
                 });
                 if let MemRef::Private(s) = mem {
-                    self.at(
-                        i,
-                        format!("memory: expected global memory or LDS, found private {s}"),
-                    );
+                    self.at(i, format!("memory: expected global memory or LDS, found private {s}"));
                 }
                 vec![self.ty(*value)]
             }
             Op::Fence(_) | Op::Barrier(_) => vec![],
-            Op::Shuffle {
-                mode,
-                value,
-                offset,
-            } => {
+            Op::Shuffle { mode, value, offset } => {
                 let lo = if *mode == ShuffleMode::Xor { 1 } else { 0 };
                 if *offset < lo || *offset >= wave {
                     self.at(
@@ -1031,10 +954,7 @@ impl Verifier<'_> {
             }
             Op::Broadcast { value, lane } => {
                 if *lane >= wave {
-                    self.at(
-                        i,
-                        format!("lane: expected below the wave size {wave}, found {lane}"),
-                    );
+                    self.at(i, format!("lane: expected below the wave size {wave}, found {lane}"));
                 }
                 vec![self.ty(*value)]
             }
@@ -1049,9 +969,7 @@ impl Verifier<'_> {
                 vec![self.ty(*value)]
             }
             Op::WaveArgmax { value, index } => {
-                self.operand(i, "value", *value, "a scalar float", |t| {
-                    !t.is_vector() && float(t)
-                });
+                self.operand(i, "value", *value, "a scalar float", |t| !t.is_vector() && float(t));
                 self.operand(i, "index", *index, "u32", |t| t == Type::U32);
                 vec![self.ty(*value), Type::U32]
             }
@@ -1074,19 +992,13 @@ impl Verifier<'_> {
                     );
                 }
                 let &first = values.first()?;
-                self.operand(i, "value", first, "a scalar float", |t| {
-                    !t.is_vector() && float(t)
-                });
+                self.operand(i, "value", first, "a scalar float", |t| !t.is_vector() && float(t));
                 for &v in &values[1..] {
                     self.same(i, "value types differ", first, v);
                 }
                 vec![self.ty(first)]
             }
-            Op::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
+            Op::If { cond, then_block, else_block } => {
                 self.operand(i, "condition", *cond, "i1", scalar_bool);
                 let want: Vec<Type> = k.insts[i].results.iter().map(|&r| self.ty(r)).collect();
                 for (role, b) in [("then block", *then_block), ("else block", *else_block)] {
@@ -1098,25 +1010,14 @@ impl Verifier<'_> {
                 }
                 return None;
             }
-            Op::For {
-                start,
-                end,
-                step,
-                unroll,
-                init,
-                body,
-            } => {
+            Op::For { start, end, step, unroll, init, body } => {
                 let t = self.ty(*start);
                 if !is_index(t) {
                     self.at(i, format!("start {start}: expected u32 or i32, found {t}"));
                 }
                 self.same(i, "end type differs from start", *start, *end);
                 self.same(i, "step type differs from start", *start, *step);
-                let const_step = if is_index(self.ty(*step)) {
-                    self.const_of(*step)
-                } else {
-                    None
-                };
+                let const_step = if is_index(self.ty(*step)) { self.const_of(*step) } else { None };
                 if let Some(s) = const_step {
                     let positive = match self.ty(*step) {
                         Type::I32 => (s as u32 as i32) > 0,
@@ -1211,10 +1112,7 @@ impl Verifier<'_> {
             MemRef::Buffer(p) => match &self.k.params[*p].kind {
                 ParamKind::Scalar(s) => {
                     let d = self.param_desc(*p);
-                    self.at(
-                        i,
-                        format!("memory: expected a buffer, found {d}, a scalar {s}"),
-                    );
+                    self.at(i, format!("memory: expected a buffer, found {d}, a scalar {s}"));
                 }
                 ParamKind::Buffer { access, .. } => {
                     let ok =
@@ -1247,11 +1145,7 @@ impl Verifier<'_> {
             let waves: Vec<String> = t.wave_sizes.iter().map(|w| w.to_string()).collect();
             self.report(
                 Location::Kernel,
-                format!(
-                    "wave size on {t}: expected {}, found {}",
-                    waves.join(" or "),
-                    k.wave_size
-                ),
+                format!("wave size on {t}: expected {}, found {}", waves.join(" or "), k.wave_size),
             );
         }
         let lds = k.lds_bytes();
@@ -1349,10 +1243,9 @@ impl Verifier<'_> {
 
     fn scope_error(&self, layout: &Layout, used_in: Block, v: Value) -> String {
         let (def_block, found) = match self.k.values[v].def {
-            ValueDef::Result(d, _) => (
-                layout.inst_block[d],
-                format!("a result of {}", self.inst_desc(d)),
-            ),
+            ValueDef::Result(d, _) => {
+                (layout.inst_block[d], format!("a result of {}", self.inst_desc(d)))
+            }
             ValueDef::Param(pb, n) => (Some(pb), format!("parameter {n}")),
         };
         let expected = format!("expected a value defined in {used_in} or a block enclosing it");
@@ -1396,14 +1289,8 @@ impl Verifier<'_> {
             let culprit = ops.iter().rev().find_map(|&op| {
                 let conds: Vec<(&str, Value)> = match &k.insts[op].op {
                     Op::If { cond, .. } => vec![("the condition", *cond)],
-                    Op::For {
-                        start, end, step, ..
-                    } => {
-                        vec![
-                            ("the start", *start),
-                            ("the end", *end),
-                            ("the step", *step),
-                        ]
+                    Op::For { start, end, step, .. } => {
+                        vec![("the start", *start), ("the end", *end), ("the step", *step)]
                     }
                     _ => vec![],
                 };
@@ -1414,11 +1301,7 @@ impl Verifier<'_> {
             });
             let found = match culprit {
                 Some((op, role, v)) => {
-                    format!(
-                        "{v} ({}) as {role} of {}",
-                        info.value(v),
-                        self.inst_desc(op)
-                    )
+                    format!("{v} ({}) as {role} of {}", info.value(v), self.inst_desc(op))
                 }
                 None => format!("{} control", info.block(b)),
             };

@@ -33,12 +33,14 @@ macro_rules! read_as {
 /// Reads a C-ordered little-endian array: its element type and bytes.
 pub fn read(path: &Path) -> Result<(ScalarType, Vec<u8>)> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let f = npyz::NpyFile::new(&bytes[..]).with_context(|| format!("{}: not a .npy file", path.display()))?;
+    let f = npyz::NpyFile::new(&bytes[..])
+        .with_context(|| format!("{}: not a .npy file", path.display()))?;
     if f.order() != npyz::Order::C {
         bail!("{}: Fortran order is not supported; save it C-contiguous", path.display());
     }
     let descr = f.dtype().descr();
-    let ty = type_of(&descr).ok_or_else(|| anyhow!("{}: unsupported dtype {descr}", path.display()))?;
+    let ty =
+        type_of(&descr).ok_or_else(|| anyhow!("{}: unsupported dtype {descr}", path.display()))?;
     let data = match ty {
         ScalarType::I1 | ScalarType::U8 => read_as!(f, u8),
         ScalarType::I8 => read_as!(f, i8),
@@ -63,7 +65,9 @@ macro_rules! write_as {
             .shape(&[($bytes.len() / n) as u64])
             .writer(&mut $w)
             .begin_nd()?;
-        wr.extend($bytes.chunks(n).map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk size"))))?;
+        wr.extend(
+            $bytes.chunks(n).map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk size"))),
+        )?;
         wr.finish()?;
     }};
 }
