@@ -15,21 +15,11 @@ fn snapshot_kernel() -> Kernel {
     let n = b.scalar_param("n", ScalarType::U32);
     let scale = b.scalar_param("scale", ScalarType::F32);
     b.grid([
-        ShapeExpr {
-            factors: vec![n],
-            num: 1,
-            den: 64,
-            add: 1,
-        },
+        ShapeExpr { factors: vec![n], num: 1, den: 64, add: 1 },
         ShapeExpr::constant(2),
         ShapeExpr::constant(1),
     ]);
-    let x = b.buffer_with_len(
-        "x",
-        ScalarType::F16,
-        Access::Read,
-        ShapeExpr::scaled(&[n], 8, 1),
-    );
+    let x = b.buffer_with_len("x", ScalarType::F16, Access::Read, ShapeExpr::scaled(&[n], 8, 1));
     let y = b.buffer("y", ScalarType::F32, Access::Write);
     let counter = b.workspace("done", ScalarType::U32, ShapeExpr::constant(1));
     let tile = b.lds("tile 0", ScalarType::F32, 33);
@@ -224,20 +214,11 @@ fn printing_is_deterministic() {
 #[test]
 fn constants_print_exactly() {
     use print::const_value;
-    assert_eq!(
-        const_value(Type::F32, 1.5f32.to_bits() as u64),
-        "1.5 (0x3fc00000)"
-    );
-    assert_eq!(
-        const_value(Type::F32, (-0.0f32).to_bits() as u64),
-        "-0.0 (0x80000000)"
-    );
+    assert_eq!(const_value(Type::F32, 1.5f32.to_bits() as u64), "1.5 (0x3fc00000)");
+    assert_eq!(const_value(Type::F32, (-0.0f32).to_bits() as u64), "-0.0 (0x80000000)");
     assert_eq!(const_value(Type::F32, 0x7fc0_0001), "NaN (0x7fc00001)");
     assert_eq!(const_value(Type::F32, 1), "1e-45 (0x00000001)");
-    assert_eq!(
-        const_value(Type::F64, 0.1f64.to_bits()),
-        "0.1 (0x3fb999999999999a)"
-    );
+    assert_eq!(const_value(Type::F64, 0.1f64.to_bits()), "0.1 (0x3fb999999999999a)");
     assert_eq!(const_value(Type::BF16, 0x3f80), "1.0 (0x3f80)");
     assert_eq!(const_value(Type::F16, 0x7c00), "inf (0x7c00)");
     assert_eq!(const_value(Type::I8, 0x80), "-128");
@@ -254,16 +235,8 @@ fn shape_expressions() {
     let (a, b) = (Param::from_u32(0), Param::from_u32(3));
     assert_eq!(shape_expr(&ShapeExpr::constant(7)), "7");
     assert_eq!(shape_expr(&ShapeExpr::scaled(&[a], 1, 1)), "arg0");
-    assert_eq!(
-        shape_expr(&ShapeExpr::scaled(&[a, b], 34, 32)),
-        "ceil(arg0*arg3*34/32)"
-    );
-    let e = ShapeExpr {
-        factors: vec![],
-        num: 5,
-        den: 2,
-        add: 1,
-    };
+    assert_eq!(shape_expr(&ShapeExpr::scaled(&[a, b], 34, 32)), "ceil(arg0*arg3*34/32)");
+    let e = ShapeExpr { factors: vec![], num: 5, den: 2, add: 1 };
     assert_eq!(shape_expr(&e), "ceil(5/2)+1");
 }
 
@@ -272,14 +245,8 @@ fn broken_kernels_print_without_panicking() {
     // A block nested twice, an operand out of range, an instruction out of range.
     let mut k = common::wave_sum();
     let if_inst = *k.blocks[k.entry].insts.last().unwrap();
-    let Op::If { then_block, .. } = k.insts[if_inst].op.clone() else {
-        panic!()
-    };
-    k.insts[if_inst].op = Op::If {
-        cond: Value::new(99),
-        then_block,
-        else_block: then_block,
-    };
+    let Op::If { then_block, .. } = k.insts[if_inst].op.clone() else { panic!() };
+    k.insts[if_inst].op = Op::If { cond: Value::new(99), then_block, else_block: then_block };
     k.blocks[k.entry].insts.push(Inst::new(77));
     let text = print::print(&k);
     assert!(text.contains("if v99 {"), "{text}");
@@ -290,9 +257,6 @@ fn broken_kernels_print_without_panicking() {
     let body = k.blocks.keys().nth(1).unwrap();
     k.blocks[body].params.clear();
     let text = print::print(&k);
-    assert!(
-        text.contains("for ? in v1..v2 step v3 unroll 1 carry(? = v4, ? = v5) {"),
-        "{text}"
-    );
+    assert!(text.contains("for ? in v1..v2 step v3 unroll 1 carry(? = v4, ? = v5) {"), "{text}");
     assert!(verify(&k, None).is_err());
 }

@@ -7,11 +7,8 @@ use kiln_ir::*;
 #[test]
 fn library_like_kernels_verify() {
     for k in common::all() {
-        let targets: &[&str] = if k.wave_size == 64 {
-            &["gfx942", "gfx1100"]
-        } else {
-            &["gfx1100", "sm_90"]
-        };
+        let targets: &[&str] =
+            if k.wave_size == 64 { &["gfx942", "gfx1100"] } else { &["gfx1100", "sm_90"] };
         for t in targets {
             let t = Target::by_name(t).unwrap();
             if let Err(e) = verify(&k, Some(t)) {
@@ -28,43 +25,20 @@ fn ron_round_trip_gives_an_equal_kernel() {
         let back = Kernel::from_ron(&text).unwrap_or_else(|e| panic!("{}: {e}", k.name));
         assert_eq!(back, k, "{} changed in the round trip", k.name);
         assert_eq!(back.content_hash(), k.content_hash());
-        assert_eq!(
-            back.to_ron(),
-            text,
-            "{}: serialization is not stable",
-            k.name
-        );
+        assert_eq!(back.to_ron(), text, "{}: serialization is not stable", k.name);
         assert!(verify(&back, None).is_ok());
     }
 }
 
 #[test]
 fn content_hash_is_stable_and_sensitive() {
-    assert_eq!(
-        common::wave_sum().content_hash(),
-        common::wave_sum().content_hash()
-    );
-    assert_eq!(
-        common::argmax().content_hash(),
-        common::argmax().content_hash()
-    );
+    assert_eq!(common::wave_sum().content_hash(), common::wave_sum().content_hash());
+    assert_eq!(common::argmax().content_hash(), common::argmax().content_hash());
     // One constant changed: the argmax loop's stride.
     let mut k = common::argmax();
-    let i = k
-        .insts
-        .keys()
-        .find(|&i| {
-            k.insts[i].op
-                == Op::Const {
-                    ty: Type::U32,
-                    bits: 64,
-                }
-        })
-        .unwrap();
-    k.insts[i].op = Op::Const {
-        ty: Type::U32,
-        bits: 32,
-    };
+    let i =
+        k.insts.keys().find(|&i| k.insts[i].op == Op::Const { ty: Type::U32, bits: 64 }).unwrap();
+    k.insts[i].op = Op::Const { ty: Type::U32, bits: 32 };
     assert_ne!(k.content_hash(), common::argmax().content_hash());
     // A compile-time parameter changed.
     let mut k = common::lds_reduce();

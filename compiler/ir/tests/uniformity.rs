@@ -127,11 +127,7 @@ fn control_flow() {
     });
     let k = b.finish();
     let u = analyze(&k);
-    assert_eq!(
-        u.value(inside.unwrap()),
-        Divergent,
-        "defined under a divergent if"
-    );
+    assert_eq!(u.value(inside.unwrap()), Divergent, "defined under a divergent if");
     assert_eq!(u.value(r[0]), Divergent);
     assert_eq!(u.value(r2[0]), WorkgroupUniform);
     assert_eq!(u.value(index.unwrap()), WorkgroupUniform);

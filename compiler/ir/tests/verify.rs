@@ -36,23 +36,13 @@ fn has(k: &Kernel, want: &str) {
 #[track_caller]
 fn only(k: &Kernel, want: &str) {
     let errs = errors_on(k, None);
-    assert_eq!(
-        errs,
-        vec![want.to_string()],
-        "in:\n{}",
-        print::print_with_ids(k)
-    );
+    assert_eq!(errs, vec![want.to_string()], "in:\n{}", print::print_with_ids(k));
 }
 
 #[track_caller]
 fn passes(k: &Kernel, target: Option<&str>) {
     let errs = errors_on(k, target);
-    assert!(
-        errs.is_empty(),
-        "{}\nin:\n{}",
-        errs.join("\n"),
-        print::print_with_ids(k)
-    );
+    assert!(errs.is_empty(), "{}\nin:\n{}", errs.join("\n"), print::print_with_ids(k));
 }
 
 fn kb(name: &str) -> KernelBuilder {
@@ -91,17 +81,8 @@ fn error_fields_name_the_kernel_and_entity() {
     assert_eq!(err.0.len(), 1);
     let e = &err.0[0];
     assert_eq!(e.kernel, "fields");
-    assert_eq!(
-        e.location,
-        Location::Inst {
-            inst: Inst::new(2),
-            op: "binary add".into()
-        }
-    );
-    assert_eq!(
-        e.message,
-        "operand types differ: expected f32 (type of v0), found i32 (v1)"
-    );
+    assert_eq!(e.location, Location::Inst { inst: Inst::new(2), op: "binary add".into() });
+    assert_eq!(e.message, "operand types differ: expected f32 (type of v0), found i32 (v1)");
     assert_eq!(
         err.to_string(),
         "kernel fields: inst2 (binary add): operand types differ: expected f32 (type of v0), found i32 (v1)"
@@ -139,18 +120,8 @@ fn all_errors_are_reported() {
 fn operand_out_of_range_stops_later_checks() {
     let mut b = KernelBuilder::new("handles", 48); // a bad wave size, not reported: handles come first
     let a = b.u32(1);
-    b.push_inst(
-        Op::Binary {
-            op: BinaryOp::Add,
-            lhs: a,
-            rhs: v(99),
-        },
-        &[Type::U32],
-    );
-    only(
-        &b.finish(),
-        "kernel handles: inst1 (binary add): operand v99 is out of range (2 values)",
-    );
+    b.push_inst(Op::Binary { op: BinaryOp::Add, lhs: a, rhs: v(99) }, &[Type::U32]);
+    only(&b.finish(), "kernel handles: inst1 (binary add): operand v99 is out of range (2 values)");
 }
 
 #[test]
@@ -158,11 +129,7 @@ fn other_handles_out_of_range() {
     let mut b = kb("handles");
     let zero = b.u32(0);
     b.push_inst(
-        Op::Load {
-            mem: MemRef::Lds(LdsSlot::new(3)),
-            index: zero,
-            ty: Type::F32,
-        },
+        Op::Load { mem: MemRef::Lds(LdsSlot::new(3)), index: zero, ty: Type::F32 },
         &[Type::F32],
     );
     b.push_inst(Op::Arg(Param::new(5)), &[Type::U32]);
@@ -203,10 +170,7 @@ fn wave_size_is_32_or_64() {
     let mut k = common::wave_sum();
     k.wave_size = 16;
     k.workgroup_size = [16, 1, 1];
-    only(
-        &k,
-        "kernel wave_sum: wave size: expected 32 or 64, found 16",
-    );
+    only(&k, "kernel wave_sum: wave size: expected 32 or 64, found 16");
 }
 
 #[test]
@@ -240,10 +204,7 @@ fn workgroup_dimensions_at_least_1() {
 fn kernel_name_is_a_symbol() {
     let mut k = common::wave_sum();
     k.name = "wave sum".into();
-    only(
-        &k,
-        "kernel wave sum: name: expected a symbol name without spaces, found \"wave sum\"",
-    );
+    only(&k, "kernel wave sum: name: expected a symbol name without spaces, found \"wave sum\"");
 }
 
 #[test]
@@ -286,20 +247,8 @@ fn shape_expressions_use_integer_scalars() {
     let mut b = kb("shapes");
     let s = b.scalar_param("scale", ScalarType::F32);
     let x = b.buffer("x", ScalarType::F32, Access::Read);
-    b.grid([
-        ShapeExpr::scaled(&[s], 1, 1),
-        ShapeExpr::scaled(&[x], 1, 1),
-        ShapeExpr::constant(1),
-    ]);
-    b.set_buffer_len(
-        x,
-        ShapeExpr {
-            factors: vec![],
-            num: 4,
-            den: 0,
-            add: 0,
-        },
-    );
+    b.grid([ShapeExpr::scaled(&[s], 1, 1), ShapeExpr::scaled(&[x], 1, 1), ShapeExpr::constant(1)]);
+    b.set_buffer_len(x, ShapeExpr { factors: vec![], num: 4, den: 0, add: 0 });
     let k = b.finish();
     assert_eq!(
         errors_on(&k, None),
@@ -331,17 +280,8 @@ fn lds_and_private_arrays_are_not_empty() {
 fn block_nested_under_two_ops() {
     let mut k = common::wave_sum();
     let if_inst = *k.blocks[k.entry].insts.last().unwrap();
-    let Op::If {
-        cond, then_block, ..
-    } = k.insts[if_inst].op.clone()
-    else {
-        panic!()
-    };
-    k.insts[if_inst].op = Op::If {
-        cond,
-        then_block,
-        else_block: then_block,
-    };
+    let Op::If { cond, then_block, .. } = k.insts[if_inst].op.clone() else { panic!() };
+    k.insts[if_inst].op = Op::If { cond, then_block, else_block: then_block };
     let errs = errors_on(&k, None);
     assert_eq!(
         errs,
@@ -356,21 +296,9 @@ fn block_nested_under_two_ops() {
 fn entry_block_is_nested_nowhere() {
     let mut k = common::wave_sum();
     let if_inst = *k.blocks[k.entry].insts.last().unwrap();
-    let Op::If {
-        cond, else_block, ..
-    } = k.insts[if_inst].op.clone()
-    else {
-        panic!()
-    };
-    k.insts[if_inst].op = Op::If {
-        cond,
-        then_block: k.entry,
-        else_block,
-    };
-    has(
-        &k,
-        "kernel wave_sum: inst8 (if): nests the entry block0: expected a block of its own",
-    );
+    let Op::If { cond, else_block, .. } = k.insts[if_inst].op.clone() else { panic!() };
+    k.insts[if_inst].op = Op::If { cond, then_block: k.entry, else_block };
+    has(&k, "kernel wave_sum: inst8 (if): nests the entry block0: expected a block of its own");
 }
 
 #[test]
@@ -453,15 +381,9 @@ fn nested_blocks_end_with_yield() {
 fn entry_block_has_no_parameters() {
     let mut k = common::wave_sum();
     let entry = k.entry;
-    let p = k.values.push(ValueData {
-        ty: Type::U32,
-        def: ValueDef::Param(entry, 0),
-    });
+    let p = k.values.push(ValueData { ty: Type::U32, def: ValueDef::Param(entry, 0) });
     k.blocks[entry].params.push(p);
-    only(
-        &k,
-        "kernel wave_sum: block0: entry block: expected no parameters, found 1",
-    );
+    only(&k, "kernel wave_sum: block0: entry block: expected no parameters, found 1");
 }
 
 // ---- scoping ----
@@ -564,23 +486,9 @@ fn value_types_are_legal() {
 fn result_count_and_types_match_the_op() {
     let mut b = kb("results");
     let a = b.u32(1);
-    b.push_inst(
-        Op::Binary {
-            op: BinaryOp::Add,
-            lhs: a,
-            rhs: a,
-        },
-        &[Type::I32],
-    );
+    b.push_inst(Op::Binary { op: BinaryOp::Add, lhs: a, rhs: a }, &[Type::I32]);
     b.push_inst(Op::Barrier(BarrierKind::All), &[Type::U32]);
-    b.push_inst(
-        Op::Cmp {
-            op: CmpOp::Eq,
-            lhs: a,
-            rhs: a,
-        },
-        &[Type::U32],
-    );
+    b.push_inst(Op::Cmp { op: CmpOp::Eq, lhs: a, rhs: a }, &[Type::U32]);
     let errs = errors_on(&b.finish(), None);
     assert_eq!(
         errs,
@@ -802,20 +710,8 @@ fn make_vector_elements_match() {
     let f = b.f32(1.0);
     let i = b.u32(1);
     let ty = Type::vector(ScalarType::F32, 2);
-    b.push_inst(
-        Op::MakeVector {
-            ty,
-            elems: [f, i].into_iter().collect(),
-        },
-        &[ty],
-    );
-    b.push_inst(
-        Op::MakeVector {
-            ty,
-            elems: [f].into_iter().collect(),
-        },
-        &[ty],
-    );
+    b.push_inst(Op::MakeVector { ty, elems: [f, i].into_iter().collect() }, &[ty]);
+    b.push_inst(Op::MakeVector { ty, elems: [f].into_iter().collect() }, &[ty]);
     let errs = errors_on(&b.finish(), None);
     assert_eq!(
         errs,
@@ -975,13 +871,7 @@ fn tsum_p_is_a_power_of_two_within_the_wave() {
     b.tsum(2, &[f, f, f]);
     b.tsum(4, &[f, h]);
     b.tsum(1, &[i]);
-    b.push_inst(
-        Op::Tsum {
-            p: 0,
-            values: Default::default(),
-        },
-        &[Type::F32],
-    );
+    b.push_inst(Op::Tsum { p: 0, values: Default::default() }, &[Type::F32]);
     let errs = errors_on(&b.finish(), None);
     assert_eq!(
         errs,
@@ -1023,15 +913,9 @@ fn if_condition_and_yields() {
 fn if_blocks_have_no_parameters() {
     let mut k = common::wave_sum();
     let b1 = Block::new(1);
-    let p = k.values.push(ValueData {
-        ty: Type::U32,
-        def: ValueDef::Param(b1, 0),
-    });
+    let p = k.values.push(ValueData { ty: Type::U32, def: ValueDef::Param(b1, 0) });
     k.blocks[b1].params.push(p);
-    only(
-        &k,
-        "kernel wave_sum: inst8 (if): then block block1: expected no parameters, found 1",
-    );
+    only(&k, "kernel wave_sum: inst8 (if): then block block1: expected no parameters, found 1");
 }
 
 #[test]
@@ -1201,17 +1085,9 @@ fn wave_size_supported_by_the_target() {
     let k = common::argmax(); // wave 64
     passes(&k, Some("gfx942"));
     passes(&k, Some("gfx1100"));
-    has_on(
-        &k,
-        Some("sm_90"),
-        "kernel argmax_rows: wave size on sm_90: expected 32, found 64",
-    );
+    has_on(&k, Some("sm_90"), "kernel argmax_rows: wave size on sm_90: expected 32, found 64");
     let k = common::wave_sum(); // wave 32
-    has_on(
-        &k,
-        Some("gfx906"),
-        "kernel wave_sum: wave size on gfx906: expected 64, found 32",
-    );
+    has_on(&k, Some("gfx906"), "kernel wave_sum: wave size on gfx906: expected 64, found 32");
 }
 
 #[test]

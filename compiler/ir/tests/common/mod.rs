@@ -25,23 +25,11 @@ pub fn lds_reduce() -> Kernel {
     b.workgroup_size([256, 1, 1]);
     b.const_param("rows_per_workgroup", 1);
     let rows = b.scalar_param("rows", ScalarType::U32);
-    b.grid([
-        ShapeExpr::scaled(&[rows], 1, 1),
-        ShapeExpr::constant(1),
-        ShapeExpr::constant(1),
-    ]);
-    let x = b.buffer_with_len(
-        "x",
-        ScalarType::F32,
-        Access::Read,
-        ShapeExpr::scaled(&[rows], 256, 1),
-    );
-    let out = b.buffer_with_len(
-        "out",
-        ScalarType::F32,
-        Access::Write,
-        ShapeExpr::scaled(&[rows], 1, 1),
-    );
+    b.grid([ShapeExpr::scaled(&[rows], 1, 1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let x =
+        b.buffer_with_len("x", ScalarType::F32, Access::Read, ShapeExpr::scaled(&[rows], 256, 1));
+    let out =
+        b.buffer_with_len("out", ScalarType::F32, Access::Write, ShapeExpr::scaled(&[rows], 1, 1));
     let partials = b.lds("partials", ScalarType::F32, 8);
     let row = b.workgroup_id(Dim::X);
     let local = b.local_id();
@@ -78,23 +66,11 @@ pub fn argmax() -> Kernel {
     let mut b = KernelBuilder::new("argmax_rows", 64);
     let n = b.scalar_param("n", ScalarType::U32);
     let rows = b.scalar_param("rows", ScalarType::U32);
-    b.grid([
-        ShapeExpr::scaled(&[rows], 1, 1),
-        ShapeExpr::constant(1),
-        ShapeExpr::constant(1),
-    ]);
-    let x = b.buffer_with_len(
-        "x",
-        ScalarType::F32,
-        Access::Read,
-        ShapeExpr::scaled(&[rows, n], 1, 1),
-    );
-    let out = b.buffer_with_len(
-        "out",
-        ScalarType::U32,
-        Access::Write,
-        ShapeExpr::scaled(&[rows], 1, 1),
-    );
+    b.grid([ShapeExpr::scaled(&[rows], 1, 1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let x =
+        b.buffer_with_len("x", ScalarType::F32, Access::Read, ShapeExpr::scaled(&[rows, n], 1, 1));
+    let out =
+        b.buffer_with_len("out", ScalarType::U32, Access::Write, ShapeExpr::scaled(&[rows], 1, 1));
     let row = b.workgroup_id(Dim::X);
     let lane = b.lane();
     let nv = b.arg(n);
@@ -199,13 +175,7 @@ pub fn if_else() -> Kernel {
 
 /// Every kernel above.
 pub fn all() -> Vec<Kernel> {
-    let mut ks = vec![
-        wave_sum(),
-        lds_reduce(),
-        argmax(),
-        carried_loop(),
-        if_else(),
-    ];
+    let mut ks = vec![wave_sum(), lds_reduce(), argmax(), carried_loop(), if_else()];
     ks.extend((1..=8).map(tsum));
     ks
 }
