@@ -76,6 +76,14 @@ def time_graph(fn, sets, reps=50, warm=5):
     return statistics.median(times)
 
 
+def torch_launch_cost(nodes=200, reps=50):
+    """us per node of a replayed CUDA graph of `nodes` trivial kernels (a 1-element fill), the
+    figure kiln's launch-cost line is compared with."""
+    x = torch.zeros(1, device="cuda")
+    sets = [[x] for _ in range(nodes)]
+    return time_graph(lambda t: t.fill_(1.0), sets, reps=reps)
+
+
 def main():
     out = sys.argv[1]
     names = list(CASES)
@@ -100,6 +108,8 @@ def main():
                 r["triton_error"] = str(e)[:200]
         res[name] = r
         print(f"{name:<26} torch {r['torch_us']:8.2f} us   triton {r.get('triton_us', float('nan')):8.2f} us   ({nsets} input sets)", flush=True)
+    res["launch_trivial"] = {"torch_graph_us_per_node": torch_launch_cost()}
+    print(f"launch cost: torch CUDA-graph replay {res['launch_trivial']['torch_graph_us_per_node']:.2f} us per trivial node", flush=True)
     json.dump(res, open(out, "w"), indent=1)
 
 
