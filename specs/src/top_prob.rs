@@ -29,7 +29,9 @@
 //!    `+inf` one gives NaN.
 //!
 //! The baseline runs all of it in one workgroup a row; the split variant gives segment residue `r`
-//! to workgroup `r` and lets the last workgroup of the row run step 3.
+//! to workgroup `r` and lets the last workgroup of the row run step 3. Measured on an H200 (CUDA
+//! graph, per call, inputs cold in L2), n = 248,320: split 4.5 us for one row, 9.9 us for 8
+//! (baseline: 107 us).
 
 use crate::common::{
     fold_max, ids, is_multiple, last_workgroup, lds_read_all, reset_counter, tree_sum, Ids,
@@ -48,8 +50,9 @@ pub const SEGMENT_LANES: u32 = 256;
 pub const SEGMENT: u32 = 4 * SEGMENT_LANES;
 /// Segments the baseline's workgroup works on at once (its size is `SUBGROUPS * 256` lanes).
 pub const SUBGROUPS: u32 = 4;
-/// Row length from which the router takes the split variant.
-pub const SPLIT_MIN_N: u64 = 32768;
+/// Row length from which the router takes the split variant (measured on an H200: the baseline
+/// wins at 2048, the split from 8192 on).
+pub const SPLIT_MIN_N: u64 = 8192;
 
 /// The family: `baseline` (a workgroup a row) and `split` (256 workgroups a row).
 pub fn spec() -> KernelSpec {
