@@ -11,7 +11,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Target::by_name(arch)?;
     let wave = rest.first().and_then(|w| w.parse().ok()).unwrap_or(t.default_wave());
     let llvm = rest.iter().any(|a| a == "llvm");
-    let k = kiln_codegen_tests::kernels::by_name(kernel, variant, wave).ok_or("unknown kernel")?;
+    let k = kiln_codegen_tests::kernels::by_name(kernel, variant, wave)
+        .or_else(|| kiln_codegen_tests::kernels::library(kernel, variant, t, wave))
+        .ok_or("unknown kernel")?;
     let o = compile(&k, t, &Options { emit_asm: true, emit_llvm: true, ..Options::default() })?;
     println!("{}", if llvm { o.llvm_ir } else { o.asm }.unwrap_or_default());
     eprintln!("{:?}", o.resources);

@@ -1,7 +1,7 @@
 //! Case files: `cases/*.kt`, one kernel x arch x output each.
 //!
 //! ```text
-//! ; kernel: workgroup_sum        which kernel (see `kernels::by_name`)
+//! ; kernel: workgroup_sum        which kernel (`kernels::by_name`, else a kiln-specs library family)
 //! ; variant: baseline            a knob of the kernel (`all`, `p4`, `m16`...); default `baseline`
 //! ; arch: gfx1201                the target
 //! ; wave: 32                     default: the target's default wave size
@@ -146,11 +146,12 @@ impl Compiler {
         self.cache
             .entry(key)
             .or_insert_with(|| {
-                let k =
-                    crate::kernels::by_name(&c.kernel, &c.variant, c.wave).ok_or_else(|| {
+                let t = Target::by_name(&c.arch).map_err(|e| e.to_string())?;
+                let k = crate::kernels::by_name(&c.kernel, &c.variant, c.wave)
+                    .or_else(|| crate::kernels::library(&c.kernel, &c.variant, t, c.wave))
+                    .ok_or_else(|| {
                         format!("unknown kernel `{}` / variant `{}`", c.kernel, c.variant)
                     })?;
-                let t = Target::by_name(&c.arch).map_err(|e| e.to_string())?;
                 let opts = Options { emit_asm: true, emit_llvm: true, ..Options::default() };
                 compile(&k, t, &opts).map_err(|e| e.to_string())
             })

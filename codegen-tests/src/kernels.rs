@@ -172,3 +172,10 @@ pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
         _ => return None,
     })
 }
+
+/// A variant of a library family (kiln-specs) built for a target at a wave size.
+pub fn library(family: &str, variant: &str, t: &Target, wave: u32) -> Option<Kernel> {
+    let f = kiln_specs::family(family)?;
+    let v = f.variant(variant)?;
+    Some((v.build)(t, wave))
+}

@@ -1,4 +1,4 @@
-//! Gates on the code objects themselves, for the example kernels on every arch: resources come
+//! Gates on the code objects themselves, for the example kernels and every library kernel on every arch: resources come
 //! from the object (no scratch; no spills at the target's default wave size), the object's wave size is the kernel's, every HSACO
 //! disassembles with `llvm-objdump-19 --mcpu=<arch>`, and every PTX assembles with ptxas (skipped
 //! with a message when no ptxas is found).
@@ -15,6 +15,16 @@ fn objects() -> Vec<(Kernel, &'static Target, CompiledObject)> {
         for &w in t.wave_sizes {
             for k in kernels::examples(w) {
                 let o = compile(&k, t, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+                v.push((k, t, o));
+            }
+        }
+        // Every library kernel (kiln-specs), every variant, at the target's own wave size: the
+        // same gates, so no library kernel ships with scratch, spills or a wrong wave size.
+        for f in kiln_specs::library() {
+            for var in &f.variants {
+                let k = (var.build)(t, t.default_wave());
+                let o = compile(&k, t, &Options::default())
+                    .unwrap_or_else(|e| panic!("{}/{} on {}: {e}", f.name, var.name, t.name));
                 v.push((k, t, o));
             }
         }
