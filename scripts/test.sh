@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: formatting, lints, every crate's tests (interpreter, verifier,
-# codegen-tests, packages, runtime on the cpu device; GPU tests skip with a message when no
-# device is present), and the `hip` feature build against Debian's ROCm headers.
+# codegen-tests on every arch, packages, runtime on the cpu device; GPU tests skip with a message
+# when no device is present), the `hip` feature against Debian's ROCm headers, and the command
+# line end to end: build the library for every arch, then `kiln parity` on the interpreter at
+# wave 32 and wave 64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 source scripts/env.sh
+export CARGO_TERM_COLOR=never
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
 cargo test --workspace
 HIP_PATH=/usr cargo test -p kiln-runtime --features hip
+
+# End to end: AOT build of the whole library for every arch (resource report), then parity of
+# every variant against the interpreter and its baseline, on fresh random inputs.
+cargo build -p kiln
+pkg=target/ci-dist
+KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs -o "$pkg"
+./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
+./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64
