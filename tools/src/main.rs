@@ -78,6 +78,13 @@ enum Cmd {
 }
 
 fn main() {
+    // A closed pipe (`kiln inspect --asm | head`) ends kiln quietly, as it does other Unix tools;
+    // Rust ignores SIGPIPE by default, and `print!` would panic on the failed write instead.
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Targets => {

@@ -439,10 +439,11 @@ pub fn parity(a: ParityArgs) -> Result<()> {
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    // The summary is the last line (DESIGN.md section 8): scripts read it.
     if skipped > 0 {
-        println!("({skipped} kernels without generic cases skipped)");
+        println!("({skipped} kernel(s) without generic cases skipped)");
     }
+    println!("{passed} passed, {failed} failed");
     if failed > 0 {
         bail!("{failed} parity checks failed (seed {seed})");
     }

@@ -67,6 +67,17 @@ pub enum PackageError {
         /// found - budget.
         over: u32,
     },
+    /// The output path holds something other than a kiln package; swapping the new package in
+    /// would delete it.
+    #[error(
+        "{path}: exists and is not a kiln package (no {}); refusing to replace it: choose \
+         another output directory, or remove it first",
+        MANIFEST_FILE
+    )]
+    NotAPackage {
+        /// The output path.
+        path: PathBuf,
+    },
     /// File system trouble.
     #[error("{path}: {source}")]
     Io {
@@ -168,8 +179,28 @@ fn check_budget(job: &Job, res: &Resources, budgets: &[BudgetRule]) -> Result<()
     Ok(())
 }
 
+/// `out` may be replaced only when it is absent, an empty directory or a package: the swap deletes
+/// whatever was there before.
+fn check_replaceable(out: &Path) -> Result<(), PackageError> {
+    let meta = match std::fs::metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        r => r.map_err(io(out))?,
+    };
+    let replaceable = meta.is_dir()
+        && (out.join(MANIFEST_FILE).is_file()
+            || std::fs::read_dir(out).map_err(io(out))?.next().is_none());
+    if replaceable {
+        Ok(())
+    } else {
+        Err(PackageError::NotAPackage { path: out.to_path_buf() })
+    }
+}
+
 /// Builds a package into `out`: compiles (or takes from `cache_dir`) every job, checks budgets,
 /// writes objects, IR files and the manifest, and swaps the directory in atomically.
+///
+/// `out` must be absent, an empty directory or an earlier package ([`PackageError::NotAPackage`]
+/// otherwise): nothing else is ever deleted.
 pub fn build_package(
     jobs: &[Job],
     routes: Vec<KernelRoutes>,
@@ -180,6 +211,7 @@ pub fn build_package(
     progress: bool,
 ) -> Result<BuildReport, PackageError> {
     let start = Instant::now();
+    check_replaceable(out)?;
     let tc = toolchain();
     std::fs::create_dir_all(cache_dir).map_err(io(cache_dir))?;
     let bar = if progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };

@@ -38,7 +38,11 @@ pub fn read(path: &Path) -> Result<(ScalarType, Vec<u8>)> {
     if f.order() != npyz::Order::C {
         bail!("{}: Fortran order is not supported; save it C-contiguous", path.display());
     }
-    let descr = f.dtype().descr();
+    // `DType::descr` is the Python literal (`'<f4'`, quoted); a plain dtype's `TypeStr` prints bare.
+    let descr = match f.dtype() {
+        npyz::DType::Plain(ts) => ts.to_string(),
+        other => other.descr(),
+    };
     let ty =
         type_of(&descr).ok_or_else(|| anyhow!("{}: unsupported dtype {descr}", path.display()))?;
     let data = match ty {

@@ -1,0 +1,213 @@
+//! `build_package` on the file system: the swap replaces a package entirely, an unchanged rebuild
+//! comes from the cache, a failed build leaves the old package alone, and nothing that is not a
+//! package is ever replaced.
+//!
+//! The kernels are `kiln_ir::examples` (small, verified for every arch); the builds stay on
+//! `gfx1100` and `sm_90` so that both back ends and both object formats are exercised.
+
+use kiln_codegen::package::{build_package, BudgetRule, BuildReport, Job, PackageError};
+use kiln_codegen::Options;
+use kiln_ir::package::{KernelRoutes, Manifest, MANIFEST_FILE};
+use kiln_ir::{examples, Kernel, Target};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir()
+            .join(format!("kiln-codegen-package-{}-{tag}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create scratch dir");
+        Scratch(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One `baseline` job per kernel and arch.
+fn jobs(kernels: &[fn(u32) -> Kernel], archs: &[&str]) -> (Vec<Job>, Vec<KernelRoutes>) {
+    let mut jobs = vec![];
+    let mut routes = vec![];
+    for make in kernels {
+        let mut name = String::new();
+        for arch in archs {
+            let target = Target::by_name(arch).expect("known arch");
+            let ir = make(target.default_wave());
+            kiln_ir::verify(&ir, Some(target)).expect("example verifies");
+            name = ir.name.clone();
+            jobs.push(Job { kernel: ir.name.clone(), variant: "baseline".into(), target, ir });
+        }
+        routes.push(KernelRoutes { kernel: name, baseline: "baseline".into(), variants: vec![] });
+    }
+    (jobs, routes)
+}
+
+fn build(
+    kernels: &[fn(u32) -> Kernel],
+    archs: &[&str],
+    budgets: &[BudgetRule],
+    out: &Path,
+    cache: &Path,
+) -> Result<BuildReport, PackageError> {
+    let (jobs, routes) = jobs(kernels, archs);
+    build_package(&jobs, routes, budgets, out, cache, &Options::default(), false)
+}
+
+fn wave_sum(w: u32) -> Kernel {
+    examples::wave_sum(w)
+}
+
+fn argmax_row(w: u32) -> Kernel {
+    examples::argmax_row(w, 256)
+}
+
+/// Every file under `dir`, relative, with `/` separators.
+fn files_under(dir: &Path) -> BTreeSet<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+        for e in std::fs::read_dir(dir).expect("read_dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).expect("under root");
+                out.insert(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn read_manifest(dir: &Path) -> Manifest {
+    let text = std::fs::read_to_string(dir.join(MANIFEST_FILE)).expect("manifest readable");
+    ron::from_str(&text).expect("manifest parses")
+}
+
+/// Checks that `dir` holds exactly the manifest, its objects and its IR files, each object
+/// hashing to its `content_hash`; returns the manifest.
+fn check_complete(dir: &Path) -> Manifest {
+    let m = read_manifest(dir);
+    let mut expected: BTreeSet<String> = [MANIFEST_FILE.to_string()].into();
+    for o in &m.objects {
+        let bytes = std::fs::read(dir.join(&o.file)).expect("object readable");
+        assert_eq!(blake3::hash(&bytes).to_hex().to_string(), o.content_hash, "{}", o.file);
+        expected.insert(o.file.clone());
+        expected.insert(o.ir_file.clone());
+    }
+    assert_eq!(files_under(dir), expected, "files of {}", dir.display());
+    m
+}
+
+fn names_in(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("dir entry").file_name().to_string_lossy().to_string())
+        .collect()
+}
+
+#[test]
+fn a_second_build_replaces_the_first_entirely() {
+    let root = Scratch::new("swap");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("swap-cache");
+
+    let a = build(&[wave_sum], &["sm_90", "gfx1100"], &[], &out, &cache.0).expect("build A");
+    let ma = check_complete(&out);
+    assert_eq!(ma, a.manifest);
+    let archs: BTreeSet<&str> = ma.objects.iter().map(|o| o.arch.as_str()).collect();
+    assert_eq!(archs, ["gfx1100", "sm_90"].into());
+    assert!(out.join("wave_sum").is_dir());
+
+    // B shares no kernel and no arch file with A: every file of A must be gone.
+    let b = build(&[argmax_row], &["gfx1100"], &[], &out, &cache.0).expect("build B");
+    let mb = check_complete(&out);
+    assert_eq!(mb, b.manifest);
+    assert_eq!(mb.objects.len(), 1);
+    assert_eq!(mb.objects[0].kernel, "argmax_row");
+    assert!(!out.join("wave_sum").exists(), "a directory of the first package survived");
+    for o in &ma.objects {
+        assert!(!out.join(&o.file).exists(), "{} of the first package survived", o.file);
+        assert!(!out.join(&o.ir_file).exists(), "{} of the first package survived", o.ir_file);
+    }
+    // No staging or old directory is left next to the package.
+    assert_eq!(names_in(&root.0), ["pkg".to_string()].into());
+}
+
+#[test]
+fn an_unchanged_rebuild_comes_from_the_cache() {
+    let root = Scratch::new("cache");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("cache-cache");
+    let first = build(&[wave_sum], &["sm_90", "gfx1100"], &[], &out, &cache.0).expect("build");
+    assert_eq!((first.compiled, first.cached), (2, 0));
+    assert_eq!(first.compile_times.len(), 2);
+    let second = build(&[wave_sum], &["sm_90", "gfx1100"], &[], &out, &cache.0).expect("rebuild");
+    assert_eq!((second.compiled, second.cached), (0, 2));
+    assert!(second.compile_times.is_empty());
+    assert_eq!(second.manifest, first.manifest, "a cached rebuild writes the same package");
+    check_complete(&out);
+    println!("cold {:?}, cached {:?}", first.elapsed, second.elapsed);
+}
+
+#[test]
+fn an_over_budget_build_leaves_the_old_package_alone() {
+    let root = Scratch::new("budget");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("budget-cache");
+    build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("build");
+    let before = std::fs::read(out.join(MANIFEST_FILE)).expect("manifest");
+
+    let tight = BudgetRule { kernel: "*".into(), max_vgprs: Some(1), ..BudgetRule::default() };
+    let err = build(&[argmax_row], &["gfx1100"], &[tight], &out, &cache.0)
+        .expect_err("one VGPR is not enough");
+    let msg = err.to_string();
+    assert!(matches!(err, PackageError::OverBudget { .. }), "{msg}");
+    assert!(msg.contains("argmax_row/baseline on gfx1100") && msg.contains("budget 1"), "{msg}");
+
+    assert_eq!(std::fs::read(out.join(MANIFEST_FILE)).expect("manifest"), before);
+    assert_eq!(check_complete(&out).objects[0].kernel, "wave_sum");
+    assert_eq!(names_in(&root.0), ["pkg".to_string()].into());
+}
+
+#[test]
+fn only_a_package_or_an_empty_directory_is_replaced() {
+    let root = Scratch::new("guard");
+    let cache = Scratch::new("guard-cache");
+
+    // A directory with someone's files in it.
+    let theirs = root.0.join("src");
+    std::fs::create_dir_all(theirs.join("deep")).expect("mkdir");
+    std::fs::write(theirs.join("deep/notes.txt"), "keep me").expect("write");
+    let err = build(&[wave_sum], &["gfx1100"], &[], &theirs, &cache.0).expect_err("not a package");
+    assert!(matches!(err, PackageError::NotAPackage { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("src") && msg.contains("not a kiln package"), "{msg}");
+    assert_eq!(std::fs::read_to_string(theirs.join("deep/notes.txt")).expect("kept"), "keep me");
+
+    // A file.
+    let file = root.0.join("file");
+    std::fs::write(&file, "data").expect("write");
+    let err = build(&[wave_sum], &["gfx1100"], &[], &file, &cache.0).expect_err("a file");
+    assert!(matches!(err, PackageError::NotAPackage { .. }), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).expect("kept"), "data");
+
+    // An empty directory is fine, and so is the package written there afterwards.
+    let empty = root.0.join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    build(&[wave_sum], &["gfx1100"], &[], &empty, &cache.0).expect("empty dir");
+    check_complete(&empty);
+    build(&[argmax_row], &["gfx1100"], &[], &empty, &cache.0).expect("over a package");
+    assert_eq!(check_complete(&empty).objects[0].kernel, "argmax_row");
+    assert_eq!(names_in(&root.0), ["empty", "file", "src"].map(String::from).into());
+}
