@@ -13,6 +13,9 @@ export CARGO_TERM_COLOR=never
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
+# The runtime-only binary (no LLVM) that goes to GPU machines; its own target dir, so the two
+# feature sets of `kiln` do not rebuild each other.
+CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
 cargo test --workspace
 HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 

@@ -3,7 +3,7 @@
 //! Built with the default `llvm` feature it compiles (`build`, `inspect --llvm/--asm`); built with
 //! `--no-default-features` it is the small runtime-only binary that goes to GPU machines.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -107,6 +107,7 @@ fn main() {
     }
 }
 
+#[cfg(feature = "llvm")]
 /// Resolves arch names against the target table (an unknown one is an error naming the list).
 fn targets_for(arch: &[String], all: bool) -> Result<Vec<&'static kiln_ir::Target>> {
     let names: Vec<String> = if all {
@@ -140,6 +141,7 @@ fn build(
     cache: Option<PathBuf>,
     times: Option<PathBuf>,
 ) -> Result<()> {
+    use anyhow::Context;
     use kiln_codegen::package::{build_package, default_cache_dir, BudgetRule, Job};
     use kiln_ir::package::{KernelRoutes, VariantRoute};
 

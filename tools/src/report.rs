@@ -1,7 +1,7 @@
 //! Resource reports and `kiln inspect`.
 
 use anyhow::{bail, Context, Result};
-use kiln_ir::package::{Manifest, ObjectEntry, MANIFEST_FILE};
+use kiln_ir::package::ObjectEntry;
 use std::path::Path;
 
 fn opt(v: Option<u32>) -> String {
@@ -16,11 +16,12 @@ fn occ(o: &ObjectEntry) -> String {
 }
 
 /// The resource report: one row per code object.
-pub fn resource_report(m: &Manifest) -> String {
+#[cfg(feature = "llvm")]
+pub fn resource_report(m: &kiln_ir::package::Manifest) -> String {
     let mut objs: Vec<&ObjectEntry> = m.objects.iter().collect();
     objs.sort_by(|a, b| (&a.kernel, &a.variant, &a.arch).cmp(&(&b.kernel, &b.variant, &b.arch)));
     let mut s = format!(
-        "{:<24} {:<10} {:<8} {:>4} {:>5} {:>5} {:>5} {:>6} {:>7} {:>6}  {:<18} {}\n",
+        "{:<24} {:<12} {:<8} {:>4} {:>5} {:>5} {:>5} {:>6} {:>7} {:>6}  {:<18} {}\n",
         "kernel",
         "variant",
         "arch",
@@ -41,7 +42,7 @@ pub fn resource_report(m: &Manifest) -> String {
             (a, b) => (a.unwrap_or(0) + b.unwrap_or(0)).to_string(),
         };
         s += &format!(
-            "{:<24} {:<10} {:<8} {:>4} {:>5} {:>5} {:>5} {:>6} {:>7} {:>6}  {:<18} {}\n",
+            "{:<24} {:<12} {:<8} {:>4} {:>5} {:>5} {:>5} {:>6} {:>7} {:>6}  {:<18} {}\n",
             o.kernel,
             o.variant,
             o.arch,
@@ -59,13 +60,6 @@ pub fn resource_report(m: &Manifest) -> String {
     s
 }
 
-/// Reads a package's manifest (integrity is checked by the runtime's loader, not here).
-pub fn read_manifest(dir: &Path) -> Result<Manifest> {
-    let p = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    ron::from_str(&text).with_context(|| format!("parsing {}", p.display()))
-}
-
 /// `kiln inspect`.
 pub fn inspect(
     dir: &Path,
@@ -77,7 +71,9 @@ pub fn inspect(
     asm: bool,
     _resources: bool,
 ) -> Result<()> {
-    let m = read_manifest(dir)?;
+    // The loader's checks first (format, hashes, ABI): inspect never shows a tampered package.
+    let pkg = kiln_runtime::Package::open(dir)?;
+    let m = pkg.manifest().clone();
     if let Some(a) = &arch {
         kiln_ir::Target::by_name(a)?;
     }

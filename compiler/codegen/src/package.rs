@@ -109,6 +109,8 @@ pub struct BuildReport {
 
 #[derive(Serialize, Deserialize)]
 struct CacheMeta {
+    /// blake3 of the object bytes: a corrupted cache entry is recompiled, never packaged.
+    object_hash: String,
     resources: Resources,
     symbol: String,
     format: ObjectFormat,
@@ -237,15 +239,22 @@ pub fn build_package(
             let obj_path = cache_dir.join(format!("{key}.obj"));
             let meta_path = cache_dir.join(format!("{key}.ron"));
             let cached = match (std::fs::read(&obj_path), std::fs::read_to_string(&meta_path)) {
-                (Ok(bytes), Ok(meta)) => ron::from_str::<CacheMeta>(&meta).ok().map(|m| (bytes, m)),
+                (Ok(bytes), Ok(meta)) => ron::from_str::<CacheMeta>(&meta)
+                    .ok()
+                    .filter(|m| m.object_hash == blake3::hash(&bytes).to_hex().as_str())
+                    .map(|m| (bytes, m)),
                 _ => None,
             };
             let (bytes, meta, was_cached) = match cached {
                 Some((b, m)) => (b, m, true),
                 None => {
                     let o = compile(&job.ir, job.target, opts)?;
-                    let meta =
-                        CacheMeta { resources: o.resources, symbol: o.symbol, format: o.format };
+                    let meta = CacheMeta {
+                        object_hash: blake3::hash(&o.bytes).to_hex().to_string(),
+                        resources: o.resources,
+                        symbol: o.symbol,
+                        format: o.format,
+                    };
                     write_atomic(&obj_path, &o.bytes)?;
                     let text = ron::ser::to_string(&meta).expect("meta serializes");
                     write_atomic(&meta_path, text.as_bytes())?;
@@ -301,6 +310,7 @@ pub fn build_package(
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(io(parent))?;
     let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or("dist".into());
+    remove_stale_staging(parent, &name);
     let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
     if staging.exists() {
         std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
@@ -339,6 +349,22 @@ pub fn build_package(
         manifest,
         elapsed: start.elapsed(),
     })
+}
+
+/// Removes staging directories `.NAME.new-PID` left by builds that were killed (their process is
+/// gone); a concurrent build's staging directory (its process alive) is left alone.
+fn remove_stale_staging(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.new-");
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Replaces `out` by `staging` atomically; `staging` is removed afterwards.

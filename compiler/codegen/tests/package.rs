@@ -211,3 +211,41 @@ fn only_a_package_or_an_empty_directory_is_replaced() {
     assert_eq!(check_complete(&empty).objects[0].kernel, "argmax_row");
     assert_eq!(names_in(&root.0), ["empty", "file", "src"].map(String::from).into());
 }
+
+#[test]
+fn a_corrupted_cache_entry_is_recompiled_not_packaged() {
+    let root = Scratch::new("cache-corrupt");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("cache-corrupt-cache");
+    let first = build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("first build");
+    assert_eq!(first.compiled, 1);
+    // Flip one byte of every cached object.
+    for e in std::fs::read_dir(&cache.0).expect("cache dir") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "obj") {
+            let mut b = std::fs::read(&p).expect("cached object");
+            let mid = b.len() / 2;
+            b[mid] ^= 0x40;
+            std::fs::write(&p, b).expect("rewrite");
+        }
+    }
+    let second = build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("second build");
+    assert_eq!((second.compiled, second.cached), (1, 0), "the corrupted entry was used");
+    assert_eq!(check_complete(&out), first.manifest, "the rebuilt package differs from the first");
+}
+
+#[test]
+fn staging_dirs_of_killed_builds_are_removed() {
+    let root = Scratch::new("stale");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("stale-cache");
+    // A pid that cannot be alive (above pid_max's ceiling) and our own parent's (alive).
+    let dead = root.0.join(".pkg.new-4194305");
+    let alive = root.0.join(format!(".pkg.new-{}", std::os::unix::process::parent_id()));
+    for d in [&dead, &alive] {
+        std::fs::create_dir_all(d.join("half")).expect("staging dir");
+    }
+    build(&[wave_sum], &["sm_90"], &[], &out, &cache.0).expect("build");
+    assert!(!dead.exists(), "a dead build's staging dir was left");
+    assert!(alive.exists(), "a live build's staging dir was removed");
+}
