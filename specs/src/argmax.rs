@@ -5,9 +5,9 @@
 //! order it visits the row in.
 //!
 //! Variants: `baseline` (one workgroup a row), `split` (256 workgroups a row, last-workgroup
-//! finish; the router takes it for `n >= 32768`) and `split_batch` (64 workgroups a row with
-//! longer chunks, for 4 or more rows). Measured on an H200 (CUDA graph, per call, inputs cold in
-//! L2): T=1, n=248,320: baseline 14 us, split 3.9 us; T=8: split 7.8 us, split_batch 6.8 us.
+//! finish; the router takes it for `n >= 32768`) and `split_batch` (32 workgroups of 1024 lanes a
+//! row, for 4 or more rows). Measured on an H200 (CUDA graph, per call, inputs cold in L2):
+//! T=1, n=248,320: baseline 14 us, split 3.6 us; T=8: split 7.7 us, split_batch 5.8 us.
 //!
 //! ABI (every variant):
 //!
@@ -40,7 +40,9 @@ pub const SPLIT_BLOCK: u32 = 256;
 /// Workgroups a row in the split variant (grid y).
 pub const SPLITS: u32 = 256;
 /// Workgroups a row in the split_batch variant.
-pub const BATCH_SPLITS: u32 = 64;
+pub const BATCH_SPLITS: u32 = 32;
+/// Lanes of a split_batch workgroup.
+pub const BATCH_BLOCK: u32 = 1024;
 /// Rows from which the router takes split_batch (with `n >= SPLIT_MIN_N`).
 pub const BATCH_MIN_ROWS: u64 = 4;
 /// Row length from which the router takes the split variant.
@@ -178,20 +180,21 @@ pub fn baseline(_t: &Target, wave: u32) -> Kernel {
 /// `counters`) reduces the row's partials in one wave, stores the result, and zeroes the
 /// partials and the counter again.
 pub fn split(t: &Target, wave: u32) -> Kernel {
-    split_with(t, wave, SPLITS, "argmax_rows_split")
+    split_with(t, wave, SPLITS, SPLIT_BLOCK, "argmax_rows_split")
 }
 
-/// Split for batches: [`BATCH_SPLITS`] workgroups a row, each scanning a 4x longer chunk (its
-/// loads in flight together), so 8 rows of a large vocabulary fit the GPU in one round of
-/// workgroups instead of two.
+/// Split for batches: [`BATCH_SPLITS`] workgroups of [`BATCH_BLOCK`] lanes a row, so 8 rows of a
+/// large vocabulary fit the GPU in one round of workgroups. Chosen on an H200 among (splits,
+/// lanes) = (16..256, 128..1024) for T=8, V=248,320: 32 x 1024 gave 5.8 us, 64 x 512 6.0,
+/// 64 x 256 6.6, 128 x 256 6.5, 128 x 128 7.2, 256 x 256 7.7 (CUDA-graph replay, cold inputs).
 pub fn split_batch(t: &Target, wave: u32) -> Kernel {
-    split_with(t, wave, BATCH_SPLITS, "argmax_rows_split_batch")
+    split_with(t, wave, BATCH_SPLITS, BATCH_BLOCK, "argmax_rows_split_batch")
 }
 
-fn split_with(_t: &Target, wave: u32, splits: u32, name: &str) -> Kernel {
+fn split_with(_t: &Target, wave: u32, splits: u32, block: u32, name: &str) -> Kernel {
     let mut b = KernelBuilder::new(name, wave);
-    b.workgroup_size([SPLIT_BLOCK, 1, 1]);
-    b.const_param("block", SPLIT_BLOCK as i64);
+    b.workgroup_size([block, 1, 1]);
+    b.const_param("block", block as i64);
     b.const_param("splits", splits as i64);
     b.const_param("vec", 4);
     let (logits, out, rows, n) = params(&mut b);
@@ -223,9 +226,9 @@ fn split_with(_t: &Target, wave: u32, splits: u32, name: &str) -> Kernel {
     let start = b.min(start, n_v);
     let end = b.add(start, chunk);
     let end = b.min(end, n_v);
-    let (best, at) = scan(&mut b, logits, row_base, (start, end), ids.local, SPLIT_BLOCK, aligned);
+    let (best, at) = scan(&mut b, logits, row_base, (start, end), ids.local, block, aligned);
     let lane = ids.lane;
-    workgroup_argmax(&mut b, &ids, SPLIT_BLOCK / wave, best, at, |b, v, idx| {
+    workgroup_argmax(&mut b, &ids, block / wave, best, at, |b, v, idx| {
         let zero = b.u32(0);
         let first = b.eq(lane, zero);
         let base = b.mul(row, splits_v);
@@ -243,19 +246,33 @@ fn split_with(_t: &Target, wave: u32, splits: u32, name: &str) -> Kernel {
             let mut best = b.f32(f32::NEG_INFINITY);
             let mut at = b.u32(u32::MAX);
             let z = b.u32(0);
-            for j in 0..splits / wave {
+            // One wave reads the `splits` partials, `wave` at a time; when `splits` is not a
+            // multiple of the wave, the lanes past the end keep (-inf, none).
+            for j in 0..splits.div_ceil(wave) {
                 let jj = b.u32(j * wave);
                 let p = b.add(jj, lane);
                 let slot = b.add(base, p);
                 let k = b.mul(slot, two);
                 let one = b.u32(1);
                 let k1 = b.add(k, one);
-                let vb = b.load(partials, k, Type::U32);
-                let i = b.load(partials, k1, Type::U32);
-                b.store(partials, k, z);
-                b.store(partials, k1, z);
-                let v = b.bitcast(vb, Type::F32);
-                (best, at) = argmax_update(b, best, at, v, i);
+                let read = |b: &mut KernelBuilder, best: Value, at: Value| {
+                    let vb = b.load(partials, k, Type::U32);
+                    let i = b.load(partials, k1, Type::U32);
+                    b.store(partials, k, z);
+                    b.store(partials, k1, z);
+                    let v = b.bitcast(vb, Type::F32);
+                    let (nb, na) = argmax_update(b, best, at, v, i);
+                    vec![nb, na]
+                };
+                if splits % wave == 0 {
+                    let r = read(b, best, at);
+                    (best, at) = (r[0], r[1]);
+                } else {
+                    let lim = b.u32(splits);
+                    let inside = b.lt(p, lim);
+                    let r = b.if_else(inside, |b| read(b, best, at), |_| vec![best, at]);
+                    (best, at) = (r[0], r[1]);
+                }
             }
             let (_, idx) = b.wave_argmax(best, at);
             b.if_then(first, |b| store_index(b, out, row, idx));
