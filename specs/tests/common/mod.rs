@@ -124,6 +124,7 @@ pub fn out<'a>(k: &Kernel, args: &'a [Arg], name: &str) -> &'a [u8] {
     match &args[i] {
         Arg::Buffer(b) => b,
         Arg::Scalar(_) => panic!("`{name}` is a scalar"),
+        Arg::Region(r) => panic!("`{name}` is region {r}: read it from the regions"),
     }
 }
 

@@ -10,10 +10,10 @@
 use super::arith::{self, as_i128, width_mask};
 use super::error::{InterpError, Lanes, Site};
 use super::prepare::Prepared;
-use super::{buffer_base, Launch, ADDRESS_BITS};
+use super::Launch;
 use crate::{
-    AtomicOp, Block, IdKind, Inst, MemRef, Op, ReduceOp, ScalarType, ShuffleMode, Type, TypeClass,
-    Value,
+    AtomicOp, Block, IdKind, Inst, MemRef, Op, Param, ParamKind, ReduceOp, ScalarType, ShuffleMode,
+    Type, TypeClass, Value,
 };
 use cranelift_entity::EntityRef;
 use std::sync::atomic::Ordering::Relaxed;
@@ -140,7 +140,8 @@ enum Issue {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Region {
+enum Place {
+    /// A span of global memory (an index into the launch's spans).
     Global(usize),
     Lds,
     Private,
@@ -150,7 +151,7 @@ enum Region {
 #[derive(Clone, Copy)]
 struct Loc {
     lane: usize,
-    region: Region,
+    place: Place,
     off: usize,
 }
 
@@ -229,13 +230,16 @@ impl<'a> Exec<'a> {
             match data.op {
                 Op::Const { bits, .. } => fill(&mut self.regs, bits),
                 Op::Arg(q) => {
-                    let bits = match self.launch.globals[q.index()] {
-                        Some(_) => buffer_base(q),
+                    let bits = match self.launch.params[q.index()] {
+                        Some(s) => self.launch.spans[s].base,
                         None => self.launch.scalars[q.index()],
                     };
                     fill(&mut self.regs, bits)
                 }
-                Op::BufferAddr(q) => fill(&mut self.regs, buffer_base(q)),
+                Op::BufferAddr(q) => {
+                    let s = self.launch.params[q.index()];
+                    fill(&mut self.regs, s.map_or(0, |s| self.launch.spans[s].base))
+                }
                 Op::Id(kind) => {
                     for l in 0..lp {
                         self.regs[s * lp + l] = self.id(kind, l) as u64;
@@ -812,18 +816,19 @@ impl<'a> Exec<'a> {
         let mut bad = Vec::new();
         let mut detail = String::new();
         self.locs.clear();
-        // Per instruction: the region, its start and length (private: per lane, below).
-        let (region, base, len) = match mem {
-            MemRef::Buffer(q) => {
-                let len = self.launch.globals[q.index()].as_ref().map_or(0, |g| g.bytes.len());
-                (Region::Global(q.index()), 0, len)
-            }
-            MemRef::Lds(s) => (Region::Lds, p.lds_offsets[s.index()], k.lds[s].bytes() as usize),
+        // Per instruction: the place, its start and length (private: per lane, below).
+        let spans = &self.launch.spans;
+        let (place, base, len) = match mem {
+            MemRef::Buffer(q) => match self.launch.params[q.index()] {
+                Some(s) => (Place::Global(s), 0, spans[s].bytes.len()),
+                None => (Place::Lds, 0, 0),
+            },
+            MemRef::Lds(s) => (Place::Lds, p.lds_offsets[s.index()], k.lds[s].bytes() as usize),
             MemRef::Private(s) => {
                 let d = &k.private[s];
-                (Region::Private, p.private_offsets[s.index()], (d.elem.bytes() * d.len) as usize)
+                (Place::Private, p.private_offsets[s.index()], (d.elem.bytes() * d.len) as usize)
             }
-            MemRef::Global(_) => (Region::Lds, 0, 0),
+            MemRef::Global(_) => (Place::Lds, 0, 0),
         };
         let what = || match mem {
             MemRef::Buffer(q) => format!("buffer `{}`", k.params[q].name),
@@ -831,38 +836,47 @@ impl<'a> Exec<'a> {
             MemRef::Private(s) => format!("private `{}`", k.private[s].name),
             MemRef::Global(_) => String::new(),
         };
-        let lane_base = |l: usize| if region == Region::Private { l * p.private_bytes } else { 0 };
+        let lane_base = |l: usize| if place == Place::Private { l * p.private_bytes } else { 0 };
         for l in m.iter() {
             let rel = index_of(self.regs[irow + l]) * elem_bytes as i128;
             if let MemRef::Global(a) = mem {
                 let addr = self.regs[p.slot(a) * lp + l] as i128 + rel;
-                let q = (addr >> ADDRESS_BITS) as usize;
-                let g = (addr >= 0 && addr <= u64::MAX as i128 && q >= 1)
-                    .then(|| self.launch.globals.get(q - 1).and_then(|g| g.as_ref()))
-                    .flatten();
-                let Some(g) = g else {
+                let below = u64::try_from(addr).ok().and_then(|a| self.launch.span_below(a));
+                let past = |s: usize| addr - spans[s].base as i128 - spans[s].bytes.len() as i128;
+                let Some(s) = below.filter(|&s| past(s) < 0) else {
                     if bad.is_empty() {
-                        detail =
-                            format!("{verb} of {bytes} bytes at address {addr:#x}, in no buffer");
+                        // An overrun a little past an end: name what it overran.
+                        let near = match below {
+                            Some(s) if past(s) < 1 << 20 => format!(
+                                ": byte {} of {} ({} bytes) is past its end",
+                                addr - spans[s].base as i128,
+                                spans[s].what(),
+                                spans[s].bytes.len()
+                            ),
+                            _ => String::new(),
+                        };
+                        detail = format!(
+                            "{verb} of {bytes} bytes at address {addr:#x}, in no buffer or region{near}"
+                        );
                     }
                     bad.push(l);
                     continue;
                 };
-                let off = (addr & ((1 << ADDRESS_BITS) - 1)) as usize;
-                let len = g.bytes.len();
+                let off = (addr - spans[s].base as i128) as usize;
+                let len = spans[s].bytes.len();
                 if off + bytes > len {
                     if bad.is_empty() {
                         detail = format!(
-                            "{verb} of {bytes} bytes at address {addr:#x}, byte {off} of buffer `{}` ({len} bytes)",
-                            g.name
+                            "{verb} of {bytes} bytes at address {addr:#x}, byte {off} of {} ({len} bytes)",
+                            spans[s].what()
                         );
                     }
                     bad.push(l);
                 } else {
-                    self.locs.push(Loc { lane: l, region: Region::Global(q - 1), off });
+                    self.locs.push(Loc { lane: l, place: Place::Global(s), off });
                 }
             } else if rel >= 0 && rel + bytes as i128 <= len as i128 {
-                self.locs.push(Loc { lane: l, region, off: lane_base(l) + base + rel as usize });
+                self.locs.push(Loc { lane: l, place, off: lane_base(l) + base + rel as usize });
             } else {
                 if bad.is_empty() {
                     detail = format!(
@@ -880,28 +894,23 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn read_bytes(&self, region: Region, off: usize, n: usize) -> u128 {
-        match region {
-            Region::Global(q) => match &self.launch.globals[q] {
-                Some(g) => little_endian(g.bytes[off..off + n].iter().map(|b| b.load(Relaxed))),
-                None => 0,
-            },
-            Region::Lds => little_endian(self.lds[off..off + n].iter().copied()),
-            Region::Private => little_endian(self.private[off..off + n].iter().copied()),
+    fn read_bytes(&self, place: Place, off: usize, n: usize) -> u128 {
+        match place {
+            Place::Global(s) => little_endian(
+                self.launch.spans[s].bytes[off..off + n].iter().map(|b| b.load(Relaxed)),
+            ),
+            Place::Lds => little_endian(self.lds[off..off + n].iter().copied()),
+            Place::Private => little_endian(self.private[off..off + n].iter().copied()),
         }
     }
 
-    fn write_bytes(&mut self, region: Region, off: usize, n: usize, v: u128) {
+    fn write_bytes(&mut self, place: Place, off: usize, n: usize, v: u128) {
         for i in 0..n {
             let b = (v >> (8 * i)) as u8;
-            match region {
-                Region::Global(q) => {
-                    if let Some(g) = &self.launch.globals[q] {
-                        g.bytes[off + i].store(b, Relaxed)
-                    }
-                }
-                Region::Lds => self.lds[off + i] = b,
-                Region::Private => self.private[off + i] = b,
+            match place {
+                Place::Global(s) => self.launch.spans[s].bytes[off + i].store(b, Relaxed),
+                Place::Lds => self.lds[off + i] = b,
+                Place::Private => self.private[off + i] = b,
             }
         }
     }
@@ -962,7 +971,7 @@ impl<'a> Exec<'a> {
         let mut lanes = Vec::new();
         for n in 0..self.locs.len() {
             let loc = self.locs[n];
-            if loc.region != Region::Lds {
+            if loc.place != Place::Lds {
                 continue;
             }
             let wave = (loc.lane / self.w) as u32;
@@ -1003,20 +1012,28 @@ impl<'a> Exec<'a> {
         })
     }
 
-    fn check_writable(&self, inst: Inst) -> Result<(), InterpError> {
+    /// With the sanitizer: no lane of `self.locs` writes a read-only buffer, through its
+    /// parameter or through a raw address into its span.
+    fn check_writable(&self, inst: Inst, mem: MemRef) -> Result<(), InterpError> {
         if !self.launch.sanitize {
             return Ok(());
         }
-        let mut lanes = Vec::new();
-        let mut buffer = None;
+        let k = self.p.k;
+        let read_only = |q: Param| match &k.params[q].kind {
+            ParamKind::Buffer { access, .. } => !access.writes(),
+            ParamKind::Scalar(_) => false,
+        };
+        let (mut lanes, mut buffer) = (Vec::new(), None);
         for loc in &self.locs {
-            if let Region::Global(q) = loc.region {
-                if let Some(g) = &self.launch.globals[q] {
-                    if !g.access.writes() {
-                        buffer.get_or_insert(g.name.to_string());
-                        lanes.push(loc.lane);
-                    }
-                }
+            let Place::Global(s) = loc.place else { continue };
+            let param = match mem {
+                MemRef::Buffer(q) => Some(q).filter(|&q| read_only(q)),
+                _ if self.launch.spans[s].access.writes() => None,
+                _ => self.launch.params.iter().position(|&x| x == Some(s)).map(Param::new),
+            };
+            if let Some(q) = param {
+                buffer.get_or_insert_with(|| k.params[q].name.clone());
+                lanes.push(loc.lane);
             }
         }
         match buffer {
@@ -1044,7 +1061,7 @@ impl<'a> Exec<'a> {
         let (d, lp, mask) = (self.p.slot(res), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
-            let v = self.read_bytes(loc.region, loc.off, n);
+            let v = self.read_bytes(loc.place, loc.off, n);
             for e in 0..lanes_of(ty) {
                 self.regs[(d + e) * lp + loc.lane] = (v >> (e * eb * 8)) as u64 & mask;
             }
@@ -1064,7 +1081,7 @@ impl<'a> Exec<'a> {
         let eb = ty.scalar.bytes() as usize;
         let n = eb * lanes_of(ty);
         self.resolve(inst, m, mem, index, eb, n, "store")?;
-        self.check_writable(inst)?;
+        self.check_writable(inst, mem)?;
         let (s, lp, mask) = (self.p.slot(value), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -1072,7 +1089,7 @@ impl<'a> Exec<'a> {
             for e in 0..lanes_of(ty) {
                 v |= ((self.regs[(s + e) * lp + loc.lane] & mask) as u128) << (e * eb * 8);
             }
-            self.write_bytes(loc.region, loc.off, n, v);
+            self.write_bytes(loc.place, loc.off, n, v);
         }
         self.check_lds(inst, Touch::Write, n)
     }
@@ -1093,12 +1110,12 @@ impl<'a> Exec<'a> {
         }
         let n = t.bytes() as usize;
         self.resolve(inst, m, mem, index, n, n, "atomic")?;
-        self.check_writable(inst)?;
+        self.check_writable(inst, mem)?;
         let (sv, d, lp, mask) = (self.p.slot(value), self.p.slot(res), self.lp, width_mask(t));
         // Lanes apply their updates one after another in lane order.
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
-            let old = self.read_bytes(loc.region, loc.off, n) as u64;
+            let old = self.read_bytes(loc.place, loc.off, n) as u64;
             let v = self.regs[sv * lp + loc.lane];
             let (a, b) = (as_i128(t, old), as_i128(t, v));
             let new = match op {
@@ -1109,7 +1126,7 @@ impl<'a> Exec<'a> {
                 AtomicOp::And => old & v,
                 AtomicOp::Or => old | v,
             } & mask;
-            self.write_bytes(loc.region, loc.off, n, new as u128);
+            self.write_bytes(loc.place, loc.off, n, new as u128);
             self.regs[d * lp + loc.lane] = old;
         }
         self.check_lds(inst, Touch::Atomic, n)

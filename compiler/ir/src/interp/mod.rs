@@ -14,10 +14,15 @@
 //!   have one defined order. `tsum<P>` runs as the transposed butterfly.
 //! - Barriers are workgroup-wide. Lockstep means all waves arrive together, so a barrier with any
 //!   lane of the workgroup inactive is reported (the sanitizer's "divergent barrier").
-//! - Memory: each buffer argument is global memory at a fake base address
-//!   `(param index + 1) << 40`, so [`crate::Op::BufferAddr`] and raw [`crate::MemRef::Global`]
-//!   addresses work and an address inside no buffer is caught. LDS is per workgroup and starts
-//!   zeroed, private memory is per lane and starts zeroed. Memory is little-endian, `i1` one byte.
+//! - Memory: global memory is a set of disjoint spans at fake addresses: each buffer argument
+//!   ([`Arg::Buffer`]) at `(param index + 1) << 40`, and, with [`run_with_memory`], caller-given
+//!   [`Region`]s at caller-chosen addresses (a buffer argument may also be one of them,
+//!   [`Arg::Region`], at the region's address). [`crate::Op::BufferAddr`] gives a buffer's
+//!   address, and a raw [`crate::MemRef::Global`] address works in whichever span holds it, so a
+//!   table of addresses pointing into other allocations (as an engine stages copies from
+//!   host-mapped memory) runs as on a device. An access in no span, or one that crosses a span's
+//!   end, is out of bounds. LDS is per workgroup and starts zeroed, private memory is per lane and
+//!   starts zeroed. Memory is little-endian, `i1` one byte.
 //! - Workgroups run in parallel (rayon) over shared global memory, accessed byte by byte with
 //!   relaxed atomics, so even a racy kernel is well defined here. A kernel with atomics on global
 //!   memory runs its workgroups one after another in workgroup order instead, so that patterns
@@ -28,8 +33,9 @@
 //!   errors are deterministic too.
 //!
 //! # Sanitizer (`RunOptions::sanitize`)
-//! Out-of-bounds accesses (global, LDS, private; a raw address in no buffer) are always errors:
-//! there is nothing sensible to execute instead. With the sanitizer on, these are errors too:
+//! Out-of-bounds accesses (global, LDS, private; a raw address in no buffer or region, or an
+//! access crossing the end of one) are always errors: there is nothing sensible to execute
+//! instead. With the sanitizer on, these are errors too:
 //! - an LDS race: two different waves touch the same LDS bytes between two barriers and at least
 //!   one writes (atomics from different waves do not race with each other);
 //! - a read (or atomic) of LDS bytes never written in this workgroup;
@@ -39,7 +45,9 @@
 //!   `wave_argmax` or `tsum` (butterflies read the whole wave);
 //! - integer division or remainder by zero (without the sanitizer: `x / 0` is all ones, `x % 0`
 //!   is `x`);
-//! - a store or atomic to a buffer declared read-only.
+//! - a store or atomic to a buffer declared read-only: through the parameter, or through a raw
+//!   address into a buffer argument's span (regions are writable whatever the parameters that
+//!   name them declare: a raw address carries no access).
 //!
 //! # Numerics
 //! - f32 and f64: the host's IEEE arithmetic, denormals kept; f32 FMA is `f32::mul_add` (one
@@ -77,6 +85,20 @@ pub enum Arg {
     Buffer(Vec<u8>),
     /// A scalar's bits, zero-extended.
     Scalar(u64),
+    /// A buffer argument that is `regions[i]` of [`run_with_memory`]: its bytes are the region's
+    /// (written back there) and its address ([`crate::Op::BufferAddr`]) is the region's base.
+    /// Several parameters may name one region.
+    Region(usize),
+}
+
+/// Global memory at a caller-chosen address, beside the buffer arguments: what a raw address in
+/// a table points into (a device buffer, host-mapped memory, ...). See [`run_with_memory`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Its first byte's address.
+    pub base: u64,
+    /// Its bytes (little-endian elements); written back in place.
+    pub bytes: Vec<u8>,
 }
 
 /// How to run.
@@ -111,28 +133,54 @@ pub struct RunStats {
 }
 
 /// Bits of a fake global address below the buffer number.
-pub(crate) const ADDRESS_BITS: u32 = 40;
+const ADDRESS_BITS: u32 = 40;
 
-/// The fake global base address of buffer parameter `p`.
-pub(crate) fn buffer_base(p: Param) -> u64 {
+/// The default fake global base address of buffer parameter `p`.
+fn buffer_base(p: Param) -> u64 {
     (p.index() as u64 + 1) << ADDRESS_BITS
 }
 
-/// A buffer argument seen as global memory.
-pub(crate) struct GlobalBuf<'a> {
+/// One span of global memory: a buffer argument or a region.
+pub(crate) struct Span<'a> {
+    pub base: u64,
     pub bytes: &'a [AtomicU8],
-    pub name: &'a str,
+    /// The buffer argument's name; `None` for a region.
+    pub param: Option<&'a str>,
+    /// A buffer argument's declared access; regions are read-write.
     pub access: Access,
+}
+
+impl Span<'_> {
+    /// For messages: "buffer `x`" or "region at 0x...".
+    pub fn what(&self) -> String {
+        match self.param {
+            Some(name) => format!("buffer `{name}`"),
+            None => format!("region at {:#x}", self.base),
+        }
+    }
 }
 
 /// Everything a workgroup needs from the launch.
 pub(crate) struct Launch<'a> {
-    /// Per parameter: the buffer, or `None` for a scalar.
-    pub globals: Vec<Option<GlobalBuf<'a>>>,
+    /// All global memory.
+    pub spans: Vec<Span<'a>>,
+    /// Span indices in address order (for raw addresses).
+    pub by_address: Vec<usize>,
+    /// Per parameter: its span for a buffer, `None` for a scalar.
+    pub params: Vec<Option<usize>>,
     /// Per parameter: the scalar's bits (0 for buffers).
     pub scalars: Vec<u64>,
     pub grid: [u32; 3],
     pub sanitize: bool,
+}
+
+impl Launch<'_> {
+    /// The span with the highest base at or below `addr`: the one that holds `addr` if any does
+    /// (spans do not overlap), else the one `addr` is past the end of.
+    pub fn span_below(&self, addr: u64) -> Option<usize> {
+        let n = self.by_address.partition_point(|&s| self.spans[s].base <= addr);
+        self.by_address.get(n.checked_sub(1)?).copied()
+    }
 }
 
 fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
@@ -150,6 +198,20 @@ fn eval_checked(e: &ShapeExpr, arg: impl Fn(Param) -> u64) -> Option<u64> {
 /// Runs `kernel` over its grid with `args` (one per parameter, in order). Buffers are updated in
 /// place. See the module docs for the execution model and the checks.
 pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunStats, InterpError> {
+    run_with_memory(kernel, args, &mut [], opts)
+}
+
+/// [`run`] with more global memory: `regions` at their own addresses, which raw addresses
+/// ([`crate::MemRef::Global`]) reach as they reach the buffer arguments, and which
+/// [`Arg::Region`] arguments name. Regions are updated in place. They must not overlap each
+/// other or a buffer argument's default span (`(param + 1) << 40`, its length); a launch error
+/// says which two do.
+pub fn run_with_memory(
+    kernel: &Kernel,
+    args: &mut [Arg],
+    regions: &mut [Region],
+    opts: &RunOptions,
+) -> Result<RunStats, InterpError> {
     let launch_err = |message: String| InterpError::Launch { kernel: kernel.name.clone(), message };
     if opts.verify {
         crate::verify(kernel, None)
@@ -177,7 +239,15 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
                 scalars[p.index()] = bits & arith::width_mask(*s)
             }
             (ParamKind::Buffer { .. }, Arg::Buffer(_)) => {}
-            (ParamKind::Scalar(_), Arg::Buffer(_)) => {
+            (ParamKind::Buffer { .. }, Arg::Region(i)) if *i < regions.len() => {}
+            (ParamKind::Buffer { .. }, Arg::Region(i)) => {
+                return Err(launch_err(format!(
+                    "`{}` is region {i}, but the run has {} regions",
+                    data.name,
+                    regions.len()
+                )))
+            }
+            (ParamKind::Scalar(_), Arg::Buffer(_) | Arg::Region(_)) => {
                 return Err(launch_err(format!("`{}` is a scalar, got a buffer", data.name)))
             }
             (ParamKind::Buffer { .. }, Arg::Scalar(_)) => {
@@ -190,16 +260,18 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
         eval_checked(e, scalar).ok_or_else(|| launch_err(format!("{what} overflows 64 bits")))
     };
     for (data, arg) in kernel.params.values().zip(args.iter()) {
-        if let (ParamKind::Buffer { elem, len: Some(len), .. }, Arg::Buffer(bytes)) =
-            (&data.kind, arg)
-        {
+        let have = match arg {
+            Arg::Buffer(bytes) => bytes.len(),
+            Arg::Region(i) => regions[*i].bytes.len(),
+            Arg::Scalar(_) => continue,
+        };
+        if let ParamKind::Buffer { elem, len: Some(len), .. } = &data.kind {
             let need = eval(len, &format!("the length of `{}`", data.name))?
                 .saturating_mul(elem.bytes() as u64);
-            if (bytes.len() as u64) < need {
+            if (have as u64) < need {
                 return Err(launch_err(format!(
-                    "buffer `{}` has {} bytes, needs {need}",
-                    data.name,
-                    bytes.len()
+                    "buffer `{}` has {have} bytes, needs {need}",
+                    data.name
                 )));
             }
         }
@@ -217,18 +289,66 @@ pub fn run(kernel: &Kernel, args: &mut [Arg], opts: &RunOptions) -> Result<RunSt
         }
     };
     let prepared = Prepared::new(kernel)?;
-    let globals = kernel
-        .params
-        .values()
-        .zip(args.iter_mut())
-        .map(|(data, arg)| match (arg, &data.kind) {
+    let mut spans = Vec::with_capacity(args.len() + regions.len());
+    let mut params = vec![None; args.len()];
+    let mut region_arg = vec![None; args.len()];
+    for ((p, data), arg) in kernel.params.iter().zip(args.iter_mut()) {
+        match (arg, &data.kind) {
             (Arg::Buffer(bytes), ParamKind::Buffer { access, .. }) => {
-                Some(GlobalBuf { bytes: as_atomic(bytes), name: &data.name, access: *access })
+                params[p.index()] = Some(spans.len());
+                spans.push(Span {
+                    base: buffer_base(p),
+                    bytes: as_atomic(bytes),
+                    param: Some(&data.name),
+                    access: *access,
+                });
             }
-            _ => None,
-        })
-        .collect();
-    let launch = Launch { globals, scalars: scalars.clone(), grid, sanitize: opts.sanitize };
+            (Arg::Region(i), _) => region_arg[p.index()] = Some(*i),
+            _ => {}
+        }
+    }
+    let first_region = spans.len();
+    for r in regions.iter_mut() {
+        spans.push(Span {
+            base: r.base,
+            bytes: as_atomic(&mut r.bytes),
+            param: None,
+            access: Access::ReadWrite,
+        });
+    }
+    for (param, region) in params.iter_mut().zip(region_arg) {
+        if let Some(i) = region {
+            *param = Some(first_region + i);
+        }
+    }
+    let mut by_address: Vec<usize> = (0..spans.len()).collect();
+    by_address.sort_by_key(|&s| (spans[s].base, spans[s].bytes.len()));
+    let end = |s: &Span| s.base as u128 + s.bytes.len() as u128;
+    for (&a, &b) in by_address.iter().zip(by_address.iter().skip(1)) {
+        if end(&spans[a]) > spans[b].base as u128 {
+            return Err(launch_err(format!(
+                "{} ({} bytes) overlaps {}",
+                spans[a].what(),
+                spans[a].bytes.len(),
+                spans[b].what()
+            )));
+        }
+    }
+    if let Some(s) = by_address.last().map(|&s| &spans[s]).filter(|s| end(s) > 1 << 64) {
+        return Err(launch_err(format!(
+            "{} ({} bytes) runs past the end of the address space",
+            s.what(),
+            s.bytes.len()
+        )));
+    }
+    let launch = Launch {
+        spans,
+        by_address,
+        params,
+        scalars: scalars.clone(),
+        grid,
+        sanitize: opts.sanitize,
+    };
     let total = grid
         .iter()
         .try_fold(1u64, |n, &g| n.checked_mul(g as u64))

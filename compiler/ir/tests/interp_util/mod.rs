@@ -88,6 +88,6 @@ pub fn run_unverified(k: &Kernel, args: &mut [Arg]) -> Result<RunStats, InterpEr
 pub fn buffer(a: &Arg) -> &[u8] {
     match a {
         Arg::Buffer(b) => b,
-        Arg::Scalar(_) => panic!("not a buffer"),
+        Arg::Scalar(_) | Arg::Region(_) => panic!("not a buffer's bytes"),
     }
 }
