@@ -817,9 +817,15 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             phi.add_incoming(&[(v as &dyn BasicValue, pre)]);
             phis.push(phi);
         }
+        // `wrapped` is set when `i + step` overflowed: the IR's loop (like the interpreter's)
+        // stops there instead of wrapping around to small indices.
+        let wphi = self.b.build_phi(self.ctx.bool_type(), "wrapped")?;
+        wphi.add_incoming(&[(&self.ctx.bool_type().const_zero() as &dyn BasicValue, pre)]);
         let i = iphi.as_basic_value();
         let pred = if signed { LLVMIntPredicate::LLVMIntSLT } else { LLVMIntPredicate::LLVMIntULT };
-        let go = self.icmp(pred, i, e).into_int_value();
+        let in_range = self.icmp(pred, i, e).into_int_value();
+        let not_wrapped = self.b.build_not(wphi.as_basic_value().into_int_value(), "")?;
+        let go = self.b.build_and(in_range, not_wrapped, "")?;
         self.b.build_conditional_branch(go, body_bb, exit)?;
         self.b.position_at_end(body_bb);
         let bparams = &k.blocks[body].params;
@@ -839,12 +845,14 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             ));
         }
         let inext = self.binop(LLVMOpcode::LLVMAdd, i, st);
+        let wrapped = self.icmp(pred, inext, i);
         let latch = self.b.get_insert_block().expect("positioned");
         let br = self.b.build_unconditional_branch(head)?;
         if unroll > 1 {
             self.set_unroll(br, unroll);
         }
         iphi.add_incoming(&[(&inext as &dyn BasicValue, latch)]);
+        wphi.add_incoming(&[(&wrapped as &dyn BasicValue, latch)]);
         for (phi, v) in phis.iter().zip(&next) {
             phi.add_incoming(&[(v as &dyn BasicValue, latch)]);
         }
