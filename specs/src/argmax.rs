@@ -25,13 +25,11 @@
 //! scalar; consecutive lanes read consecutive vectors.
 
 use crate::common::{
-    argmax_update, ids, is_multiple, last_workgroup, reset_counter, workgroup_argmax,
+    argmax_update, ids, is_multiple, last_workgroup, reset_counter, row_params, workgroup_argmax,
 };
 use crate::{KernelSpec, VariantSpec};
 use kiln_ir::package::Admission;
-use kiln_ir::{
-    Access, Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value,
-};
+use kiln_ir::{Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value};
 
 /// Lanes of the baseline's workgroup (one workgroup a row).
 pub const BLOCK: u32 = 1024;
@@ -78,15 +76,9 @@ pub fn spec() -> KernelSpec {
     }
 }
 
-/// The common parameters: `logits`, `out`, `rows`, `n`.
+/// The common parameters: `logits`, `out` (i32), `rows`, `n`.
 fn params(b: &mut KernelBuilder) -> (Param, Param, Param, Param) {
-    let logits = b.buffer("logits", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::I32, Access::Write);
-    let rows = b.scalar_param("rows", ScalarType::U32);
-    let n = b.scalar_param("n", ScalarType::U32);
-    b.set_buffer_len(logits, ShapeExpr::scaled(&[rows, n], 1, 1));
-    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
-    (logits, out, rows, n)
+    row_params(b, ScalarType::I32)
 }
 
 /// Each lane's best `(value, index)` over elements `[start, end)` of the row at `row_base`, lanes
@@ -264,7 +256,7 @@ fn split_with(_t: &Target, wave: u32, splits: u32, block: u32, name: &str) -> Ke
                     let (nb, na) = argmax_update(b, best, at, v, i);
                     vec![nb, na]
                 };
-                if splits % wave == 0 {
+                if splits.is_multiple_of(wave) {
                     let r = read(b, best, at);
                     (best, at) = (r[0], r[1]);
                 } else {

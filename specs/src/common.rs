@@ -5,7 +5,10 @@
 //! reproduce them: [`tree_sum`] is the butterfly `v[i] += v[i + off]` for `off = len/2, ..., 1`,
 //! which is what an xor-butterfly wave reduction over `len` lanes leaves in every lane.
 
-use kiln_ir::{AtomicOp, BarrierKind, KernelBuilder, LdsSlot, Param, Scope, Type, UnaryOp, Value};
+use kiln_ir::{
+    Access, AtomicOp, BarrierKind, KernelBuilder, LdsSlot, Param, ScalarType, Scope, ShapeExpr,
+    Type, UnaryOp, Value,
+};
 
 /// The butterfly tree over `vals` (a power of two long): `v[i] = v[i] + v[i + off]` for
 /// `off = len/2, len/4, ..., 1`; returns `v[0]`. Equal, bit for bit, to an xor-butterfly wave
@@ -180,4 +183,19 @@ pub(crate) fn is_multiple(b: &mut KernelBuilder, x: Value, m: u32) -> Value {
     let r = b.rem(x, mm);
     let zero = b.u32(0);
     b.eq(r, zero)
+}
+
+/// The parameters of a per-row kernel over logits: `logits` (f32, `rows * n`), `out` (`out_elem`,
+/// `rows`), `rows`, `n`.
+pub(crate) fn row_params(
+    b: &mut KernelBuilder,
+    out_elem: ScalarType,
+) -> (Param, Param, Param, Param) {
+    let logits = b.buffer("logits", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", out_elem, Access::Write);
+    let rows = b.scalar_param("rows", ScalarType::U32);
+    let n = b.scalar_param("n", ScalarType::U32);
+    b.set_buffer_len(logits, ShapeExpr::scaled(&[rows, n], 1, 1));
+    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
+    (logits, out, rows, n)
 }

@@ -40,8 +40,8 @@ use crate::math::exp_sub;
 use crate::{KernelSpec, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, BarrierKind, Dim, Kernel, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarType,
-    ShapeExpr, Target, Type, Value,
+    BarrierKind, Dim, Kernel, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarType, ShapeExpr,
+    Target, Type, Value,
 };
 
 /// Lanes that share a segment (and number of running states, and split workgroups a row).
@@ -73,14 +73,9 @@ pub fn spec() -> KernelSpec {
 }
 
 fn params(b: &mut KernelBuilder) -> (Param, Param, Param, Param) {
-    let logits = b.buffer("logits", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
-    let rows = b.scalar_param("rows", ScalarType::U32);
-    let n = b.scalar_param("n", ScalarType::U32);
-    b.set_buffer_len(logits, ShapeExpr::scaled(&[rows, n], 1, 1));
-    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
+    let p = crate::common::row_params(b, ScalarType::F32);
     b.const_param("segment", SEGMENT as i64);
-    (logits, out, rows, n)
+    p
 }
 
 /// Where a segment's lanes are and where their LDS scratch is.
