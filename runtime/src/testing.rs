@@ -441,6 +441,90 @@ DONE:
 }
 "#;
 
+/// The library's `copy_from_mapped_multi` (the IR from kiln-specs, at wave 32), with PTX written
+/// by hand to the same algorithm (per copy, the widest access both addresses allow: 16, 8, 4
+/// bytes or bytes, spread over 32 workgroups of 256 lanes; then the tail a byte a lane), so that
+/// its table of device addresses runs on cuda without LLVM here.
+pub fn copy_from_mapped_multi() -> TestKernel {
+    let target = Target::by_name("gfx1100").expect("gfx1100 is in the target table");
+    TestKernel { ir: kiln_specs::copy::copy_from_mapped_multi(target, 32), ptx: COPY_PTX }
+}
+
+const COPY_PTX: &str = r#"
+.version 7.8
+.target {target}
+.address_size 64
+.visible .entry copy_from_mapped_multi(.param .u64 p_table, .param .u32 p_count)
+{
+    .reg .pred %p<8>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<24>;
+    ld.param.u64 %rd1, [p_table];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %ctaid.y;
+    mul.wide.u32 %rd2, %r1, 24;
+    add.s64 %rd2, %rd1, %rd2;
+    ld.global.u64 %rd3, [%rd2];
+    ld.global.u64 %rd4, [%rd2+8];
+    ld.global.u64 %rd5, [%rd2+16];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.u32 %r4, %r2, 256, %r3;
+    cvt.u64.u32 %rd6, %r4;
+    or.b64 %rd7, %rd3, %rd4;
+    and.b64 %rd8, %rd7, 15;
+    setp.eq.u64 %p1, %rd8, 0;
+    and.b64 %rd8, %rd7, 7;
+    setp.eq.u64 %p2, %rd8, 0;
+    and.b64 %rd8, %rd7, 3;
+    setp.eq.u64 %p3, %rd8, 0;
+    mov.u64 %rd9, 1;
+    @%p3 mov.u64 %rd9, 4;
+    @%p2 mov.u64 %rd9, 8;
+    @%p1 mov.u64 %rd9, 16;
+    div.u64 %rd10, %rd5, %rd9;
+    mov.u64 %rd11, %rd6;
+LOOP:
+    setp.ge.u64 %p4, %rd11, %rd10;
+    @%p4 bra TAIL;
+    mul.lo.u64 %rd12, %rd11, %rd9;
+    add.s64 %rd13, %rd3, %rd12;
+    add.s64 %rd14, %rd4, %rd12;
+    @%p1 bra W16;
+    @%p2 bra W8;
+    @%p3 bra W4;
+    ld.global.u8 %r5, [%rd13];
+    st.global.u8 [%rd14], %r5;
+    bra NEXT;
+W16:
+    ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd13];
+    st.global.v4.u32 [%rd14], {%r5, %r6, %r7, %r8};
+    bra NEXT;
+W8:
+    ld.global.v2.u32 {%r5, %r6}, [%rd13];
+    st.global.v2.u32 [%rd14], {%r5, %r6};
+    bra NEXT;
+W4:
+    ld.global.u32 %r5, [%rd13];
+    st.global.u32 [%rd14], %r5;
+NEXT:
+    add.s64 %rd11, %rd11, 8192;
+    bra LOOP;
+TAIL:
+    mul.lo.u64 %rd15, %rd10, %rd9;
+    sub.s64 %rd16, %rd5, %rd15;
+    setp.ge.u64 %p5, %rd6, %rd16;
+    @%p5 bra DONE;
+    add.s64 %rd17, %rd15, %rd6;
+    add.s64 %rd18, %rd3, %rd17;
+    add.s64 %rd19, %rd4, %rd17;
+    ld.global.u8 %r9, [%rd18];
+    st.global.u8 [%rd19], %r9;
+DONE:
+    ret;
+}
+"#;
+
 /// Lane 0: `out[0] = ws[0] + n; ws[0] = 0` with `ws` a runtime-owned workspace.
 pub fn ws_count() -> TestKernel {
     let mut b = KernelBuilder::new("ws_count", 32);
@@ -494,7 +578,7 @@ mod tests {
 
     #[test]
     fn test_kernels_verify() {
-        for k in [scale(), mix(), acc(), count(), ws_count()] {
+        for k in [scale(), mix(), acc(), count(), ws_count(), copy_from_mapped_multi()] {
             if let Err(e) = verify(&k.ir, Target::by_name("gfx1100").ok()) {
                 panic!("{}: {e}", k.ir.name);
             }
@@ -536,10 +620,11 @@ mod tests {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
-        let mut all: Vec<(String, &str)> = [scale(), mix(), acc(), count(), ws_count()]
-            .into_iter()
-            .map(|k| (k.ir.name, k.ptx))
-            .collect();
+        let mut all: Vec<(String, &str)> =
+            [scale(), mix(), acc(), count(), ws_count(), copy_from_mapped_multi()]
+                .into_iter()
+                .map(|k| (k.ir.name, k.ptx))
+                .collect();
         all.push((crate::bench::TRIVIAL.into(), crate::bench::TRIVIAL_PTX));
         for (name, ptx) in all {
             let src = dir.path().join(format!("{name}.ptx"));

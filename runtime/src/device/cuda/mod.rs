@@ -8,6 +8,12 @@
 //!   the calling thread before every call, and one non-blocking stream. Every copy is issued on
 //!   that stream and followed by a stream synchronize, so copies and launches keep issue order
 //!   without touching the legacy default stream (which would break a capture on another thread).
+//! - Memory: `cuMemAlloc`, or pinned host memory mapped into the device's address space
+//!   (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`; kernels get its
+//!   `cuMemHostGetDevicePointer` address; every context maps host memory since CUDA 3.2, so
+//!   `CU_CTX_MAP_HOST` is not needed). Mapped memory is read and written through its host pointer
+//!   after a stream synchronize, and freed after a context synchronize: a kernel may reach it
+//!   through an address in a table.
 //! - The arch is `sm_<major><minor>` from the compute capability. Objects are PTX; the driver
 //!   JIT-compiles them (`cuModuleLoadDataEx`, with ptxas's log on failure).
 //! - Errors in `Drop` (a failed `cuMemFree`, ...) are recorded on the context and returned by the
@@ -156,9 +162,27 @@ impl CudaDevice {
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
         let ptr = unsafe { result::mem_alloc(bytes.max(1))? };
-        let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes };
+        let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes, host: None };
         // SAFETY: `ptr` holds `bytes` bytes; the stream lives as long as `self`.
         unsafe { result::memset_d8_async(ptr, 0, bytes, self.stream)? };
+        Ok(m)
+    }
+
+    /// Pinned host memory mapped into the device's address space, zeroed.
+    pub fn alloc_host_mapped(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
+        self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
+        let host = unsafe {
+            result::mem_host_alloc(bytes.max(1), cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP)?
+        };
+        // Owned from here, so an error below frees it.
+        let mut m =
+            DeviceMemory { ctx: self.ctx.clone(), ptr: 0, bytes, host: Some(MappedHost(host)) };
+        // SAFETY: `host` holds at least `bytes` bytes, just allocated: no device work can touch it.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, bytes) };
+        // SAFETY: the context is current; `host` was allocated with DEVICEMAP and is live.
+        m.ptr = unsafe { result::mem_host_get_device_pointer(host)? };
         Ok(m)
     }
 
@@ -166,6 +190,15 @@ impl CudaDevice {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         debug_assert_eq!(data.len(), m.bytes);
+        if let Some(host) = &m.host {
+            // SAFETY: after the synchronize no issued work touches the memory; it holds
+            // `data.len()` bytes and does not overlap `data` (a fresh pinned allocation).
+            unsafe {
+                result::stream_synchronize(self.stream)?;
+                std::ptr::copy_nonoverlapping(data.as_ptr(), host.0 as *mut u8, data.len());
+            }
+            return Ok(());
+        }
         // SAFETY: `m` holds `data.len()` bytes; the synchronize below keeps `data` alive for the
         // whole copy.
         unsafe {
@@ -179,6 +212,15 @@ impl CudaDevice {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![0u8; m.bytes];
+        if let Some(host) = &m.host {
+            // SAFETY: after the synchronize no issued work writes the memory; it holds
+            // `out.len()` bytes.
+            unsafe {
+                result::stream_synchronize(self.stream)?;
+                std::ptr::copy_nonoverlapping(host.0 as *const u8, out.as_mut_ptr(), out.len());
+            }
+            return Ok(out);
+        }
         // SAFETY: `m` holds `out.len()` bytes; the synchronize below ends the copy before `out`
         // is touched.
         unsafe {
@@ -367,18 +409,46 @@ fn slot_ptrs(slots: &mut [u64]) -> Vec<*mut c_void> {
     slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect()
 }
 
-/// Device memory (`cuMemAlloc`), freed in `Drop`.
+/// Device memory (`cuMemAlloc`) or mapped pinned host memory (`cuMemHostAlloc`), freed in
+/// `Drop`.
 pub(crate) struct DeviceMemory {
     ctx: Arc<Context>,
+    /// The device address (for mapped host memory, its device pointer).
     ptr: sys::CUdeviceptr,
     bytes: usize,
+    /// Mapped host memory: its host pointer. `None`: device memory.
+    host: Option<MappedHost>,
+}
+
+/// The host pointer of mapped pinned memory.
+struct MappedHost(*mut c_void);
+
+// SAFETY: pinned host memory is plain memory, reachable from any thread; every access goes
+// through the device's issue lock after a stream synchronize.
+unsafe impl Send for MappedHost {}
+// SAFETY: as above.
+unsafe impl Sync for MappedHost {}
+
+impl DeviceMemory {
+    pub fn device_address(&self) -> u64 {
+        self.ptr
+    }
 }
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        let r = self.ctx.bind_quiet().and_then(|()| {
+        let r = self.ctx.bind_quiet().and_then(|()| match &self.host {
+            // A kernel may still reach it through an address in a table, which holds no handle:
+            // wait for the context's work first, or the device could write into host memory
+            // the process has reused.
+            // SAFETY: the context is current; the pointer came from cuMemHostAlloc, this is its
+            // only owner, and no work is left that could use it.
+            Some(h) => unsafe {
+                result::ctx_synchronize()?;
+                result::mem_free_host(h.0)
+            },
             // SAFETY: the pointer came from cuMemAlloc and this is its only owner.
-            unsafe { result::mem_free(self.ptr) }
+            None => unsafe { result::mem_free(self.ptr) },
         });
         self.ctx.defer(r);
     }

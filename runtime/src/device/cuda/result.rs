@@ -171,6 +171,16 @@ pub unsafe fn ctx_set_current(c: sys::CUcontext) -> Result<(), CudaError> {
     check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(c) })
 }
 
+/// [cuCtxSynchronize](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html):
+/// waits for all work of the current context.
+///
+/// # Safety
+/// A context is current on this thread.
+pub unsafe fn ctx_synchronize() -> Result<(), CudaError> {
+    // SAFETY: per the caller's contract.
+    check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+}
+
 /// [cuStreamCreate](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html)
 ///
 /// # Safety
@@ -218,6 +228,41 @@ pub unsafe fn mem_alloc(bytes: usize) -> Result<sys::CUdeviceptr, CudaError> {
 pub unsafe fn mem_free(p: sys::CUdeviceptr) -> Result<(), CudaError> {
     // SAFETY: per the caller's contract.
     check("cuMemFree", unsafe { sys::cuMemFree_v2(p) })
+}
+
+/// [cuMemHostAlloc](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html):
+/// pinned host memory; with `CU_MEMHOSTALLOC_DEVICEMAP` in `flags`, mapped into the device's
+/// address space.
+///
+/// # Safety
+/// A context is current on this thread.
+pub unsafe fn mem_host_alloc(bytes: usize, flags: u32) -> Result<*mut c_void, CudaError> {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: writes one host pointer; a zero-byte request is rounded up by the caller.
+    check("cuMemHostAlloc", unsafe { sys::cuMemHostAlloc(&mut p, bytes, flags) })?;
+    Ok(p)
+}
+
+/// [cuMemHostGetDevicePointer](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html):
+/// the device address of mapped host memory.
+///
+/// # Safety
+/// A context is current on this thread; `p` came from [`mem_host_alloc`] with
+/// `CU_MEMHOSTALLOC_DEVICEMAP` and is live.
+pub unsafe fn mem_host_get_device_pointer(p: *mut c_void) -> Result<sys::CUdeviceptr, CudaError> {
+    let mut d = 0;
+    // SAFETY: per the caller's contract; writes one device pointer (flags must be 0).
+    check("cuMemHostGetDevicePointer", unsafe { sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0) })?;
+    Ok(d)
+}
+
+/// [cuMemFreeHost](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html)
+///
+/// # Safety
+/// `p` came from [`mem_host_alloc`] and nothing, host or device, uses it any more.
+pub unsafe fn mem_free_host(p: *mut c_void) -> Result<(), CudaError> {
+    // SAFETY: per the caller's contract.
+    check("cuMemFreeHost", unsafe { sys::cuMemFreeHost(p) })
 }
 
 /// [cuMemsetD8Async](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html)

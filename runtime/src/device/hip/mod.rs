@@ -7,6 +7,10 @@
 //!   is the thin `Result` layer; the types here own handles and free them in `Drop`.
 //! - One device = one ordinal, made the thread's device (`hipSetDevice`) before every call, and
 //!   one non-blocking stream; copies are issued on it and followed by a stream synchronize.
+//! - Memory: `hipMalloc`, or pinned host memory mapped into the device's address space
+//!   (`hipHostMalloc` with `hipHostMallocMapped`; kernels get its `hipHostGetDevicePointer`
+//!   address), read and written through its host pointer after a stream synchronize, freed by
+//!   `hipHostFree` (which synchronizes the device first).
 //! - The arch is `gcnArchName` without its feature suffix. Objects are HSACO, loaded as they are
 //!   (`hipModuleLoadData`): nothing is compiled.
 //! - Errors in `Drop` are recorded on the device and returned by its next checked call.
@@ -134,15 +138,43 @@ impl HipDevice {
         self.shared.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let ptr = result::malloc(bytes.max(1))?;
-        let m = DeviceMemory { shared: self.shared.clone(), ptr, bytes };
+        let m = DeviceMemory { shared: self.shared.clone(), ptr, bytes, host: None };
         // SAFETY: `ptr` holds `bytes` bytes; the stream is live.
         unsafe { result::memset_async(ptr, 0, bytes, self.stream)? };
+        Ok(m)
+    }
+
+    /// Pinned host memory mapped into the device's address space, zeroed.
+    pub fn alloc_host_mapped(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
+        self.shared.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let host = result::host_malloc_mapped(bytes.max(1))?;
+        // Owned from here, so an error below frees it.
+        let mut m = DeviceMemory {
+            shared: self.shared.clone(),
+            ptr: std::ptr::null_mut(),
+            bytes,
+            host: Some(host),
+        };
+        // SAFETY: `host` holds at least `bytes` bytes, just allocated: no device work can touch it.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, bytes) };
+        // SAFETY: `host` came from hipHostMalloc with the mapped flag and is live.
+        m.ptr = unsafe { result::host_get_device_pointer(host)? };
         Ok(m)
     }
 
     pub fn write(&self, m: &DeviceMemory, data: &[u8]) -> Result<(), DeviceError> {
         self.shared.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(host) = m.host {
+            // SAFETY: after the synchronize no issued work touches the memory; it holds
+            // `data.len()` bytes and does not overlap `data` (a pinned allocation of its own).
+            unsafe {
+                result::stream_synchronize(self.stream)?;
+                std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len());
+            }
+            return Ok(());
+        }
         // SAFETY: `m` holds `data.len()` bytes; the synchronize keeps `data` alive for the copy.
         unsafe {
             result::memcpy_htod_async(m.ptr, data, self.stream)?;
@@ -155,6 +187,15 @@ impl HipDevice {
         self.shared.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![0u8; m.bytes];
+        if let Some(host) = m.host {
+            // SAFETY: after the synchronize no issued work writes the memory; it holds
+            // `out.len()` bytes.
+            unsafe {
+                result::stream_synchronize(self.stream)?;
+                std::ptr::copy_nonoverlapping(host as *const u8, out.as_mut_ptr(), out.len());
+            }
+            return Ok(out);
+        }
         // SAFETY: `m` holds `out.len()` bytes; the synchronize ends the copy before `out` is used.
         unsafe {
             result::memcpy_dtoh_async(&mut out, m.ptr, self.stream)?;
@@ -325,11 +366,20 @@ fn param_slots(args: &[KernelArg]) -> Result<Vec<u64>, DeviceError> {
         .collect()
 }
 
-/// Device memory (`hipMalloc`), freed in `Drop`.
+/// Device memory (`hipMalloc`) or mapped pinned host memory (`hipHostMalloc`), freed in `Drop`.
 pub(crate) struct DeviceMemory {
     shared: Arc<Shared>,
+    /// The device address (for mapped host memory, its device pointer).
     ptr: sys::Handle,
     bytes: usize,
+    /// Mapped host memory: its host pointer. `None`: device memory.
+    host: Option<sys::Handle>,
+}
+
+impl DeviceMemory {
+    pub fn device_address(&self) -> u64 {
+        self.ptr as u64
+    }
 }
 
 // SAFETY: a device pointer is plain data usable from any thread with the device bound.
@@ -339,9 +389,14 @@ unsafe impl Sync for DeviceMemory {}
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        let p = self.ptr;
-        // SAFETY: from hipMalloc; this is its only owner.
-        self.shared.release(|| unsafe { result::free(p) });
+        let (p, host) = (self.ptr, self.host);
+        self.shared.release(|| match host {
+            // SAFETY: from hipHostMalloc; this is its only owner. hipHostFree synchronizes the
+            // device first, so no kernel still reaches it through an address in a table.
+            Some(h) => unsafe { result::host_free(h) },
+            // SAFETY: from hipMalloc; this is its only owner.
+            None => unsafe { result::free(p) },
+        });
     }
 }
 

@@ -145,6 +145,40 @@ pub unsafe fn free(p: Handle) -> Result<(), HipError> {
     check("hipFree", unsafe { (api("hipFree")?.hipFree)(p) })
 }
 
+/// [hipHostMalloc](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html)
+/// with `hipHostMallocMapped`: pinned host memory mapped into the devices' address space.
+pub fn host_malloc_mapped(bytes: usize) -> Result<Handle, HipError> {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: writes one pointer.
+    check("hipHostMalloc", unsafe {
+        (api("hipHostMalloc")?.hipHostMalloc)(&mut p, bytes, sys::hipHostMallocMapped)
+    })?;
+    Ok(p)
+}
+
+/// [hipHostGetDevicePointer](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html)
+///
+/// # Safety
+/// `p` came from [`host_malloc_mapped`] and is live.
+pub unsafe fn host_get_device_pointer(p: Handle) -> Result<Handle, HipError> {
+    let mut d = std::ptr::null_mut();
+    // SAFETY: per the caller's contract; writes one pointer (flags must be 0).
+    check("hipHostGetDevicePointer", unsafe {
+        (api("hipHostGetDevicePointer")?.hipHostGetDevicePointer)(&mut d, p, 0)
+    })?;
+    Ok(d)
+}
+
+/// [hipHostFree](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html)
+/// (it synchronizes the device first).
+///
+/// # Safety
+/// `p` came from [`host_malloc_mapped`] and is not used again.
+pub unsafe fn host_free(p: Handle) -> Result<(), HipError> {
+    // SAFETY: per the caller's contract.
+    check("hipHostFree", unsafe { (api("hipHostFree")?.hipHostFree)(p) })
+}
+
 /// [hipMemsetAsync](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html)
 ///
 /// # Safety

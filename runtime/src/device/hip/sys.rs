@@ -31,6 +31,8 @@ pub const hipStreamNonBlocking: u32 = 1;
 pub const hipStreamCaptureModeThreadLocal: i32 = 1;
 /// `hipStreamCaptureStatusActive`.
 pub const hipStreamCaptureStatusActive: i32 = 1;
+/// `hipHostMallocMapped`.
+pub const hipHostMallocMapped: u32 = 0x2;
 /// `sizeof(hipDeviceProp_t)` in ROCm 5.2 (the layout `hipGetDeviceProperties` keeps).
 pub const DEVICE_PROP_SIZE: usize = 792;
 /// `offsetof(hipDeviceProp_t, gcnArchName)` in that layout.
@@ -113,6 +115,9 @@ api! {
     hipGetErrorString: fn(hipError_t) -> *const c_char;
     hipMalloc: fn(*mut Handle, usize) -> hipError_t;
     hipFree: fn(Handle) -> hipError_t;
+    hipHostMalloc: fn(*mut Handle, usize, u32) -> hipError_t;
+    hipHostGetDevicePointer: fn(*mut Handle, Handle, u32) -> hipError_t;
+    hipHostFree: fn(Handle) -> hipError_t;
     hipMemsetAsync: fn(Handle, i32, usize, Handle) -> hipError_t;
     hipMemcpyHtoDAsync: fn(Handle, *mut c_void, usize, Handle) -> hipError_t;
     hipMemcpyDtoHAsync: fn(*mut c_void, Handle, usize, Handle) -> hipError_t;
