@@ -10,6 +10,7 @@ use kiln_runtime::{
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod copy_parity;
 mod npy;
 
 /// Arguments of `kiln run`.
@@ -390,6 +391,24 @@ pub fn parity(a: ParityArgs) -> Result<()> {
             continue;
         }
         let Some(routes) = pkg.routes(kernel) else { continue };
+        if kernel == copy_parity::KERNEL {
+            for case in copy_parity::cases(seed, a.large) {
+                for v in rt.variants(kernel) {
+                    let obj = pkg.find(kernel, v, &arch).expect("listed variant exists");
+                    match copy_parity::check(&rt, &dev, v, obj.ir(), &case) {
+                        Ok(()) => {
+                            passed += 1;
+                            println!("ok   {kernel}/{v} [{}]", case.name);
+                        }
+                        Err(e) => {
+                            failed += 1;
+                            println!("FAIL {kernel}/{v} [{}]: {e}", case.name);
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         let cases = kiln_specs::cases::cases(kernel, seed, a.large);
         if cases.is_empty() {
             println!("SKIP {kernel}: no generic parity cases (its own tests cover it)");
