@@ -118,7 +118,12 @@ struct CacheMeta {
 
 /// The toolchain of this build.
 pub fn toolchain() -> Toolchain {
-    Toolchain { kiln: env!("CARGO_PKG_VERSION").to_string(), llvm: llvm_version() }
+    // The version alone would let a changed back end reuse stale cached objects: the fingerprint
+    // of the back end's sources (build.rs) is part of it.
+    Toolchain {
+        kiln: format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("KILN_CODEGEN_FINGERPRINT")),
+        llvm: llvm_version(),
+    }
 }
 
 fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
