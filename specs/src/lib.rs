@@ -78,9 +78,78 @@ pub struct BuildMatrix {
     pub budgets: Vec<Budget>,
 }
 
-/// The build matrix shipped with the library.
+/// A build matrix that does not parse or names what does not exist.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MatrixError {
+    /// Not valid RON for a [`BuildMatrix`].
+    #[error("{origin}:{line}:{col}: {message}")]
+    Syntax {
+        /// Where the text came from (a file name).
+        origin: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// What the parser expected.
+        message: String,
+    },
+    /// An arch that is not in the target table.
+    #[error("{origin}: {source}")]
+    Arch {
+        /// Where the text came from.
+        origin: String,
+        /// The unknown arch, with the supported list.
+        source: kiln_ir::target::UnknownTarget,
+    },
+    /// A kernel family that is not in the library.
+    #[error("{origin}: unknown kernel `{name}` in {field}; the library has: {known}")]
+    Kernel {
+        /// Where the text came from.
+        origin: String,
+        /// The field (`kernels` or `budgets`).
+        field: &'static str,
+        /// The unknown name.
+        name: String,
+        /// The library's families.
+        known: String,
+    },
+}
+
+/// Parses and checks a build matrix: every arch must be in the target table and every kernel
+/// (in `kernels` and in budgets, `*` aside) in the library.
+pub fn parse_build_matrix(origin: &str, text: &str) -> Result<BuildMatrix, MatrixError> {
+    let m: BuildMatrix = ron::from_str(text).map_err(|e| MatrixError::Syntax {
+        origin: origin.to_string(),
+        line: e.position.line,
+        col: e.position.col,
+        message: e.code.to_string(),
+    })?;
+    let archs = m.archs.iter().chain(m.budgets.iter().flat_map(|b| b.archs.iter()));
+    for a in archs {
+        kiln_ir::Target::by_name(a)
+            .map_err(|source| MatrixError::Arch { origin: origin.to_string(), source })?;
+    }
+    let lib = library();
+    let known = || lib.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+    let kernels = m.kernels.iter().map(|k| ("kernels", k));
+    let budgets = m.budgets.iter().map(|b| ("budgets", &b.kernel)).filter(|(_, k)| *k != "*");
+    for (field, k) in kernels.chain(budgets) {
+        if !lib.iter().any(|f| f.name == k) {
+            return Err(MatrixError::Kernel {
+                origin: origin.to_string(),
+                field,
+                name: k.clone(),
+                known: known(),
+            });
+        }
+    }
+    Ok(m)
+}
+
+/// The build matrix shipped with the library (`specs/build.ron`; a test keeps it valid).
 pub fn build_matrix() -> BuildMatrix {
-    ron::from_str(include_str!("../build.ron")).expect("specs/build.ron is valid")
+    parse_build_matrix("specs/build.ron", include_str!("../build.ron"))
+        .unwrap_or_else(|e| panic!("the shipped build matrix is invalid: {e}"))
 }
 
 /// Every kernel family of the library.

@@ -45,6 +45,9 @@ enum Cmd {
         /// Also write per kernel x arch compile times (ms) to this file.
         #[arg(long)]
         times: Option<PathBuf>,
+        /// A build matrix (archs, kernels, budgets) instead of the shipped specs/build.ron.
+        #[arg(long)]
+        matrix: Option<PathBuf>,
     },
     /// Show a package's IR, LLVM IR, ISA or resources.
     Inspect {
@@ -91,8 +94,8 @@ fn main() {
             print!("{}", kiln_ir::target::target_table());
             Ok(())
         }
-        Cmd::Build { arch, all_archs, kernel, out, cache, times } => {
-            build(arch, all_archs, kernel, out, cache, times)
+        Cmd::Build { arch, all_archs, kernel, out, cache, times, matrix } => {
+            build(arch, all_archs, kernel, out, cache, times, matrix)
         }
         Cmd::Inspect { dir, arch, kernel, variant, ir, llvm, asm, resources } => {
             report::inspect(&dir, arch, kernel, variant, ir, llvm, asm, resources)
@@ -109,11 +112,15 @@ fn main() {
 
 #[cfg(feature = "llvm")]
 /// Resolves arch names against the target table (an unknown one is an error naming the list).
-fn targets_for(arch: &[String], all: bool) -> Result<Vec<&'static kiln_ir::Target>> {
+fn targets_for(
+    arch: &[String],
+    all: bool,
+    matrix: &kiln_specs::BuildMatrix,
+) -> Result<Vec<&'static kiln_ir::Target>> {
     let names: Vec<String> = if all {
         kiln_ir::TARGETS.iter().map(|t| t.name.to_string()).collect()
     } else if arch.is_empty() {
-        kiln_specs::build_matrix().archs
+        matrix.archs.clone()
     } else {
         arch.to_vec()
     };
@@ -128,6 +135,7 @@ fn build(
     _: PathBuf,
     _: Option<PathBuf>,
     _: Option<PathBuf>,
+    _: Option<PathBuf>,
 ) -> Result<()> {
     bail!("this kiln is the runtime-only build (no LLVM); build packages with the full `kiln`")
 }
@@ -140,13 +148,21 @@ fn build(
     out: PathBuf,
     cache: Option<PathBuf>,
     times: Option<PathBuf>,
+    matrix: Option<PathBuf>,
 ) -> Result<()> {
     use anyhow::Context;
     use kiln_codegen::package::{build_package, default_cache_dir, BudgetRule, Job};
     use kiln_ir::package::{KernelRoutes, VariantRoute};
 
-    let targets = targets_for(&arch, all_archs)?;
-    let matrix = kiln_specs::build_matrix();
+    let matrix = match &matrix {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            kiln_specs::parse_build_matrix(&p.display().to_string(), &text)?
+        }
+        None => kiln_specs::build_matrix(),
+    };
+    let targets = targets_for(&arch, all_archs, &matrix)?;
     let lib = kiln_specs::library();
     for k in &kernel {
         if !lib.iter().any(|f| f.name == k) {

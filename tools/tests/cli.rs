@@ -182,6 +182,34 @@ fn build_refuses_an_unknown_kernel_and_lists_the_library() {
     assert!(!env.path("pkg").exists());
 }
 
+#[test]
+fn build_refuses_a_malformed_matrix_with_its_location() {
+    let env = Env::new();
+    std::fs::write(
+        env.path("m.ron"),
+        "(\n  archs: [\"sm_90\"],\n  kernels: []\n  budgets: [],\n)\n",
+    )
+    .expect("write matrix");
+    let err = env.kiln(&["build", "--matrix", "m.ron", "-o", "pkg"]).fails();
+    assert!(err.contains("m.ron:4:"), "no file:line in: {err}");
+    assert!(!env.path("pkg").exists());
+}
+
+#[test]
+fn a_build_over_its_budget_fails_saying_by_how_much_and_writes_nothing() {
+    let env = Env::new();
+    std::fs::write(
+        env.path("m.ron"),
+        "(archs: [\"gfx1100\"], kernels: [\"argmax_rows\"], budgets: [(kernel: \"argmax_rows\", \
+         archs: [\"gfx1100\"], max_vgprs: Some(8), max_scratch: None, max_spills: None)])",
+    )
+    .expect("write matrix");
+    let err = env.kiln(&["build", "--matrix", "m.ron", "-o", "pkg"]).fails();
+    assert!(err.contains("argmax_rows") && err.contains("gfx1100"), "{err}");
+    assert!(err.contains("budget 8 (over by"), "{err}");
+    assert!(!env.path("pkg").exists());
+}
+
 // --- build, cache, atomicity --------------------------------------------------------------------
 
 #[test]
