@@ -243,6 +243,14 @@ DONE:
 }
 "#;
 
+/// `body` on lane 0 of each wave only; it gets the `u32` zero the lane was compared with.
+fn on_lane0(b: &mut KernelBuilder, body: impl FnOnce(&mut KernelBuilder, Value)) {
+    let lane = b.lane();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| body(b, zero));
+}
+
 /// Builds the common head of the position-dependent chain kernels: buffers `(first, second)`
 /// and the scalar `pos`, with lengths `pos*32+32` (or `pos+1` for a `u32` second buffer).
 fn chain_head(
@@ -386,10 +394,7 @@ pub fn count() -> TestKernel {
         ("a", ScalarType::F32, Access::Read),
         ("c", ScalarType::U32, Access::ReadWrite),
     );
-    let lane = b.lane();
-    let zero = b.u32(0);
-    let first = b.eq(lane, zero);
-    b.if_then(first, |b| {
+    on_lane0(&mut b, |b, _| {
         let p = b.arg(pos);
         let w = b.u32(32);
         let ai = b.mul(p, w);
@@ -532,10 +537,7 @@ pub fn ws_count() -> TestKernel {
     let n = b.scalar_param("n", ScalarType::U32);
     let ws = b.workspace("ws", ScalarType::U32, ShapeExpr::constant(1));
     b.set_buffer_len(out, ShapeExpr::constant(1));
-    let lane = b.lane();
-    let zero = b.u32(0);
-    let first = b.eq(lane, zero);
-    b.if_then(first, |b| {
+    on_lane0(&mut b, |b, zero| {
         let old = b.load(ws, zero, ScalarType::U32);
         let nv = b.arg(n);
         let r = b.add(old, nv);
