@@ -304,8 +304,7 @@ impl PackageObject {
     }
 
     pub(crate) fn who(&self) -> (String, String, String) {
-        let e = &self.entry;
-        (e.kernel.clone(), e.variant.clone(), e.arch.clone())
+        who(&self.entry)
     }
 }
 
@@ -346,22 +345,13 @@ impl Package {
         mpath: &Path,
         read: impl Fn(&str) -> std::io::Result<Vec<u8>>,
     ) -> Result<Package, LoadError> {
-        if manifest.format != MANIFEST_FORMAT {
-            return Err(LoadError::UnknownFormat {
-                path: mpath.to_path_buf(),
-                expected: MANIFEST_FORMAT,
-                found: manifest.format,
-            });
-        }
+        check_format(manifest.format, mpath)?;
         let mut seen = BTreeSet::new();
         let mut objects = Vec::with_capacity(manifest.objects.len());
         for e in &manifest.objects {
             if !seen.insert((&e.kernel, &e.variant, &e.arch)) {
-                return Err(LoadError::Duplicate {
-                    kernel: e.kernel.clone(),
-                    variant: e.variant.clone(),
-                    arch: e.arch.clone(),
-                });
+                let (kernel, variant, arch) = who(e);
+                return Err(LoadError::Duplicate { kernel, variant, arch });
             }
             objects.push(check_object(e, &read)?);
         }
@@ -447,16 +437,28 @@ fn parse_manifest(text: &str, path: &Path) -> Result<Manifest, LoadError> {
         format: u32,
     }
     if let Ok(h) = ron::from_str::<Head>(text) {
-        if h.format != MANIFEST_FORMAT {
-            return Err(LoadError::UnknownFormat {
-                path: path.to_path_buf(),
-                expected: MANIFEST_FORMAT,
-                found: h.format,
-            });
-        }
+        check_format(h.format, path)?;
     }
     ron::from_str(text)
         .map_err(|e| LoadError::Manifest { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// Refuses a manifest `format` other than the one this runtime reads.
+fn check_format(format: u32, path: &Path) -> Result<(), LoadError> {
+    if format == MANIFEST_FORMAT {
+        Ok(())
+    } else {
+        Err(LoadError::UnknownFormat {
+            path: path.to_path_buf(),
+            expected: MANIFEST_FORMAT,
+            found: format,
+        })
+    }
+}
+
+/// The kernel, variant and arch an entry is about, as the errors name them.
+fn who(e: &ObjectEntry) -> (String, String, String) {
+    (e.kernel.clone(), e.variant.clone(), e.arch.clone())
 }
 
 fn relative(e: &ObjectEntry, rel: &str) -> Result<(), LoadError> {
@@ -465,12 +467,8 @@ fn relative(e: &ObjectEntry, rel: &str) -> Result<(), LoadError> {
     if ok {
         Ok(())
     } else {
-        Err(LoadError::PathOutside {
-            kernel: e.kernel.clone(),
-            variant: e.variant.clone(),
-            arch: e.arch.clone(),
-            path: rel.to_string(),
-        })
+        let (kernel, variant, arch) = who(e);
+        Err(LoadError::PathOutside { kernel, variant, arch, path: rel.to_string() })
     }
 }
 
@@ -478,9 +476,8 @@ fn check_object(
     e: &ObjectEntry,
     read: &impl Fn(&str) -> std::io::Result<Vec<u8>>,
 ) -> Result<PackageObject, LoadError> {
-    let who = || (e.kernel.clone(), e.variant.clone(), e.arch.clone());
     let missing = |file: &str, err: std::io::Error| {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         LoadError::MissingFile {
             kernel,
             variant,
@@ -495,7 +492,7 @@ fn check_object(
     let bytes = read(&e.file).map_err(|err| missing(&e.file, err))?;
     let found = blake3::hash(&bytes).to_hex().to_string();
     if found != e.content_hash {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         return Err(LoadError::ContentHash {
             kernel,
             variant,
@@ -509,7 +506,7 @@ fn check_object(
     let ir_bytes = read(&e.ir_file).map_err(|err| missing(&e.ir_file, err))?;
     let ir_text = String::from_utf8_lossy(&ir_bytes);
     let ir = Kernel::from_ron(&ir_text).map_err(|err| {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         LoadError::IrParse {
             kernel,
             variant,
@@ -520,7 +517,7 @@ fn check_object(
     })?;
     let found = ir.content_hash();
     if found != e.ir_hash {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         return Err(LoadError::IrHash {
             kernel,
             variant,
@@ -533,7 +530,7 @@ fn check_object(
 
     let rehash = Abi::hash_params(&e.abi.params);
     if rehash != e.abi.hash {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         return Err(LoadError::Abi {
             kernel,
             variant,
@@ -544,7 +541,7 @@ fn check_object(
     }
     let ir_abi = Abi::of(&ir);
     if ir_abi != e.abi {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         return Err(LoadError::Abi {
             kernel,
             variant,
@@ -555,7 +552,7 @@ fn check_object(
     }
 
     let inconsistent = |what: &'static str, expected: String, found: String| {
-        let (kernel, variant, arch) = who();
+        let (kernel, variant, arch) = who(e);
         LoadError::Inconsistent { kernel, variant, arch, what, expected, found }
     };
     if e.wave_size != ir.wave_size {
