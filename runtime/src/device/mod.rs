@@ -662,6 +662,57 @@ pub(crate) struct PreparedLaunch {
     pub args: Vec<KernelArg>,
 }
 
+/// One value per parameter, in 8-byte slots, as the GPU devices pass them (through
+/// [`slot_ptrs`]): device pointers and scalar bit patterns. `ptr` gives a buffer's device
+/// pointer, or `None` for memory of another kind of device, which is refused as not `a {device}
+/// buffer`.
+pub(crate) fn param_slots(
+    args: &[KernelArg],
+    device: &str,
+    ptr: impl Fn(&Memory) -> Option<u64>,
+) -> Result<Vec<u64>, DeviceError> {
+    args.iter()
+        .map(|a| match a {
+            KernelArg::Scalar(s) => Ok(s.bits()),
+            KernelArg::Buffer(m) => ptr(m).ok_or_else(|| DeviceError::ForeignBuffer {
+                expected: format!("a {device} buffer"),
+                found: "a buffer of another kind of device".into(),
+            }),
+        })
+        .collect()
+}
+
+/// One pointer per slot of [`param_slots`]: the `kernelParams` array of `cuLaunchKernel`,
+/// `hipModuleLaunchKernel` and their graph kernel nodes.
+pub(crate) fn slot_ptrs(slots: &mut [u64]) -> Vec<*mut std::ffi::c_void> {
+    slots.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect()
+}
+
+/// A launch of code loaded on another kind of device than the `device` it was issued to.
+pub(crate) fn foreign_code(device: &str) -> DeviceError {
+    DeviceError::ForeignBuffer {
+        expected: format!("{device} code"),
+        found: "code of another device".into(),
+    }
+}
+
+/// Stream capture on the GPU devices: `step` issues one launch on the capturing stream and
+/// returns the graph node it made. Stops at the first error and returns the nodes made so far
+/// with that error, so the caller can still end the capture.
+pub(crate) fn capture_nodes<N>(
+    launches: &[PreparedLaunch],
+    mut step: impl FnMut(&PreparedLaunch) -> Result<N, DeviceError>,
+) -> (Vec<N>, Option<DeviceError>) {
+    let mut nodes = Vec::with_capacity(launches.len());
+    for l in launches {
+        match step(l) {
+            Ok(n) => nodes.push(n),
+            Err(e) => return (nodes, Some(e)),
+        }
+    }
+    (nodes, None)
+}
+
 /// A captured graph, as the device replays it.
 pub(crate) enum GraphExec {
     Cpu,

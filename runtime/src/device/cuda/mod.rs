@@ -27,7 +27,10 @@ mod result;
 
 pub use result::CudaError;
 
-use super::{DeviceError, DeviceKind, DeviceLimits, KernelArg, Memory, PreparedLaunch};
+use super::{
+    capture_nodes, foreign_code, slot_ptrs, DeviceError, DeviceKind, DeviceLimits, KernelArg,
+    Memory, PreparedLaunch,
+};
 use crate::package::PackageObject;
 use cudarc::driver::sys;
 use std::ffi::c_void;
@@ -287,27 +290,13 @@ impl CudaDevice {
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: our stream is a created (not default) stream.
         unsafe { result::stream_begin_capture(self.stream)? };
-        let mut nodes = Vec::with_capacity(launches.len());
-        let mut failed: Option<DeviceError> = None;
-        for l in launches {
-            let step = match &l.code {
-                super::Code::Cuda(f) => self.launch_locked(f, l).and_then(|()| {
-                    // SAFETY: the stream is capturing, on this thread.
-                    Ok(unsafe { result::stream_capture_last_node(self.stream)? })
-                }),
-                _ => Err(DeviceError::ForeignBuffer {
-                    expected: "cuda code".into(),
-                    found: "code of another device".into(),
-                }),
-            };
-            match step {
-                Ok(n) => nodes.push(n),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
+        let (nodes, failed) = capture_nodes(launches, |l| match &l.code {
+            super::Code::Cuda(f) => self.launch_locked(f, l).and_then(|()| {
+                // SAFETY: the stream is capturing, on this thread.
+                Ok(unsafe { result::stream_capture_last_node(self.stream)? })
+            }),
+            _ => Err(foreign_code("cuda")),
+        });
         // Always end the capture, so the stream is usable again whatever happened.
         // SAFETY: the capture was begun on this thread.
         let graph = unsafe { result::stream_end_capture(self.stream) };
@@ -343,10 +332,7 @@ impl CudaDevice {
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
             let super::Code::Cuda(f) = &l.code else {
-                return Err(DeviceError::ForeignBuffer {
-                    expected: "cuda code".into(),
-                    found: "code of another device".into(),
-                });
+                return Err(foreign_code("cuda"));
             };
             let mut slots = param_slots(&l.args)?;
             let mut ptrs = slot_ptrs(&mut slots);
@@ -388,25 +374,12 @@ impl Drop for CudaDevice {
     }
 }
 
-/// One value per parameter, in 8-byte slots: device pointers and scalar bit patterns.
+/// The launch arguments in 8-byte slots ([`super::param_slots`]); buffers must be cuda memory.
 fn param_slots(args: &[KernelArg]) -> Result<Vec<u64>, DeviceError> {
-    args.iter()
-        .map(|a| match a {
-            KernelArg::Scalar(s) => Ok(s.bits()),
-            KernelArg::Buffer(m) => match &**m {
-                Memory::Cuda(m) => Ok(m.ptr),
-                #[allow(unreachable_patterns)]
-                _ => Err(DeviceError::ForeignBuffer {
-                    expected: "a cuda buffer".into(),
-                    found: "a buffer of another kind of device".into(),
-                }),
-            },
-        })
-        .collect()
-}
-
-fn slot_ptrs(slots: &mut [u64]) -> Vec<*mut c_void> {
-    slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect()
+    super::param_slots(args, "cuda", |m| match m {
+        Memory::Cuda(m) => Some(m.ptr),
+        _ => None,
+    })
 }
 
 /// Device memory (`cuMemAlloc`) or mapped pinned host memory (`cuMemHostAlloc`), freed in

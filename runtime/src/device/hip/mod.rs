@@ -23,9 +23,11 @@ mod sys;
 
 pub use result::HipError;
 
-use super::{Code, DeviceError, DeviceKind, DeviceLimits, KernelArg, Memory, PreparedLaunch};
+use super::{
+    capture_nodes, foreign_code, slot_ptrs, Code, DeviceError, DeviceKind, DeviceLimits, KernelArg,
+    Memory, PreparedLaunch,
+};
 use crate::package::PackageObject;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 /// The device ordinal and the errors recorded in `Drop`s.
@@ -237,8 +239,7 @@ impl HipDevice {
     /// Issues a launch; the caller holds `issue` and has bound the device.
     fn launch_locked(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         let mut slots = param_slots(&l.args)?;
-        let mut ptrs: Vec<*mut c_void> =
-            slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        let mut ptrs = slot_ptrs(&mut slots);
         // SAFETY: one pointer per parameter to an 8-byte slot holding the value in its low bytes
         // (little-endian); buffers are live allocations of this device.
         unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs)? };
@@ -258,27 +259,13 @@ impl HipDevice {
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: a created stream.
         unsafe { result::stream_begin_capture(self.stream)? };
-        let mut nodes = Vec::with_capacity(launches.len());
-        let mut failed = None;
-        for l in launches {
-            let step = match &l.code {
-                Code::Hip(f) => self.launch_locked(f, l).and_then(|()| {
-                    // SAFETY: capturing on this thread.
-                    Ok(unsafe { result::stream_capture_last_node(self.stream)? })
-                }),
-                _ => Err(DeviceError::ForeignBuffer {
-                    expected: "hip code".into(),
-                    found: "code of another device".into(),
-                }),
-            };
-            match step {
-                Ok(n) => nodes.push(n),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
+        let (nodes, failed) = capture_nodes(launches, |l| match &l.code {
+            Code::Hip(f) => self.launch_locked(f, l).and_then(|()| {
+                // SAFETY: capturing on this thread.
+                Ok(unsafe { result::stream_capture_last_node(self.stream)? })
+            }),
+            _ => Err(foreign_code("hip")),
+        });
         // SAFETY: begun on this thread; always ended so the stream stays usable.
         let graph = unsafe { result::stream_end_capture(self.stream) };
         if let Some(e) = failed {
@@ -313,14 +300,10 @@ impl HipDevice {
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
             let Code::Hip(f) = &l.code else {
-                return Err(DeviceError::ForeignBuffer {
-                    expected: "hip code".into(),
-                    found: "code of another device".into(),
-                });
+                return Err(foreign_code("hip"));
             };
             let mut slots = param_slots(&l.args)?;
-            let mut ptrs: Vec<*mut c_void> =
-                slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+            let mut ptrs = slot_ptrs(&mut slots);
             let dim = |d: [u32; 3]| sys::dim3 { x: d[0], y: d[1], z: d[2] };
             let p = sys::hipKernelNodeParams {
                 blockDim: dim(l.block),
@@ -351,19 +334,12 @@ impl Drop for HipDevice {
     }
 }
 
+/// The launch arguments in 8-byte slots ([`super::param_slots`]); buffers must be hip memory.
 fn param_slots(args: &[KernelArg]) -> Result<Vec<u64>, DeviceError> {
-    args.iter()
-        .map(|a| match a {
-            KernelArg::Scalar(s) => Ok(s.bits()),
-            KernelArg::Buffer(m) => match &**m {
-                Memory::Hip(m) => Ok(m.ptr as u64),
-                _ => Err(DeviceError::ForeignBuffer {
-                    expected: "a hip buffer".into(),
-                    found: "a buffer of another kind of device".into(),
-                }),
-            },
-        })
-        .collect()
+    super::param_slots(args, "hip", |m| match m {
+        Memory::Hip(m) => Some(m.ptr as u64),
+        _ => None,
+    })
 }
 
 /// Device memory (`hipMalloc`) or mapped pinned host memory (`hipHostMalloc`), freed in `Drop`.
