@@ -97,21 +97,7 @@ pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntV
                 l.intrinsic_v(&name, &[], &[])?.into_int_value()
             }
         }
-        IdKind::LocalLinear => {
-            let [sx, sy, _] = k.workgroup_size;
-            let mut lin = id(l, IdKind::LocalId(Dim::X))?;
-            if k.workgroup_size[1] > 1 {
-                let y = id(l, IdKind::LocalId(Dim::Y))?;
-                let t = l.b.build_int_mul(y, l.i32c(sx), "")?;
-                lin = l.b.build_int_add(lin, t, "")?;
-            }
-            if k.workgroup_size[2] > 1 {
-                let z = id(l, IdKind::LocalId(Dim::Z))?;
-                let t = l.b.build_int_mul(z, l.i32c(sx * sy), "")?;
-                lin = l.b.build_int_add(lin, t, "")?;
-            }
-            lin
-        }
+        IdKind::LocalLinear => l.local_linear()?,
         IdKind::WorkgroupId(d) => {
             let name = format!("llvm.amdgcn.workgroup.id.{}", dimname(d));
             l.intrinsic_v(&name, &[], &[])?.into_int_value()

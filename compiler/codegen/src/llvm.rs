@@ -619,11 +619,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                     one(v)
                 }
             }
-            Op::Id(kind) => one(match self.t.vendor {
-                Vendor::Amd => amdgpu::id(self, *kind)?,
-                Vendor::Nvidia => nvptx::id(self, *kind)?,
-            }
-            .into()),
+            Op::Id(kind) => one(self.id(*kind)?.into()),
             Op::Unary { op, arg } => one(self.unary(*op, self.val(*arg)?, k.ty(*arg))?),
             Op::Binary { op, lhs, rhs } => {
                 one(self.binary(*op, self.val(*lhs)?, self.val(*rhs)?, k.ty(*lhs)))
@@ -1344,6 +1340,32 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             };
             Ok(if s.is_float() { l.cast(O::LLVMBitCast, r, scalar_type(l.ctx, s)) } else { r })
         })
+    }
+
+    /// The id `kind`, as the target reads it.
+    fn id(&mut self, kind: IdKind) -> LResult<IntValue<'ctx>> {
+        match self.t.vendor {
+            Vendor::Amd => amdgpu::id(self, kind),
+            Vendor::Nvidia => nvptx::id(self, kind),
+        }
+    }
+
+    /// The linear local id `x + y * sx + z * sx * sy` from the target's local ids, leaving out
+    /// the dimensions of size 1; the same on every target.
+    pub(crate) fn local_linear(&mut self) -> LResult<IntValue<'ctx>> {
+        let [sx, sy, sz] = self.k.workgroup_size;
+        let mut lin = self.id(IdKind::LocalId(Dim::X))?;
+        if sy > 1 {
+            let y = self.id(IdKind::LocalId(Dim::Y))?;
+            let t = self.b.build_int_mul(y, self.i32c(sx), "")?;
+            lin = self.b.build_int_add(lin, t, "")?;
+        }
+        if sz > 1 {
+            let z = self.id(IdKind::LocalId(Dim::Z))?;
+            let t = self.b.build_int_mul(z, self.i32c(sx * sy), "")?;
+            lin = self.b.build_int_add(lin, t, "")?;
+        }
+        Ok(lin)
     }
 
     pub fn shuffle_xor(&mut self, x: IntValue<'ctx>, mask: u32) -> LResult<IntValue<'ctx>> {

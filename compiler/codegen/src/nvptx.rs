@@ -33,7 +33,7 @@ use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use kiln_ir::package::Resources;
 use kiln_ir::{
-    AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type, UnaryOp,
+    AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type, UnaryOp,
 };
 
 /// The PTX ISA version LLVM is asked for.
@@ -106,21 +106,7 @@ pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntV
         IdKind::WaveSize => l.i32c(32),
         IdKind::LocalId(d) if k.workgroup_size[d.index()] == 1 => l.i32c(0),
         IdKind::LocalId(d) => sreg(l, &format!("tid.{}", d.name()))?,
-        IdKind::LocalLinear => {
-            let [sx, sy, _] = k.workgroup_size;
-            let mut lin = id(l, IdKind::LocalId(Dim::X))?;
-            if k.workgroup_size[1] > 1 {
-                let y = id(l, IdKind::LocalId(Dim::Y))?;
-                let t = l.b.build_int_mul(y, l.i32c(sx), "")?;
-                lin = l.b.build_int_add(lin, t, "")?;
-            }
-            if k.workgroup_size[2] > 1 {
-                let z = id(l, IdKind::LocalId(Dim::Z))?;
-                let t = l.b.build_int_mul(z, l.i32c(sx * sy), "")?;
-                lin = l.b.build_int_add(lin, t, "")?;
-            }
-            lin
-        }
+        IdKind::LocalLinear => l.local_linear()?,
         IdKind::WorkgroupId(d) => sreg(l, &format!("ctaid.{}", d.name()))?,
         IdKind::WorkgroupSize(d) => l.i32c(k.workgroup_size[d.index()]),
         IdKind::NumWorkgroups(d) => sreg(l, &format!("nctaid.{}", d.name()))?,
