@@ -8,11 +8,57 @@
 //! can reproduce its results bit for bit.
 
 use crate::{
-    Access, BarrierKind, Dim, Kernel, KernelBuilder, ReduceOp, ScalarType, ShapeExpr, Type, UnaryOp,
+    Access, BarrierKind, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, ShapeExpr, Type,
+    UnaryOp, Value,
 };
 
 fn one() -> ShapeExpr {
     ShapeExpr::constant(1)
+}
+
+/// The start shared by the kernels that give each row one workgroup of `workgroup_lanes` lanes:
+/// parameters `x: f32[rows * n]` (read), `out: out_elem[rows]` (write), `n: u32`, `rows: u32`,
+/// grid `(rows, 1, 1)`, and the values their strided row loops use.
+struct RowKernel {
+    b: KernelBuilder,
+    /// Waves per workgroup.
+    waves: u32,
+    out: Param,
+    x: Param,
+    row: Value,
+    /// Linear local id: the loop's first element.
+    lid: Value,
+    lane: Value,
+    wave_id: Value,
+    n_v: Value,
+    /// `row * n`.
+    base: Value,
+    /// `workgroup_lanes`.
+    stride: Value,
+}
+
+fn row_kernel(name: &str, wave: u32, workgroup_lanes: u32, out_elem: ScalarType) -> RowKernel {
+    assert!(workgroup_lanes.is_multiple_of(wave) && workgroup_lanes / wave <= wave);
+    let waves = workgroup_lanes / wave;
+    let mut b = KernelBuilder::new(name, wave);
+    b.workgroup_size([workgroup_lanes, 1, 1]);
+    b.const_param("workgroup_lanes", workgroup_lanes as i64);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", out_elem, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let rows = b.scalar_param("rows", ScalarType::U32);
+    b.set_buffer_len(x, ShapeExpr::scaled(&[rows, n], 1, 1));
+    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
+    b.grid([ShapeExpr::scaled(&[rows], 1, 1), one(), one()]);
+
+    let row = b.workgroup_id(Dim::X);
+    let lid = b.local_id();
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let n_v = b.arg(n);
+    let base = b.mul(row, n_v);
+    let stride = b.u32(workgroup_lanes);
+    RowKernel { b, waves, out, x, row, lid, lane, wave_id, n_v, base, stride }
 }
 
 /// Each workgroup is one wave; wave `g` sums `x[g*W .. (g+1)*W]` with `wave_reduce(Add)` (an xor
@@ -55,27 +101,9 @@ pub fn wave_sum(wave: u32) -> Kernel {
 /// Parameters: `x: f32[rows * n]` (read), `out: f32[rows]` (write), `n: u32`, `rows: u32`.
 /// Grid: `(rows, 1, 1)`. Needs `workgroup_lanes` a multiple of the wave and at most `W * W`.
 pub fn workgroup_sum(wave: u32, workgroup_lanes: u32) -> Kernel {
-    assert!(workgroup_lanes.is_multiple_of(wave) && workgroup_lanes / wave <= wave);
-    let waves = workgroup_lanes / wave;
-    let mut b = KernelBuilder::new("workgroup_sum", wave);
-    b.workgroup_size([workgroup_lanes, 1, 1]);
-    b.const_param("workgroup_lanes", workgroup_lanes as i64);
-    let x = b.buffer("x", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    let rows = b.scalar_param("rows", ScalarType::U32);
-    b.set_buffer_len(x, ShapeExpr::scaled(&[rows, n], 1, 1));
-    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
-    b.grid([ShapeExpr::scaled(&[rows], 1, 1), one(), one()]);
+    let RowKernel { mut b, waves, out, x, row, lid, lane, wave_id, n_v, base, stride } =
+        row_kernel("workgroup_sum", wave, workgroup_lanes, ScalarType::F32);
     let partials = b.lds("partials", ScalarType::F32, waves);
-
-    let row = b.workgroup_id(Dim::X);
-    let lid = b.local_id();
-    let lane = b.lane();
-    let wave_id = b.wave();
-    let n_v = b.arg(n);
-    let base = b.mul(row, n_v);
-    let stride = b.u32(workgroup_lanes);
     let zero_f = b.f32(0.0);
     let acc = b.for_range(lid, n_v, stride, 1, &[zero_f], |b, i, c| {
         let idx = b.add(base, i);
@@ -112,28 +140,10 @@ pub fn workgroup_sum(wave: u32, workgroup_lanes: u32) -> Kernel {
 /// Parameters: `x: f32[rows * n]` (read), `out: u32[rows]` (write), `n: u32`, `rows: u32`.
 /// Grid: `(rows, 1, 1)`. Needs `workgroup_lanes` a multiple of the wave and at most `W * W`.
 pub fn argmax_row(wave: u32, workgroup_lanes: u32) -> Kernel {
-    assert!(workgroup_lanes.is_multiple_of(wave) && workgroup_lanes / wave <= wave);
-    let waves = workgroup_lanes / wave;
-    let mut b = KernelBuilder::new("argmax_row", wave);
-    b.workgroup_size([workgroup_lanes, 1, 1]);
-    b.const_param("workgroup_lanes", workgroup_lanes as i64);
-    let x = b.buffer("x", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::U32, Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    let rows = b.scalar_param("rows", ScalarType::U32);
-    b.set_buffer_len(x, ShapeExpr::scaled(&[rows, n], 1, 1));
-    b.set_buffer_len(out, ShapeExpr::scaled(&[rows], 1, 1));
-    b.grid([ShapeExpr::scaled(&[rows], 1, 1), one(), one()]);
+    let RowKernel { mut b, waves, out, x, row, lid, lane, wave_id, n_v, base, stride } =
+        row_kernel("argmax_row", wave, workgroup_lanes, ScalarType::U32);
     let best_v = b.lds("best_value", ScalarType::F32, waves);
     let best_i = b.lds("best_index", ScalarType::U32, waves);
-
-    let row = b.workgroup_id(Dim::X);
-    let lid = b.local_id();
-    let lane = b.lane();
-    let wave_id = b.wave();
-    let n_v = b.arg(n);
-    let base = b.mul(row, n_v);
-    let stride = b.u32(workgroup_lanes);
     let neg_inf = b.f32(f32::NEG_INFINITY);
     let none = b.u32(u32::MAX);
     let has_first = b.lt(lid, n_v);
