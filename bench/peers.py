@@ -96,8 +96,9 @@ def main():
     for name in names:
         make, fn, nbytes = CASES[name]
         one = sum(t.numel() * t.element_size() for t in make())
-        nsets = max(8, math.ceil(ROTATE_BYTES / one))
-        nsets = min(nsets, 2048)
+        # The same rotation as `kiln bench`: ceil(120 MB / input bytes) sets, between 8 and 4096
+        # (4096 x 16 KB of quantize input is 64 MB, still past the 60 MB L2).
+        nsets = min(max(8, math.ceil(ROTATE_BYTES / one)), 4096)
         sets = [make() for _ in range(nsets)]
         r = {"bytes": nbytes, "sets": nsets, "torch_us": time_graph(fn, sets)}
         if triton:
