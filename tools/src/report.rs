@@ -156,7 +156,6 @@ fn print_compiled(
 fn side_by_side(sel: &[&ObjectEntry]) -> String {
     let mut keys: Vec<(String, String)> =
         sel.iter().map(|o| (o.kernel.clone(), o.variant.clone())).collect();
-    keys.dedup();
     keys.sort();
     keys.dedup();
     let mut s = String::new();

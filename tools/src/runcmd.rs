@@ -7,6 +7,7 @@ use kiln_ir::{Access, EntityRef, Kernel, ParamKind, ScalarType};
 use kiln_runtime::{
     Args, Buffer, CpuOptions, DecodeGraph, Device, NodeArgs, Overrides, Package, Runtime, Scalar,
 };
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -136,10 +137,18 @@ fn entry_for<'a>(pkg: &'a Package, kernel: &str, arch: &str) -> Result<&'a Objec
     })
 }
 
-fn len_of(kind: &ParamKind, scalars: &BTreeMap<String, u64>, abi: &ObjectEntry) -> Option<u64> {
+/// A buffer's length rule evaluated with scalar arguments given by name (`name_of` names a param).
+fn rule_len<'a>(
+    kind: &ParamKind,
+    scalars: &BTreeMap<String, u64>,
+    name_of: impl Fn(kiln_ir::Param) -> &'a str,
+) -> Option<u64> {
     let ParamKind::Buffer { len: Some(e), .. } = kind else { return None };
-    let names: Vec<&str> = abi.abi.params.iter().map(|p| p.name.as_str()).collect();
-    Some(e.eval(|p| scalars.get(names[p.index()]).copied().unwrap_or(0)))
+    Some(e.eval(|p| scalars.get(name_of(p)).copied().unwrap_or(0)))
+}
+
+fn len_of(kind: &ParamKind, scalars: &BTreeMap<String, u64>, abi: &ObjectEntry) -> Option<u64> {
+    rule_len(kind, scalars, |p| abi.abi.params[p.index()].name.as_str())
 }
 
 /// `kiln run`.
@@ -241,30 +250,28 @@ fn first_mismatch(ty: ScalarType, a: &[u8], b: &[u8]) -> Option<usize> {
         if x == y {
             continue;
         }
-        let both_nan = match ty {
-            ScalarType::F32 => {
-                f32::from_le_bytes(x.try_into().unwrap()).is_nan()
-                    && f32::from_le_bytes(y.try_into().unwrap()).is_nan()
-            }
-            ScalarType::F16 => {
-                half::f16::from_le_bytes(x.try_into().unwrap()).is_nan()
-                    && half::f16::from_le_bytes(y.try_into().unwrap()).is_nan()
-            }
-            ScalarType::BF16 => {
-                half::bf16::from_le_bytes(x.try_into().unwrap()).is_nan()
-                    && half::bf16::from_le_bytes(y.try_into().unwrap()).is_nan()
-            }
-            ScalarType::F64 => {
-                f64::from_le_bytes(x.try_into().unwrap()).is_nan()
-                    && f64::from_le_bytes(y.try_into().unwrap()).is_nan()
-            }
-            _ => false,
-        };
+        let both_nan = is_nan(ty, x) && is_nan(ty, y);
         if !both_nan {
             return Some(i);
         }
     }
     None
+}
+
+/// True when `v` (little-endian) is a float NaN: all exponent bits set, mantissa not zero.
+fn is_nan(ty: ScalarType, v: &[u8]) -> bool {
+    let (exp_bits, man_bits) = match ty {
+        ScalarType::F16 => (5, 10),
+        ScalarType::BF16 => (8, 7),
+        ScalarType::F32 => (8, 23),
+        ScalarType::F64 => (11, 52),
+        _ => return false,
+    };
+    let mut b = [0u8; 8];
+    b[..v.len()].copy_from_slice(v);
+    let bits = u64::from_le_bytes(b);
+    let exp = (bits >> man_bits) & ((1 << exp_bits) - 1);
+    exp == (1 << exp_bits) - 1 && bits & ((1 << man_bits) - 1) != 0
 }
 
 type Outputs = BTreeMap<String, (ScalarType, Vec<u8>)>;
@@ -282,13 +289,11 @@ fn interp_case(k: &Kernel, case: &kiln_specs::cases::Case, poison: u8) -> Result
                     scalars.get(&d.name).ok_or_else(|| anyhow!("case lacks scalar {}", d.name))?;
                 args.push(interp::Arg::Scalar(*v));
             }
-            ParamKind::Buffer { elem, access, len } => {
+            ParamKind::Buffer { elem, access, .. } => {
                 if let Some((_, _, bytes)) = case.inputs.iter().find(|i| i.0 == d.name) {
                     args.push(interp::Arg::Buffer(bytes.clone()));
                 } else {
-                    let n = len
-                        .as_ref()
-                        .map(|e| e.eval(|q| scalars.get(&k.params[q].name).copied().unwrap_or(0)))
+                    let n = rule_len(&d.kind, &scalars, |q| k.params[q].name.as_str())
                         .ok_or_else(|| anyhow!("{}: no length rule", d.name))?;
                     let fill = if d.workspace { 0 } else { poison };
                     args.push(interp::Arg::Buffer(vec![fill; (n * elem.bytes() as u64) as usize]));
@@ -539,13 +544,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let rotate_bytes: u64 = 120 << 20;
     let mut rng = kiln_specs::cases::Rng::new(0x6b696c6e);
     let mut rows = vec![];
-    let mut json = String::from("{\n");
-    json += &format!(
-        " \"device\": \"{}\",\n \"arch\": \"{arch}\",\n \"bandwidth_gbps\": {},\n \"cases\": {{\n",
-        dev.name(),
-        a.bandwidth
-    );
-    let mut first_case = true;
+    let mut cases_json = serde_json::Map::new();
     for c in bench_cases() {
         if !a.kernel.is_empty() && !a.kernel.iter().any(|k| k == c.name || k == c.kernel) {
             continue;
@@ -642,31 +641,21 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             gbps,
             per_variant.iter().map(|(v, g, _)| format!("{v}={g:.2}")).collect::<Vec<_>>().join(" ")
         ));
-        if !first_case {
-            json += ",\n";
-        }
-        first_case = false;
-        json += &format!(
-            "  \"{}\": {{\"kernel\": \"{}\", \"variant\": \"{}\", \"kiln_us\": {:.3}, \"eager_us\": {:.3}, \"bytes\": {}, \"floor_us\": {:.3}, \"gbps\": {:.1}, \"sets\": {}, \"variants\": {{{}}}}}",
-            c.name,
-            c.kernel,
-            best.0,
-            best.1,
-            best.2,
-            c.bytes,
-            floor_us,
-            gbps,
-            sets,
-            per_variant.iter().map(|(v, g, e)| format!("\"{v}\": {{\"graph_us\": {g:.3}, \"eager_us\": {e:.3}}}")).collect::<Vec<_>>().join(", ")
+        let variants_json: serde_json::Map<String, serde_json::Value> = per_variant
+            .iter()
+            .map(|(v, g, e)| (v.clone(), json!({"graph_us": g, "eager_us": e})))
+            .collect();
+        cases_json.insert(
+            c.name.to_string(),
+            json!({
+                "kernel": c.kernel, "variant": best.0, "kiln_us": best.1, "eager_us": best.2,
+                "bytes": c.bytes, "floor_us": floor_us, "gbps": gbps, "sets": sets,
+                "variants": variants_json,
+            }),
         );
         println!("{}", rows.last().expect("just pushed"));
     }
-    json += "\n },\n";
     let lc = kiln_runtime::bench::launch_cost(&dev, 200, 50)?;
-    json += &format!(
-        " \"launch_cost\": {{\"eager_us_per_node\": {:.3}, \"graph_us_per_node\": {:.3}, \"graph_update_us_per_node\": {:.3}, \"nodes\": {}}}\n}}\n",
-        lc.eager_us_per_node, lc.graph_us_per_node, lc.graph_update_us_per_node, lc.nodes
-    );
     println!();
     println!(
         "{:<24} {:<9} {:>9} {:>9} {:>8} {:>8}  per variant (graph us)",
@@ -680,7 +669,50 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         lc.eager_us_per_node, lc.graph_us_per_node, lc.graph_update_us_per_node
     );
     if let Some(p) = a.json {
-        std::fs::write(&p, json).with_context(|| format!("writing {}", p.display()))?;
+        let doc = json!({
+            "device": dev.name(),
+            "arch": arch,
+            "bandwidth_gbps": a.bandwidth,
+            "cases": cases_json,
+            "launch_cost": {
+                "eager_us_per_node": lc.eager_us_per_node,
+                "graph_us_per_node": lc.graph_us_per_node,
+                "graph_update_us_per_node": lc.graph_update_us_per_node,
+                "nodes": lc.nodes,
+            },
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("a JSON value serializes");
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_is_recognized_in_every_float_width() {
+        assert!(is_nan(ScalarType::F32, &f32::NAN.to_le_bytes()));
+        assert!(is_nan(ScalarType::F32, &0xffc0_0001u32.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F32, &f32::INFINITY.to_le_bytes()));
+        assert!(is_nan(ScalarType::F64, &f64::NAN.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F64, &f64::NEG_INFINITY.to_le_bytes()));
+        assert!(is_nan(ScalarType::F16, &0x7e00u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F16, &0x7c00u16.to_le_bytes()));
+        assert!(is_nan(ScalarType::BF16, &0xffc1u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::BF16, &0x7f80u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::U32, &u32::MAX.to_le_bytes()));
+    }
+
+    #[test]
+    fn mismatches_ignore_nan_payloads_only() {
+        let a: Vec<u8> = [1.0f32, f32::NAN, 3.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut b = a.clone();
+        b[4..8].copy_from_slice(&0xffc0_0000u32.to_le_bytes()); // another NaN
+        assert_eq!(first_mismatch(ScalarType::F32, &a, &b), None);
+        b[8..12].copy_from_slice(&(-3.0f32).to_le_bytes());
+        assert_eq!(first_mismatch(ScalarType::F32, &a, &b), Some(2));
+        assert_eq!(first_mismatch(ScalarType::U32, &a, &a[..8]), Some(2));
+    }
 }

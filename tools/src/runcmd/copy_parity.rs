@@ -94,7 +94,7 @@ struct Setup {
 }
 
 fn random_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
-    (0..n).map(|_| rng.next_u64() as u8).collect()
+    super::random_bytes(kiln_ir::ScalarType::U8, n, rng)
 }
 
 fn setup(dev: &Device, case: &Case) -> anyhow::Result<Setup> {
