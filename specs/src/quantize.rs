@@ -126,33 +126,16 @@ pub fn specs() -> Vec<KernelSpec> {
             ],
         }
     }
-    // `wave_words` follows `wave`, which is always admitted: it is built and proven (parity)
-    // but not routed until a GPU measurement says it is faster (force it with
-    // KILN_ROUTE_<KERNEL>=wave_words).
-    fn with_words(mut k: KernelSpec, words: crate::BuildFn) -> KernelSpec {
-        k.variants.push(VariantSpec {
-            name: "wave_words",
-            build: words,
-            admit: Admission::default(),
-        });
-        k
-    }
     vec![
-        with_words(
-            spec(
-                "quantize_q8_0_f32",
-                |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, false),
-                |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, true),
-            ),
-            |t, w| quantize_words(t, w, ScalarType::F32),
+        spec(
+            "quantize_q8_0_f32",
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, false),
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, true),
         ),
-        with_words(
-            spec(
-                "quantize_q8_0_f16",
-                |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, false),
-                |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, true),
-            ),
-            |t, w| quantize_words(t, w, ScalarType::F16),
+        spec(
+            "quantize_q8_0_f16",
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, false),
+            |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, true),
         ),
         spec(
             "quantize_q8_1_f32",
@@ -165,18 +148,6 @@ pub fn specs() -> Vec<KernelSpec> {
             |t, w| quantize(t, w, Format::Q8_1, ScalarType::F16, true),
         ),
     ]
-}
-
-/// The Q8_0 `wave_words` kernel: as `wave`, storing whole words (see [`store_q8_0_by_wave`]).
-pub fn quantize_words(_t: &Target, wave: u32, input: ScalarType) -> Kernel {
-    let dt = if input == ScalarType::F16 { "f16" } else { "f32" };
-    let mut b = KernelBuilder::new(format!("quantize_q8_0_{dt}_wave_words"), wave);
-    let x = b.buffer("x", input, Access::Read);
-    let out = b.buffer("out", ScalarType::U8, Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    b.set_buffer_len(x, ShapeExpr::scaled(&[n], 1, 1));
-    build_body_with(&mut b, Format::Q8_0, Source::Buffer(x, input), out, n, true, true);
-    b.finish()
 }
 
 /// One quantize kernel: `x`, `out`, `n`.
@@ -207,20 +178,6 @@ pub(crate) fn build_body(
     out: Param,
     n: Param,
     by_wave: bool,
-) {
-    build_body_with(b, format, src, out, n, by_wave, false)
-}
-
-/// [`build_body`], with `words`: Q8_0 blocks stored a whole u32 word a lane (the `wave_words`
-/// variant; see [`store_q8_0_by_wave`]).
-pub(crate) fn build_body_with(
-    b: &mut KernelBuilder,
-    format: Format,
-    src: Source,
-    out: Param,
-    n: Param,
-    by_wave: bool,
-    words: bool,
 ) {
     let per = src.per_load();
     // Values a lane quantizes, lanes a block.
@@ -309,10 +266,6 @@ pub(crate) fn build_body_with(
         let d16 = b.convert(d, Type::F16);
         let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
         let is_head = b.eq(j, zero);
-        if words && by_wave && format == Format::Q8_0 {
-            store_q8_0_by_wave(b, out, nblocks, (wg, lanes, vals), &bytes, d16);
-            return;
-        }
         b.if_then(valid, |b| match format {
             Format::Q8_0 => {
                 // In u16 units: d at 17 * blk, qs from 17 * blk + 1.
@@ -367,111 +320,4 @@ pub(crate) fn build_body_with(
             }
         });
     });
-}
-
-/// Q8_0 stores for the `wave` variant, whole words at a time. A wave owns `W / lanes` consecutive
-/// blocks, `34 * W / lanes` bytes starting 8-byte aligned: lane `l` writes the u32 words `l`,
-/// `l + W`, ... of that region, gathering each word's two u16 units (a block's `d`, or two of its
-/// `qs`) from the lanes that computed them with `shuffle_idx`. Consecutive lanes then store
-/// consecutive words, so each store instruction writes whole 32-byte sectors instead of 2-byte
-/// pieces straddling them. Bytes past the last valid block are not written (the last one may be a
-/// half word: a u16 store). Same bytes as the per-block stores; the parity tests hold it to that.
-fn store_q8_0_by_wave(
-    b: &mut KernelBuilder,
-    out: Param,
-    nblocks: Value,
-    (wg, lanes, vals): (Value, u32, u32),
-    bytes: &[Value],
-    d16: Value,
-) {
-    let wave = b.kernel().wave_size;
-    let bw = wave / lanes; // blocks a wave (even: 4..16)
-    let words = 17 * bw / 2; // u32 words a wave's region
-                             // The lane's q bytes packed into u32 words (one for 4 values, two for 8).
-    let mut qw = Vec::new();
-    for w in 0..(vals / 4) as usize {
-        let mut acc = bytes[4 * w];
-        for e in 1..4 {
-            let sh = b.u32(8 * e as u32);
-            let part = b.shl(bytes[4 * w + e], sh);
-            acc = b.or(acc, part);
-        }
-        qw.push(acc);
-    }
-    let d32 = b.convert(d16, Type::U32);
-    // First block of this wave's region, and how many of its blocks are valid.
-    let wave_id = b.wave();
-    let bw_v = b.u32(bw);
-    let per_wg = b.u32(BLOCK / lanes);
-    let wg0 = b.mul(wg, per_wg);
-    let wv0 = b.mul(wave_id, bw_v);
-    let b0 = b.add(wg0, wv0);
-    let zero = b.u32(0);
-    let some = b.gt(nblocks, b0);
-    let left = b.sub(nblocks, b0);
-    let left = b.select(some, left, zero);
-    let vb = b.min(left, bw_v);
-    let c34 = b.u32(34);
-    let valid_bytes = b.mul(vb, c34);
-    let c17 = b.u32(17);
-    let base_units = b.mul(b0, c17); // u16 units before the region
-    let two = b.u32(2);
-    let base_words = b.div(base_units, two); // b0 is even
-    let lane = b.lane();
-    let lanes_v = b.u32(lanes);
-    let one = b.u32(1);
-    let sixteen = b.u32(16);
-    let mask16 = b.u32(0xffff);
-    let vals_v = b.u32(vals);
-    // The u16 unit `u` of the region: `d` of block u / 17, or a q pair of it.
-    let unit = |b: &mut KernelBuilder, u: Value| -> Value {
-        let bb = b.div(u, c17);
-        let inner = b.rem(u, c17);
-        let is_d = b.eq(inner, zero);
-        let p = b.sub(inner, one); // pair 0..15 (garbage for d, not used)
-        let p2 = b.mul(p, two);
-        let in_block = b.div(p2, vals_v);
-        let in_block = b.select(is_d, zero, in_block);
-        let first = b.mul(bb, lanes_v);
-        let src = b.add(first, in_block);
-        let sd = b.shuffle_idx(d32, src);
-        let pi = b.rem(p2, vals_v);
-        let pi = b.div(pi, two); // pair within the lane
-        let mut word = b.shuffle_idx(qw[0], src);
-        if qw.len() > 1 {
-            let hi = b.shuffle_idx(qw[1], src);
-            let upper = b.ge(pi, two);
-            word = b.select(upper, hi, word);
-        }
-        let half = b.and(pi, one);
-        let sh = b.mul(half, sixteen);
-        let v = b.shr(word, sh);
-        let v = b.and(v, mask16);
-        b.select(is_d, sd, v)
-    };
-    for r in 0..words.div_ceil(wave) {
-        let rr = b.u32(r * wave);
-        let w = b.add(lane, rr);
-        let u0 = b.mul(w, two);
-        let u1 = b.add(u0, one);
-        let lo = unit(b, u0);
-        let hi = unit(b, u1);
-        let hi = b.shl(hi, sixteen);
-        let word = b.or(lo, hi);
-        let four = b.u32(4);
-        let end = b.mul(w, four);
-        let end_full = b.add(end, four);
-        let full = b.le(end_full, valid_bytes);
-        let end_half = b.add(end, two);
-        let half = b.eq(end_half, valid_bytes);
-        b.if_then(full, |b| {
-            let at = b.add(base_words, w);
-            b.store(out, at, word);
-        });
-        b.if_then(half, |b| {
-            let at = b.add(base_units, u0);
-            let lo16 = b.convert(lo, Type::scalar(ScalarType::U16));
-            b.store(out, at, lo16);
-        });
-    }
 }

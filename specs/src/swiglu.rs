@@ -44,8 +44,6 @@ pub fn specs() -> Vec<KernelSpec> {
                     build: |t, w| fused(t, w, true),
                     admit: Admission::default(),
                 },
-                // Built and proven, not routed (after the always-admitted `wave`) until measured.
-                VariantSpec { name: "wave_words", build: fused_words, admit: Admission::default() },
             ],
         },
     ]
@@ -114,27 +112,6 @@ pub fn swiglu(_t: &Target, wave: u32) -> Kernel {
             }
             vec![]
         },
-    );
-    b.finish()
-}
-
-/// As [`fused`] with `by_wave`, storing whole words (`wave_words`).
-pub fn fused_words(_t: &Target, wave: u32) -> Kernel {
-    let mut b = KernelBuilder::new("swiglu_quantize_q8_0_wave_words", wave);
-    let gate = b.buffer("gate", ScalarType::F32, Access::Read);
-    let up = b.buffer("up", ScalarType::F32, Access::Read);
-    let out = b.buffer("out", ScalarType::U8, Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    b.set_buffer_len(gate, ShapeExpr::scaled(&[n], 1, 1));
-    b.set_buffer_len(up, ShapeExpr::scaled(&[n], 1, 1));
-    crate::quantize::build_body_with(
-        &mut b,
-        Format::Q8_0,
-        Source::Swiglu(gate, up),
-        out,
-        n,
-        true,
-        true,
     );
     b.finish()
 }
