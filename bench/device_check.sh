@@ -22,3 +22,5 @@ echo "== bench =="
 ./.carry/kiln bench --package dist --json "$OUT/kiln_bench.json" 2>&1 | tee "$OUT/bench.log" | tail -12
 echo "== peers =="
 python3 bench/peers.py "$OUT/peers.json" ${PEER_ARGS:-} 2>&1 | tee "$OUT/peers.log" | grep -v Warning | tail -8
+echo "== A/B in one process (kiln PTX through the driver API, torch, Triton, interleaved) =="
+python3 bench/ab.py dist "$OUT/ab.json" --rounds 5 2> "$OUT/ab.err" | tee "$OUT/ab.log" | grep -v "address steps"
