@@ -24,3 +24,5 @@ echo "== peers =="
 python3 bench/peers.py "$OUT/peers.json" ${PEER_ARGS:-} 2>&1 | tee "$OUT/peers.log" | grep -v Warning | tail -8
 echo "== A/B in one process (kiln PTX through the driver API, torch, Triton, interleaved) =="
 python3 bench/ab.py dist "$OUT/ab.json" --rounds 5 2> "$OUT/ab.err" | tee "$OUT/ab.log" | grep -v "address steps"
+# The device tool returns a limited number of files: one archive holds every log.
+tar czf /tmp/device_check.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/device_check.tgz "$OUT/"

@@ -84,6 +84,25 @@ def torch_launch_cost(nodes=200, reps=50):
     return time_graph(lambda t: t.fill_(1.0), sets, reps=reps)
 
 
+def copy_bandwidth_gbps(nbytes=2 << 30, reps=20):
+    """The copy ceiling (METHOD.md): a large device-to-device copy, bytes read plus bytes written
+    over the median time of `reps` copies, timed with CUDA events after warm-up."""
+    src = torch.randn(nbytes // 4, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e-3)
+    return 2 * nbytes / statistics.median(times) / 1e9
+
+
 def main():
     out = sys.argv[1]
     names = list(CASES)
@@ -111,6 +130,8 @@ def main():
         print(f"{name:<26} torch {r['torch_us']:8.2f} us   triton {r.get('triton_us', float('nan')):8.2f} us   ({nsets} input sets)", flush=True)
     res["launch_trivial"] = {"torch_graph_us_per_node": torch_launch_cost()}
     print(f"launch cost: torch CUDA-graph replay {res['launch_trivial']['torch_graph_us_per_node']:.2f} us per trivial node", flush=True)
+    res["copy"] = {"gbps": copy_bandwidth_gbps(), "bytes": 2 << 30}
+    print(f"copy bandwidth: {res['copy']['gbps']:.0f} GB/s (2 GiB device-to-device, read + write)", flush=True)
     json.dump(res, open(out, "w"), indent=1)
 
 
