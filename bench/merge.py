@@ -64,7 +64,7 @@ for name, c in cases.items():
     pct = f"{100 * c['gbps'] / copy_gbps:.0f}%" if copy_gbps else "-"
     lines.append(
         f"| {name} | {c['kiln_us']:.2f} ({c['variant']}) | {num(c['torch_us'])} | {num(c['triton_us'])} "
-        f"| {ratio(c['torch_us'], c['kiln_us'])} | {ratio(c['triton_us'], c['kiln_us'])} | {c["floor_us"]:.3g} "
+        f"| {ratio(c['torch_us'], c['kiln_us'])} | {ratio(c['triton_us'], c['kiln_us'])} | {c['floor_us']:.3g} "
         f"| {c['gbps']:.0f} | {pct} | {c['kiln_eager_us']:.2f} |"
     )
 lc = kiln["launch_cost"]
