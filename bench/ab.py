@@ -118,6 +118,9 @@ def main():
         "kiln wave (cuMemAlloc each)": (kiln_q("wave"), raw),
         "torch": (q8_0_torch, [[x] for x in xs]),
         "triton": (q_triton, [[x] for x in xs]),
+        # The protocol peers.py used before: one replay a timing, 50 timings.
+        "kiln wave (one replay a timing)": (kiln_q("wave"), list(zip(xs, outs)), {"samples": 50, "replays": 1}),
+        "triton (one replay a timing)": (q_triton, [[x] for x in xs], {"samples": 50, "replays": 1}),
     }
     res["cases"]["quantize_q8_0_t1_k4096"] = run_rounds(configs, rounds)
 
@@ -154,8 +157,8 @@ def main():
 def run_rounds(configs, rounds):
     times = {name: [] for name in configs}
     for r in range(rounds):
-        for name, (fn, sets) in configs.items():
-            times[name].append(time_graph(fn, sets))
+        for name, (fn, sets, *kw) in configs.items():
+            times[name].append(time_graph(fn, sets, **(kw[0] if kw else {})))
     rows = {}
     for name, ts in times.items():
         rows[name] = {"median_us": statistics.median(ts), "rounds_us": ts}

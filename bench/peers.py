@@ -50,8 +50,9 @@ CASES = {
 }
 
 
-def time_graph(fn, sets, reps=50, warm=5):
-    """us per call: a CUDA graph holding one call per input set, replayed `reps` times."""
+def time_graph(fn, sets, samples=7, replays=20, warm=5):
+    """us per call: a CUDA graph holding one call per input set; `samples` timings of `replays`
+    back-to-back replays each, median over the samples (the protocol of `kiln bench`)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -66,13 +67,14 @@ def time_graph(fn, sets, reps=50, warm=5):
         g.replay()
     torch.cuda.synchronize()
     times = []
-    for _ in range(reps):
+    for _ in range(samples):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        g.replay()
+        for _ in range(replays):
+            g.replay()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / len(sets))
+        times.append(a.elapsed_time(b) * 1e3 / (replays * len(sets)))
     return statistics.median(times)
 
 
@@ -81,7 +83,7 @@ def torch_launch_cost(nodes=200, reps=50):
     figure kiln's launch-cost line is compared with."""
     x = torch.zeros(1, device="cuda")
     sets = [[x] for _ in range(nodes)]
-    return time_graph(lambda t: t.fill_(1.0), sets, reps=reps)
+    return time_graph(lambda t: t.fill_(1.0), sets, samples=5, replays=reps)
 
 
 def copy_bandwidth_gbps(nbytes=2 << 30, reps=20):
