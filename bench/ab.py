@@ -121,8 +121,13 @@ def main():
         # The protocol peers.py used before: one replay a timing, 50 timings.
         "kiln wave (one replay a timing)": (kiln_q("wave"), list(zip(xs, outs)), {"samples": 50, "replays": 1}),
         "triton (one replay a timing)": (q_triton, [[x] for x in xs], {"samples": 50, "replays": 1}),
+        # Replayed on a created stream instead of torch's (legacy) default stream.
+        "kiln wave (side stream)": (kiln_q("wave"), list(zip(xs, outs)), {"side_stream": True}),
+        "triton (side stream)": (q_triton, [[x] for x in xs], {"side_stream": True}),
     }
     res["cases"]["quantize_q8_0_t1_k4096"] = run_rounds(configs, rounds)
+    res["driver_graph_us"] = driver_graph_us(kq["wave"], list(zip(xs, outs)), k)
+    print(f"  kiln wave, graph captured and launched through the driver API only: {res['driver_graph_us']:.2f} us", flush=True)
 
     # rmsnorm T=8, D=4096.
     t, d = 8, 4096
@@ -151,7 +156,51 @@ def main():
         "triton": (r_triton, list(zip(rx, rw))),
     }
     res["cases"]["rmsnorm_t8_d4096"] = run_rounds(configs, rounds)
+
+    # torch's trivial op (peers.py's launch-cost figure), default stream vs a created one.
+    one = torch.zeros(1, device="cuda")
+    fill = [[one] for _ in range(200)]
+    configs = {
+        "torch fill_ (default stream)": (lambda t: t.fill_(1.0), fill, {"replays": 50}),
+        "torch fill_ (side stream)": (lambda t: t.fill_(1.0), fill, {"replays": 50, "side_stream": True}),
+    }
+    res["cases"]["trivial_node"] = run_rounds(configs, rounds)
     json.dump(res, open(out, "w"), indent=1)
+
+
+def driver_graph_us(kernel, sets, k, samples=7, replays=20):
+    """The graph built as kiln builds it: driver-API stream capture on a created stream,
+    cuGraphInstantiate, cuGraphLaunch; timed with driver events. Tells torch's graph object apart
+    from the process it runs in."""
+    fn, grid, block = kernel
+    stream = ctypes.c_void_p()
+    ck(cu.cuStreamCreate(ctypes.byref(stream), 1), "stream")
+    ck(cu.cuStreamBeginCapture_v2(stream, 0), "begin capture")
+    for x, o in sets:
+        args = [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(o.data_ptr()), ctypes.c_uint32(k)]
+        params = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        ck(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params, None), "launch")
+    graph = ctypes.c_void_p()
+    ck(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), "end capture")
+    exe = ctypes.c_void_p()
+    ck(cu.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, ctypes.c_ulonglong(0)), "instantiate")
+    for _ in range(5):
+        ck(cu.cuGraphLaunch(exe, stream), "graph launch")
+    ck(cu.cuStreamSynchronize(stream), "sync")
+    e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
+    ck(cu.cuEventCreate(ctypes.byref(e0), 0), "event")
+    ck(cu.cuEventCreate(ctypes.byref(e1), 0), "event")
+    times = []
+    for _ in range(samples):
+        ck(cu.cuEventRecord(e0, stream), "record")
+        for _ in range(replays):
+            ck(cu.cuGraphLaunch(exe, stream), "graph launch")
+        ck(cu.cuEventRecord(e1, stream), "record")
+        ck(cu.cuEventSynchronize(e1), "event sync")
+        ms = ctypes.c_float()
+        ck(cu.cuEventElapsedTime(ctypes.byref(ms), e0, e1), "elapsed")
+        times.append(ms.value * 1e3 / (replays * len(sets)))
+    return statistics.median(times)
 
 
 def run_rounds(configs, rounds):

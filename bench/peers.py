@@ -50,9 +50,10 @@ CASES = {
 }
 
 
-def time_graph(fn, sets, samples=7, replays=20, warm=5):
+def time_graph(fn, sets, samples=7, replays=20, warm=5, side_stream=False):
     """us per call: a CUDA graph holding one call per input set; `samples` timings of `replays`
-    back-to-back replays each, median over the samples (the protocol of `kiln bench`)."""
+    back-to-back replays each, median over the samples (the protocol of `kiln bench`).
+    `side_stream`: replay (and time) on a created stream instead of torch's default one."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -63,18 +64,20 @@ def time_graph(fn, sets, samples=7, replays=20, warm=5):
     with torch.cuda.graph(g):
         for args in sets:
             fn(*args)
-    for _ in range(warm):
-        g.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(samples):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(replays):
+    with torch.cuda.stream(torch.cuda.Stream() if side_stream else torch.cuda.current_stream()):
+        for _ in range(warm):
             g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / (replays * len(sets)))
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(samples):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(replays):
+                g.replay()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1e3 / (replays * len(sets)))
     return statistics.median(times)
 
 
