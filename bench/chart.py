@@ -30,8 +30,8 @@ ax.set_xticklabels(cases, rotation=15, fontsize=8)
 ax.set_ylabel("us per call (CUDA-graph replay, median)")
 ax.set_title(f"{res.get('device', '')}, {res.get('date', '')}: lower is better; dashed = bandwidth floor")
 ax.legend()
-note = ("kiln: kiln bench (a bare process); torch, Triton: peers.py (a torch process, where kiln's own kernel "
-        "also runs ~0.35 us slower). Kernel vs kernel in one process: bench/ab.py, in the results file.")
+note = ("kiln: kiln bench (a bare process); torch, Triton: peers.py (a torch process; in such a process, ab.py's, "
+        "kiln's own kernel runs ~0.35 us slower). Kernel vs kernel in one process: bench/ab.py, in the results file.")
 fig.text(0.01, 0.01, note, fontsize=7, color="#555")
 fig.tight_layout(rect=(0, 0.03, 1, 1))
 fig.savefig(sys.argv[2], dpi=120)
