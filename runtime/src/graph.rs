@@ -168,6 +168,9 @@ pub struct DecodeGraph {
     buffers: BTreeMap<String, Buffer>,
     vars: BTreeMap<String, Scalar>,
     graph: DiGraph<Node, Hazard>,
+    /// The nodes that touch each buffer (or workspace), in the order they were added: a new
+    /// node is compared only with these, not with the whole graph.
+    touched_by: BTreeMap<String, Vec<NodeIndex>>,
 }
 
 impl DecodeGraph {
@@ -242,8 +245,18 @@ impl DecodeGraph {
             reads.insert(ws.clone());
             writes.insert(ws);
         }
+        // Earlier nodes that share a buffer with this one, in the order they were added.
+        let earlier: BTreeSet<NodeIndex> = reads
+            .iter()
+            .chain(&writes)
+            .filter_map(|b| self.touched_by.get(b))
+            .flatten()
+            .copied()
+            .collect();
+        for b in reads.union(&writes) {
+            self.touched_by.entry(b.clone()).or_default().push(NodeIndex::new(node));
+        }
         let n = Node { kernel: kernel.to_string(), args, reads, writes };
-        let earlier: Vec<NodeIndex> = self.graph.node_indices().collect();
         let idx = self.graph.add_node(n);
         for j in earlier {
             let (a, b) = (&self.graph[j], &self.graph[idx]);
@@ -691,6 +704,57 @@ mod tests {
     }
 
     testgen!(replay_equals_eager_bitwise, replay_rechecks_only_changed_nodes);
+
+    /// The hazard edges of a random graph are exactly those of the pairwise definition: every
+    /// earlier node that writes what a node reads, reads what it writes, or writes what it writes.
+    #[test]
+    fn hazards_match_the_pairwise_definition() {
+        let dev = Device::cpu(Default::default());
+        let kernels = [testing::mix(), testing::acc(), testing::count()];
+        let (_d, pkg) = testing::package_for(&dev, &kernels).unwrap();
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let mut g = DecodeGraph::new();
+        for name in ["p", "q", "r", "s", "t"] {
+            g.add_buffer(name, dev.alloc(ScalarType::F32, 64).unwrap()).unwrap();
+        }
+        g.add_buffer("c", dev.alloc(ScalarType::U32, 4).unwrap()).unwrap();
+        let mut r = rand::thread_rng();
+        let pick = |r: &mut rand::rngs::ThreadRng| ["p", "q", "r", "s", "t"][r.gen_range(0..5)];
+        for _ in 0..80 {
+            let (a, b) = (pick(&mut r), pick(&mut r));
+            let args = NodeArgs::new().scalar("pos", 1u32).buffer("a", a);
+            match r.gen_range(0..3) {
+                0 => g.add_node(&rt, "mix", args.buffer("b", b)).unwrap(),
+                1 => g.add_node(&rt, "acc", args.buffer("b", b)).unwrap(),
+                _ => g.add_node(&rt, "count", args.buffer("c", "c")).unwrap(),
+            };
+        }
+        let nodes: Vec<&Node> = g.nodes().map(|(_, n)| n).collect();
+        let mut want = vec![];
+        for i in 0..nodes.len() {
+            for j in 0..i {
+                let (a, b) = (nodes[j], nodes[i]);
+                for buf in a.writes.intersection(&b.reads) {
+                    want.push((j, i, HazardKind::ReadAfterWrite, buf.clone()));
+                }
+                for buf in a.reads.intersection(&b.writes) {
+                    want.push((j, i, HazardKind::WriteAfterRead, buf.clone()));
+                }
+                for buf in a.writes.intersection(&b.writes) {
+                    want.push((j, i, HazardKind::WriteAfterWrite, buf.clone()));
+                }
+            }
+        }
+        let mut got: Vec<_> = g
+            .hazards()
+            .into_iter()
+            .map(|(a, b, h)| (a.index(), b.index(), h.kind, h.buffer.clone()))
+            .collect();
+        got.sort_by_key(|x| (x.1, x.0));
+        want.sort_by_key(|x| (x.1, x.0));
+        assert!(!want.is_empty());
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn unset_variables_and_unknown_buffers_are_errors() {
