@@ -473,17 +473,18 @@ pub(crate) fn shape_text(e: &ShapeExpr, abi: &Abi) -> String {
     t
 }
 
-/// Evaluates a shape rule with the call's scalars.
+/// Evaluates a shape rule with the call's scalars. `what` names the rule in an error (built only
+/// then: this runs on every launch).
 fn eval_shape(
     e: &ShapeExpr,
     abi: &Abi,
     scalars: &[Option<Scalar>],
     who: &str,
-    what: &str,
+    what: &dyn Fn() -> String,
 ) -> Result<u64, LaunchError> {
     let bad = |detail: String| LaunchError::BadShape {
         kernel: who.to_string(),
-        what: what.to_string(),
+        what: what(),
         rule: shape_text(e, abi),
         detail,
     };
@@ -569,7 +570,8 @@ fn bind(
             }
             continue;
         }
-        let expected = match &p.kind {
+        // Messages are built only for an error: this runs on every launch.
+        let expected = || match &p.kind {
             ParamKind::Buffer { elem, .. } => format!("a {elem} buffer"),
             ParamKind::Scalar(t) => format!("a {t} scalar"),
         };
@@ -577,14 +579,14 @@ fn bind(
             return Err(LaunchError::MissingArg {
                 kernel: who.to_string(),
                 param: p.name.clone(),
-                expected,
+                expected: expected(),
             }
             .into());
         };
         let wrong = |found: String| LaunchError::WrongType {
             kernel: who.to_string(),
             param: p.name.clone(),
-            expected: expected.clone(),
+            expected: expected(),
             found,
         };
         match (&p.kind, given) {
@@ -619,7 +621,7 @@ fn bind(
     // Lengths against the shape rules.
     for (i, p) in abi.params.iter().enumerate() {
         if let (ParamKind::Buffer { len: Some(rule), .. }, Some(b)) = (&p.kind, buffers[i]) {
-            let what = format!("length of `{}`", p.name);
+            let what = || format!("length of `{}`", p.name);
             let needed = eval_shape(rule, abi, &scalars, who, &what)?;
             if (b.len() as u64) < needed {
                 return Err(LaunchError::TooShort {
@@ -638,7 +640,7 @@ fn bind(
     // Grid.
     let mut grid64 = [0u64; 3];
     for (d, rule) in e.grid.iter().enumerate() {
-        grid64[d] = eval_shape(rule, abi, &scalars, who, "grid")?;
+        grid64[d] = eval_shape(rule, abi, &scalars, who, &|| "grid".to_string())?;
     }
     let rule_text = || e.grid.iter().map(|r| shape_text(r, abi)).collect::<Vec<_>>().join(", ");
     if grid64.iter().any(|&g| g == 0 || g > u32::MAX as u64) {
@@ -660,7 +662,7 @@ fn bind(
             (ParamKind::Buffer { elem, len, .. }, true) => {
                 let needed = match len {
                     Some(rule) => {
-                        let what = format!("length of workspace `{}`", p.name);
+                        let what = || format!("length of workspace `{}`", p.name);
                         eval_shape(rule, abi, &scalars, who, &what)?
                     }
                     None => 1,
