@@ -23,14 +23,7 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 from peers import q8_0_torch, rmsnorm_torch, time_graph, ROTATE_BYTES  # noqa: E402
 
-cu = ctypes.CDLL("libcuda.so.1")
-
-
-def ck(r, what):
-    if r != 0:
-        name = ctypes.c_char_p()
-        cu.cuGetErrorName(r, ctypes.byref(name))
-        raise RuntimeError(f"{what}: CUDA error {r} ({name.value})")
+from driver_only import capture, ck, cu, us_per_node  # noqa: E402
 
 
 def load(pkg, kernel, variant, symbol):
@@ -168,39 +161,17 @@ def main():
     json.dump(res, open(out, "w"), indent=1)
 
 
-def driver_graph_us(kernel, sets, k, samples=7, replays=20):
-    """The graph built as kiln builds it: driver-API stream capture on a created stream,
-    cuGraphInstantiate, cuGraphLaunch; timed with driver events. Tells torch's graph object apart
-    from the process it runs in."""
+def driver_graph_us(kernel, sets, k):
+    """The graph built as kiln builds it (driver-API stream capture on a created stream,
+    cuGraphInstantiate, cuGraphLaunch, driver events), in this process: tells torch's graph
+    object apart from the process it runs in."""
     fn, grid, block = kernel
     stream = ctypes.c_void_p()
     ck(cu.cuStreamCreate(ctypes.byref(stream), 1), "stream")
-    ck(cu.cuStreamBeginCapture_v2(stream, 0), "begin capture")
-    for x, o in sets:
-        args = [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(o.data_ptr()), ctypes.c_uint32(k)]
-        params = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-        ck(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params, None), "launch")
-    graph = ctypes.c_void_p()
-    ck(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), "end capture")
-    exe = ctypes.c_void_p()
-    ck(cu.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, ctypes.c_ulonglong(0)), "instantiate")
+    exe = capture(fn, grid, block, [(x.data_ptr(), o.data_ptr()) for x, o in sets], k, stream)
     for _ in range(5):
         ck(cu.cuGraphLaunch(exe, stream), "graph launch")
-    ck(cu.cuStreamSynchronize(stream), "sync")
-    e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
-    ck(cu.cuEventCreate(ctypes.byref(e0), 0), "event")
-    ck(cu.cuEventCreate(ctypes.byref(e1), 0), "event")
-    times = []
-    for _ in range(samples):
-        ck(cu.cuEventRecord(e0, stream), "record")
-        for _ in range(replays):
-            ck(cu.cuGraphLaunch(exe, stream), "graph launch")
-        ck(cu.cuEventRecord(e1, stream), "record")
-        ck(cu.cuEventSynchronize(e1), "event sync")
-        ms = ctypes.c_float()
-        ck(cu.cuEventElapsedTime(ctypes.byref(ms), e0, e1), "elapsed")
-        times.append(ms.value * 1e3 / (replays * len(sets)))
-    return statistics.median(times)
+    return us_per_node(exe, stream, len(sets))[0]
 
 
 def run_rounds(configs, rounds):

@@ -17,7 +17,44 @@ cu = ctypes.CDLL("libcuda.so.1")
 
 def ck(r, what):
     if r != 0:
-        raise RuntimeError(f"{what}: CUDA error {r}")
+        name = ctypes.c_char_p()
+        cu.cuGetErrorName(r, ctypes.byref(name))
+        raise RuntimeError(f"{what}: CUDA error {r} ({name.value})")
+
+
+def capture(fn, grid, block, sets, k, stream):
+    """Stream capture of one launch of `fn(x, out, k)` per `(x, out)` device address pair, then
+    cuGraphInstantiate: the graph as kiln builds it."""
+    ck(cu.cuStreamBeginCapture_v2(stream, 0), "begin capture")
+    for x, o in sets:
+        args = [ctypes.c_uint64(x), ctypes.c_uint64(o), ctypes.c_uint32(k)]
+        params = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        ck(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params, None), "launch")
+    graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
+    ck(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), "end capture")
+    ck(cu.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, ctypes.c_ulonglong(0)), "instantiate")
+    ck(cu.cuGraphLaunch(exe, stream), "graph launch")
+    return exe
+
+
+def us_per_node(exe, stream, nodes, samples=7, replays=20):
+    """Median over `samples` of `replays` back-to-back launches of `exe`, driver events: us a node
+    (the protocol of `kiln bench`). Returns (median, samples)."""
+    ck(cu.cuStreamSynchronize(stream), "sync")
+    e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
+    ck(cu.cuEventCreate(ctypes.byref(e0), 0), "event")
+    ck(cu.cuEventCreate(ctypes.byref(e1), 0), "event")
+    times = []
+    for _ in range(samples):
+        ck(cu.cuEventRecord(e0, stream), "record")
+        for _ in range(replays):
+            ck(cu.cuGraphLaunch(exe, stream), "graph launch")
+        ck(cu.cuEventRecord(e1, stream), "record")
+        ck(cu.cuEventSynchronize(e1), "event sync")
+        ms = ctypes.c_float()
+        ck(cu.cuEventElapsedTime(ctypes.byref(ms), e0, e1), "elapsed")
+        times.append(ms.value * 1e3 / (replays * nodes))
+    return statistics.median(times), times
 
 
 def main():
@@ -87,43 +124,14 @@ def main():
     stream = ctypes.c_void_p()
     ck(cu.cuStreamCreate(ctypes.byref(stream), 1), "stream")
     extra = int(sys.argv[sys.argv.index("--extra-graphs") + 1]) if "--extra-graphs" in sys.argv else 0
-    execs = []
-    for _ in range(1 + extra):
-        ck(cu.cuStreamBeginCapture_v2(stream, 0), "begin capture")
-        for x, o in sets:
-            args = [ctypes.c_uint64(x), ctypes.c_uint64(o), ctypes.c_uint32(k)]
-            params = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-            ck(cu.cuLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, stream, params, None), "launch")
-        graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
-        ck(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), "end capture")
-        ck(cu.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, ctypes.c_ulonglong(0)), "instantiate")
-        ck(cu.cuGraphLaunch(exe, stream), "graph launch")
-        execs.append(exe)
+    execs = [capture(fn, 4, 256, sets, k, stream) for _ in range(1 + extra)]
     exe = execs[-1]
     for _ in range(5):
         ck(cu.cuGraphLaunch(exe, stream), "graph launch")
-    ck(cu.cuStreamSynchronize(stream), "sync")
-    e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
-    ck(cu.cuEventCreate(ctypes.byref(e0), 0), "event")
-    ck(cu.cuEventCreate(ctypes.byref(e1), 0), "event")
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 1
     for r in range(rounds):
-        med, times = time_once(exe, stream, e0, e1, nsets)
+        med, times = us_per_node(exe, stream, nsets)
         print(f"round {r}: {med:.2f} us a node ({' '.join(f'{t:.2f}' for t in times)})", flush=True)
-
-
-def time_once(exe, stream, e0, e1, nsets):
-    times = []
-    for _ in range(7):
-        ck(cu.cuEventRecord(e0, stream), "record")
-        for _ in range(20):
-            ck(cu.cuGraphLaunch(exe, stream), "graph launch")
-        ck(cu.cuEventRecord(e1, stream), "record")
-        ck(cu.cuEventSynchronize(e1), "event sync")
-        ms = ctypes.c_float()
-        ck(cu.cuEventElapsedTime(ctypes.byref(ms), e0, e1), "elapsed")
-        times.append(ms.value * 1e3 / (20 * nsets))
-    return statistics.median(times), times
 
 
 if __name__ == "__main__":
