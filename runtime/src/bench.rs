@@ -107,6 +107,24 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The median over `samples` runs of `issue` (which does `units` units of work) timed between
+/// two device events, in microseconds per unit.
+fn median_us_per_unit(
+    rt: &Runtime,
+    samples: usize,
+    units: usize,
+    mut issue: impl FnMut() -> Result<(), RuntimeError>,
+) -> Result<f64, RuntimeError> {
+    let mut out = vec![];
+    for _ in 0..samples.max(1) {
+        let start = rt.device().record_event()?;
+        issue()?;
+        let end = rt.device().record_event()?;
+        out.push(start.elapsed_ms(&end)? * 1e3 / units.max(1) as f64);
+    }
+    Ok(median(out))
+}
+
 /// Times `launches` eager launches of `kernel` between two device events; the median over
 /// `samples` runs, in microseconds per launch (after one warm-up launch).
 pub fn eager_us_per_launch(
@@ -119,16 +137,12 @@ pub fn eager_us_per_launch(
     let launches = launches.max(1);
     rt.launch(kernel, args)?;
     rt.synchronize()?;
-    let mut out = vec![];
-    for _ in 0..samples.max(1) {
-        let start = rt.device().record_event()?;
+    median_us_per_unit(rt, samples, launches, || {
         for _ in 0..launches {
             rt.launch(kernel, args)?;
         }
-        let end = rt.device().record_event()?;
-        out.push(start.elapsed_ms(&end)? * 1e3 / launches as f64);
-    }
-    Ok(median(out))
+        Ok(())
+    })
 }
 
 /// Like [`eager_us_per_launch`], but routes and checks the call once and then only issues it:
@@ -144,16 +158,12 @@ pub fn prepared_us_per_launch(
     let p = rt.prepare(kernel, None, args)?;
     rt.device().launch(&p)?;
     rt.synchronize()?;
-    let mut out = vec![];
-    for _ in 0..samples.max(1) {
-        let start = rt.device().record_event()?;
+    median_us_per_unit(rt, samples, launches, || {
         for _ in 0..launches {
             rt.device().launch(&p)?;
         }
-        let end = rt.device().record_event()?;
-        out.push(start.elapsed_ms(&end)? * 1e3 / launches as f64);
-    }
-    Ok(median(out))
+        Ok(())
+    })
 }
 
 /// Captures `graph`, replays it once to warm up, then times `replays` replays between two
@@ -172,10 +182,8 @@ pub fn graph_us_per_node(
     cap.replay()?;
     rt.synchronize()?;
     let nodes = cap.len().max(1);
-    let mut out = vec![];
     let mut i = 0;
-    for _ in 0..samples.max(1) {
-        let start = rt.device().record_event()?;
+    median_us_per_unit(rt, samples, replays * nodes, || {
         for _ in 0..replays {
             if let Some((var, f)) = update {
                 cap.set_var(var, f(i))?;
@@ -183,10 +191,8 @@ pub fn graph_us_per_node(
             }
             cap.replay()?;
         }
-        let end = rt.device().record_event()?;
-        out.push(start.elapsed_ms(&end)? * 1e3 / (replays * nodes) as f64);
-    }
-    Ok(median(out))
+        Ok(())
+    })
 }
 
 /// The launch costs of the trivial kernel on a device.

@@ -345,16 +345,9 @@ impl DecodeGraph {
         let order = self.order()?;
         let launches = self.prepare(rt, &order, &self.vars)?;
         let exec = rt.device().capture(&launches)?;
-        let used: BTreeSet<String> = self
-            .graph
-            .node_weights()
-            .flat_map(|n| n.args.scalars.iter())
-            .filter_map(|(_, s)| match s {
-                ScalarArg::Var(v) => Some(v.clone()),
-                ScalarArg::Const(_) => None,
-            })
-            .collect();
-        let readers = order.iter().map(|&i| node_vars(&self.graph[i])).collect();
+        let readers: Vec<BTreeSet<String>> =
+            order.iter().map(|&i| node_vars(&self.graph[i])).collect();
+        let used = readers.iter().flatten().cloned().collect();
         Ok(CapturedGraph {
             rt,
             graph: self.clone(),

@@ -15,6 +15,17 @@ use std::time::Instant;
 const ROWS: usize = 8;
 const N: usize = 248_320;
 
+/// Best of three runs (the machine is shared): seconds, and the last run's statistics.
+fn best_of_three(k: &kiln_ir::Kernel, args: &mut [Arg]) -> (f64, interp::RunStats) {
+    let (mut s, mut stats) = (f64::MAX, Default::default());
+    for _ in 0..3 {
+        let t = Instant::now();
+        stats = interp::run(k, args, &RunOptions::default()).unwrap();
+        s = s.min(t.elapsed().as_secs_f64());
+    }
+    (s, stats)
+}
+
 #[test]
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn row_reduction_speed() {
@@ -35,13 +46,7 @@ fn row_reduction_speed() {
                     Arg::Scalar(N as u64),
                     Arg::Scalar(ROWS as u64),
                 ];
-                // Best of three: the machine is shared.
-                let (mut s, mut stats) = (f64::MAX, Default::default());
-                for _ in 0..3 {
-                    let t = Instant::now();
-                    stats = interp::run(&k, &mut args, &RunOptions::default()).unwrap();
-                    s = s.min(t.elapsed().as_secs_f64());
-                }
+                let (s, stats) = best_of_three(&k, &mut args);
                 println!(
                     "{name:>14} wave {wave:2} lanes {lanes:4}: {s:7.3} s, {:6.1} M lane-ops, {:6.1} M lane-ops/s",
                     stats.lane_ops as f64 / 1e6,
@@ -65,12 +70,7 @@ fn many_small_workgroups_speed() {
             Arg::Buffer(vec![0; 4 * groups]),
             Arg::Scalar(groups as u64),
         ];
-        let (mut s, mut stats) = (f64::MAX, Default::default());
-        for _ in 0..3 {
-            let t = Instant::now();
-            stats = interp::run(&k, &mut args, &RunOptions::default()).unwrap();
-            s = s.min(t.elapsed().as_secs_f64());
-        }
+        let (s, stats) = best_of_three(&k, &mut args);
         println!(
             "wave_sum, {groups} workgroups of one wave {wave}: {s:.3} s, {:.1} us a workgroup, {:.1} M lane-ops/s",
             s / groups as f64 * 1e6,
