@@ -41,16 +41,6 @@ pub enum DeviceError {
         /// The buffer's device.
         found: String,
     },
-    /// The cpu device cannot pass one buffer twice (each parameter gets its own copy there).
-    #[error("{kernel}: the cpu device cannot pass one buffer as both `{first}` and `{second}`")]
-    Aliased {
-        /// The kernel.
-        kernel: String,
-        /// First parameter.
-        first: String,
-        /// Second parameter.
-        second: String,
-    },
     /// A host read or write with the wrong element type or size.
     #[error("{what}: expected {expected}, found {found}")]
     Mismatch {

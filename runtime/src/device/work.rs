@@ -73,7 +73,6 @@ pub(crate) struct PreparedLaunch {
     /// `kernel/variant`, for messages.
     pub label: Arc<str>,
     pub variant: Arc<str>,
-    pub param_names: Arc<[String]>,
     pub code: Code,
     pub grid: [u32; 3],
     pub block: [u32; 3],

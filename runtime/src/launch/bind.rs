@@ -1,6 +1,7 @@
 //! Binding a call's arguments to an object's ABI: names, types, devices, lengths against
 //! their shape rules, the grid, and the runtime-owned workspaces. Nothing is issued here.
 
+use super::alias::{check_aliasing, BufferUse};
 use super::shape::{eval_shape, shape_text, shape_values};
 use super::{ArgValue, Args, LaunchError, LoadedKernel};
 use crate::device::{Buffer, Device, KernelArg, PreparedLaunch};
@@ -102,6 +103,23 @@ pub(crate) fn bind(
         }
     }
 
+    // No written buffer parameter may overlap another buffer parameter (`noalias`).
+    let uses: Vec<BufferUse<'_>> = abi
+        .params
+        .iter()
+        .zip(&buffers)
+        .filter_map(|(p, b)| match (&p.kind, b) {
+            (ParamKind::Buffer { access, .. }, Some(b)) => Some(BufferUse {
+                param: &p.name,
+                writes: access.writes(),
+                address: b.device_address(),
+                bytes: b.bytes() as u64,
+            }),
+            (ParamKind::Buffer { .. }, None) | (ParamKind::Scalar(_), _) => None,
+        })
+        .collect();
+    check_aliasing(who, &uses)?;
+
     // Lengths against the shape rules.
     for (i, p) in abi.params.iter().enumerate() {
         if let (ParamKind::Buffer { len: Some(rule), .. }, Some(b)) = (&p.kind, buffers[i]) {
@@ -166,7 +184,6 @@ pub(crate) fn bind(
     Ok(PreparedLaunch {
         label: lk.label.clone(),
         variant: lk.variant.clone(),
-        param_names: lk.param_names.clone(),
         code: lk.code.clone(),
         grid,
         block: e.workgroup_size,

@@ -124,4 +124,20 @@ pub enum LaunchError {
         /// The grid rule as text.
         rule: String,
     },
+    /// Two buffer parameters bound to overlapping memory, one of them written: every buffer
+    /// parameter is `noalias` in the lowering, so this would be undefined on a GPU.
+    #[error(
+        "{kernel}: `{first}` and `{second}` are bound to overlapping memory and `{written}` is \
+         written; buffer parameters must not alias (only read-only parameters may share a buffer)"
+    )]
+    Aliased {
+        /// `kernel/variant` (or the graph node).
+        kernel: String,
+        /// The first parameter, in ABI order.
+        first: String,
+        /// The second parameter.
+        second: String,
+        /// The one of the two that is written.
+        written: String,
+    },
 }

@@ -1,15 +1,17 @@
 //! The runtime proper: a package loaded on a device, and launches by name.
 //!
-//! A launch routes the call, checks every argument against the chosen object's ABI (names,
+//! A launch routes the call, checks every argument against the chosen object's ABI (names, aliasing of written buffers,
 //! buffer element types, buffer lengths against their shape rules, scalar types), derives the
 //! grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
 //! the kernel. A refused launch issues nothing.
 
+mod alias;
 mod args;
 mod bind;
 mod error;
 mod shape;
 
+pub(crate) use alias::{check_aliasing, BufferUse};
 pub use args::{ArgValue, Args, Launched};
 pub use error::LaunchError;
 
@@ -30,7 +32,6 @@ pub(crate) struct LoadedKernel {
     pub variant: Arc<str>,
     pub object: PackageObject,
     pub code: Code,
-    pub param_names: Arc<[String]>,
     pub(crate) workspaces: Mutex<BTreeMap<usize, Buffer>>,
 }
 
@@ -78,13 +79,11 @@ impl Runtime {
         for obj in package.objects().iter().filter(|o| o.entry.arch == arch) {
             any = true;
             let code = device.load_object(obj, &arch)?;
-            let names: Vec<String> = obj.entry.abi.params.iter().map(|p| p.name.clone()).collect();
             let lk = LoadedKernel {
                 label: format!("{}/{}", obj.entry.kernel, obj.entry.variant).into(),
                 variant: obj.entry.variant.as_str().into(),
                 object: obj.clone(),
                 code,
-                param_names: names.into(),
                 workspaces: Mutex::new(BTreeMap::new()),
             };
             let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");
@@ -277,7 +276,7 @@ fn resolve_arch(device: &Device, package: &Package) -> Result<String, LoadError>
 mod tests {
     use super::*;
     use crate::testing::{self, testgen, PackageDir};
-    use crate::{CpuOptions, DeviceError, Overrides};
+    use crate::{CpuOptions, Overrides};
     use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
     use kiln_ir::{ScalarType, ShapeExpr};
     use rand::Rng;
@@ -424,7 +423,28 @@ mod tests {
         );
     }
 
+    /// A buffer bound to a read and a written parameter is refused before launch on every
+    /// device, naming the kernel and both parameters; nothing runs.
+    fn aliased_buffers_are_refused(dev: &Device) {
+        let Some((_d, rt)) = runtime(dev, &[testing::scale()]) else { return };
+        let xs = random_f32(64);
+        let x = dev.upload(&xs).unwrap();
+        let args =
+            Args::new().buffer("x", &x).buffer("out", &x).scalar("n", 64u32).scalar("s", 2.0f32);
+        let e = rt.launch("scale", &args).unwrap_err();
+        assert!(matches!(e, RuntimeError::Launch(LaunchError::Aliased { .. })), "{e}");
+        assert!(
+            e.to_string().contains(
+                "scale/baseline: `x` and `out` are bound to overlapping memory and `out` is written"
+            ),
+            "{e}"
+        );
+        rt.synchronize().unwrap();
+        assert_eq!(x.read::<f32>().unwrap(), xs, "a refused launch ran");
+    }
+
     testgen!(
+        aliased_buffers_are_refused,
         launches_with_grid_from_the_rule,
         refused_launches_issue_nothing,
         workspaces_are_runtime_owned_and_zeroed
@@ -552,22 +572,40 @@ mod tests {
         assert_eq!(buf.read::<u32>().unwrap(), want);
     }
 
+    /// Read-only parameters may share a buffer: `out = x + y` with `x` and `y` one buffer.
     #[test]
-    fn the_cpu_device_refuses_aliased_buffers() {
+    fn read_only_parameters_may_share_a_buffer() {
+        let mut b = kiln_ir::KernelBuilder::new("add2", 32);
+        let x =
+            b.buffer_with_len("x", ScalarType::F32, kiln_ir::Access::Read, ShapeExpr::constant(32));
+        let y =
+            b.buffer_with_len("y", ScalarType::F32, kiln_ir::Access::Read, ShapeExpr::constant(32));
+        let out = b.buffer_with_len(
+            "out",
+            ScalarType::F32,
+            kiln_ir::Access::Write,
+            ShapeExpr::constant(32),
+        );
+        let lane = b.lane();
+        let xv = b.load(x, lane, ScalarType::F32);
+        let yv = b.load(y, lane, ScalarType::F32);
+        let r = b.add(xv, yv);
+        b.store(out, lane, r);
+        let mut p = PackageDir::new();
+        p.add_fake(&b.finish(), "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
         let dev = Device::cpu(CpuOptions::default());
-        let Some((_d, rt)) = runtime(&dev, &[testing::scale()]) else { return };
-        let x = dev.upload(&random_f32(64)).unwrap();
-        let e = rt
-            .launch(
-                "scale",
-                &Args::new()
-                    .buffer("x", &x)
-                    .buffer("out", &x)
-                    .scalar("n", 64u32)
-                    .scalar("s", 1.0f32),
-            )
-            .unwrap_err();
-        assert!(matches!(e, RuntimeError::Device(DeviceError::Aliased { .. })), "{e}");
-        assert!(e.to_string().contains("cannot pass one buffer as both `x` and `out`"), "{e}");
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let xs = random_f32(32);
+        let shared = dev.upload(&xs).unwrap();
+        let out = dev.alloc(ScalarType::F32, 32).unwrap();
+        let args = Args::new().buffer("x", &shared).buffer("y", &shared).buffer("out", &out);
+        rt.launch("add2", &args).unwrap();
+        assert_eq!(out.read::<f32>().unwrap(), xs.iter().map(|v| v + v).collect::<Vec<_>>());
+        // The written parameter may not share it.
+        let args = Args::new().buffer("x", &shared).buffer("y", &out).buffer("out", &shared);
+        let e = rt.launch("add2", &args).unwrap_err();
+        assert!(e.to_string().contains("`x` and `out` are bound to overlapping memory"), "{e}");
     }
 }
