@@ -1,8 +1,8 @@
 //! The runtime proper: a package loaded on a device, and launches by name.
 //!
-//! A launch routes the call, checks every argument against the chosen object's ABI (names, aliasing of written buffers,
-//! buffer element types, buffer lengths against their shape rules, scalar types), derives the
-//! grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
+//! A launch routes the call, checks every argument against the chosen object's ABI (names,
+//! buffer element types, scalar types, no written buffer aliasing another, buffer lengths
+//! against their shape rules), derives the grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
 //! the kernel. A refused launch issues nothing.
 
 mod alias;
