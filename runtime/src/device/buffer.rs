@@ -237,7 +237,46 @@ mod tests {
         }
     }
 
-    testgen!(host_mapped_buffers_read_and_write, copies_from_host_mapped_memory);
+    /// A length whose size overflows, or is beyond any device, is refused before the device is
+    /// asked, with the size in the message (it used to overflow `len * element size`).
+    fn absurd_allocations_are_refused_with_their_size(dev: &Device) {
+        let cases = [
+            (
+                usize::MAX,
+                ScalarType::F32,
+                "18446744073709551615 elements of f32: 73786976294838206460 bytes",
+            ),
+            (
+                (1 << 46) + 1,
+                ScalarType::U32,
+                "70368744177665 elements of u32: 281474976710660 bytes",
+            ),
+            (
+                usize::MAX / 2 + 1,
+                ScalarType::U16,
+                "9223372036854775808 elements of u16: 18446744073709551616 bytes",
+            ),
+        ];
+        for (len, dtype, want) in cases {
+            for e in
+                [dev.alloc(dtype, len).unwrap_err(), dev.alloc_host_mapped(dtype, len).unwrap_err()]
+            {
+                assert!(matches!(e, DeviceError::TooLarge { .. }), "{e}");
+                assert!(e.to_string().contains(want), "{e}");
+            }
+        }
+        // The largest allowed size is not refused by this check (the cpu device's own 1 TiB
+        // limit or the driver may still refuse it, with their own errors).
+        if let Err(e) = dev.alloc(ScalarType::U8, 1 << 48) {
+            assert!(!matches!(e, DeviceError::TooLarge { .. }), "{e}");
+        }
+    }
+
+    testgen!(
+        host_mapped_buffers_read_and_write,
+        copies_from_host_mapped_memory,
+        absurd_allocations_are_refused_with_their_size
+    );
 
     #[test]
     fn cpu_addresses_are_unique_among_live_buffers() {

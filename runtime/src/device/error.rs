@@ -41,6 +41,19 @@ pub enum DeviceError {
         /// The buffer's device.
         found: String,
     },
+    /// An allocation whose size overflows or is beyond any device's memory, refused before
+    /// the device is asked.
+    #[error("cannot allocate {len} elements of {dtype}: {bytes} bytes is more than {max} bytes")]
+    TooLarge {
+        /// Elements asked for.
+        len: usize,
+        /// Their type.
+        dtype: kiln_ir::ScalarType,
+        /// Their size in bytes (exact: no overflow).
+        bytes: u128,
+        /// The most any device allocates.
+        max: u64,
+    },
     /// A host read or write with the wrong element type or size.
     #[error("{what}: expected {expected}, found {found}")]
     Mismatch {

@@ -232,7 +232,7 @@ impl Device {
 
     /// Allocates `len` zeroed elements of `dtype`.
     pub fn alloc(&self, dtype: ScalarType, len: usize) -> Result<Buffer, DeviceError> {
-        let bytes = len * dtype.bytes() as usize;
+        let bytes = alloc_bytes(dtype, len)?;
         let mem = match self.backend() {
             Backend::Cpu(c) => c.alloc(bytes)?,
             Backend::Cuda(c) => Arc::new(Memory::Cuda(c.alloc_zeroed(bytes)?)),
@@ -250,7 +250,7 @@ impl Device {
     /// `hipHostMalloc(hipHostMallocMapped)` and `hipHostGetDevicePointer`; cpu: an ordinary
     /// buffer (all of its memory is host memory).
     pub fn alloc_host_mapped(&self, dtype: ScalarType, len: usize) -> Result<Buffer, DeviceError> {
-        let bytes = len * dtype.bytes() as usize;
+        let bytes = alloc_bytes(dtype, len)?;
         let mem = match self.backend() {
             Backend::Cpu(c) => c.alloc(bytes)?,
             Backend::Cuda(c) => Arc::new(Memory::Cuda(c.alloc_host_mapped(bytes)?)),
@@ -294,4 +294,15 @@ impl Device {
             found: format!("a {what} of another kind of device"),
         }
     }
+}
+
+/// The bytes of `len` elements of `dtype`, refused up front when that overflows or is beyond
+/// what any device allocates (2^48 bytes), with the size in the message.
+fn alloc_bytes(dtype: ScalarType, len: usize) -> Result<usize, DeviceError> {
+    const MAX_BYTES: u128 = 1 << 48;
+    let bytes = len as u128 * dtype.bytes() as u128;
+    if bytes > MAX_BYTES {
+        return Err(DeviceError::TooLarge { len, dtype, bytes, max: MAX_BYTES as u64 });
+    }
+    Ok(bytes as usize)
 }

@@ -46,6 +46,13 @@ pub(crate) fn bind(
     for (i, p) in abi.params.iter().enumerate() {
         let given = args.get(&p.name);
         if p.workspace {
+            if let ParamKind::Scalar(_) = p.kind {
+                return Err(LaunchError::WorkspaceScalar {
+                    kernel: who.to_string(),
+                    param: p.name.clone(),
+                }
+                .into());
+            }
             if given.is_some() {
                 return Err(LaunchError::WorkspaceGiven {
                     kernel: who.to_string(),
@@ -157,6 +164,11 @@ pub(crate) fn bind(
 
     // Workspaces: one per loaded kernel, zero-filled, grown (fresh and zeroed) when a call
     // needs more than it has.
+    let unbound = |p: &kiln_ir::package::AbiParam| LaunchError::MissingArg {
+        kernel: who.to_string(),
+        param: p.name.clone(),
+        expected: "an argument bound before the launch is built".into(),
+    };
     let mut out = Vec::with_capacity(abi.params.len());
     let mut ws = lk.workspaces.lock().unwrap_or_else(|p| p.into_inner());
     for (i, p) in abi.params.iter().enumerate() {
@@ -171,14 +183,27 @@ pub(crate) fn bind(
                 };
                 let fits = ws.get(&i).is_some_and(|b| b.len() as u64 >= needed);
                 if !fits {
-                    ws.insert(i, device.alloc(*elem, needed.max(1) as usize)?);
+                    let len =
+                        usize::try_from(needed.max(1)).map_err(|_| LaunchError::BadShape {
+                            kernel: who.to_string(),
+                            what: format!("length of workspace `{}`", p.name),
+                            rule: len.as_ref().map_or("1".into(), |r| shape_text(r, abi)),
+                            detail: format!("{needed} elements do not fit this machine's usize"),
+                        })?;
+                    ws.insert(i, device.alloc(*elem, len)?);
                 }
                 KernelArg::Buffer(ws[&i].memory().clone())
             }
-            (ParamKind::Buffer { .. }, false) => {
-                KernelArg::Buffer(buffers[i].expect("checked above").memory().clone())
-            }
-            (ParamKind::Scalar(_), _) => KernelArg::Scalar(scalars[i].expect("checked above")),
+            // Both were bound above or refused; a package whose ABI breaks that (a workspace
+            // scalar) was refused too, so these are errors, never panics.
+            (ParamKind::Buffer { .. }, false) => match buffers[i] {
+                Some(b) => KernelArg::Buffer(b.memory().clone()),
+                None => return Err(unbound(p).into()),
+            },
+            (ParamKind::Scalar(_), _) => match scalars[i] {
+                Some(s) => KernelArg::Scalar(s),
+                None => return Err(unbound(p).into()),
+            },
         });
     }
     Ok(PreparedLaunch {

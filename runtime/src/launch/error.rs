@@ -140,4 +140,15 @@ pub enum LaunchError {
         /// The one of the two that is written.
         written: String,
     },
+    /// A scalar parameter marked as a workspace (only buffers can be): a malformed package.
+    #[error(
+        "{kernel}: scalar parameter `{param}` is marked as a workspace; only buffer parameters \
+         can be workspaces (the package is malformed)"
+    )]
+    WorkspaceScalar {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+    },
 }

@@ -608,4 +608,39 @@ mod tests {
         let e = rt.launch("add2", &args).unwrap_err();
         assert!(e.to_string().contains("`x` and `out` are bound to overlapping memory"), "{e}");
     }
+
+    /// A package that marks a scalar as a workspace is refused at launch with an error naming
+    /// the parameter (it used to reach a panic, `scalars[i].expect`). Bound directly: a loader
+    /// may refuse such a package earlier, and this checks the launch path on its own.
+    #[test]
+    fn a_workspace_scalar_is_an_error_not_a_panic() {
+        let mut ir = testing::ws_count().ir;
+        let n = ir.params.keys().find(|&p| ir.params[p].name == "n").unwrap();
+        ir.params[n].workspace = true;
+        let mut p = PackageDir::new();
+        p.add_fake(&ir, "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        let obj = pkg.objects()[0].clone();
+        let dev = Device::cpu(CpuOptions::default());
+        let lk = Arc::new(LoadedKernel {
+            label: "ws_count/baseline".into(),
+            variant: "baseline".into(),
+            code: Code::Cpu(obj.ir().clone()),
+            object: obj,
+            workspaces: Mutex::new(BTreeMap::new()),
+        });
+        let out = dev.alloc(ScalarType::U32, 1).unwrap();
+        for args in
+            [Args::new().buffer("out", &out), Args::new().buffer("out", &out).scalar("n", 1u32)]
+        {
+            let e = bind(&dev, &lk, &args).err().expect("a workspace scalar was bound");
+            assert!(matches!(e, RuntimeError::Launch(LaunchError::WorkspaceScalar { .. })), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("ws_count/baseline: scalar parameter `n` is marked as a workspace"),
+                "{e}"
+            );
+        }
+    }
 }
