@@ -97,6 +97,8 @@ impl Runtime {
                 .collect();
             return Err(LoadError::NoObjectsForArch { arch, available }.into());
         }
+        let names: Vec<&str> = kernels.keys().map(String::as_str).collect();
+        overrides.warn_unmatched(&names);
         Ok(Runtime { device: device.clone(), arch, kernels, overrides })
     }
 
