@@ -44,6 +44,13 @@ pub use cuda::CudaError;
 #[cfg(feature = "hip")]
 pub use hip::HipError;
 
+/// What a command line prints (stderr) when it opens `--device hip`: the hip device has not yet
+/// launched a kernel on AMD hardware, so its results are unproven until an AMD machine runs
+/// the runtime's hip tests and `kiln parity --device hip`.
+pub const HIP_UNTESTED_NOTICE: &str = "kiln: note: the hip device is untested on AMD hardware: \
+     no kernel has been launched through it on an AMD GPU yet; check results against \
+     `--device cpu` (kiln parity) before trusting them";
+
 /// Which kind of device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
