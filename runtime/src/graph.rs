@@ -20,7 +20,7 @@
 //! same API.
 
 use crate::device::{GraphExec, KernelArg, PreparedLaunch};
-use crate::launch::Args;
+use crate::launch::{check_aliasing, Args, BufferUse};
 use crate::value::Scalar;
 use crate::{Buffer, Runtime, RuntimeError};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -240,6 +240,22 @@ impl DecodeGraph {
                 writes.insert(buffer.clone());
             }
         }
+        // No written buffer parameter may overlap another (`noalias`), as every launch checks:
+        // refused here already, when the node is added, not first at run or capture.
+        let uses: Vec<BufferUse<'_>> = args
+            .buffers
+            .iter()
+            .map(|(param, buffer)| {
+                let b = &self.buffers[buffer];
+                BufferUse {
+                    param,
+                    writes: access[param].1,
+                    address: b.device_address(),
+                    bytes: b.bytes() as u64,
+                }
+            })
+            .collect();
+        check_aliasing(&format!("node {node} ({kernel})"), &uses)?;
         if rt.has_workspace(kernel) {
             let ws = format!("workspace:{kernel}");
             reads.insert(ws.clone());
@@ -712,9 +728,11 @@ mod tests {
         }
         g.add_buffer("c", dev.alloc(ScalarType::U32, 4).unwrap()).unwrap();
         let mut r = rand::thread_rng();
-        let pick = |r: &mut rand::rngs::ThreadRng| ["p", "q", "r", "s", "t"][r.gen_range(0..5)];
+        // Two different buffers: one buffer as `a` and `b` is refused (a writer aliases).
+        let names = ["p", "q", "r", "s", "t"];
         for _ in 0..80 {
-            let (a, b) = (pick(&mut r), pick(&mut r));
+            let i = r.gen_range(0..5);
+            let (a, b) = (names[i], names[(i + r.gen_range(1..5)) % 5]);
             let args = NodeArgs::new().scalar("pos", 1u32).buffer("a", a);
             match r.gen_range(0..3) {
                 0 => g.add_node(&rt, "mix", args.buffer("b", b)).unwrap(),
@@ -767,5 +785,39 @@ mod tests {
             .unwrap();
         let e = g.run(&rt).unwrap_err();
         assert!(e.to_string().contains("variable `pos` (for `pos`) has no value"), "{e}");
+    }
+
+    /// A node whose written buffer parameter overlaps another of its buffer parameters (the
+    /// same name twice, or two names for one buffer) is refused when it is added, naming the
+    /// node, the kernel and both parameters; nothing is added.
+    #[test]
+    fn aliased_nodes_are_refused_when_added() {
+        let dev = Device::cpu(Default::default());
+        let (_d, pkg) = testing::package_for(&dev, &[testing::mix()]).unwrap();
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let mut g = DecodeGraph::new();
+        let x = dev.alloc(ScalarType::F32, 64).unwrap();
+        g.add_buffer("x", x.clone()).unwrap();
+        g.add_buffer("also_x", x).unwrap();
+        g.add_buffer("y", dev.alloc(ScalarType::F32, 64).unwrap()).unwrap();
+        for other in ["x", "also_x"] {
+            let args = NodeArgs::new().buffer("a", "x").buffer("b", other).scalar("pos", 1u32);
+            let e = g.add_node(&rt, "mix", args).unwrap_err();
+            assert!(matches!(e, RuntimeError::Launch(crate::LaunchError::Aliased { .. })), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains(
+                    "node 0 (mix): `a` and `b` are bound to overlapping memory and `a` is written"
+                ),
+                "{text}"
+            );
+        }
+        assert_eq!(g.nodes().count(), 0, "a refused node was added");
+        g.add_node(
+            &rt,
+            "mix",
+            NodeArgs::new().buffer("a", "x").buffer("b", "y").scalar("pos", 1u32),
+        )
+        .unwrap();
     }
 }

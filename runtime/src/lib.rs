@@ -38,7 +38,9 @@ pub mod route;
 mod testing;
 pub mod value;
 
-pub use device::{Buffer, CpuOptions, Device, DeviceError, DeviceKind, DeviceLimits, Event};
+pub use device::{
+    Buffer, CpuOptions, Device, DeviceError, DeviceKind, DeviceLimits, Event, HIP_UNTESTED_NOTICE,
+};
 pub use graph::{CapturedGraph, DecodeGraph, GraphError, Hazard, HazardKind, NodeArgs};
 pub use launch::{ArgValue, Args, LaunchError, Launched, Runtime};
 pub use package::{LoadError, Package, PackageObject};

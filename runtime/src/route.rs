@@ -7,7 +7,9 @@
 //!
 //! `KILN_ROUTE_<KERNEL>` (the kernel name upper-cased, other characters as `_`) overrides:
 //! `=<variant>` or `=baseline` forces that variant whatever its admission rule says (it must be
-//! built for the arch), `=!<variant>[,!<variant>..]` forbids variants.
+//! built for the arch), `=!<variant>[,!<variant>..]` forbids variants. A variable that looks like
+//! one but names no kernel of the package (misspelled, another case) is warned about on stderr,
+//! with the known names, once per process.
 
 use crate::value::Scalar;
 use kiln_ir::package::KernelRoutes;
@@ -62,6 +64,9 @@ pub enum Override {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
     by_var: BTreeMap<String, (String, Override)>,
+    /// Variables that look like route overrides in another case (`kiln_route_x`): never
+    /// applied, kept to be warned about.
+    miscased: Vec<String>,
 }
 
 /// The environment variable that overrides `kernel`'s route: `KILN_ROUTE_` and the kernel's name
@@ -94,6 +99,8 @@ impl Overrides {
             let (k, v) = (k.as_ref(), v.as_ref().trim());
             if k.starts_with("KILN_ROUTE_") && !v.is_empty() {
                 o.by_var.insert(k.to_string(), (v.to_string(), parse(v)));
+            } else if k.to_ascii_uppercase().starts_with("KILN_ROUTE_") && !v.is_empty() {
+                o.miscased.push(k.to_string());
             }
         }
         o
@@ -103,6 +110,38 @@ impl Overrides {
     /// (`variant`, `baseline`, `!variant,!other`).
     pub fn set(&mut self, kernel: &str, value: &str) {
         self.by_var.insert(route_var(kernel), (value.to_string(), parse(value)));
+    }
+
+    /// One line for each variable that looks like a route override but matches none of
+    /// `kernels` exactly (a misspelled kernel, another case), naming the variables that would:
+    /// such a variable changes nothing.
+    pub fn unmatched(&self, kernels: &[&str]) -> Vec<String> {
+        let known: Vec<String> = kernels.iter().map(|k| route_var(k)).collect();
+        let unknown = self.by_var.keys().filter(|v| !known.contains(v));
+        unknown
+            .chain(&self.miscased)
+            .map(|v| {
+                format!(
+                    "{v} matches no kernel of the package and is ignored; the route variables are \
+                     (exactly, upper case): {}",
+                    known.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    /// Prints [`Overrides::unmatched`] to stderr, each line once per process (a server that
+    /// loads many runtimes warns once). Returns the lines printed now.
+    pub fn warn_unmatched(&self, kernels: &[&str]) -> Vec<String> {
+        static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+            std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh: Vec<String> =
+            self.unmatched(kernels).into_iter().filter(|w| warned.insert(w.clone())).collect();
+        for w in &fresh {
+            eprintln!("kiln: warning: {w}");
+        }
+        fresh
     }
 
     /// True when no override is set.
@@ -580,5 +619,38 @@ mod tests {
     fn route_var_names() {
         assert_eq!(route_var("argmax_rows"), "KILN_ROUTE_ARGMAX_ROWS");
         assert_eq!(route_var("q8.gemv-4"), "KILN_ROUTE_Q8_GEMV_4");
+    }
+
+    /// A misspelled or wrong-case route variable is reported with the known names, once per
+    /// process; exact names are not.
+    #[test]
+    fn unmatched_route_variables_are_warned_once() {
+        let o = Overrides::from_vars([
+            ("KILN_ROUTE_ARGMAX_ROWS", "baseline"),
+            ("KILN_ROUTE_ARGMAX_ROW", "baseline"),
+            ("kiln_route_argmax_rows", "split_rows"),
+            ("Kiln_Route_Scale", "!fast"),
+            ("PATH", "/bin"),
+        ]);
+        let kernels = ["argmax_rows", "rms-norm"];
+        let lines = o.unmatched(&kernels);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        for (line, var) in lines.iter().zip([
+            "KILN_ROUTE_ARGMAX_ROW",
+            "kiln_route_argmax_rows",
+            "Kiln_Route_Scale",
+        ]) {
+            assert!(line.starts_with(&format!("{var} matches no kernel of the package")), "{line}");
+            assert!(line.ends_with("KILN_ROUTE_ARGMAX_ROWS, KILN_ROUTE_RMS_NORM"), "{line}");
+        }
+        // The miscased one is not applied.
+        assert_eq!(o.get("argmax_rows").map(|g| g.1), Some("baseline"));
+        // Once per process: a second load warns about nothing new.
+        let first = o.warn_unmatched(&kernels);
+        assert_eq!(first, lines);
+        assert!(o.warn_unmatched(&kernels).is_empty());
+        assert!(Overrides::from_vars([("KILN_ROUTE_ARGMAX_ROWS", "x")])
+            .unmatched(&kernels)
+            .is_empty());
     }
 }

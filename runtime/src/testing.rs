@@ -1,27 +1,28 @@
 //! Test support: tiny packages written by hand into temp directories (no codegen), test kernels
 //! as IR plus hand-written PTX, and `testgen!`, which instantiates one test body for the cpu,
-//! cuda and hip devices. GPU instances skip with a message when their device is absent.
+//! cuda and hip devices.
+//!
+//! A skipped test is not a pass: the cuda and hip instances are `#[ignore]`d with the device
+//! they need as the reason, so every `cargo test` lists them as ignored, and a run that selects
+//! them (`cargo test -p kiln-runtime -- --ignored cuda::`) fails when the device is absent.
 
-use crate::{Device, DeviceError, DeviceKind, Package};
+use crate::{Device, DeviceKind, Package};
 use kiln_ir::package::{
     Abi, KernelRoutes, Manifest, ObjectEntry, ObjectFormat, Resources, Toolchain, MANIFEST_FILE,
     MANIFEST_FORMAT,
 };
 use kiln_ir::*;
 
-/// Runs `body` on a device of `kind`, or says why it skips. Only an absent device skips; any
-/// other failure to open one fails the test.
+/// Runs `body` on device 0 of `kind`. A test that was selected for a device fails without it.
 pub fn on_device(kind: DeviceKind, body: fn(&Device)) {
     match Device::open(kind, 0) {
         Ok(d) => body(&d),
-        Err(DeviceError::Unavailable { reason, .. }) => {
-            eprintln!("skipping: no {} device: {reason}", kind.name().to_uppercase())
-        }
-        Err(e) => panic!("{kind} device present but failed to open: {e}"),
+        Err(e) => panic!("this test needs a {kind} device, and none opens: {e}"),
     }
 }
 
-/// `testgen!(a, b)`: `cpu::a`, `cuda::a`, `hip::a`, ... each running the body `fn a(&Device)`.
+/// `testgen!(a, b)`: `cpu::a`, `cuda::a`, `hip::a`, ... each running the body `fn a(&Device)`;
+/// the cuda and hip instances are ignored unless selected (`--ignored`, `--include-ignored`).
 macro_rules! testgen {
     ($($body:ident),* $(,)?) => {
         mod cpu {
@@ -32,12 +33,14 @@ macro_rules! testgen {
         }
         mod cuda {
             $(#[test]
+            #[ignore = "needs a CUDA device: cargo test -p kiln-runtime -- --ignored cuda::"]
             fn $body() {
                 $crate::testing::on_device($crate::DeviceKind::Cuda, super::$body)
             })*
         }
         mod hip {
             $(#[test]
+            #[ignore = "needs a HIP device: cargo test -p kiln-runtime --features hip -- --ignored hip::"]
             fn $body() {
                 $crate::testing::on_device($crate::DeviceKind::Hip, super::$body)
             })*
@@ -147,8 +150,9 @@ impl PackageDir {
 }
 
 /// A package of `kernels` (baseline variants, no routes) for `dev`: fake objects for gfx1100 on
-/// the cpu device, PTX for the GPU's arch on cuda. `None` (with a message) on hip, where the
-/// test kernels have no HSACO without LLVM.
+/// the cpu device, PTX for the GPU's arch on cuda. Always `Some`; on hip, where the test kernels
+/// have no HSACO without LLVM, it panics, so a hip test that needs them fails when selected
+/// instead of passing without running.
 pub fn package_for(dev: &Device, kernels: &[TestKernel]) -> Option<(tempfile::TempDir, Package)> {
     let mut p = PackageDir::new();
     match dev.kind() {
@@ -165,8 +169,9 @@ pub fn package_for(dev: &Device, kernels: &[TestKernel]) -> Option<(tempfile::Te
             }
         }
         DeviceKind::Hip => {
-            eprintln!("skipping: the test kernels have no HSACO (no LLVM in the runtime's tests)");
-            return None;
+            panic!(
+                "the test kernels have no HSACO (no LLVM in the runtime's tests): not run on hip"
+            )
         }
     }
     let dir = p.write();
@@ -577,6 +582,31 @@ DONE:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A GPU instance of a `testgen!` test that was selected fails without its device (it used
+    /// to print "skipping" and pass); with the device there, the body runs.
+    #[test]
+    fn selected_device_tests_fail_without_their_device() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static RAN: AtomicBool = AtomicBool::new(false);
+        for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+            RAN.store(false, Ordering::SeqCst);
+            let present = Device::open(kind, 0).is_ok();
+            let outcome =
+                std::panic::catch_unwind(|| on_device(kind, |_| RAN.store(true, Ordering::SeqCst)));
+            if present {
+                assert!(
+                    outcome.is_ok() && RAN.load(Ordering::SeqCst),
+                    "{kind}: the body did not run"
+                );
+            } else {
+                let e = outcome.expect_err("a selected device test passed without its device");
+                let text = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(text.contains(&format!("this test needs a {kind} device")), "{text}");
+                assert!(!RAN.load(Ordering::SeqCst));
+            }
+        }
+    }
 
     #[test]
     fn test_kernels_verify() {

@@ -152,21 +152,8 @@ impl CpuDevice {
 
     pub fn launch(&self, k: &Arc<Kernel>, l: &PreparedLaunch) -> Result<(), DeviceError> {
         let _s = self.lock();
-        // The interpreter gives each parameter its declared access (`noalias` on a GPU), so one
-        // buffer passed twice, written through one and read through the other, is refused.
-        for (i, a) in l.args.iter().enumerate() {
-            if let KernelArg::Buffer(m) = a {
-                for (j, b) in l.args.iter().enumerate().skip(i + 1) {
-                    if matches!(b, KernelArg::Buffer(n) if Arc::ptr_eq(m, n)) {
-                        return Err(DeviceError::Aliased {
-                            kernel: l.label.to_string(),
-                            first: l.param_names[i].clone(),
-                            second: l.param_names[j].clone(),
-                        });
-                    }
-                }
-            }
-        }
+        // Buffer parameters were checked for aliasing when the launch was bound
+        // (`launch::check_aliasing`); read-only parameters sharing a buffer name one region.
         // Every live buffer becomes a region at its address; each buffer parameter names its own.
         let mut live = self.live();
         let mut args = Vec::with_capacity(l.args.len());

@@ -11,13 +11,16 @@
 //!   (`hipHostMalloc` with `hipHostMallocMapped`; kernels get its `hipHostGetDevicePointer`
 //!   address), read and written through its host pointer after a stream synchronize, freed by
 //!   `hipHostFree` (which synchronizes the device first).
-//! - The arch is `gcnArchName` without its feature suffix. Objects are HSACO, loaded as they are
+//! - The arch is the HSA agent's name (`hsa_agent_get_info(HSA_AGENT_INFO_NAME)`, see [`hsa`])
+//!   without its feature suffix, found by the device's PCI bus id: no `hipDeviceProp_t`, whose
+//!   layout changes between ROCm versions. Objects are HSACO, loaded as they are
 //!   (`hipModuleLoadData`): nothing is compiled.
 //! - Errors in `Drop` are recorded on the device and returned by its next checked call.
 //! - Graphs work as on CUDA: thread-local stream capture, the node of each launch from
 //!   `hipStreamGetCaptureInfo_v2`, `hipGraphExecKernelNodeSetParams` for changed nodes, then
 //!   `hipGraphLaunch`.
 
+mod hsa;
 mod result;
 mod sys;
 
@@ -99,7 +102,7 @@ impl HipDevice {
         }
         let d = ordinal as i32;
         result::set_device(d)?;
-        let arch = result::gcn_arch(d)?;
+        let arch = hsa::arch(&result::pci_bus_id(d)?)?;
         let target = kiln_ir::Target::by_name(&arch).ok();
         let warp = result::device_attribute(d, sys::hipDeviceAttributeWarpSize)? as u32;
         let limits = DeviceLimits {

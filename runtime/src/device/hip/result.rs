@@ -92,40 +92,17 @@ pub fn device_name(d: i32) -> Result<String, HipError> {
     Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
 }
 
-/// The arch (`gfx1100`) from `gcnArchName` of
-/// [hipGetDeviceProperties](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html),
-/// features (`:sramecc+:xnack-`) dropped.
-pub fn gcn_arch(d: i32) -> Result<String, HipError> {
-    // Room for larger layouts than ROCm 5.2's; the name is read at 5.2's offset and, should a
-    // runtime lay it out elsewhere, found by its `gfx` prefix.
-    let mut props = vec![0u8; 8 * sys::DEVICE_PROP_SIZE];
-    // SAFETY: the buffer is larger than any hipDeviceProp_t.
-    check("hipGetDeviceProperties", unsafe {
-        (api("hipGetDeviceProperties")?.hipGetDeviceProperties)(
-            props.as_mut_ptr() as *mut c_void,
-            d,
-        )
+/// [hipDeviceGetPCIBusId](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html):
+/// `dddd:bb:dd.f`.
+pub fn pci_bus_id(d: i32) -> Result<String, HipError> {
+    let mut buf = [0 as std::ffi::c_char; 64];
+    // SAFETY: the buffer holds 64 chars, as passed.
+    check("hipDeviceGetPCIBusId", unsafe {
+        (api("hipDeviceGetPCIBusId")?.hipDeviceGetPCIBusId)(buf.as_mut_ptr(), 64, d)
     })?;
-    let at = |off: usize| {
-        let s = &props[off..];
-        let end = s.iter().position(|&c| c == 0).unwrap_or(0);
-        String::from_utf8_lossy(&s[..end]).into_owned()
-    };
-    let mut name = at(sys::GCN_ARCH_NAME_OFFSET);
-    if !name.starts_with("gfx") {
-        name = (0..props.len() - 3)
-            .find(|&i| &props[i..i + 3] == b"gfx" && (i == 0 || props[i - 1] == 0))
-            .map(at)
-            .unwrap_or_default();
-    }
-    match name.split(':').next() {
-        Some(n) if n.starts_with("gfx") => Ok(n.to_string()),
-        _ => Err(HipError {
-            call: "hipGetDeviceProperties",
-            code: None,
-            message: "no gcnArchName in the device properties".into(),
-        }),
-    }
+    buf[63] = 0;
+    // SAFETY: NUL-terminated within the buffer (last byte forced to 0).
+    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
 }
 
 /// [hipMalloc](https://rocm.docs.amd.com/projects/HIP/en/latest/reference/hip_runtime_api_reference.html)

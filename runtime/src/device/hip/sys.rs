@@ -33,11 +33,6 @@ pub const hipStreamCaptureModeThreadLocal: i32 = 1;
 pub const hipStreamCaptureStatusActive: i32 = 1;
 /// `hipHostMallocMapped`.
 pub const hipHostMallocMapped: u32 = 0x2;
-/// `sizeof(hipDeviceProp_t)` in ROCm 5.2 (the layout `hipGetDeviceProperties` keeps).
-pub const DEVICE_PROP_SIZE: usize = 792;
-/// `offsetof(hipDeviceProp_t, gcnArchName)` in that layout.
-pub const GCN_ARCH_NAME_OFFSET: usize = 396;
-
 /// `dim3`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -110,7 +105,7 @@ api! {
     hipSetDevice: fn(i32) -> hipError_t;
     hipDeviceGetAttribute: fn(*mut i32, i32, i32) -> hipError_t;
     hipDeviceGetName: fn(*mut c_char, i32, i32) -> hipError_t;
-    hipGetDeviceProperties: fn(*mut c_void, i32) -> hipError_t;
+    hipDeviceGetPCIBusId: fn(*mut c_char, i32, i32) -> hipError_t;
     hipGetErrorName: fn(hipError_t) -> *const c_char;
     hipGetErrorString: fn(hipError_t) -> *const c_char;
     hipMalloc: fn(*mut Handle, usize) -> hipError_t;

@@ -1,207 +1,29 @@
 //! The runtime proper: a package loaded on a device, and launches by name.
 //!
 //! A launch routes the call, checks every argument against the chosen object's ABI (names,
-//! buffer element types, buffer lengths against their shape rules, scalar types), derives the
-//! grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
+//! buffer element types, scalar types, no written buffer aliasing another, buffer lengths
+//! against their shape rules), derives the grid from the object's rule, adds the runtime-owned workspace buffers, and only then issues
 //! the kernel. A refused launch issues nothing.
 
-use crate::device::{Buffer, Code, Device, DeviceKind, KernelArg, PreparedLaunch};
-use crate::package::{describe_params, LoadError, Package, PackageObject};
+mod alias;
+mod args;
+mod bind;
+mod error;
+mod shape;
+
+pub(crate) use alias::{check_aliasing, BufferUse};
+pub use args::{ArgValue, Args, Launched};
+pub use error::LaunchError;
+
+use crate::device::{Buffer, Code, Device, DeviceKind, PreparedLaunch};
+use crate::package::{LoadError, Package, PackageObject};
 use crate::route::{Overrides, RouteDecision, RouteQuery, Router};
-use crate::value::Scalar;
 use crate::RuntimeError;
-use cranelift_entity::EntityRef;
-use kiln_ir::package::{Abi, ObjectEntry};
-use kiln_ir::{ParamKind, ShapeExpr, Target};
-use std::borrow::Cow;
+use bind::bind;
+use kiln_ir::package::ObjectEntry;
+use kiln_ir::{ParamKind, Target};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-
-/// Why a launch was refused. Nothing was issued.
-#[derive(Debug, thiserror::Error)]
-pub enum LaunchError {
-    /// No kernel of that name in the package.
-    #[error("no kernel `{kernel}` in the package; kernels: {}", available.join(", "))]
-    UnknownKernel {
-        /// The name asked for.
-        kernel: String,
-        /// The package's kernels.
-        available: Vec<String>,
-    },
-    /// No such variant built for the arch.
-    #[error("{kernel}: no variant `{variant}` built for {arch}; built: {}", available.join(", "))]
-    UnknownVariant {
-        /// Kernel.
-        kernel: String,
-        /// The variant asked for.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// Variants built for the arch.
-        available: Vec<String>,
-    },
-    /// An argument the ABI has no parameter for.
-    #[error("{kernel}: no parameter `{name}`; parameters: {params}")]
-    UnknownArg {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The argument's name.
-        name: String,
-        /// The ABI.
-        params: String,
-    },
-    /// The same argument twice.
-    #[error("{kernel}: argument `{name}` given twice")]
-    DuplicateArg {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The name.
-        name: String,
-    },
-    /// A parameter without an argument.
-    #[error("{kernel}: missing argument `{param}` (expected {expected})")]
-    MissingArg {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The parameter.
-        param: String,
-        /// What it takes.
-        expected: String,
-    },
-    /// An argument for a workspace parameter.
-    #[error("{kernel}: `{param}` is a workspace buffer: the runtime allocates it, do not pass it")]
-    WorkspaceGiven {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The parameter.
-        param: String,
-    },
-    /// A buffer where a scalar belongs or the other way round, or a wrong type.
-    #[error("{kernel}: argument `{param}`: expected {expected}, found {found}")]
-    WrongType {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The parameter.
-        param: String,
-        /// What the ABI says.
-        expected: String,
-        /// What was passed.
-        found: String,
-    },
-    /// A buffer shorter than its length rule.
-    #[error(
-        "{kernel}: buffer `{param}` has {found} elements, needs at least {needed} ({rule} with {values})"
-    )]
-    TooShort {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The parameter.
-        param: String,
-        /// The length rule as text.
-        rule: String,
-        /// The scalars it used.
-        values: String,
-        /// Elements needed.
-        needed: u64,
-        /// Elements the buffer has.
-        found: usize,
-    },
-    /// A buffer of another device.
-    #[error("{kernel}: buffer `{param}` lives on {found}, the kernel runs on {expected}")]
-    ForeignBuffer {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The parameter.
-        param: String,
-        /// This runtime's device.
-        expected: String,
-        /// The buffer's device.
-        found: String,
-    },
-    /// A shape rule that cannot be evaluated (a factor that is not a non-negative scalar).
-    #[error("{kernel}: {what} rule {rule}: {detail}")]
-    BadShape {
-        /// `kernel/variant`.
-        kernel: String,
-        /// Which rule (`grid`, `length of x`, ...).
-        what: String,
-        /// The rule as text.
-        rule: String,
-        /// What is wrong.
-        detail: String,
-    },
-    /// A grid with a zero or too large dimension.
-    #[error("{kernel}: grid {grid:?} ({rule}) cannot launch: each dimension must be 1..=2^32-1")]
-    BadGrid {
-        /// `kernel/variant`.
-        kernel: String,
-        /// The grid as evaluated.
-        grid: [u64; 3],
-        /// The grid rule as text.
-        rule: String,
-    },
-}
-
-/// One named argument.
-#[derive(Clone, Debug)]
-pub enum ArgValue<'a> {
-    /// A device buffer.
-    Buffer(&'a Buffer),
-    /// A typed scalar.
-    Scalar(Scalar),
-}
-
-/// Named arguments of a launch.
-#[derive(Clone, Debug, Default)]
-pub struct Args<'a> {
-    items: Vec<(Cow<'a, str>, ArgValue<'a>)>,
-}
-
-impl<'a> Args<'a> {
-    /// No arguments.
-    pub fn new() -> Args<'a> {
-        Args::default()
-    }
-
-    /// Adds a buffer argument.
-    pub fn buffer(mut self, name: impl Into<Cow<'a, str>>, b: &'a Buffer) -> Args<'a> {
-        self.items.push((name.into(), ArgValue::Buffer(b)));
-        self
-    }
-
-    /// Adds a scalar argument (its Rust type is its ABI type: `5u32` is a `u32`).
-    pub fn scalar(mut self, name: impl Into<Cow<'a, str>>, v: impl Into<Scalar>) -> Args<'a> {
-        self.items.push((name.into(), ArgValue::Scalar(v.into())));
-        self
-    }
-
-    /// The argument named `name`.
-    pub fn get(&self, name: &str) -> Option<&ArgValue<'a>> {
-        self.items.iter().find(|(n, _)| n == name).map(|(_, v)| v)
-    }
-
-    /// The scalar argument named `name`.
-    pub fn scalar_value(&self, name: &str) -> Option<Scalar> {
-        match self.get(name)? {
-            ArgValue::Scalar(s) => Some(*s),
-            ArgValue::Buffer(_) => None,
-        }
-    }
-
-    /// Every argument, in the order given.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue<'a>)> {
-        self.items.iter().map(|(n, v)| (n.as_ref(), v))
-    }
-}
-
-/// What a launch ran.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Launched {
-    /// The variant the router chose.
-    pub variant: String,
-    /// The grid, in workgroups.
-    pub grid: [u32; 3],
-}
 
 /// A code object loaded on the device, with its workspace buffers.
 pub(crate) struct LoadedKernel {
@@ -210,8 +32,7 @@ pub(crate) struct LoadedKernel {
     pub variant: Arc<str>,
     pub object: PackageObject,
     pub code: Code,
-    pub param_names: Arc<[String]>,
-    workspaces: Mutex<BTreeMap<usize, Buffer>>,
+    pub(crate) workspaces: Mutex<BTreeMap<usize, Buffer>>,
 }
 
 struct KernelSlot {
@@ -258,13 +79,11 @@ impl Runtime {
         for obj in package.objects().iter().filter(|o| o.entry.arch == arch) {
             any = true;
             let code = device.load_object(obj, &arch)?;
-            let names: Vec<String> = obj.entry.abi.params.iter().map(|p| p.name.clone()).collect();
             let lk = LoadedKernel {
                 label: format!("{}/{}", obj.entry.kernel, obj.entry.variant).into(),
                 variant: obj.entry.variant.as_str().into(),
                 object: obj.clone(),
                 code,
-                param_names: names.into(),
                 workspaces: Mutex::new(BTreeMap::new()),
             };
             let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");
@@ -278,6 +97,8 @@ impl Runtime {
                 .collect();
             return Err(LoadError::NoObjectsForArch { arch, available }.into());
         }
+        let names: Vec<&str> = kernels.keys().map(String::as_str).collect();
+        overrides.warn_unmatched(&names);
         Ok(Runtime { device: device.clone(), arch, kernels, overrides })
     }
 
@@ -453,250 +274,13 @@ fn resolve_arch(device: &Device, package: &Package) -> Result<String, LoadError>
     }
 }
 
-/// `ceil(rows*cols/32)+1`, with the ABI's parameter names.
-pub(crate) fn shape_text(e: &ShapeExpr, abi: &Abi) -> String {
-    let mut s: Vec<String> = e
-        .factors
-        .iter()
-        .map(|p| abi.params.get(p.index()).map(|p| p.name.clone()).unwrap_or(format!("{p}")))
-        .collect();
-    if e.num != 1 || s.is_empty() {
-        s.push(e.num.to_string());
-    }
-    let mut t = s.join("*");
-    if e.den > 1 {
-        t = format!("ceil({t}/{})", e.den);
-    }
-    if e.add != 0 {
-        t = format!("{t}+{}", e.add);
-    }
-    t
-}
-
-/// Evaluates a shape rule with the call's scalars. `what` names the rule in an error (built only
-/// then: this runs on every launch).
-fn eval_shape(
-    e: &ShapeExpr,
-    abi: &Abi,
-    scalars: &[Option<Scalar>],
-    who: &str,
-    what: &dyn Fn() -> String,
-) -> Result<u64, LaunchError> {
-    let bad = |detail: String| LaunchError::BadShape {
-        kernel: who.to_string(),
-        what: what(),
-        rule: shape_text(e, abi),
-        detail,
-    };
-    let mut product: u64 = 1;
-    for f in &e.factors {
-        let i = f.index();
-        let p = abi.params.get(i).ok_or_else(|| bad(format!("parameter #{i} does not exist")))?;
-        let v = scalars
-            .get(i)
-            .copied()
-            .flatten()
-            .ok_or_else(|| bad(format!("`{}` is not a scalar parameter", p.name)))?;
-        let n = v
-            .as_shape()
-            .ok_or_else(|| bad(format!("{}={v} is not a non-negative integer", p.name)))?;
-        product = product.checked_mul(n).ok_or_else(|| bad("overflows u64".into()))?;
-    }
-    let scaled = product.checked_mul(e.num).ok_or_else(|| bad("overflows u64".into()))?;
-    scaled.div_ceil(e.den.max(1)).checked_add(e.add).ok_or_else(|| bad("overflows u64".into()))
-}
-
-/// `n=100, k=4`: the scalars a shape rule reads, for messages.
-fn shape_values(e: &ShapeExpr, abi: &Abi, scalars: &[Option<Scalar>]) -> String {
-    let v: Vec<String> = e
-        .factors
-        .iter()
-        .filter_map(|f| {
-            Some(format!(
-                "{}={}",
-                abi.params.get(f.index())?.name,
-                scalars.get(f.index())?.as_ref()?
-            ))
-        })
-        .collect();
-    if v.is_empty() {
-        "no scalars".into()
-    } else {
-        v.join(", ")
-    }
-}
-
-/// Checks the arguments against the object's ABI and builds the launch.
-fn bind(
-    device: &Device,
-    lk: &Arc<LoadedKernel>,
-    args: &Args<'_>,
-) -> Result<PreparedLaunch, RuntimeError> {
-    let e = &lk.object.entry;
-    let who: &str = &lk.label;
-    let abi = &e.abi;
-
-    // Names first: duplicates and unknown names.
-    for (i, (name, _)) in args.items.iter().enumerate() {
-        if args.items[..i].iter().any(|(n, _)| n == name) {
-            return Err(LaunchError::DuplicateArg {
-                kernel: who.to_string(),
-                name: name.to_string(),
-            }
-            .into());
-        }
-        if !abi.params.iter().any(|p| &p.name == name) {
-            return Err(LaunchError::UnknownArg {
-                kernel: who.to_string(),
-                name: name.to_string(),
-                params: describe_params(abi),
-            }
-            .into());
-        }
-    }
-
-    // Types, parameter by parameter; scalars are collected for the shape rules.
-    let mut scalars: Vec<Option<Scalar>> = vec![None; abi.params.len()];
-    let mut buffers: Vec<Option<&Buffer>> = vec![None; abi.params.len()];
-    for (i, p) in abi.params.iter().enumerate() {
-        let given = args.get(&p.name);
-        if p.workspace {
-            if given.is_some() {
-                return Err(LaunchError::WorkspaceGiven {
-                    kernel: who.to_string(),
-                    param: p.name.clone(),
-                }
-                .into());
-            }
-            continue;
-        }
-        // Messages are built only for an error: this runs on every launch.
-        let expected = || match &p.kind {
-            ParamKind::Buffer { elem, .. } => format!("a {elem} buffer"),
-            ParamKind::Scalar(t) => format!("a {t} scalar"),
-        };
-        let Some(given) = given else {
-            return Err(LaunchError::MissingArg {
-                kernel: who.to_string(),
-                param: p.name.clone(),
-                expected: expected(),
-            }
-            .into());
-        };
-        let wrong = |found: String| LaunchError::WrongType {
-            kernel: who.to_string(),
-            param: p.name.clone(),
-            expected: expected(),
-            found,
-        };
-        match (&p.kind, given) {
-            (ParamKind::Buffer { elem, .. }, ArgValue::Buffer(b)) => {
-                if b.device().id() != device.id() {
-                    return Err(LaunchError::ForeignBuffer {
-                        kernel: who.to_string(),
-                        param: p.name.clone(),
-                        expected: format!("{device:?}"),
-                        found: format!("{:?}", b.device()),
-                    }
-                    .into());
-                }
-                if b.dtype() != *elem {
-                    return Err(wrong(format!("a {} buffer", b.dtype())).into());
-                }
-                buffers[i] = Some(b);
-            }
-            (ParamKind::Scalar(t), ArgValue::Scalar(s)) => {
-                if s.ty() != *t {
-                    return Err(wrong(format!("a {} scalar ({s:?})", s.ty())).into());
-                }
-                scalars[i] = Some(*s);
-            }
-            (_, ArgValue::Buffer(b)) => {
-                return Err(wrong(format!("a {} buffer", b.dtype())).into());
-            }
-            (_, ArgValue::Scalar(s)) => return Err(wrong(format!("a scalar ({s:?})")).into()),
-        }
-    }
-
-    // Lengths against the shape rules.
-    for (i, p) in abi.params.iter().enumerate() {
-        if let (ParamKind::Buffer { len: Some(rule), .. }, Some(b)) = (&p.kind, buffers[i]) {
-            let what = || format!("length of `{}`", p.name);
-            let needed = eval_shape(rule, abi, &scalars, who, &what)?;
-            if (b.len() as u64) < needed {
-                return Err(LaunchError::TooShort {
-                    kernel: who.to_string(),
-                    param: p.name.clone(),
-                    rule: shape_text(rule, abi),
-                    values: shape_values(rule, abi, &scalars),
-                    needed,
-                    found: b.len(),
-                }
-                .into());
-            }
-        }
-    }
-
-    // Grid.
-    let mut grid64 = [0u64; 3];
-    for (d, rule) in e.grid.iter().enumerate() {
-        grid64[d] = eval_shape(rule, abi, &scalars, who, &|| "grid".to_string())?;
-    }
-    let rule_text = || e.grid.iter().map(|r| shape_text(r, abi)).collect::<Vec<_>>().join(", ");
-    if grid64.iter().any(|&g| g == 0 || g > u32::MAX as u64) {
-        return Err(LaunchError::BadGrid {
-            kernel: who.to_string(),
-            grid: grid64,
-            rule: rule_text(),
-        }
-        .into());
-    }
-    let grid = grid64.map(|g| g as u32);
-
-    // Workspaces: one per loaded kernel, zero-filled, grown (fresh and zeroed) when a call
-    // needs more than it has.
-    let mut out = Vec::with_capacity(abi.params.len());
-    let mut ws = lk.workspaces.lock().unwrap_or_else(|p| p.into_inner());
-    for (i, p) in abi.params.iter().enumerate() {
-        out.push(match (&p.kind, p.workspace) {
-            (ParamKind::Buffer { elem, len, .. }, true) => {
-                let needed = match len {
-                    Some(rule) => {
-                        let what = || format!("length of workspace `{}`", p.name);
-                        eval_shape(rule, abi, &scalars, who, &what)?
-                    }
-                    None => 1,
-                };
-                let fits = ws.get(&i).is_some_and(|b| b.len() as u64 >= needed);
-                if !fits {
-                    ws.insert(i, device.alloc(*elem, needed.max(1) as usize)?);
-                }
-                KernelArg::Buffer(ws[&i].memory().clone())
-            }
-            (ParamKind::Buffer { .. }, false) => {
-                KernelArg::Buffer(buffers[i].expect("checked above").memory().clone())
-            }
-            (ParamKind::Scalar(_), _) => KernelArg::Scalar(scalars[i].expect("checked above")),
-        });
-    }
-    Ok(PreparedLaunch {
-        label: lk.label.clone(),
-        variant: lk.variant.clone(),
-        param_names: lk.param_names.clone(),
-        code: lk.code.clone(),
-        grid,
-        block: e.workgroup_size,
-        args: out,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{self, testgen, PackageDir};
-    use crate::{CpuOptions, DeviceError, Overrides};
+    use crate::{CpuOptions, Overrides};
     use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
-    use kiln_ir::ScalarType;
+    use kiln_ir::{ScalarType, ShapeExpr};
     use rand::Rng;
 
     fn runtime(
@@ -841,7 +425,28 @@ mod tests {
         );
     }
 
+    /// A buffer bound to a read and a written parameter is refused before launch on every
+    /// device, naming the kernel and both parameters; nothing runs.
+    fn aliased_buffers_are_refused(dev: &Device) {
+        let Some((_d, rt)) = runtime(dev, &[testing::scale()]) else { return };
+        let xs = random_f32(64);
+        let x = dev.upload(&xs).unwrap();
+        let args =
+            Args::new().buffer("x", &x).buffer("out", &x).scalar("n", 64u32).scalar("s", 2.0f32);
+        let e = rt.launch("scale", &args).unwrap_err();
+        assert!(matches!(e, RuntimeError::Launch(LaunchError::Aliased { .. })), "{e}");
+        assert!(
+            e.to_string().contains(
+                "scale/baseline: `x` and `out` are bound to overlapping memory and `out` is written"
+            ),
+            "{e}"
+        );
+        rt.synchronize().unwrap();
+        assert_eq!(x.read::<f32>().unwrap(), xs, "a refused launch ran");
+    }
+
     testgen!(
+        aliased_buffers_are_refused,
         launches_with_grid_from_the_rule,
         refused_launches_issue_nothing,
         workspaces_are_runtime_owned_and_zeroed
@@ -969,22 +574,75 @@ mod tests {
         assert_eq!(buf.read::<u32>().unwrap(), want);
     }
 
+    /// Read-only parameters may share a buffer: `out = x + y` with `x` and `y` one buffer.
     #[test]
-    fn the_cpu_device_refuses_aliased_buffers() {
+    fn read_only_parameters_may_share_a_buffer() {
+        let mut b = kiln_ir::KernelBuilder::new("add2", 32);
+        let x =
+            b.buffer_with_len("x", ScalarType::F32, kiln_ir::Access::Read, ShapeExpr::constant(32));
+        let y =
+            b.buffer_with_len("y", ScalarType::F32, kiln_ir::Access::Read, ShapeExpr::constant(32));
+        let out = b.buffer_with_len(
+            "out",
+            ScalarType::F32,
+            kiln_ir::Access::Write,
+            ShapeExpr::constant(32),
+        );
+        let lane = b.lane();
+        let xv = b.load(x, lane, ScalarType::F32);
+        let yv = b.load(y, lane, ScalarType::F32);
+        let r = b.add(xv, yv);
+        b.store(out, lane, r);
+        let mut p = PackageDir::new();
+        p.add_fake(&b.finish(), "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
         let dev = Device::cpu(CpuOptions::default());
-        let Some((_d, rt)) = runtime(&dev, &[testing::scale()]) else { return };
-        let x = dev.upload(&random_f32(64)).unwrap();
-        let e = rt
-            .launch(
-                "scale",
-                &Args::new()
-                    .buffer("x", &x)
-                    .buffer("out", &x)
-                    .scalar("n", 64u32)
-                    .scalar("s", 1.0f32),
-            )
-            .unwrap_err();
-        assert!(matches!(e, RuntimeError::Device(DeviceError::Aliased { .. })), "{e}");
-        assert!(e.to_string().contains("cannot pass one buffer as both `x` and `out`"), "{e}");
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let xs = random_f32(32);
+        let shared = dev.upload(&xs).unwrap();
+        let out = dev.alloc(ScalarType::F32, 32).unwrap();
+        let args = Args::new().buffer("x", &shared).buffer("y", &shared).buffer("out", &out);
+        rt.launch("add2", &args).unwrap();
+        assert_eq!(out.read::<f32>().unwrap(), xs.iter().map(|v| v + v).collect::<Vec<_>>());
+        // The written parameter may not share it.
+        let args = Args::new().buffer("x", &shared).buffer("y", &out).buffer("out", &shared);
+        let e = rt.launch("add2", &args).unwrap_err();
+        assert!(e.to_string().contains("`x` and `out` are bound to overlapping memory"), "{e}");
+    }
+
+    /// A package that marks a scalar as a workspace is refused at launch with an error naming
+    /// the parameter (it used to reach a panic, `scalars[i].expect`). Bound directly: a loader
+    /// may refuse such a package earlier, and this checks the launch path on its own.
+    #[test]
+    fn a_workspace_scalar_is_an_error_not_a_panic() {
+        let mut ir = testing::ws_count().ir;
+        let n = ir.params.keys().find(|&p| ir.params[p].name == "n").unwrap();
+        ir.params[n].workspace = true;
+        let mut p = PackageDir::new();
+        p.add_fake(&ir, "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        let obj = pkg.objects()[0].clone();
+        let dev = Device::cpu(CpuOptions::default());
+        let lk = Arc::new(LoadedKernel {
+            label: "ws_count/baseline".into(),
+            variant: "baseline".into(),
+            code: Code::Cpu(obj.ir().clone()),
+            object: obj,
+            workspaces: Mutex::new(BTreeMap::new()),
+        });
+        let out = dev.alloc(ScalarType::U32, 1).unwrap();
+        for args in
+            [Args::new().buffer("out", &out), Args::new().buffer("out", &out).scalar("n", 1u32)]
+        {
+            let e = bind(&dev, &lk, &args).err().expect("a workspace scalar was bound");
+            assert!(matches!(e, RuntimeError::Launch(LaunchError::WorkspaceScalar { .. })), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("ws_count/baseline: scalar parameter `n` is marked as a workspace"),
+                "{e}"
+            );
+        }
     }
 }
