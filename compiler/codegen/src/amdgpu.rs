@@ -35,7 +35,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValue;
 use inkwell::values::{IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
-use kiln_ir::target::Family;
+use kiln_ir::target::Capability;
 use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Scope, Type, UnaryOp};
 use std::process::Command;
 
@@ -203,8 +203,10 @@ pub(crate) fn approx<'ctx>(
     l.intrinsic_v(name, &[x.get_type()], &[x])
 }
 
-fn gfx9(l: &Lowering) -> bool {
-    l.t.family == Family::Gfx9
+/// Xor exchanges inside 32 lanes by DPP `row_xmask` and `v_permlanex16` (gfx10+); without them,
+/// DPP `quad_perm`, `ds_swizzle` and `ds_bpermute` (gfx9).
+fn has_row_xmask_path(l: &Lowering) -> bool {
+    l.t.has(Capability::DppRowXmask) && l.t.has(Capability::Permlanex16)
 }
 
 /// `update.dpp` with all rows and banks enabled; bound_ctrl set so LLVM may fold the move into
@@ -235,7 +237,7 @@ fn bpermute<'ctx>(
 /// writelanes through SGPRs (gfx10 has no cross-half exchange short of LDS).
 fn swap_halves<'ctx>(l: &mut Lowering<'ctx, '_>, x: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
     let i32t: BasicTypeEnum = l.i32t().into();
-    if l.t.features.permlane64 {
+    if l.t.has(Capability::Permlane64) {
         return Ok(l.intrinsic_v("llvm.amdgcn.permlane64", &[i32t], &[x.into()])?.into_int_value());
     }
     let mut acc: Bv = l.i32t().get_poison().into();
@@ -255,7 +257,7 @@ pub(crate) fn shuffle_xor<'ctx>(
     if mask == 0 {
         return Ok(x);
     }
-    if gfx9(l) {
+    if !has_row_xmask_path(l) {
         if mask >= 32 {
             let lane = id(l, IdKind::Lane)?;
             let src = l.b.build_xor(lane, l.i32c(mask), "")?;
@@ -302,11 +304,12 @@ pub(crate) fn shuffle_idx<'ctx>(
     x: IntValue<'ctx>,
     src: IntValue<'ctx>,
 ) -> LResult<IntValue<'ctx>> {
-    if gfx9(l) || !wave64(l) {
+    if !l.t.features.wave64_in_halves || !wave64(l) {
         return bpermute(l, x, src);
     }
-    // RDNA wave 64: ds_bpermute reads inside the lane's own 32-lane half (address bits 6:2), so
-    // read both the value and its half-swapped copy and pick by whether the source is across.
+    // Wave 64 in halves (RDNA): ds_bpermute reads inside the lane's own 32-lane half (address
+    // bits 6:2), so read both the value and its half-swapped copy and pick by whether the source
+    // is across.
     let lane = id(l, IdKind::Lane)?;
     let swapped = swap_halves(l, x)?;
     let same = bpermute(l, x, src)?;

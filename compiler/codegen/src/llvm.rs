@@ -47,7 +47,7 @@ use inkwell::values::{
 };
 use inkwell::{AddressSpace as LlvmAs, OptimizationLevel};
 use kiln_ir::package::ObjectFormat;
-use kiln_ir::target::Vendor;
+use kiln_ir::target::{Capability, Vendor};
 use kiln_ir::*;
 use std::collections::HashSet;
 use std::sync::Once;
@@ -128,7 +128,7 @@ fn target_machine(t: &Target, wave: u32, opt: u32) -> Result<TargetMachine, Stri
 pub(crate) fn target_features(t: &Target, wave: u32) -> String {
     match t.vendor {
         Vendor::Amd => format!("+wavefrontsize{wave}"),
-        Vendor::Nvidia => nvptx::PTX_FEATURE.to_string(),
+        Vendor::Nvidia => nvptx::ptx_feature(t),
     }
 }
 
@@ -1024,7 +1024,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
                 self.intrinsic_v("llvm.fma", &[self.ty(ty)], &[a, b, c])
             }
-            ScalarType::BF16 if self.t.vendor == Vendor::Nvidia && nvptx::has_bf16_fma(self.t) => {
+            ScalarType::BF16 if self.t.has(Capability::Bf16Fma) => {
                 self.intrinsic_v("llvm.fma", &[self.ty(ty)], &[a, b, c])
             }
             ScalarType::BF16 => {

@@ -32,23 +32,17 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use kiln_ir::package::Resources;
+use kiln_ir::target::Capability;
 use kiln_ir::{
     AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type, UnaryOp,
 };
 
-/// The PTX ISA version LLVM is asked for.
-pub(crate) const PTX_FEATURE: &str = "+ptx78";
-
 /// `ptx_kernel` in LLVM's calling-convention numbering.
 const CC_PTX_KERNEL: u32 = 71;
 
-fn sm(t: &Target) -> u32 {
-    t.name.trim_start_matches("sm_").parse().unwrap_or(0)
-}
-
-/// True when the target has a correctly rounded bf16 fma (`fma.rn.bf16`, sm_80+).
-pub(crate) fn has_bf16_fma(t: &Target) -> bool {
-    sm(t) >= 80
+/// The LLVM target features: the PTX ISA version the target table gives the arch.
+pub(crate) fn ptx_feature(t: &Target) -> String {
+    format!("+ptx{}", t.ptx.map_or(0, |p| p.isa))
 }
 
 /// Resources when no ptxas is there to measure them.
@@ -64,9 +58,7 @@ pub(crate) fn unmeasured_resources(k: &Kernel) -> Resources {
 pub(crate) fn setup_kernel(l: &mut Lowering) {
     let f = l.func;
     f.set_call_conventions(CC_PTX_KERNEL);
-    for (k, v) in
-        [("target-cpu", l.t.name.to_string()), ("target-features", PTX_FEATURE.to_string())]
-    {
+    for (k, v) in [("target-cpu", l.t.name.to_string()), ("target-features", ptx_feature(l.t))] {
         f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
     }
     let fptr: BasicMetadataValueEnum = f.as_global_value().as_pointer_value().into();
@@ -260,7 +252,7 @@ pub(crate) fn redux<'ctx>(
     ty: Type,
 ) -> LResult<Option<Bv<'ctx>>> {
     let int32 = matches!(ty.scalar, ScalarType::I32 | ScalarType::U32) && ty.lanes == 1;
-    if !int32 || sm(l.t) < 80 {
+    if !int32 || !l.t.has(Capability::ReduxSync) {
         return Ok(None);
     }
     let signed = ty.scalar.is_signed();
