@@ -3,7 +3,7 @@
 //! The lowering walks the structured body once: `if` becomes a diamond with phis, `for` a loop
 //! whose header carries the index and the carried values in phis. What differs per target (ids,
 //! barriers, fences, atomics' scopes, the cross-lane exchanges, approximate math, the kernel ABI)
-//! is asked of `amdgpu.rs` / `nvptx.rs`; everything numeric is decided here, once, so both vendors
+//! is asked of the back end's `isa::Isa`; everything numeric is decided here, once, so both vendors
 //! compute the same bits:
 //!
 //! - No fast-math flags anywhere, no contraction; denormals kept (both back ends are told `ieee`).
@@ -24,7 +24,8 @@
 //! scopes are written as small textual helper functions (`kiln.*`, `alwaysinline`,
 //! `linkonce_odr`), parsed, linked in and inlined before optimization.
 
-use crate::{amdgpu, nvptx, resources, tools, CodegenError, CompiledObject, Options};
+use crate::isa::{self, ApproxFn, EmitError, Isa};
+use crate::{CodegenError, CompiledObject, Options};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -38,16 +39,14 @@ use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
-    TargetTriple,
+    CodeModel, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple,
 };
 use inkwell::types::{AsTypeRef, BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
     AsValueRef, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace as LlvmAs, OptimizationLevel};
-use kiln_ir::package::ObjectFormat;
-use kiln_ir::target::{Capability, Vendor};
+use kiln_ir::target::Capability;
 use kiln_ir::*;
 use std::collections::HashSet;
 use std::sync::Once;
@@ -82,6 +81,8 @@ pub(crate) struct Lowering<'ctx, 'k> {
     pub b: Builder<'ctx>,
     pub k: &'k Kernel,
     pub t: &'k Target,
+    /// The back end: everything that differs by vendor.
+    pub isa: &'static dyn Isa,
     pub func: FunctionValue<'ctx>,
     vals: Vec<Option<Bv<'ctx>>>,
     params: Vec<Bv<'ctx>>,
@@ -116,20 +117,12 @@ fn target_machine(t: &Target, wave: u32, opt: u32) -> Result<TargetMachine, Stri
         .create_target_machine(
             &triple,
             t.name,
-            &target_features(t, wave),
+            &isa::for_target(t).target_features(t, wave),
             level,
             RelocMode::PIC,
             CodeModel::Default,
         )
         .ok_or_else(|| format!("LLVM has no target machine for {} ({})", t.name, t.triple()))
-}
-
-/// The LLVM target features string of a target and wave size.
-pub(crate) fn target_features(t: &Target, wave: u32) -> String {
-    match t.vendor {
-        Vendor::Amd => format!("+wavefrontsize{wave}"),
-        Vendor::Nvidia => nvptx::ptx_feature(t),
-    }
 }
 
 pub(crate) fn compile(
@@ -170,76 +163,23 @@ pub(crate) fn compile(
         .run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|m| lerr(LowerError::Llvm("optimization", m.to_string())))?;
     let llvm_ir = opts.emit_llvm.then(|| module.print_to_string().to_string());
-    let emit = |m: &Module, ft: FileType| {
-        tm.write_to_memory_buffer(m, ft)
-            .map(|b| b.as_slice().to_vec())
-            .map_err(|e| lerr(LowerError::Llvm("code generation", e.to_string())))
-    };
-    let symbol = k.name.clone();
-    match t.vendor {
-        Vendor::Amd => {
-            // Code generation rewrites the module, so the assembly is made from a copy.
-            let asm = if opts.emit_asm {
-                Some(
-                    String::from_utf8_lossy(&emit(&module.clone(), FileType::Assembly)?)
-                        .into_owned(),
-                )
-            } else {
-                None
-            };
-            let obj = emit(&module, FileType::Object)?;
-            let tool = |message: String| CodegenError::Tool {
-                kernel: kernel.clone(),
-                arch: arch.clone(),
-                tool: "ld.lld",
-                message,
-            };
-            let bytes = amdgpu::link_hsaco(&obj).map_err(tool)?;
-            let resources = resources::amdgpu_resources(&bytes, &symbol).map_err(|message| {
-                CodegenError::Object { kernel: kernel.clone(), arch: arch.clone(), message }
-            })?;
-            Ok(CompiledObject {
-                format: ObjectFormat::Hsaco,
-                bytes,
-                llvm_ir,
-                asm,
-                resources,
-                symbol,
-            })
+    let e = isa::for_target(t).emit(&tm, &module, k, t, opts.emit_asm).map_err(|e| match e {
+        EmitError::Llvm(m) => lerr(LowerError::Llvm("code generation", m)),
+        EmitError::Tool(tool, message) => {
+            CodegenError::Tool { kernel: kernel.clone(), arch: arch.clone(), tool, message }
         }
-        Vendor::Nvidia => {
-            let ptx = emit(&module, FileType::Assembly)?;
-            let resources = match tools::find_ptxas() {
-                Some(ptxas) => {
-                    let file = tools::TempFile::new(".ptx");
-                    std::fs::write(&file.0, &ptx).map_err(|e| CodegenError::Tool {
-                        kernel: kernel.clone(),
-                        arch: arch.clone(),
-                        tool: "ptxas",
-                        message: format!("writing {}: {e}", file.0.display()),
-                    })?;
-                    resources::ptxas_resources(ptxas, &file.0, t.name, k.wave_size).map_err(
-                        |message| CodegenError::Tool {
-                            kernel: kernel.clone(),
-                            arch: arch.clone(),
-                            tool: "ptxas",
-                            message,
-                        },
-                    )?
-                }
-                None => nvptx::unmeasured_resources(k),
-            };
-            let asm = opts.emit_asm.then(|| String::from_utf8_lossy(&ptx).into_owned());
-            Ok(CompiledObject {
-                format: ObjectFormat::Ptx,
-                bytes: ptx,
-                llvm_ir,
-                asm,
-                resources,
-                symbol,
-            })
+        EmitError::Object(message) => {
+            CodegenError::Object { kernel: kernel.clone(), arch: arch.clone(), message }
         }
-    }
+    })?;
+    Ok(CompiledObject {
+        format: e.format,
+        bytes: e.bytes,
+        llvm_ir,
+        asm: e.asm,
+        resources: e.resources,
+        symbol: k.name.clone(),
+    })
 }
 
 impl<'ctx, 'k> Lowering<'ctx, 'k> {
@@ -254,10 +194,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         module.set_triple(&tm.get_triple());
         module.set_data_layout(&tm.get_target_data().get_data_layout());
         let mut l = Lowering::new(ctx, module, k, t)?;
-        match t.vendor {
-            Vendor::Amd => amdgpu::setup_kernel(&mut l),
-            Vendor::Nvidia => nvptx::setup_kernel(&mut l),
-        }
+        l.isa.setup_kernel(&mut l);
         let entry = ctx.append_basic_block(l.func, "entry");
         l.b.position_at_end(entry);
         l.allocate_memory()?;
@@ -310,6 +247,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             b: ctx.create_builder(),
             k,
             t,
+            isa: isa::for_target(t),
             func,
             vals: vec![None; k.values.len()],
             params,
@@ -544,7 +482,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             self.module.get_data_layout().as_str().to_string_lossy(),
             self.module.get_triple().as_str().to_string_lossy(),
             self.prelude,
-            amdgpu::MMRA_LDS_DEF,
+            self.isa.helper_metadata(),
         );
         let buf = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "kiln-helpers");
         let helpers = self
@@ -662,23 +600,14 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 }
                 let (ptr, space) = self.address(mem, *index, ty)?;
                 let v = self.val(*value)?;
-                one(match self.t.vendor {
-                    Vendor::Amd => amdgpu::atomic(self, *op, ptr, space, v, ty, *scope)?,
-                    Vendor::Nvidia => nvptx::atomic(self, *op, ptr, v, ty, *scope)?,
-                })
+                one(self.isa.atomic(self, *op, ptr, space, v, ty, *scope)?)
             }
             Op::Fence(scope) => {
-                match self.t.vendor {
-                    Vendor::Amd => amdgpu::fence(self, *scope)?,
-                    Vendor::Nvidia => nvptx::fence(self, *scope)?,
-                }
+                self.isa.fence(self, *scope)?;
                 Ok(vec![])
             }
             Op::Barrier(kind) => {
-                match self.t.vendor {
-                    Vendor::Amd => amdgpu::barrier(self, *kind)?,
-                    Vendor::Nvidia => nvptx::barrier(self, *kind)?,
-                }
+                self.isa.barrier(self, *kind)?;
                 Ok(vec![])
             }
             Op::Shuffle { mode, value, offset } => {
@@ -690,9 +619,9 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 }
                 let (mode, off) = (*mode, *offset);
                 one(self.per_dword(self.val(*value)?, k.ty(*value), &mut |l, x| match mode {
-                    ShuffleMode::Xor => l.shuffle_xor(x, off),
-                    ShuffleMode::Up => l.shuffle_up(x, off),
-                    ShuffleMode::Down => l.shuffle_down(x, off),
+                    ShuffleMode::Xor => l.isa.shuffle_xor(l, x, off),
+                    ShuffleMode::Up => l.isa.shuffle_up(l, x, off),
+                    ShuffleMode::Down => l.isa.shuffle_down(l, x, off),
                 })?)
             }
             Op::ShuffleIdx { value, lane } => {
@@ -701,33 +630,19 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                     self.i32c(k.wave_size - 1),
                     "",
                 )?;
-                one(self.per_dword(
-                    self.val(*value)?,
-                    k.ty(*value),
-                    &mut |l, x| match l.t.vendor {
-                        Vendor::Amd => amdgpu::shuffle_idx(l, x, src),
-                        Vendor::Nvidia => nvptx::shuffle_idx(l, x, src),
-                    },
-                )?)
+                one(self.per_dword(self.val(*value)?, k.ty(*value), &mut |l, x| {
+                    l.isa.shuffle_idx(l, x, src)
+                })?)
             }
             Op::Broadcast { value, lane } => {
                 let lane = *lane % k.wave_size;
-                one(self.per_dword(
-                    self.val(*value)?,
-                    k.ty(*value),
-                    &mut |l, x| match l.t.vendor {
-                        Vendor::Amd => amdgpu::broadcast(l, x, lane),
-                        Vendor::Nvidia => nvptx::broadcast(l, x, lane),
-                    },
-                )?)
+                one(self.per_dword(self.val(*value)?, k.ty(*value), &mut |l, x| {
+                    l.isa.broadcast(l, x, lane)
+                })?)
             }
             Op::Ballot { cond } => {
                 let c = self.val(*cond)?.into_int_value();
-                one(match self.t.vendor {
-                    Vendor::Amd => amdgpu::ballot(self, c)?,
-                    Vendor::Nvidia => nvptx::ballot(self, c)?,
-                }
-                .into())
+                one(self.isa.ballot(self, c)?.into())
             }
             Op::WaveReduce { op, value } => {
                 one(self.wave_reduce(*op, self.val(*value)?, k.ty(*value))?)
@@ -914,15 +829,10 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             U::Trunc => self.fintr("llvm.trunc", ty, &[x])?,
             U::Round => self.fintr("llvm.round", ty, &[x])?,
             U::RoundEven => self.fintr("llvm.roundeven", ty, &[x])?,
-            U::Exp2Approx | U::Log2Approx | U::RsqrtApprox | U::RcpApprox => {
-                if ty != Type::F32 {
-                    return Err(LowerError::Unsupported(format!("{op:?} on {ty} (f32 only)")));
-                }
-                match self.t.vendor {
-                    Vendor::Amd => amdgpu::approx(self, op, x)?,
-                    Vendor::Nvidia => nvptx::approx(self, op, x)?,
-                }
-            }
+            U::Exp2Approx => self.approx(ApproxFn::Exp2, x, ty)?,
+            U::Log2Approx => self.approx(ApproxFn::Log2, x, ty)?,
+            U::RsqrtApprox => self.approx(ApproxFn::Rsqrt, x, ty)?,
+            U::RcpApprox => self.approx(ApproxFn::Rcp, x, ty)?,
             U::IsNan => self.fcmp(LLVMRealPredicate::LLVMRealUNO, x, x),
             U::Popcount => self.intrinsic_v("llvm.ctpop", &[self.ty(ty)], &[x])?,
             U::Ctz => self.intrinsic_v(
@@ -931,6 +841,14 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 &[x, self.ctx.bool_type().const_zero().into()],
             )?,
         })
+    }
+
+    /// An approximate f32 function, as the back end computes it.
+    fn approx(&mut self, f: ApproxFn, x: Bv<'ctx>, ty: Type) -> LResult<Bv<'ctx>> {
+        if ty != Type::F32 {
+            return Err(LowerError::Unsupported(format!("{f:?} approximation on {ty} (f32 only)")));
+        }
+        self.isa.approx(self, f, x)
     }
 
     pub fn binary(&self, op: BinaryOp, a: Bv<'ctx>, b: Bv<'ctx>, ty: Type) -> Bv<'ctx> {
@@ -1263,7 +1181,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                     .privates
                     .get(slot.as_u32() as usize)
                     .ok_or_else(|| LowerError::Invalid(format!("unknown private array {slot}")))?;
-                (p, if self.t.vendor == Vendor::Amd { 5 } else { 0 })
+                (p, self.isa.private_address_space())
             }
         };
         // SAFETY: a plain element GEP; out-of-bounds indices are the kernel's (sanitizer-checked) bug.
@@ -1344,10 +1262,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
 
     /// The id `kind`, as the target reads it.
     fn id(&mut self, kind: IdKind) -> LResult<IntValue<'ctx>> {
-        match self.t.vendor {
-            Vendor::Amd => amdgpu::id(self, kind),
-            Vendor::Nvidia => nvptx::id(self, kind),
-        }
+        self.isa.id(self, kind)
     }
 
     /// The linear local id `x + y * sx + z * sx * sy` from the target's local ids, leaving out
@@ -1368,50 +1283,10 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         Ok(lin)
     }
 
-    pub fn shuffle_xor(&mut self, x: IntValue<'ctx>, mask: u32) -> LResult<IntValue<'ctx>> {
-        match self.t.vendor {
-            Vendor::Amd => amdgpu::shuffle_xor(self, x, mask),
-            Vendor::Nvidia => nvptx::shuffle_xor(self, x, mask),
-        }
-    }
-    fn shuffle_up(&mut self, x: IntValue<'ctx>, off: u32) -> LResult<IntValue<'ctx>> {
-        match self.t.vendor {
-            Vendor::Amd => {
-                // Lane i reads i - off; lanes below `off` read themselves.
-                let lane = amdgpu::id(self, IdKind::Lane)?;
-                let ge =
-                    self.icmp(LLVMIntPredicate::LLVMIntUGE, lane.into(), self.i32c(off).into());
-                let src = self.b.build_int_sub(lane, self.i32c(off), "")?;
-                let src = self.select(ge, src.into(), lane.into()).into_int_value();
-                amdgpu::shuffle_idx(self, x, src)
-            }
-            Vendor::Nvidia => nvptx::shuffle_up(self, x, off),
-        }
-    }
-    fn shuffle_down(&mut self, x: IntValue<'ctx>, off: u32) -> LResult<IntValue<'ctx>> {
-        match self.t.vendor {
-            Vendor::Amd => {
-                // Lane i reads i + off; lanes at or past `wave - off` read themselves.
-                let lane = amdgpu::id(self, IdKind::Lane)?;
-                let lt = self.icmp(
-                    LLVMIntPredicate::LLVMIntULT,
-                    lane.into(),
-                    self.i32c(self.k.wave_size - off).into(),
-                );
-                let src = self.b.build_int_add(lane, self.i32c(off), "")?;
-                let src = self.select(lt, src.into(), lane.into()).into_int_value();
-                amdgpu::shuffle_idx(self, x, src)
-            }
-            Vendor::Nvidia => nvptx::shuffle_down(self, x, off),
-        }
-    }
-
     /// `v op shuffle_xor(v, o)` for o = W/2 .. 1.
     fn wave_reduce(&mut self, op: ReduceOp, v: Bv<'ctx>, ty: Type) -> LResult<Bv<'ctx>> {
-        if self.t.vendor == Vendor::Nvidia {
-            if let Some(r) = nvptx::redux(self, op, v, ty)? {
-                return Ok(r);
-            }
+        if let Some(r) = self.isa.wave_reduce(self, op, v, ty)? {
+            return Ok(r);
         }
         let bop = match op {
             ReduceOp::Add => BinaryOp::Add,
@@ -1421,7 +1296,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         let mut v = v;
         let mut o = self.k.wave_size / 2;
         while o >= 1 {
-            let partner = self.per_dword(v, ty, &mut |l, x| l.shuffle_xor(x, o))?;
+            let partner = self.per_dword(v, ty, &mut |l, x| l.isa.shuffle_xor(l, x, o))?;
             v = self.binary(bop, v, partner, ty);
             o /= 2;
         }
@@ -1441,8 +1316,8 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         let (mut v, mut i) = (v, i);
         let mut o = self.k.wave_size / 2;
         while o >= 1 {
-            let pv = self.per_dword(v, ty, &mut |l, x| l.shuffle_xor(x, o))?;
-            let pi = self.per_dword(i, Type::U32, &mut |l, x| l.shuffle_xor(x, o))?;
+            let pv = self.per_dword(v, ty, &mut |l, x| l.isa.shuffle_xor(l, x, o))?;
+            let pi = self.per_dword(i, Type::U32, &mut |l, x| l.isa.shuffle_xor(l, x, o))?;
             let lower_index = self.icmp(P::LLVMIntULT, pi, i);
             let take = if ty.scalar.is_float() {
                 let gt = self.fcmp(R::LLVMRealOGT, pv, v);
@@ -1489,10 +1364,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         while vals.len() < p as usize {
             vals.push(self.constant(ty, 0));
         }
-        let lane = match self.t.vendor {
-            Vendor::Amd => amdgpu::id(self, IdKind::Lane)?,
-            Vendor::Nvidia => nvptx::id(self, IdKind::Lane)?,
-        };
+        let lane = self.id(IdKind::Lane)?;
         let mut o = w / 2;
         while vals.len() > 1 {
             let half = vals.len() / 2;
@@ -1503,7 +1375,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 let (lo, hi) = (vals[j], vals[half + j]);
                 let send = self.select(upper, lo, hi);
                 let keep = self.select(upper, hi, lo);
-                let recv = self.per_dword(send, ty, &mut |l, x| l.shuffle_xor(x, o))?;
+                let recv = self.per_dword(send, ty, &mut |l, x| l.isa.shuffle_xor(l, x, o))?;
                 next.push(self.binary(BinaryOp::Add, keep, recv, ty));
             }
             vals = next;
@@ -1511,7 +1383,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         }
         let mut v = vals[0];
         while o >= 1 {
-            let partner = self.per_dword(v, ty, &mut |l, x| l.shuffle_xor(x, o))?;
+            let partner = self.per_dword(v, ty, &mut |l, x| l.isa.shuffle_xor(l, x, o))?;
             v = self.binary(BinaryOp::Add, v, partner, ty);
             o /= 2;
         }
