@@ -5,7 +5,7 @@
 //! with the resources read back from the object itself (the AMDGPU metadata note, or `ptxas -v`
 //! where a ptxas is found), so budgets and occupancy are about what the hardware will run.
 //!
-//! Layout (Cranelift style): [`llvm`] lowers the IR once for both vendors and holds no vendor
+//! Layout (Cranelift style): `lower` lowers the IR once for both vendors and holds no vendor
 //! branch; what differs by vendor (ids, barriers, fences, atomics, cross-lane exchanges,
 //! approximate math, the kernel ABI, object emission) is the `isa::Isa` trait, implemented by
 //! `isa/amdgpu.rs` and `isa/nvptx.rs`, each opening with "how the IR maps onto this target"; what
@@ -16,7 +16,7 @@
 //! `LLVM_SYS_191_PREFIX=/usr/lib/llvm-19` when `llvm-config` is not on the path).
 
 mod isa;
-mod llvm;
+mod lower;
 pub mod package;
 mod resources;
 mod tools;
@@ -135,7 +135,7 @@ pub fn compile(
     target: &Target,
     opts: &Options,
 ) -> Result<CompiledObject, CodegenError> {
-    llvm::compile(kernel, target, opts)
+    lower::compile(kernel, target, opts)
 }
 
 /// Occupancy (waves per SIMD, or warps per SM, and what limits it) for the resources of a

@@ -28,7 +28,7 @@
 //! The HSACO is LLVM's relocatable object linked with `ld.lld -shared`.
 
 use super::{ApproxFn, EmitError, Emitted, Isa};
-use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use crate::lower::{Bv, LResult, LowerError, Lowering};
 use crate::tools::{find_ld_lld, TempFile};
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode};

@@ -1,5 +1,5 @@
 //! The lowering interface each back end implements (Cranelift's `isa/<target>`): everything that
-//! differs by vendor, so the shared lowering in `llvm.rs` asks [`Isa`] and never the vendor.
+//! differs by vendor, so the shared lowering in `lower/` asks [`Isa`] and never the vendor.
 //!
 //! What does not differ by vendor but by arch (DPP flavours, `permlane64`, `redux.sync`, bf16
 //! fma, dot and matrix instructions, the PTX version) is a fact of kiln-ir's target table; back
@@ -8,7 +8,7 @@
 pub(crate) mod amdgpu;
 pub(crate) mod nvptx;
 
-use crate::llvm::{Bv, LResult, Lowering};
+use crate::lower::{Bv, LResult, Lowering};
 use inkwell::module::Module;
 use inkwell::targets::TargetMachine;
 use inkwell::values::{IntValue, PointerValue};

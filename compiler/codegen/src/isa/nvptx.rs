@@ -26,7 +26,7 @@
 //! PTX ISA 7.8 (`+ptx78`): the lowest that covers sm_90, accepted by CUDA 12 and 13 drivers.
 
 use super::{ApproxFn, EmitError, Emitted, Isa};
-use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use crate::lower::{Bv, LResult, LowerError, Lowering};
 use crate::{resources, tools};
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::LLVMOpcode;
