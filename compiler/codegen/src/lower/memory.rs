@@ -37,8 +37,6 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         Ok(())
     }
 
-    // ---- memory ----
-
     /// The address of element `index` (in units of `ty`'s scalar) of `mem`, and its address space.
     pub(super) fn address(
         &mut self,
