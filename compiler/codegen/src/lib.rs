@@ -5,22 +5,24 @@
 //! with the resources read back from the object itself (the AMDGPU metadata note, or `ptxas -v`
 //! where a ptxas is found), so budgets and occupancy are about what the hardware will run.
 //!
-//! Layout (naga style): [`llvm`] lowers the IR once for both vendors; the per-target choices
-//! (intrinsics, barriers, cross-lane exchanges, the kernel ABI) live in `amdgpu.rs` and `nvptx.rs`,
-//! each opening with "how the IR maps onto this target"; `resources.rs` reads code objects.
+//! Layout (Cranelift style): `lower` lowers the IR once for both vendors and holds no vendor
+//! branch; what differs by vendor (ids, barriers, fences, atomics, cross-lane exchanges,
+//! approximate math, the kernel ABI, object emission) is the `isa::Isa` trait, implemented by
+//! `isa/amdgpu.rs` and `isa/nvptx.rs`, each opening with "how the IR maps onto this target"; what
+//! differs by arch is asked of kiln-ir's target table (`Target::has`). `resources.rs` reads code
+//! objects.
 //!
 //! LLVM is linked statically; the build finds it through `llvm-config` (set
 //! `LLVM_SYS_191_PREFIX=/usr/lib/llvm-19` when `llvm-config` is not on the path).
 
-mod amdgpu;
-mod llvm;
-mod nvptx;
+mod isa;
+mod lower;
 pub mod package;
 mod resources;
 mod tools;
 
 use kiln_ir::package::{ObjectFormat, Resources};
-use kiln_ir::target::{Occupancy, Vendor};
+use kiln_ir::target::Occupancy;
 use kiln_ir::{Kernel, Target};
 use serde::{Deserialize, Serialize};
 
@@ -133,7 +135,7 @@ pub fn compile(
     target: &Target,
     opts: &Options,
 ) -> Result<CompiledObject, CodegenError> {
-    llvm::compile(kernel, target, opts)
+    lower::compile(kernel, target, opts)
 }
 
 /// Occupancy (waves per SIMD, or warps per SM, and what limits it) for the resources of a
@@ -141,9 +143,9 @@ pub fn compile(
 pub fn occupancy(target: &Target, kernel: &Kernel, res: &Resources) -> Option<Occupancy> {
     let vgprs = res.vgprs?;
     // CDNA allocates AGPRs from the same unified file, after the VGPRs (rounded to 4).
-    let regs = match (target.vendor, res.agprs) {
-        (Vendor::Amd, Some(a)) if a > 0 && target.agprs > 0 => vgprs.div_ceil(4) * 4 + a,
-        _ => vgprs,
+    let regs = match res.agprs {
+        Some(a) if a > 0 && target.agprs > 0 => vgprs.div_ceil(4) * 4 + a,
+        Some(_) | None => vgprs,
     };
     Some(target.occupancy(regs, res.lds_bytes, kernel.wave_size, kernel.waves_per_workgroup()))
 }

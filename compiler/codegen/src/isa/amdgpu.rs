@@ -27,32 +27,192 @@
 //!
 //! The HSACO is LLVM's relocatable object linked with `ld.lld -shared`.
 
-use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use super::{ApproxFn, EmitError, Emitted, Isa};
+use crate::lower::{Bv, LResult, LowerError, Lowering};
 use crate::tools::{find_ld_lld, TempFile};
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode};
+use inkwell::module::Module;
+use inkwell::targets::{FileType, TargetMachine};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValue;
 use inkwell::values::{IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
-use kiln_ir::target::Family;
-use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Scope, Type, UnaryOp};
+use kiln_ir::package::ObjectFormat;
+use kiln_ir::target::Capability;
+use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, Scope, Target, Type};
 use std::process::Command;
 
 /// `amdgpu_kernel` in LLVM's calling-convention numbering.
 const CC_AMDGPU_KERNEL: u32 = 91;
 
 /// The metadata node the LDS-only fences refer to (appended to the helper module).
-pub(crate) const MMRA_LDS_DEF: &str = "!0 = !{!\"amdgpu-as\", !\"local\"}\n";
+const MMRA_LDS_DEF: &str = "!0 = !{!\"amdgpu-as\", !\"local\"}\n";
 
-pub(crate) fn setup_kernel(l: &mut Lowering) {
+/// The AMDGPU back end.
+pub(crate) struct AmdGpu;
+
+impl Isa for AmdGpu {
+    fn target_features(&self, _t: &Target, wave: u32) -> String {
+        format!("+wavefrontsize{wave}")
+    }
+    fn setup_kernel(&self, l: &mut Lowering) {
+        setup_kernel(l)
+    }
+    fn helper_metadata(&self) -> &'static str {
+        MMRA_LDS_DEF
+    }
+    fn private_address_space(&self) -> u16 {
+        5
+    }
+    fn id<'ctx>(&self, l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+        id(l, kind)
+    }
+    fn barrier(&self, l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
+        barrier(l, kind)
+    }
+    fn fence(&self, l: &mut Lowering, scope: Scope) -> LResult<()> {
+        fence(l, scope)
+    }
+    fn atomic<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        op: AtomicOp,
+        ptr: PointerValue<'ctx>,
+        space: u16,
+        v: Bv<'ctx>,
+        ty: Type,
+        scope: Scope,
+    ) -> LResult<Bv<'ctx>> {
+        atomic(l, op, ptr, space, v, ty, scope)
+    }
+    fn approx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        f: ApproxFn,
+        x: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        let name = match f {
+            ApproxFn::Exp2 => "llvm.amdgcn.exp2",
+            ApproxFn::Log2 => "llvm.amdgcn.log",
+            ApproxFn::Rsqrt => "llvm.amdgcn.rsq",
+            ApproxFn::Rcp => "llvm.amdgcn.rcp",
+        };
+        l.intrinsic_v(name, &[x.get_type()], &[x])
+    }
+    fn shuffle_xor<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        mask: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        shuffle_xor(l, x, mask)
+    }
+    fn shuffle_idx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        src: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>> {
+        shuffle_idx(l, x, src)
+    }
+    /// Lane i reads i - off through `shuffle_idx`; lanes below `off` read themselves.
+    fn shuffle_up<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let lane = id(l, IdKind::Lane)?;
+        let ge = l.icmp(LLVMIntPredicate::LLVMIntUGE, lane.into(), l.i32c(off).into());
+        let src = l.b.build_int_sub(lane, l.i32c(off), "")?;
+        let src = l.select(ge, src.into(), lane.into()).into_int_value();
+        shuffle_idx(l, x, src)
+    }
+    /// Lane i reads i + off through `shuffle_idx`; lanes at or past `wave - off` read themselves.
+    fn shuffle_down<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let lane = id(l, IdKind::Lane)?;
+        let lt =
+            l.icmp(LLVMIntPredicate::LLVMIntULT, lane.into(), l.i32c(l.k.wave_size - off).into());
+        let src = l.b.build_int_add(lane, l.i32c(off), "")?;
+        let src = l.select(lt, src.into(), lane.into()).into_int_value();
+        shuffle_idx(l, x, src)
+    }
+    fn broadcast<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        lane: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let i32t: BasicTypeEnum = l.i32t().into();
+        Ok(l.intrinsic_v("llvm.amdgcn.readlane", &[i32t], &[x.into(), l.i32c(lane).into()])?
+            .into_int_value())
+    }
+    fn ballot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        cond: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>> {
+        let i64t: BasicTypeEnum = l.ctx.i64_type().into();
+        if wave64(l) {
+            return Ok(l
+                .intrinsic_v("llvm.amdgcn.ballot", &[i64t], &[cond.into()])?
+                .into_int_value());
+        }
+        let m = l.intrinsic_v("llvm.amdgcn.ballot", &[l.i32t().into()], &[cond.into()])?;
+        Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
+    }
+    /// No native reduction whose bits are the butterfly's: DPP reductions are the butterfly.
+    fn wave_reduce<'ctx>(
+        &self,
+        _l: &mut Lowering<'ctx, '_>,
+        _op: ReduceOp,
+        _v: Bv<'ctx>,
+        _ty: Type,
+    ) -> LResult<Option<Bv<'ctx>>> {
+        Ok(None)
+    }
+    /// The relocatable object linked into an HSACO; resources from its metadata note.
+    fn emit(
+        &self,
+        tm: &TargetMachine,
+        module: &Module,
+        k: &Kernel,
+        _t: &Target,
+        emit_asm: bool,
+    ) -> Result<Emitted, EmitError> {
+        let gen = |m: &Module, ft: FileType| {
+            tm.write_to_memory_buffer(m, ft)
+                .map(|b| b.as_slice().to_vec())
+                .map_err(|e| EmitError::Llvm(e.to_string()))
+        };
+        // Code generation rewrites the module, so the assembly is made from a copy.
+        let asm = if emit_asm {
+            Some(String::from_utf8_lossy(&gen(&module.clone(), FileType::Assembly)?).into_owned())
+        } else {
+            None
+        };
+        let obj = gen(module, FileType::Object)?;
+        let bytes = link_hsaco(&obj).map_err(|m| EmitError::Tool("ld.lld", m))?;
+        let resources =
+            crate::resources::amdgpu_resources(&bytes, &k.name).map_err(EmitError::Object)?;
+        Ok(Emitted { format: ObjectFormat::Hsaco, bytes, asm, resources })
+    }
+}
+
+fn setup_kernel(l: &mut Lowering) {
     let f = l.func;
     f.set_call_conventions(CC_AMDGPU_KERNEL);
     let n = l.k.workgroup_lanes();
     let attrs = [
         ("amdgpu-flat-work-group-size", format!("{n},{n}")),
         ("target-cpu", l.t.name.to_string()),
-        ("target-features", crate::llvm::target_features(l.t, l.k.wave_size)),
+        ("target-features", AmdGpu.target_features(l.t, l.k.wave_size)),
         ("uniform-work-group-size", "true".to_string()),
     ];
     for (k, v) in attrs {
@@ -64,7 +224,7 @@ fn wave64(l: &Lowering) -> bool {
     l.k.wave_size == 64
 }
 
-pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
     let k = l.k;
     let dimname = |d: Dim| d.name();
     Ok(match kind {
@@ -133,7 +293,7 @@ fn sync_scope(scope: Scope) -> &'static str {
     }
 }
 
-pub(crate) fn barrier(l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
+fn barrier(l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
     let (name, mmra) = match kind {
         BarrierKind::Lds => ("kiln.barrier.lds", ", !mmra !0"),
         BarrierKind::All => ("kiln.barrier.all", ""),
@@ -146,7 +306,7 @@ pub(crate) fn barrier(l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
     Ok(())
 }
 
-pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
+fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
     let s = sync_scope(scope);
     let body = format!("  fence syncscope(\"{s}\") acq_rel\n  ret void");
     let f = l.helper(&format!("kiln.fence.{s}"), None, &[], &body, &[]);
@@ -154,7 +314,7 @@ pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
     Ok(())
 }
 
-pub(crate) fn atomic<'ctx>(
+fn atomic<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     op: AtomicOp,
     ptr: PointerValue<'ctx>,
@@ -188,23 +348,10 @@ pub(crate) fn atomic<'ctx>(
         .ok_or_else(|| LowerError::Llvm("IR building", "atomic helper returned nothing".into()))
 }
 
-pub(crate) fn approx<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    op: UnaryOp,
-    x: Bv<'ctx>,
-) -> LResult<Bv<'ctx>> {
-    let name = match op {
-        UnaryOp::Exp2Approx => "llvm.amdgcn.exp2",
-        UnaryOp::Log2Approx => "llvm.amdgcn.log",
-        UnaryOp::RsqrtApprox => "llvm.amdgcn.rsq",
-        UnaryOp::RcpApprox => "llvm.amdgcn.rcp",
-        other => return Err(LowerError::Invalid(format!("{other:?} is not an approximate op"))),
-    };
-    l.intrinsic_v(name, &[x.get_type()], &[x])
-}
-
-fn gfx9(l: &Lowering) -> bool {
-    l.t.family == Family::Gfx9
+/// Xor exchanges inside 32 lanes by DPP `row_xmask` and `v_permlanex16` (gfx10+); without them,
+/// DPP `quad_perm`, `ds_swizzle` and `ds_bpermute` (gfx9).
+fn has_row_xmask_path(l: &Lowering) -> bool {
+    l.t.has(Capability::DppRowXmask) && l.t.has(Capability::Permlanex16)
 }
 
 /// `update.dpp` with all rows and banks enabled; bound_ctrl set so LLVM may fold the move into
@@ -235,7 +382,7 @@ fn bpermute<'ctx>(
 /// writelanes through SGPRs (gfx10 has no cross-half exchange short of LDS).
 fn swap_halves<'ctx>(l: &mut Lowering<'ctx, '_>, x: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
     let i32t: BasicTypeEnum = l.i32t().into();
-    if l.t.features.permlane64 {
+    if l.t.has(Capability::Permlane64) {
         return Ok(l.intrinsic_v("llvm.amdgcn.permlane64", &[i32t], &[x.into()])?.into_int_value());
     }
     let mut acc: Bv = l.i32t().get_poison().into();
@@ -247,7 +394,7 @@ fn swap_halves<'ctx>(l: &mut Lowering<'ctx, '_>, x: IntValue<'ctx>) -> LResult<I
     Ok(acc.into_int_value())
 }
 
-pub(crate) fn shuffle_xor<'ctx>(
+fn shuffle_xor<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     x: IntValue<'ctx>,
     mask: u32,
@@ -255,7 +402,7 @@ pub(crate) fn shuffle_xor<'ctx>(
     if mask == 0 {
         return Ok(x);
     }
-    if gfx9(l) {
+    if !has_row_xmask_path(l) {
         if mask >= 32 {
             let lane = id(l, IdKind::Lane)?;
             let src = l.b.build_xor(lane, l.i32c(mask), "")?;
@@ -297,16 +444,17 @@ pub(crate) fn shuffle_xor<'ctx>(
     Ok(v)
 }
 
-pub(crate) fn shuffle_idx<'ctx>(
+fn shuffle_idx<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     x: IntValue<'ctx>,
     src: IntValue<'ctx>,
 ) -> LResult<IntValue<'ctx>> {
-    if gfx9(l) || !wave64(l) {
+    if !l.t.features.wave64_in_halves || !wave64(l) {
         return bpermute(l, x, src);
     }
-    // RDNA wave 64: ds_bpermute reads inside the lane's own 32-lane half (address bits 6:2), so
-    // read both the value and its half-swapped copy and pick by whether the source is across.
+    // Wave 64 in halves (RDNA): ds_bpermute reads inside the lane's own 32-lane half (address
+    // bits 6:2), so read both the value and its half-swapped copy and pick by whether the source
+    // is across.
     let lane = id(l, IdKind::Lane)?;
     let swapped = swap_halves(l, x)?;
     let same = bpermute(l, x, src)?;
@@ -317,30 +465,8 @@ pub(crate) fn shuffle_idx<'ctx>(
     Ok(l.select(is_across, across.into(), same.into()).into_int_value())
 }
 
-pub(crate) fn broadcast<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    lane: u32,
-) -> LResult<IntValue<'ctx>> {
-    let i32t: BasicTypeEnum = l.i32t().into();
-    Ok(l.intrinsic_v("llvm.amdgcn.readlane", &[i32t], &[x.into(), l.i32c(lane).into()])?
-        .into_int_value())
-}
-
-pub(crate) fn ballot<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    cond: IntValue<'ctx>,
-) -> LResult<IntValue<'ctx>> {
-    let i64t: BasicTypeEnum = l.ctx.i64_type().into();
-    if wave64(l) {
-        return Ok(l.intrinsic_v("llvm.amdgcn.ballot", &[i64t], &[cond.into()])?.into_int_value());
-    }
-    let m = l.intrinsic_v("llvm.amdgcn.ballot", &[l.i32t().into()], &[cond.into()])?;
-    Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
-}
-
 /// Links an AMDGPU relocatable object into an HSACO with `ld.lld -shared`.
-pub(crate) fn link_hsaco(obj: &[u8]) -> Result<Vec<u8>, String> {
+fn link_hsaco(obj: &[u8]) -> Result<Vec<u8>, String> {
     let lld = find_ld_lld().ok_or(
         "ld.lld not found (install lld-19, put ld.lld-19 on PATH, or set KILN_LD_LLD)".to_string(),
     )?;

@@ -25,34 +25,177 @@
 //!
 //! PTX ISA 7.8 (`+ptx78`): the lowest that covers sm_90, accepted by CUDA 12 and 13 drivers.
 
-use crate::llvm::{Bv, LResult, LowerError, Lowering};
+use super::{ApproxFn, EmitError, Emitted, Isa};
+use crate::lower::{Bv, LResult, LowerError, Lowering};
+use crate::{resources, tools};
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::module::Module;
+use inkwell::targets::{FileType, TargetMachine};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+use kiln_ir::package::ObjectFormat;
 use kiln_ir::package::Resources;
-use kiln_ir::{
-    AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type, UnaryOp,
-};
-
-/// The PTX ISA version LLVM is asked for.
-pub(crate) const PTX_FEATURE: &str = "+ptx78";
+use kiln_ir::target::Capability;
+use kiln_ir::{AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type};
 
 /// `ptx_kernel` in LLVM's calling-convention numbering.
 const CC_PTX_KERNEL: u32 = 71;
 
-fn sm(t: &Target) -> u32 {
-    t.name.trim_start_matches("sm_").parse().unwrap_or(0)
+/// The LLVM target features: the PTX ISA version the target table gives the arch.
+fn ptx_feature(t: &Target) -> String {
+    format!("+ptx{}", t.ptx.map_or(0, |p| p.isa))
 }
 
-/// True when the target has a correctly rounded bf16 fma (`fma.rn.bf16`, sm_80+).
-pub(crate) fn has_bf16_fma(t: &Target) -> bool {
-    sm(t) >= 80
+/// The NVPTX back end.
+pub(crate) struct Nvptx;
+
+impl Isa for Nvptx {
+    fn target_features(&self, t: &Target, _wave: u32) -> String {
+        ptx_feature(t)
+    }
+    fn setup_kernel(&self, l: &mut Lowering) {
+        setup_kernel(l)
+    }
+    /// The NVPTX helpers refer to no metadata.
+    fn helper_metadata(&self) -> &'static str {
+        ""
+    }
+    fn private_address_space(&self) -> u16 {
+        0
+    }
+    fn id<'ctx>(&self, l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+        id(l, kind)
+    }
+    /// `bar.sync 0` orders shared and global memory, so both kinds are the same barrier.
+    fn barrier(&self, l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
+        match kind {
+            BarrierKind::Lds | BarrierKind::All => {
+                l.intrinsic("llvm.nvvm.barrier0", &[], &[])?;
+            }
+        }
+        Ok(())
+    }
+    fn fence(&self, l: &mut Lowering, scope: Scope) -> LResult<()> {
+        fence(l, scope)
+    }
+    fn atomic<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        op: AtomicOp,
+        ptr: PointerValue<'ctx>,
+        _space: u16,
+        v: Bv<'ctx>,
+        ty: Type,
+        scope: Scope,
+    ) -> LResult<Bv<'ctx>> {
+        atomic(l, op, ptr, v, ty, scope)
+    }
+    fn approx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        f: ApproxFn,
+        x: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        approx(l, f, x)
+    }
+    fn shuffle_xor<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        mask: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let m = l.i32c(mask);
+        shfl(l, "bfly", x, m, 0x1f)
+    }
+    fn shuffle_idx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        src: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>> {
+        shfl(l, "idx", x, src, 0x1f)
+    }
+    /// `shfl.up` leaves lanes below the offset with their own value, as the IR says.
+    fn shuffle_up<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let o = l.i32c(off);
+        shfl(l, "up", x, o, 0)
+    }
+    /// `shfl.down` leaves lanes past the end with their own value, as the IR says.
+    fn shuffle_down<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let o = l.i32c(off);
+        shfl(l, "down", x, o, 0x1f)
+    }
+    fn broadcast<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        lane: u32,
+    ) -> LResult<IntValue<'ctx>> {
+        let s = l.i32c(lane);
+        shfl(l, "idx", x, s, 0x1f)
+    }
+    fn ballot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        cond: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>> {
+        let active = l.intrinsic_v("llvm.nvvm.activemask", &[], &[])?;
+        let m = l.intrinsic_v("llvm.nvvm.vote.ballot.sync", &[], &[active, cond.into()])?;
+        let i64t: BasicTypeEnum = l.ctx.i64_type().into();
+        Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
+    }
+    fn wave_reduce<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        op: ReduceOp,
+        v: Bv<'ctx>,
+        ty: Type,
+    ) -> LResult<Option<Bv<'ctx>>> {
+        redux(l, op, v, ty)
+    }
+    /// PTX text; resources from `ptxas -v` where a ptxas is found.
+    fn emit(
+        &self,
+        tm: &TargetMachine,
+        module: &Module,
+        k: &Kernel,
+        t: &Target,
+        emit_asm: bool,
+    ) -> Result<Emitted, EmitError> {
+        let ptx = tm
+            .write_to_memory_buffer(module, FileType::Assembly)
+            .map(|b| b.as_slice().to_vec())
+            .map_err(|e| EmitError::Llvm(e.to_string()))?;
+        let resources = match tools::find_ptxas() {
+            Some(ptxas) => {
+                let file = tools::TempFile::new(".ptx");
+                std::fs::write(&file.0, &ptx).map_err(|e| {
+                    EmitError::Tool("ptxas", format!("writing {}: {e}", file.0.display()))
+                })?;
+                resources::ptxas_resources(ptxas, &file.0, t.name, k.wave_size)
+                    .map_err(|m| EmitError::Tool("ptxas", m))?
+            }
+            None => unmeasured_resources(k),
+        };
+        let asm = emit_asm.then(|| String::from_utf8_lossy(&ptx).into_owned());
+        Ok(Emitted { format: ObjectFormat::Ptx, bytes: ptx, asm, resources })
+    }
 }
 
 /// Resources when no ptxas is there to measure them.
-pub(crate) fn unmeasured_resources(k: &Kernel) -> Resources {
+fn unmeasured_resources(k: &Kernel) -> Resources {
     Resources {
         lds_bytes: k.lds_bytes(),
         wave_size: k.wave_size,
@@ -61,12 +204,10 @@ pub(crate) fn unmeasured_resources(k: &Kernel) -> Resources {
     }
 }
 
-pub(crate) fn setup_kernel(l: &mut Lowering) {
+fn setup_kernel(l: &mut Lowering) {
     let f = l.func;
     f.set_call_conventions(CC_PTX_KERNEL);
-    for (k, v) in
-        [("target-cpu", l.t.name.to_string()), ("target-features", PTX_FEATURE.to_string())]
-    {
+    for (k, v) in [("target-cpu", l.t.name.to_string()), ("target-features", ptx_feature(l.t))] {
         f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
     }
     let fptr: BasicMetadataValueEnum = f.as_global_value().as_pointer_value().into();
@@ -94,7 +235,7 @@ fn sreg<'ctx>(l: &mut Lowering<'ctx, '_>, name: &str) -> LResult<IntValue<'ctx>>
     Ok(l.intrinsic_v(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[], &[])?.into_int_value())
 }
 
-pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
+fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>> {
     let k = l.k;
     Ok(match kind {
         IdKind::Lane => sreg(l, "laneid")?,
@@ -113,12 +254,7 @@ pub(crate) fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntV
     })
 }
 
-pub(crate) fn barrier(l: &mut Lowering, _kind: BarrierKind) -> LResult<()> {
-    l.intrinsic("llvm.nvvm.barrier0", &[], &[])?;
-    Ok(())
-}
-
-pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
+fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
     let name = match scope {
         Scope::Workgroup => "llvm.nvvm.membar.cta",
         Scope::Device => "llvm.nvvm.membar.gl",
@@ -127,7 +263,7 @@ pub(crate) fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
     Ok(())
 }
 
-pub(crate) fn atomic<'ctx>(
+fn atomic<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     op: AtomicOp,
     ptr: PointerValue<'ctx>,
@@ -152,16 +288,12 @@ pub(crate) fn atomic<'ctx>(
     Ok(r.into())
 }
 
-pub(crate) fn approx<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    op: UnaryOp,
-    x: Bv<'ctx>,
-) -> LResult<Bv<'ctx>> {
-    let name = match op {
-        UnaryOp::Exp2Approx => "llvm.nvvm.ex2.approx.f",
-        UnaryOp::Log2Approx => "llvm.nvvm.lg2.approx.f",
-        UnaryOp::RsqrtApprox => "llvm.nvvm.rsqrt.approx.f",
-        UnaryOp::RcpApprox => {
+fn approx<'ctx>(l: &mut Lowering<'ctx, '_>, f: ApproxFn, x: Bv<'ctx>) -> LResult<Bv<'ctx>> {
+    let name = match f {
+        ApproxFn::Exp2 => "llvm.nvvm.ex2.approx.f",
+        ApproxFn::Log2 => "llvm.nvvm.lg2.approx.f",
+        ApproxFn::Rsqrt => "llvm.nvvm.rsqrt.approx.f",
+        ApproxFn::Rcp => {
             let f32t = l.ctx.f32_type();
             let fty = f32t.fn_type(&[f32t.into()], false);
             let asm = l.ctx.create_inline_asm(
@@ -179,7 +311,6 @@ pub(crate) fn approx<'ctx>(
                 .basic()
                 .ok_or_else(|| LowerError::Llvm("IR building", "rcp asm".into()));
         }
-        other => return Err(LowerError::Invalid(format!("{other:?} is not an approximate op"))),
     };
     l.intrinsic_v(name, &[], &[x])
 }
@@ -196,71 +327,15 @@ fn shfl<'ctx>(
     Ok(l.intrinsic_v(&name, &[], &args)?.into_int_value())
 }
 
-pub(crate) fn shuffle_xor<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    mask: u32,
-) -> LResult<IntValue<'ctx>> {
-    let m = l.i32c(mask);
-    shfl(l, "bfly", x, m, 0x1f)
-}
-
-pub(crate) fn shuffle_idx<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    src: IntValue<'ctx>,
-) -> LResult<IntValue<'ctx>> {
-    shfl(l, "idx", x, src, 0x1f)
-}
-
-/// `shfl.up` leaves lanes below the offset with their own value, as the IR says.
-pub(crate) fn shuffle_up<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    off: u32,
-) -> LResult<IntValue<'ctx>> {
-    let o = l.i32c(off);
-    shfl(l, "up", x, o, 0)
-}
-
-/// `shfl.down` leaves lanes past the end with their own value, as the IR says.
-pub(crate) fn shuffle_down<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    off: u32,
-) -> LResult<IntValue<'ctx>> {
-    let o = l.i32c(off);
-    shfl(l, "down", x, o, 0x1f)
-}
-
-pub(crate) fn broadcast<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    x: IntValue<'ctx>,
-    lane: u32,
-) -> LResult<IntValue<'ctx>> {
-    let s = l.i32c(lane);
-    shfl(l, "idx", x, s, 0x1f)
-}
-
-pub(crate) fn ballot<'ctx>(
-    l: &mut Lowering<'ctx, '_>,
-    cond: IntValue<'ctx>,
-) -> LResult<IntValue<'ctx>> {
-    let active = l.intrinsic_v("llvm.nvvm.activemask", &[], &[])?;
-    let m = l.intrinsic_v("llvm.nvvm.vote.ballot.sync", &[], &[active, cond.into()])?;
-    let i64t: BasicTypeEnum = l.ctx.i64_type().into();
-    Ok(l.cast(LLVMOpcode::LLVMZExt, m, i64t).into_int_value())
-}
-
 /// `redux.sync` for 32-bit integer reductions on sm_80+; `None` where the butterfly is needed.
-pub(crate) fn redux<'ctx>(
+fn redux<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     op: ReduceOp,
     v: Bv<'ctx>,
     ty: Type,
 ) -> LResult<Option<Bv<'ctx>>> {
     let int32 = matches!(ty.scalar, ScalarType::I32 | ScalarType::U32) && ty.lanes == 1;
-    if !int32 || sm(l.t) < 80 {
+    if !int32 || !l.t.has(Capability::ReduxSync) {
         return Ok(None);
     }
     let signed = ty.scalar.is_signed();

@@ -1,0 +1,154 @@
+//! The lowering interface each back end implements (Cranelift's `isa/<target>`): everything that
+//! differs by vendor, so the shared lowering in `lower/` asks [`Isa`] and never the vendor.
+//!
+//! What does not differ by vendor but by arch (DPP flavours, `permlane64`, `redux.sync`, bf16
+//! fma, dot and matrix instructions, the PTX version) is a fact of kiln-ir's target table; back
+//! ends ask `Target::has` for it, never the arch's or family's name.
+
+pub(crate) mod amdgpu;
+pub(crate) mod nvptx;
+
+use crate::lower::{Bv, LResult, Lowering};
+use inkwell::module::Module;
+use inkwell::targets::TargetMachine;
+use inkwell::values::{IntValue, PointerValue};
+use kiln_ir::package::{ObjectFormat, Resources};
+use kiln_ir::target::Vendor;
+use kiln_ir::{AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, Scope, Target, Type};
+
+/// The approximate f32 functions (the IR's `*Approx` unary ops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ApproxFn {
+    /// 2^x.
+    Exp2,
+    /// log2 x.
+    Log2,
+    /// 1 / sqrt x.
+    Rsqrt,
+    /// 1 / x.
+    Rcp,
+}
+
+/// A code object as the back end produced it.
+pub(crate) struct Emitted {
+    pub format: ObjectFormat,
+    pub bytes: Vec<u8>,
+    pub asm: Option<String>,
+    pub resources: Resources,
+}
+
+/// Why a back end could not produce or read its code object.
+pub(crate) enum EmitError {
+    /// LLVM code generation.
+    Llvm(String),
+    /// An external tool (`ld.lld`, `ptxas`).
+    Tool(&'static str, String),
+    /// Reading the code object back.
+    Object(String),
+}
+
+/// What a back end decides. Cross-lane methods work on one 32-bit piece: the shared lowering
+/// splits wider values and vectors (`per_dword`).
+pub(crate) trait Isa: Sync {
+    /// The LLVM target features string for a wave size.
+    fn target_features(&self, t: &Target, wave: u32) -> String;
+    /// Calling convention, function attributes and annotations of the kernel function.
+    fn setup_kernel(&self, l: &mut Lowering);
+    /// Metadata definitions the textual helpers (`kiln.*`) refer to, appended to their module.
+    fn helper_metadata(&self) -> &'static str;
+    /// The address space of private arrays (the data layout's alloca space).
+    fn private_address_space(&self) -> u16;
+    /// An id.
+    fn id<'ctx>(&self, l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>>;
+    /// A workgroup barrier.
+    fn barrier(&self, l: &mut Lowering, kind: BarrierKind) -> LResult<()>;
+    /// An acquire-release fence of a scope.
+    fn fence(&self, l: &mut Lowering, scope: Scope) -> LResult<()>;
+    /// An acquire-release atomic read-modify-write on a 32- or 64-bit integer; returns the old
+    /// value. `space` is `ptr`'s LLVM address space.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        op: AtomicOp,
+        ptr: PointerValue<'ctx>,
+        space: u16,
+        v: Bv<'ctx>,
+        ty: Type,
+        scope: Scope,
+    ) -> LResult<Bv<'ctx>>;
+    /// An approximate f32 function.
+    fn approx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        f: ApproxFn,
+        x: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>>;
+    /// Lane i reads lane i ^ mask.
+    fn shuffle_xor<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        mask: u32,
+    ) -> LResult<IntValue<'ctx>>;
+    /// Lane i reads lane `src` (already reduced modulo the wave size).
+    fn shuffle_idx<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        src: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>>;
+    /// Lane i reads lane i - off; lanes below `off` keep their own value.
+    fn shuffle_up<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>>;
+    /// Lane i reads lane i + off; lanes at or past `wave - off` keep their own value.
+    fn shuffle_down<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        off: u32,
+    ) -> LResult<IntValue<'ctx>>;
+    /// Every lane reads lane `lane`.
+    fn broadcast<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        x: IntValue<'ctx>,
+        lane: u32,
+    ) -> LResult<IntValue<'ctx>>;
+    /// The i64 mask of the lanes where `cond` holds.
+    fn ballot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        cond: IntValue<'ctx>,
+    ) -> LResult<IntValue<'ctx>>;
+    /// A native wave reduction whose bits equal the shared xor butterfly's, or `None` where
+    /// the butterfly is needed.
+    fn wave_reduce<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        op: ReduceOp,
+        v: Bv<'ctx>,
+        ty: Type,
+    ) -> LResult<Option<Bv<'ctx>>>;
+    /// Generates the code object from the optimized module and reads its resources back.
+    fn emit(
+        &self,
+        tm: &TargetMachine,
+        module: &Module,
+        k: &Kernel,
+        t: &Target,
+        emit_asm: bool,
+    ) -> Result<Emitted, EmitError>;
+}
+
+/// The back end of a target: the one place that maps a vendor to its lowering.
+pub(crate) fn for_target(t: &Target) -> &'static dyn Isa {
+    match t.vendor {
+        Vendor::Amd => &amdgpu::AmdGpu,
+        Vendor::Nvidia => &nvptx::Nvptx,
+    }
+}

@@ -1,0 +1,132 @@
+//! Memory: the LDS array and private allocas, element addresses in each address space, and
+//! loads and stores at their natural alignment (`i1` is a byte in memory).
+
+use super::{scalar_mem_type, Bv, LResult, LowerError, Lowering, AS_GLOBAL, AS_LDS};
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::module::Linkage;
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValue, PointerValue};
+use inkwell::AddressSpace as LlvmAs;
+use kiln_ir::*;
+
+impl<'ctx, 'k> Lowering<'ctx, 'k> {
+    /// LDS as one addrspace(3) array laid out as `Kernel::lds_offsets` says; private arrays as
+    /// allocas in the entry block (the alloca address space of the data layout: 5 on AMDGPU).
+    pub(super) fn allocate_memory(&mut self) -> LResult<()> {
+        let bytes = self.k.lds_bytes();
+        if bytes > self.t.lds_per_workgroup {
+            return Err(LowerError::Unsupported(format!(
+                "{bytes} bytes of LDS (the target allows {})",
+                self.t.lds_per_workgroup
+            )));
+        }
+        if bytes > 0 {
+            let ty = self.ctx.i8_type().array_type(bytes);
+            let g = self.module.add_global(ty, Some(LlvmAs::from(AS_LDS)), "kiln.lds");
+            g.set_initializer(&ty.get_poison());
+            g.set_linkage(Linkage::Internal);
+            g.set_alignment(16);
+            self.lds = Some(g);
+        }
+        for p in self.k.private.values() {
+            let ty = scalar_mem_type(self.ctx, p.elem).array_type(p.len);
+            let a = self.b.build_alloca(ty, &p.name)?;
+            a.as_instruction().map(|i| i.set_alignment(16));
+            self.privates.push(a);
+        }
+        Ok(())
+    }
+
+    /// The address of element `index` (in units of `ty`'s scalar) of `mem`, and its address space.
+    pub(super) fn address(
+        &mut self,
+        mem: &MemRef,
+        index: Value,
+        ty: Type,
+    ) -> LResult<(PointerValue<'ctx>, u16)> {
+        let idx = self.b.build_int_z_extend(
+            self.val(index)?.into_int_value(),
+            self.ctx.i64_type(),
+            "",
+        )?;
+        let elem = scalar_mem_type(self.ctx, ty.scalar);
+        let (base, space) = match mem {
+            MemRef::Buffer(p) => {
+                let v = self.params[p.as_u32() as usize];
+                if !v.is_pointer_value() {
+                    return Err(LowerError::Invalid(format!(
+                        "memory access through scalar parameter {p}"
+                    )));
+                }
+                (v.into_pointer_value(), AS_GLOBAL)
+            }
+            MemRef::Global(addr) => {
+                let a = self.val(*addr)?.into_int_value();
+                (
+                    self.b.build_int_to_ptr(a, self.ctx.ptr_type(LlvmAs::from(AS_GLOBAL)), "")?,
+                    AS_GLOBAL,
+                )
+            }
+            MemRef::Lds(slot) => {
+                let g =
+                    self.lds.ok_or_else(|| LowerError::Invalid(format!("{slot} without LDS")))?;
+                let off = self.k.lds_offsets()[slot.as_u32() as usize];
+                // SAFETY: in-bounds offset of a slot inside the LDS array.
+                let p = unsafe {
+                    self.b.build_in_bounds_gep(
+                        self.ctx.i8_type(),
+                        g.as_pointer_value(),
+                        &[self.i32c(off)],
+                        "",
+                    )?
+                };
+                (p, AS_LDS)
+            }
+            MemRef::Private(slot) => {
+                let p = *self
+                    .privates
+                    .get(slot.as_u32() as usize)
+                    .ok_or_else(|| LowerError::Invalid(format!("unknown private array {slot}")))?;
+                (p, self.isa.private_address_space())
+            }
+        };
+        // SAFETY: a plain element GEP; out-of-bounds indices are the kernel's (sanitizer-checked) bug.
+        let ptr = unsafe { self.b.build_gep(elem, base, &[idx], "")? };
+        Ok((ptr, space))
+    }
+
+    pub(super) fn align_of(ty: Type) -> u32 {
+        if ty.lanes > 1 && ty.bytes().is_power_of_two() {
+            ty.bytes()
+        } else {
+            ty.scalar.bytes()
+        }
+    }
+
+    pub(super) fn load(&mut self, mem: &MemRef, index: Value, ty: Type) -> LResult<Bv<'ctx>> {
+        let (ptr, _) = self.address(mem, index, ty)?;
+        let bool_scalar = ty.scalar == ScalarType::I1;
+        let lty = if bool_scalar { self.ctx.i8_type().into() } else { self.ty(ty) };
+        let v = self.b.build_load(lty, ptr, "")?;
+        if let Some(i) = v.as_instruction_value() {
+            let _ = i.set_alignment(Self::align_of(ty));
+        }
+        Ok(if bool_scalar {
+            self.cast(LLVMOpcode::LLVMTrunc, v, self.ctx.bool_type().into())
+        } else {
+            v
+        })
+    }
+
+    pub(super) fn store(&mut self, mem: &MemRef, index: Value, value: Value) -> LResult<()> {
+        let ty = self.k.ty(value);
+        let (ptr, _) = self.address(mem, index, ty)?;
+        let mut v = self.val(value)?;
+        if ty.scalar == ScalarType::I1 {
+            v = self.cast(LLVMOpcode::LLVMZExt, v, self.ctx.i8_type().into());
+        }
+        let st = self.b.build_store(ptr, v)?;
+        let _ = st.set_alignment(Self::align_of(ty));
+        Ok(())
+    }
+}
