@@ -520,10 +520,182 @@ impl Op {
 
     /// The nested blocks of a control-flow op.
     pub fn blocks(&self) -> SmallVec<[Block; 2]> {
+        self.blocks_with_roles().into_iter().map(|(b, _)| b).collect()
+    }
+
+    /// The nested blocks with their roles as messages name them: `then block`, `else block`,
+    /// `body`.
+    pub fn blocks_with_roles(&self) -> SmallVec<[(Block, &'static str); 2]> {
         match self {
-            Op::If { then_block, else_block, .. } => smallvec::smallvec![*then_block, *else_block],
-            Op::For { body, .. } => smallvec::smallvec![*body],
-            _ => SmallVec::new(),
+            Op::If { then_block, else_block, .. } => {
+                smallvec::smallvec![(*then_block, "then block"), (*else_block, "else block")]
+            }
+            Op::For { body, .. } => smallvec::smallvec![(*body, "body")],
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::Yield(_) => SmallVec::new(),
+        }
+    }
+
+    /// The operands that decide which lanes run the nested blocks, with their roles: an `if`'s
+    /// condition, a `for`'s start, end and step. Empty for ops without blocks.
+    pub fn control_operands(&self) -> SmallVec<[(&'static str, Value); 3]> {
+        match self {
+            Op::If { cond, .. } => smallvec::smallvec![("the condition", *cond)],
+            Op::For { start, end, step, .. } => {
+                smallvec::smallvec![("the start", *start), ("the end", *end), ("the step", *step)]
+            }
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::Yield(_) => SmallVec::new(),
+        }
+    }
+
+    /// The parameter an op names: `arg`, `buffer_addr`, or a memory op on a buffer.
+    pub fn param(&self) -> Option<Param> {
+        match self {
+            Op::Arg(p) | Op::BufferAddr(p) => Some(*p),
+            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => match mem {
+                MemRef::Buffer(p) => Some(*p),
+                MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => None,
+            },
+            Op::Const { .. }
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => None,
+        }
+    }
+
+    /// The memory a `load`, `store` or `atomic` accesses.
+    pub fn memory(&self) -> Option<&MemRef> {
+        match self {
+            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => Some(mem),
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => None,
+        }
+    }
+
+    /// True for ops that read values of other lanes of the wave (shuffles, broadcast, ballot,
+    /// wave reductions, `tsum`): on hardware every lane of the wave must run them together
+    /// (NVPTX lowers them with the full mask), so they run only under wave-uniform control.
+    pub fn is_cross_lane(&self) -> bool {
+        match self {
+            Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. } => true,
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => false,
         }
     }
 
@@ -563,6 +735,32 @@ impl Op {
 
     /// True for ops that read or write memory or synchronize.
     pub fn has_side_effects(&self) -> bool {
-        matches!(self, Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_))
+        match self {
+            Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_) => true,
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => false,
+        }
     }
 }

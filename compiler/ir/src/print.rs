@@ -83,7 +83,25 @@ pub fn mnemonic(op: &Op) -> String {
         Op::Barrier(kind) => Some(barrier_name(*kind).into()),
         Op::Shuffle { mode, .. } => Some(shuffle_name(*mode).into()),
         Op::WaveReduce { op, .. } => Some(reduce_name(*op).into()),
-        _ => None,
+        Op::Const { .. }
+        | Op::Arg(_)
+        | Op::BufferAddr(_)
+        | Op::Fma { .. }
+        | Op::Select { .. }
+        | Op::Convert { .. }
+        | Op::Bitcast { .. }
+        | Op::Extract { .. }
+        | Op::MakeVector { .. }
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::ShuffleIdx { .. }
+        | Op::Broadcast { .. }
+        | Op::Ballot { .. }
+        | Op::WaveArgmax { .. }
+        | Op::Tsum { .. }
+        | Op::If { .. }
+        | Op::For { .. }
+        | Op::Yield(_) => None,
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),

@@ -139,9 +139,10 @@ impl Analysis<'_> {
     /// The values a block yields (its last instruction, if a `yield`).
     fn yielded(&self, b: Block) -> &[Value] {
         let last = self.k.blocks.get(b).and_then(|d| d.insts.last());
-        match last.and_then(|&i| self.k.insts.get(i)).map(|d| &d.op) {
-            Some(Op::Yield(vals)) => vals,
-            _ => &[],
+        if let Some(Op::Yield(vals)) = last.and_then(|&i| self.k.insts.get(i)).map(|d| &d.op) {
+            vals
+        } else {
+            &[]
         }
     }
 
@@ -203,7 +204,8 @@ impl Analysis<'_> {
         }
     }
 
-    /// The uniformity of a (non-control-flow) op's results, before the block's control.
+    /// The uniformity of an op's results, before the block's control. Exhaustive: a new op must
+    /// decide how uniform its results are (the barrier and cross-lane checks trust this).
     fn rule(&self, op: &Op) -> Uniformity {
         use Uniformity::*;
         let meet_args = || op.args().iter().fold(WorkgroupUniform, |u, &v| u.meet(self.u(v)));
@@ -216,8 +218,23 @@ impl Analysis<'_> {
             Op::Tsum { .. } => Divergent,
             Op::Shuffle { value, .. } | Op::ShuffleIdx { value, .. } => self.u(*value),
             Op::Load { mem: MemRef::Private(_), .. } => Divergent,
+            Op::Load { mem: MemRef::Buffer(_) | MemRef::Lds(_) | MemRef::Global(_), .. } => {
+                meet_args()
+            }
             Op::Atomic { .. } => Divergent,
-            _ => meet_args(),
+            Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. } => meet_args(),
+            // No results.
+            Op::Store { .. } | Op::Fence(_) | Op::Barrier(_) | Op::Yield(_) => meet_args(),
+            // Handled in `inst` with their blocks; reached only for a malformed kernel.
+            Op::If { .. } | Op::For { .. } => Divergent,
         }
     }
 

@@ -40,9 +40,9 @@
 //!   one writes (atomics from different waves do not race with each other);
 //! - a read (or atomic) of LDS bytes never written in this workgroup;
 //! - a barrier executed while some lane of the workgroup is inactive;
-//! - a cross-lane op reading an inactive lane where hardware gives undefined values: the source
-//!   of a shuffle, `shuffle_idx` or broadcast, and any lane of a wave running `wave_reduce`,
-//!   `wave_argmax` or `tsum` (butterflies read the whole wave);
+//! - a cross-lane op (shuffle, `shuffle_idx`, broadcast, ballot, `wave_reduce`, `wave_argmax`,
+//!   `tsum`) run by part of a wave: hardware runs them with the full lane mask, so every lane of
+//!   the wave must be active (the verifier's wave-uniform control rule, checked at run time);
 //! - integer division or remainder by zero (without the sanitizer: `x / 0` is all ones, `x % 0`
 //!   is `x`);
 //! - a store or atomic to a buffer declared read-only: through the parameter, or through a raw
@@ -106,7 +106,7 @@ pub struct Region {
 pub struct RunOptions {
     /// The grid in workgroups; `None`: the kernel's grid evaluated with the scalar arguments.
     pub grid: Option<[u32; 3]>,
-    /// Run the dynamic checks (races, uninitialized LDS, divergent barriers, inactive lanes,
+    /// Run the dynamic checks (races, uninitialized LDS, divergent barriers, partial waves in cross-lane ops,
     /// division by zero, writes to read-only buffers). Default: on.
     pub sanitize: bool,
     /// Run the verifier first. Default: on; turn off to show the dynamic checks on a kernel the
