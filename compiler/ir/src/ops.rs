@@ -256,12 +256,63 @@ impl ShapeExpr {
     pub fn scaled(factors: &[Param], num: u64, den: u64) -> ShapeExpr {
         ShapeExpr { factors: factors.to_vec(), num, den, add: 0 }
     }
-    /// Evaluates with the scalar arguments given by `arg`.
-    pub fn eval(&self, arg: impl Fn(Param) -> u64) -> u64 {
-        let p: u64 = self.factors.iter().map(|&f| arg(f)).product();
-        (p * self.num).div_ceil(self.den.max(1)) + self.add
+    /// Evaluates with the scalar arguments given by `arg`: `ceil(prod * num / den) + add` in
+    /// checked 64-bit arithmetic (a divisor of 0 counts as 1; the verifier refuses it).
+    pub fn eval(&self, arg: impl Fn(Param) -> u64) -> Result<u64, ShapeOverflow> {
+        self.try_eval(|p| Ok(arg(p)), || ShapeOverflow)
+    }
+
+    /// [`ShapeExpr::eval`] where looking an argument up can fail: `arg`'s error is returned as
+    /// is, and an overflow as `overflow()`. The one evaluator: the interpreter and the runtime's
+    /// launch checks both use it.
+    pub fn try_eval<E>(
+        &self,
+        mut arg: impl FnMut(Param) -> Result<u64, E>,
+        overflow: impl FnOnce() -> E,
+    ) -> Result<u64, E> {
+        let mut p: u64 = 1;
+        for &f in &self.factors {
+            match p.checked_mul(arg(f)?) {
+                Some(x) => p = x,
+                None => return Err(overflow()),
+            }
+        }
+        let v = p.checked_mul(self.num).map(|x| x.div_ceil(self.den.max(1)));
+        match v.and_then(|x| x.checked_add(self.add)) {
+            Some(v) => Ok(v),
+            None => Err(overflow()),
+        }
+    }
+
+    /// The text form, `ceil(arg2*arg3*num/den)+add`, leaving out the parts that are 1 or 0, with
+    /// each parameter written by `name` (the printer writes `argN`, launch errors the name). The
+    /// one printer of shape expressions.
+    pub fn text(&self, name: impl Fn(Param) -> String) -> String {
+        let mut terms: Vec<String> = self.factors.iter().map(|&p| name(p)).collect();
+        if self.num != 1 || terms.is_empty() {
+            terms.push(self.num.to_string());
+        }
+        let mut s = terms.join("*");
+        if self.den != 1 {
+            s = format!("ceil({s}/{})", self.den);
+        }
+        if self.add != 0 {
+            s = format!("{s}+{}", self.add);
+        }
+        s
     }
 }
+
+impl std::fmt::Display for ShapeExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(|p| p.to_string()))
+    }
+}
+
+/// A shape expression whose value does not fit 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("overflows 64 bits")]
+pub struct ShapeOverflow;
 
 /// An operation. Results are listed in the instruction; the op says how many and of what type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,9 +1,10 @@
 //! Uniformity analysis: which values are the same in every lane of a workgroup, of a wave, or
 //! neither, and which blocks run with all lanes of a workgroup or wave taking the same path.
 //!
-//! The verifier uses it to refuse barriers under divergent control flow (a barrier that some lanes
-//! skip hangs the workgroup); back ends may use it to keep uniform values in scalar registers
-//! (`readfirstlane`).
+//! The verifier uses it to refuse barriers under control flow that is not workgroup-uniform (a
+//! barrier that some lanes skip hangs the workgroup) and cross-lane ops under control flow that is
+//! not wave-uniform (a shuffle that some lanes of the wave skip is undefined on NVIDIA); back ends
+//! may use it to keep uniform values in scalar registers (`readfirstlane`).
 //!
 //! # Lattice
 //!

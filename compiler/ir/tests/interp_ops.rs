@@ -671,7 +671,7 @@ fn launch_errors_name_the_kernel() {
     let n = b.scalar_param("n", U64);
     b.buffer_with_len("x", F32, Access::Read, ShapeExpr::scaled(&[n, n], 1, 1));
     let e = run(&b.finish(), &mut [Arg::Scalar(u64::MAX), Arg::Buffer(vec![])]).unwrap_err();
-    assert!(e.to_string().contains("the length of `x` overflows 64 bits"), "{e}");
+    assert!(e.to_string().contains("the length of `x` (n*n) overflows 64 bits"), "{e}");
     let max = u32::MAX as u64;
     let mut args = [Arg::Buffer(vec![]), Arg::Buffer(vec![]), Arg::Scalar(max), Arg::Scalar(max)];
     assert!(run(&k, &mut args).is_err());

@@ -104,6 +104,9 @@ pub enum InterpError {
         /// What is wrong.
         message: String,
     },
+    /// A scalar argument breaks a rule of its parameter ([`crate::ScalarRule`]).
+    #[error(transparent)]
+    ScalarRule(crate::ScalarRuleError),
     /// The kernel is not well formed (a handle out of range, a memory op on a scalar parameter...),
     /// which the verifier would have reported.
     #[error("kernel `{kernel}`: {inst} ({op}): malformed: {message}")]

@@ -69,7 +69,7 @@ impl Verifier<'_> {
                         self.check_shape(loc.clone(), "length", e);
                     } else if d.workspace {
                         self.report(
-                            loc,
+                            loc.clone(),
                             "workspace: expected a length (the runtime allocates it), found none",
                         );
                     }
@@ -77,12 +77,13 @@ impl Verifier<'_> {
                 ParamKind::Scalar(t) => {
                     if d.workspace {
                         self.report(
-                            loc,
+                            loc.clone(),
                             format!("workspace: expected a buffer, found a scalar {t}"),
                         );
                     }
                 }
             }
+            self.check_rules(loc, &d.kind, &d.rules);
         }
         for (s, d) in &k.lds {
             if d.len == 0 {
@@ -120,6 +121,53 @@ impl Verifier<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// Scalar rules: only on integer scalars; a multiple of at least 1; bounds that some value
+    /// meets.
+    pub(super) fn check_rules(&mut self, loc: Location, kind: &ParamKind, rules: &[ScalarRule]) {
+        if rules.is_empty() {
+            return;
+        }
+        match kind {
+            ParamKind::Scalar(t) if t.is_int() => {}
+            ParamKind::Scalar(t) => {
+                let r = rules[0].text();
+                self.report(
+                    loc,
+                    format!("rule {r}: expected an integer scalar, found a scalar {t}"),
+                );
+                return;
+            }
+            ParamKind::Buffer { elem, .. } => {
+                let r = rules[0].text();
+                self.report(
+                    loc,
+                    format!("rule {r}: expected an integer scalar, found a buffer<{elem}>"),
+                );
+                return;
+            }
+        }
+        let (mut lo, mut hi) = (0u64, u64::MAX);
+        for &r in rules {
+            match r {
+                ScalarRule::MultipleOf(0) => self.report(
+                    loc.clone(),
+                    "rule multiple_of=0: expected a multiple of at least 1, found 0",
+                ),
+                ScalarRule::MultipleOf(_) => {}
+                ScalarRule::AtLeast(n) => lo = lo.max(n),
+                ScalarRule::AtMost(n) => hi = hi.min(n),
+            }
+        }
+        if lo > hi {
+            self.report(
+                loc,
+                format!(
+                    "rules: expected bounds some value meets, found at least {lo} and at most {hi}"
+                ),
+            );
         }
     }
 }

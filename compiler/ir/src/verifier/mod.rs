@@ -28,6 +28,8 @@
 //!   only buffers are workspaces, and a workspace has a length (the runtime allocates it);
 //! - shape expressions (grid, buffer lengths) multiply integer scalar parameters and divide by at
 //!   least 1;
+//! - scalar rules ([`crate::ScalarRule`]) sit on integer scalar parameters only; a
+//!   `multiple_of` is at least 1, and the `at_least` / `at_most` bounds leave some value;
 //! - LDS and private arrays have at least one element.
 //!
 //! **Layout** (`layout.rs`):
@@ -96,7 +98,7 @@ mod types;
 mod uniform_control;
 
 use crate::entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
-use crate::kernel::{Access, Kernel, ParamKind, ValueDef};
+use crate::kernel::{Access, Kernel, ParamKind, ScalarRule, ValueDef};
 use crate::ops::*;
 use crate::print::mnemonic;
 use crate::target::Target;
