@@ -144,7 +144,8 @@ fn rule_len<'a>(
     name_of: impl Fn(kiln_ir::Param) -> &'a str,
 ) -> Option<u64> {
     let ParamKind::Buffer { len: Some(e), .. } = kind else { return None };
-    Some(e.eval(|p| scalars.get(name_of(p)).copied().unwrap_or(0)))
+    // An overflowing length is one no allocation meets: the launch refuses it.
+    Some(e.eval(|p| scalars.get(name_of(p)).copied().unwrap_or(0)).unwrap_or(u64::MAX))
 }
 
 fn len_of(kind: &ParamKind, scalars: &BTreeMap<String, u64>, abi: &ObjectEntry) -> Option<u64> {

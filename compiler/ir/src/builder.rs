@@ -102,6 +102,7 @@ impl KernelBuilder {
             name: name.into(),
             kind: ParamKind::Buffer { elem, access, len: None },
             workspace: false,
+            rules: Vec::new(),
         })
     }
 
@@ -117,6 +118,7 @@ impl KernelBuilder {
             name: name.into(),
             kind: ParamKind::Buffer { elem, access, len: Some(len) },
             workspace: false,
+            rules: Vec::new(),
         })
     }
 
@@ -132,6 +134,7 @@ impl KernelBuilder {
             name: name.into(),
             kind: ParamKind::Buffer { elem, access: Access::ReadWrite, len: Some(len) },
             workspace: true,
+            rules: Vec::new(),
         })
     }
 
@@ -148,7 +151,15 @@ impl KernelBuilder {
             name: name.into(),
             kind: ParamKind::Scalar(ty),
             workspace: false,
+            rules: Vec::new(),
         })
+    }
+
+    /// Adds a rule the scalar parameter `p` must satisfy at launch (checked before any launch by
+    /// [`Kernel::check_scalars`]), e.g. `ScalarRule::MultipleOf(32)` for a kernel that works in
+    /// blocks of 32.
+    pub fn scalar_rule(&mut self, p: Param, rule: ScalarRule) {
+        self.k.params[p].rules.push(rule);
     }
 
     /// Adds a static LDS allocation.

@@ -6,6 +6,9 @@
 //! Every builder takes the wave size (32 or 64); each kernel reads `f32` and documents its
 //! parameters, grid and the exact order in which it combines values, so that a plain-Rust model
 //! can reproduce its results bit for bit.
+//!
+//! Test support, not API: compiled only with the `testing` feature, which dev-dependencies and
+//! the test crates enable.
 
 use crate::{
     Access, BarrierKind, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, ShapeExpr, Type,

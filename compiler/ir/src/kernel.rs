@@ -68,6 +68,66 @@ pub struct ParamData {
     /// kernel, zero-filled, and the kernel leaves it zeroed again (e.g. a completion counter).
     #[serde(default)]
     pub workspace: bool,
+    /// Rules an integer scalar's value must satisfy at launch (e.g. a multiple of the block size
+    /// the kernel works in), checked by [`Kernel::check_scalars`] before any launch. Left out of
+    /// the serialized form when empty, so kernels without rules keep their RON and content hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<ScalarRule>,
+}
+
+/// A rule on an integer scalar parameter's value, part of the kernel's ABI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarRule {
+    /// A multiple of this (at least 1).
+    MultipleOf(u64),
+    /// At least this.
+    AtLeast(u64),
+    /// At most this.
+    AtMost(u64),
+}
+
+impl ScalarRule {
+    /// True when `value` satisfies the rule.
+    pub fn holds(self, value: i128) -> bool {
+        match self {
+            ScalarRule::MultipleOf(m) => m != 0 && value.rem_euclid(m as i128) == 0,
+            ScalarRule::AtLeast(n) => value >= n as i128,
+            ScalarRule::AtMost(n) => value <= n as i128,
+        }
+    }
+
+    /// The text form: `multiple_of=32`, `at_least=1`, `at_most=4096`.
+    pub fn text(self) -> String {
+        match self {
+            ScalarRule::MultipleOf(m) => format!("multiple_of={m}"),
+            ScalarRule::AtLeast(n) => format!("at_least={n}"),
+            ScalarRule::AtMost(n) => format!("at_most={n}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ScalarRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScalarRule::MultipleOf(m) => write!(f, "a multiple of {m}"),
+            ScalarRule::AtLeast(n) => write!(f, "at least {n}"),
+            ScalarRule::AtMost(n) => write!(f, "at most {n}"),
+        }
+    }
+}
+
+/// A scalar argument that breaks a rule of its parameter.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("kernel `{kernel}`: scalar `{param}` is {value}: expected {rule}")]
+pub struct ScalarRuleError {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The parameter's name.
+    pub param: String,
+    /// The value given.
+    pub value: i128,
+    /// The rule it breaks.
+    pub rule: ScalarRule,
 }
 
 /// A static LDS allocation.
@@ -201,6 +261,27 @@ impl Kernel {
         self.workgroup_lanes().div_ceil(self.wave_size)
     }
 
+    /// Checks the scalar arguments against the rules of their parameters ([`ParamData::rules`]);
+    /// `bits` gives each scalar parameter's bits (zero-extended, as passed). Call before any
+    /// launch: a kernel that relies on a rule gives wrong results, silently, when it is broken.
+    pub fn check_scalars(&self, bits: impl Fn(Param) -> u64) -> Result<(), ScalarRuleError> {
+        for (p, d) in &self.params {
+            let ParamKind::Scalar(t) = d.kind else { continue };
+            for &rule in &d.rules {
+                let value = scalar_value(t, bits(p));
+                if !rule.holds(value) {
+                    return Err(ScalarRuleError {
+                        kernel: self.name.clone(),
+                        param: d.name.clone(),
+                        value,
+                        rule,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Looks a parameter up by name.
     pub fn param(&self, name: &str) -> Option<Param> {
         self.params.iter().find(|(_, p)| p.name == name).map(|(k, _)| k)
@@ -236,5 +317,27 @@ impl Kernel {
     pub fn content_hash(&self) -> String {
         let text = ron::ser::to_string(self).expect("a kernel always serializes");
         blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+}
+
+/// An integer scalar's value from its bits (sign-extended for signed types; floats, which carry
+/// no rules, by their bits).
+fn scalar_value(t: ScalarType, bits: u64) -> i128 {
+    let w = t.bits();
+    let bits = if w >= 64 { bits } else { bits & ((1u64 << w) - 1) };
+    match t {
+        ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64 => {
+            let shift = 64 - w;
+            (((bits << shift) as i64) >> shift) as i128
+        }
+        ScalarType::I1
+        | ScalarType::U8
+        | ScalarType::U16
+        | ScalarType::U32
+        | ScalarType::U64
+        | ScalarType::F16
+        | ScalarType::BF16
+        | ScalarType::F32
+        | ScalarType::F64 => bits as i128,
     }
 }

@@ -25,6 +25,7 @@
 
 mod builder;
 mod entities;
+#[cfg(feature = "testing")]
 pub mod examples;
 pub mod interp;
 mod kernel;

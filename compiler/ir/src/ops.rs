@@ -256,12 +256,63 @@ impl ShapeExpr {
     pub fn scaled(factors: &[Param], num: u64, den: u64) -> ShapeExpr {
         ShapeExpr { factors: factors.to_vec(), num, den, add: 0 }
     }
-    /// Evaluates with the scalar arguments given by `arg`.
-    pub fn eval(&self, arg: impl Fn(Param) -> u64) -> u64 {
-        let p: u64 = self.factors.iter().map(|&f| arg(f)).product();
-        (p * self.num).div_ceil(self.den.max(1)) + self.add
+    /// Evaluates with the scalar arguments given by `arg`: `ceil(prod * num / den) + add` in
+    /// checked 64-bit arithmetic (a divisor of 0 counts as 1; the verifier refuses it).
+    pub fn eval(&self, arg: impl Fn(Param) -> u64) -> Result<u64, ShapeOverflow> {
+        self.try_eval(|p| Ok(arg(p)), || ShapeOverflow)
+    }
+
+    /// [`ShapeExpr::eval`] where looking an argument up can fail: `arg`'s error is returned as
+    /// is, and an overflow as `overflow()`. The one evaluator: the interpreter and the runtime's
+    /// launch checks both use it.
+    pub fn try_eval<E>(
+        &self,
+        mut arg: impl FnMut(Param) -> Result<u64, E>,
+        overflow: impl FnOnce() -> E,
+    ) -> Result<u64, E> {
+        let mut p: u64 = 1;
+        for &f in &self.factors {
+            match p.checked_mul(arg(f)?) {
+                Some(x) => p = x,
+                None => return Err(overflow()),
+            }
+        }
+        let v = p.checked_mul(self.num).map(|x| x.div_ceil(self.den.max(1)));
+        match v.and_then(|x| x.checked_add(self.add)) {
+            Some(v) => Ok(v),
+            None => Err(overflow()),
+        }
+    }
+
+    /// The text form, `ceil(arg2*arg3*num/den)+add`, leaving out the parts that are 1 or 0, with
+    /// each parameter written by `name` (the printer writes `argN`, launch errors the name). The
+    /// one printer of shape expressions.
+    pub fn text(&self, name: impl Fn(Param) -> String) -> String {
+        let mut terms: Vec<String> = self.factors.iter().map(|&p| name(p)).collect();
+        if self.num != 1 || terms.is_empty() {
+            terms.push(self.num.to_string());
+        }
+        let mut s = terms.join("*");
+        if self.den != 1 {
+            s = format!("ceil({s}/{})", self.den);
+        }
+        if self.add != 0 {
+            s = format!("{s}+{}", self.add);
+        }
+        s
     }
 }
+
+impl std::fmt::Display for ShapeExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(|p| p.to_string()))
+    }
+}
+
+/// A shape expression whose value does not fit 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("overflows 64 bits")]
+pub struct ShapeOverflow;
 
 /// An operation. Results are listed in the instruction; the op says how many and of what type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -520,10 +571,182 @@ impl Op {
 
     /// The nested blocks of a control-flow op.
     pub fn blocks(&self) -> SmallVec<[Block; 2]> {
+        self.blocks_with_roles().into_iter().map(|(b, _)| b).collect()
+    }
+
+    /// The nested blocks with their roles as messages name them: `then block`, `else block`,
+    /// `body`.
+    pub fn blocks_with_roles(&self) -> SmallVec<[(Block, &'static str); 2]> {
         match self {
-            Op::If { then_block, else_block, .. } => smallvec::smallvec![*then_block, *else_block],
-            Op::For { body, .. } => smallvec::smallvec![*body],
-            _ => SmallVec::new(),
+            Op::If { then_block, else_block, .. } => {
+                smallvec::smallvec![(*then_block, "then block"), (*else_block, "else block")]
+            }
+            Op::For { body, .. } => smallvec::smallvec![(*body, "body")],
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::Yield(_) => SmallVec::new(),
+        }
+    }
+
+    /// The operands that decide which lanes run the nested blocks, with their roles: an `if`'s
+    /// condition, a `for`'s start, end and step. Empty for ops without blocks.
+    pub fn control_operands(&self) -> SmallVec<[(&'static str, Value); 3]> {
+        match self {
+            Op::If { cond, .. } => smallvec::smallvec![("the condition", *cond)],
+            Op::For { start, end, step, .. } => {
+                smallvec::smallvec![("the start", *start), ("the end", *end), ("the step", *step)]
+            }
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::Yield(_) => SmallVec::new(),
+        }
+    }
+
+    /// The parameter an op names: `arg`, `buffer_addr`, or a memory op on a buffer.
+    pub fn param(&self) -> Option<Param> {
+        match self {
+            Op::Arg(p) | Op::BufferAddr(p) => Some(*p),
+            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => match mem {
+                MemRef::Buffer(p) => Some(*p),
+                MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => None,
+            },
+            Op::Const { .. }
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => None,
+        }
+    }
+
+    /// The memory a `load`, `store` or `atomic` accesses.
+    pub fn memory(&self) -> Option<&MemRef> {
+        match self {
+            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => Some(mem),
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => None,
+        }
+    }
+
+    /// True for ops that read values of other lanes of the wave (shuffles, broadcast, ballot,
+    /// wave reductions, `tsum`): on hardware every lane of the wave must run them together
+    /// (NVPTX lowers them with the full mask), so they run only under wave-uniform control.
+    pub fn is_cross_lane(&self) -> bool {
+        match self {
+            Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. } => true,
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => false,
         }
     }
 
@@ -563,6 +786,32 @@ impl Op {
 
     /// True for ops that read or write memory or synchronize.
     pub fn has_side_effects(&self) -> bool {
-        matches!(self, Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_))
+        match self {
+            Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_) => true,
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::Load { .. }
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_) => false,
+        }
     }
 }

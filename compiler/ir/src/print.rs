@@ -14,7 +14,7 @@
 //!   grid [ceil(arg2/4), 1, 1]                        launch grid in workgroups (see below)
 //!   arg0 x: buffer<f32> read len=arg2                parameters in ABI order
 //!   arg1 flags: buffer<u32> read_write len=1 workspace
-//!   arg2 n: u32                                      a scalar parameter
+//!   arg2 n: u32 multiple_of=4                        a scalar parameter, with its rules
 //!   lds0 partials: f32[32] offset=0 bytes=128        static LDS, 16-byte aligned offsets
 //!   priv0 acc: f32[8]                                per-lane arrays
 //! {
@@ -83,7 +83,25 @@ pub fn mnemonic(op: &Op) -> String {
         Op::Barrier(kind) => Some(barrier_name(*kind).into()),
         Op::Shuffle { mode, .. } => Some(shuffle_name(*mode).into()),
         Op::WaveReduce { op, .. } => Some(reduce_name(*op).into()),
-        _ => None,
+        Op::Const { .. }
+        | Op::Arg(_)
+        | Op::BufferAddr(_)
+        | Op::Fma { .. }
+        | Op::Select { .. }
+        | Op::Convert { .. }
+        | Op::Bitcast { .. }
+        | Op::Extract { .. }
+        | Op::MakeVector { .. }
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::ShuffleIdx { .. }
+        | Op::Broadcast { .. }
+        | Op::Ballot { .. }
+        | Op::WaveArgmax { .. }
+        | Op::Tsum { .. }
+        | Op::If { .. }
+        | Op::For { .. }
+        | Op::Yield(_) => None,
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),
@@ -222,20 +240,10 @@ pub fn const_value(ty: Type, bits: u64) -> String {
     }
 }
 
-/// A shape expression: `ceil(arg2*arg3*num/den)+add`, leaving out the parts that are 1 or 0.
+/// A shape expression: `ceil(arg2*arg3*num/den)+add`, leaving out the parts that are 1 or 0
+/// ([`ShapeExpr::text`]).
 pub fn shape_expr(e: &ShapeExpr) -> String {
-    let mut terms: Vec<String> = e.factors.iter().map(|p| p.to_string()).collect();
-    if e.num != 1 || terms.is_empty() {
-        terms.push(e.num.to_string());
-    }
-    let mut s = terms.join("*");
-    if e.den != 1 {
-        s = format!("ceil({s}/{})", e.den);
-    }
-    if e.add != 0 {
-        s = format!("{s}+{}", e.add);
-    }
-    s
+    e.to_string()
 }
 
 fn name(n: &str) -> String {
@@ -283,7 +291,8 @@ impl Printer<'_> {
                 ParamKind::Scalar(t) => t.to_string(),
             };
             let ws = if d.workspace { " workspace" } else { "" };
-            let _ = writeln!(self.out, "  {p} {}: {kind}{ws}", name(&d.name));
+            let rules: String = d.rules.iter().map(|r| format!(" {}", r.text())).collect();
+            let _ = writeln!(self.out, "  {p} {}: {kind}{ws}{rules}", name(&d.name));
         }
         let offsets = k.lds_offsets();
         for ((slot, d), off) in k.lds.iter().zip(offsets) {

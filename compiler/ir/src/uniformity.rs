@@ -1,9 +1,10 @@
 //! Uniformity analysis: which values are the same in every lane of a workgroup, of a wave, or
 //! neither, and which blocks run with all lanes of a workgroup or wave taking the same path.
 //!
-//! The verifier uses it to refuse barriers under divergent control flow (a barrier that some lanes
-//! skip hangs the workgroup); back ends may use it to keep uniform values in scalar registers
-//! (`readfirstlane`).
+//! The verifier uses it to refuse barriers under control flow that is not workgroup-uniform (a
+//! barrier that some lanes skip hangs the workgroup) and cross-lane ops under control flow that is
+//! not wave-uniform (a shuffle that some lanes of the wave skip is undefined on NVIDIA); back ends
+//! may use it to keep uniform values in scalar registers (`readfirstlane`).
 //!
 //! # Lattice
 //!
@@ -139,9 +140,10 @@ impl Analysis<'_> {
     /// The values a block yields (its last instruction, if a `yield`).
     fn yielded(&self, b: Block) -> &[Value] {
         let last = self.k.blocks.get(b).and_then(|d| d.insts.last());
-        match last.and_then(|&i| self.k.insts.get(i)).map(|d| &d.op) {
-            Some(Op::Yield(vals)) => vals,
-            _ => &[],
+        if let Some(Op::Yield(vals)) = last.and_then(|&i| self.k.insts.get(i)).map(|d| &d.op) {
+            vals
+        } else {
+            &[]
         }
     }
 
@@ -203,7 +205,8 @@ impl Analysis<'_> {
         }
     }
 
-    /// The uniformity of a (non-control-flow) op's results, before the block's control.
+    /// The uniformity of an op's results, before the block's control. Exhaustive: a new op must
+    /// decide how uniform its results are (the barrier and cross-lane checks trust this).
     fn rule(&self, op: &Op) -> Uniformity {
         use Uniformity::*;
         let meet_args = || op.args().iter().fold(WorkgroupUniform, |u, &v| u.meet(self.u(v)));
@@ -216,8 +219,23 @@ impl Analysis<'_> {
             Op::Tsum { .. } => Divergent,
             Op::Shuffle { value, .. } | Op::ShuffleIdx { value, .. } => self.u(*value),
             Op::Load { mem: MemRef::Private(_), .. } => Divergent,
+            Op::Load { mem: MemRef::Buffer(_) | MemRef::Lds(_) | MemRef::Global(_), .. } => {
+                meet_args()
+            }
             Op::Atomic { .. } => Divergent,
-            _ => meet_args(),
+            Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Cmp { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. } => meet_args(),
+            // No results.
+            Op::Store { .. } | Op::Fence(_) | Op::Barrier(_) | Op::Yield(_) => meet_args(),
+            // Handled in `inst` with their blocks; reached only for a malformed kernel.
+            Op::If { .. } | Op::For { .. } => Divergent,
         }
     }
 

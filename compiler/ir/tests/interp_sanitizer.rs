@@ -363,75 +363,77 @@ fn barriers_not_reached_by_every_wave() {
 }
 
 #[test]
-fn cross_lane_reads_of_inactive_lanes() {
+fn cross_lane_ops_run_by_partial_waves() {
     for w in WAVES {
-        let half = w / 2;
-        // Lanes below W/2 read lane ^ W/2, which is inactive.
+        // Lanes below `limit` run a cross-lane op; the others skip it. The verifier refuses the
+        // divergent `if`; unverified, the sanitizer reports the partial wave, naming the op and
+        // the lanes, even where every lane read is active (shuffle up, ballot).
         let build = |limit: u32, kind: u32| {
-            let mut b = KernelBuilder::new("inactive_source", w);
+            let mut b = KernelBuilder::new("partial_wave", w);
             let out = b.buffer("out", ScalarType::U32, Access::Write);
             let lane = b.lane();
             let n = b.u32(limit);
             let inside = b.lt(lane, n);
             b.if_then(inside, |b| {
                 let v = match kind {
-                    0 => b.shuffle_xor(lane, half),
-                    1 => b.broadcast(lane, w - 1),
+                    0 => b.shuffle_xor(lane, w / 2),
+                    1 => b.broadcast(lane, 0),
                     2 => b.wave_reduce(ReduceOp::Add, lane),
                     3 => b.shuffle(ShuffleMode::Up, lane, 1),
-                    _ => {
-                        let one = b.u32(1);
-                        let src = b.add(lane, one);
+                    4 => {
+                        let c = b.u32(0);
+                        let src = b.add(lane, c);
                         b.shuffle_idx(lane, src)
+                    }
+                    5 => {
+                        let one = b.u32(1);
+                        let bit = b.and(lane, one);
+                        let odd = b.eq(bit, one);
+                        let mask = b.ballot(odd);
+                        b.convert(mask, Type::U32)
+                    }
+                    6 => {
+                        let f = b.convert(lane, Type::F32);
+                        b.wave_argmax(f, lane).1
+                    }
+                    _ => {
+                        let f = b.convert(lane, Type::F32);
+                        let s = b.tsum(1, &[f]);
+                        b.convert(s, Type::U32)
                     }
                 };
                 b.store(out, lane, v);
             });
             b.finish()
         };
-        let mut args = [zeros(w as usize)];
-        let e = run(&build(half, 0), &mut args).unwrap_err();
-        assert!(matches!(e, InterpError::InactiveLane { .. }), "{e}");
-        assert_names(
-            &e,
-            "inactive_source",
+        let ops = [
             "shuffle xor",
-            [0, 0, 0],
-            &format!(
-                "lanes 0..={} (wave 0) read inactive lanes {half}..={} (wave 0)",
-                half - 1,
-                w - 1
-            ),
-        );
-        let e = run(&build(8, 1), &mut args).unwrap_err();
-        assert_names(
-            &e,
-            "inactive_source",
             "broadcast",
-            [0, 0, 0],
-            &format!("read inactive lane {}", w - 1),
-        );
-        let e = run(&build(8, 2), &mut args).unwrap_err();
-        assert_names(
-            &e,
-            "inactive_source",
             "wave_reduce add",
-            [0, 0, 0],
-            "lanes 0..=7 (wave 0) read inactive lanes 8..=",
-        );
-        let e = run(&build(8, 4), &mut args).unwrap_err();
-        assert_names(
-            &e,
-            "inactive_source",
+            "shuffle up",
             "shuffle_idx",
-            [0, 0, 0],
-            "lane 7 (wave 0) read inactive lane 8",
-        );
-        // Shuffle up keeps lane 0's own value; the others read active lanes: fine.
-        run(&build(8, 3), &mut args).unwrap();
-        // Every source active: fine.
-        for kind in 0..5 {
-            run(&build(w, kind), &mut args).unwrap();
+            "ballot",
+            "wave_argmax",
+            "tsum",
+        ];
+        for (kind, op) in ops.iter().enumerate() {
+            let k = build(8, kind as u32);
+            let mut args = [zeros(w as usize)];
+            let Err(InterpError::Verify { errors, .. }) = run(&k, &mut args) else {
+                panic!("{op}: the verifier accepts a cross-lane op under `lane < 8`");
+            };
+            assert!(errors.to_string().contains("cross-lane op"), "{errors}");
+            let e = run_unverified(&k, &mut args).unwrap_err();
+            assert!(matches!(e, InterpError::PartialWave { .. }), "{op}: {e}");
+            assert_names(
+                &e,
+                "partial_wave",
+                op,
+                [0, 0, 0],
+                &format!("lanes 0..=7 (wave 0) active, lanes 8..={} (wave 0) inactive", w - 1),
+            );
+            // Whole waves (every lane inside): the sanitizer lets it run.
+            run_unverified(&build(w, kind as u32), &mut args).unwrap();
         }
     }
 }

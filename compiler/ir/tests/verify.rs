@@ -964,6 +964,101 @@ fn for_body_parameters_are_index_and_carried() {
 
 // ---- barriers and uniformity ----
 
+/// A kernel of two waves running `op` under `if cond`, where `cond` comes from `make_cond`.
+fn cross_lane_under(
+    name: &str,
+    make_cond: impl Fn(&mut KernelBuilder) -> Value,
+    op: impl Fn(&mut KernelBuilder, Value) -> Value,
+) -> Kernel {
+    let mut b = kb(name);
+    b.workgroup_size([64, 1, 1]);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let lane = b.lane();
+    let cond = make_cond(&mut b);
+    b.if_then(cond, |b| {
+        let v = op(b, lane);
+        b.store(out, lane, v);
+    });
+    b.finish()
+}
+
+#[test]
+fn cross_lane_ops_under_divergent_control() {
+    // `if lane < 16 { shuffle_xor }` passes on the interpreter without the rule and is undefined
+    // on NVIDIA (full-mask shfl.sync): every cross-lane op is refused under a divergent `if`.
+    let ops: [(&str, &dyn Fn(&mut KernelBuilder, Value) -> Value); 7] = [
+        ("shuffle xor", &|b, v| b.shuffle_xor(v, 1)),
+        ("shuffle_idx", &|b, v| b.shuffle_idx(v, v)),
+        ("broadcast", &|b, v| b.broadcast(v, 0)),
+        ("ballot", &|b, v| {
+            let c = b.eq(v, v);
+            let m = b.ballot(c);
+            b.convert(m, Type::U32)
+        }),
+        ("wave_reduce max", &|b, v| b.wave_reduce(ReduceOp::Max, v)),
+        ("wave_argmax", &|b, v| {
+            let f = b.convert(v, Type::F32);
+            b.wave_argmax(f, v).1
+        }),
+        ("tsum", &|b, v| {
+            let f = b.convert(v, Type::F32);
+            let s = b.tsum(1, &[f]);
+            b.convert(s, Type::U32)
+        }),
+    ];
+    for (name, op) in ops {
+        let divergent = |b: &mut KernelBuilder| {
+            let lane = b.lane();
+            let n = b.u32(16);
+            b.lt(lane, n)
+        };
+        let k = cross_lane_under("divergent_cross_lane", divergent, op);
+        let errs = errors_on(&k, None);
+        let want = format!(
+            "({name}): cross-lane op (every lane of the wave must run it) under non-uniform control \
+             flow: expected wave-uniform conditions, found v"
+        );
+        assert!(
+            errs.len() == 1
+                && errs[0].contains(&want)
+                && errs[0].contains("(divergent) as the condition of"),
+            "{name}: {errs:#?}"
+        );
+        // Wave-uniform conditions: the wave id, a broadcast result, a workgroup-uniform scalar.
+        let by_wave = |b: &mut KernelBuilder| {
+            let wave = b.wave();
+            let zero = b.u32(0);
+            b.eq(wave, zero)
+        };
+        passes(&cross_lane_under("wave_cross_lane", by_wave, op), None);
+        let by_broadcast = |b: &mut KernelBuilder| {
+            let lane = b.lane();
+            let first = b.broadcast(lane, 3);
+            let three = b.u32(3);
+            b.eq(first, three)
+        };
+        passes(&cross_lane_under("broadcast_cross_lane", by_broadcast, op), None);
+    }
+}
+
+#[test]
+fn cross_lane_op_in_a_divergent_loop() {
+    let mut b = kb("loop_shuffle");
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let lane = b.lane();
+    let zero = b.u32(0);
+    let one = b.u32(1);
+    let r = b.for_range(zero, lane, one, 1, &[lane], |b, _, c| vec![b.shuffle_xor(c[0], 1)]);
+    b.store(out, lane, r[0]);
+    let errs = errors_on(&b.finish(), None);
+    assert!(
+        errs.len() == 1
+            && errs[0].contains("(shuffle xor): cross-lane op")
+            && errs[0].contains("(divergent) as the end of"),
+        "{errs:#?}"
+    );
+}
+
 #[test]
 fn barrier_under_a_divergent_if() {
     let mut b = kb("divergent_barrier");
@@ -1085,9 +1180,9 @@ fn wave_size_supported_by_the_target() {
     let k = common::argmax(); // wave 64
     passes(&k, Some("gfx942"));
     passes(&k, Some("gfx1100"));
-    has_on(&k, Some("sm_90"), "kernel argmax_rows: wave size on sm_90: expected 32, found 64");
+    has_on(&k, Some("sm_90"), "kernel argmax_rows: wave size on sm_90: expected 32, found 64 (archs with wave size 64: gfx906, gfx90a, gfx942, gfx1030, gfx1100, gfx1101, gfx1151, gfx1200, gfx1201)");
     let k = common::wave_sum(); // wave 32
-    has_on(&k, Some("gfx906"), "kernel wave_sum: wave size on gfx906: expected 64, found 32");
+    has_on(&k, Some("gfx906"), "kernel wave_sum: wave size on gfx906: expected 64, found 32 (archs with wave size 32: gfx1030, gfx1100, gfx1101, gfx1151, gfx1200, gfx1201, sm_75, sm_80, sm_86, sm_89, sm_90)");
 }
 
 #[test]
@@ -1098,5 +1193,5 @@ fn lds_within_the_target() {
     let k = b.finish();
     assert_eq!(k.lds_bytes(), 49168);
     passes(&k, Some("gfx1100"));
-    has_on(&k, Some("sm_90"), "kernel big_lds: LDS on sm_90: expected at most 49152 bytes a workgroup, found 49168 (16 over)");
+    has_on(&k, Some("sm_90"), "kernel big_lds: LDS on sm_90: expected at most 49152 bytes a workgroup, found 49168 (16 over; archs with 49168 bytes of LDS a workgroup: gfx906, gfx90a, gfx942, gfx1030, gfx1100, gfx1101, gfx1151, gfx1200, gfx1201)");
 }

@@ -10,22 +10,7 @@ use kiln_ir::ShapeExpr;
 
 /// `ceil(rows*cols/32)+1`, with the ABI's parameter names.
 pub(crate) fn shape_text(e: &ShapeExpr, abi: &Abi) -> String {
-    let mut s: Vec<String> = e
-        .factors
-        .iter()
-        .map(|p| abi.params.get(p.index()).map(|p| p.name.clone()).unwrap_or(format!("{p}")))
-        .collect();
-    if e.num != 1 || s.is_empty() {
-        s.push(e.num.to_string());
-    }
-    let mut t = s.join("*");
-    if e.den > 1 {
-        t = format!("ceil({t}/{})", e.den);
-    }
-    if e.add != 0 {
-        t = format!("{t}+{}", e.add);
-    }
-    t
+    e.text(|p| abi.params.get(p.index()).map_or(format!("{p}"), |p| p.name.clone()))
 }
 
 /// Evaluates a shape rule with the call's scalars. `what` names the rule in an error (built only
@@ -43,22 +28,20 @@ pub(crate) fn eval_shape(
         rule: shape_text(e, abi),
         detail,
     };
-    let mut product: u64 = 1;
-    for f in &e.factors {
-        let i = f.index();
-        let p = abi.params.get(i).ok_or_else(|| bad(format!("parameter #{i} does not exist")))?;
-        let v = scalars
-            .get(i)
-            .copied()
-            .flatten()
-            .ok_or_else(|| bad(format!("`{}` is not a scalar parameter", p.name)))?;
-        let n = v
-            .as_shape()
-            .ok_or_else(|| bad(format!("{}={v} is not a non-negative integer", p.name)))?;
-        product = product.checked_mul(n).ok_or_else(|| bad("overflows u64".into()))?;
-    }
-    let scaled = product.checked_mul(e.num).ok_or_else(|| bad("overflows u64".into()))?;
-    scaled.div_ceil(e.den.max(1)).checked_add(e.add).ok_or_else(|| bad("overflows u64".into()))
+    e.try_eval(
+        |f| {
+            let i = f.index();
+            let p =
+                abi.params.get(i).ok_or_else(|| bad(format!("parameter #{i} does not exist")))?;
+            let v = scalars
+                .get(i)
+                .copied()
+                .flatten()
+                .ok_or_else(|| bad(format!("`{}` is not a scalar parameter", p.name)))?;
+            v.as_shape().ok_or_else(|| bad(format!("{}={v} is not a non-negative integer", p.name)))
+        },
+        || bad("overflows u64".into()),
+    )
 }
 
 /// `n=100, k=4`: the scalars a shape rule reads, for messages.

@@ -94,7 +94,7 @@ pub fn args_for(k: &Kernel, call: &Call) -> Vec<Arg> {
             match &p.kind {
                 ParamKind::Buffer { elem, len, .. } => {
                     let n =
-                        len.as_ref().map(|l| l.eval(|q| scalar(&k.params[q].name))).unwrap_or(0);
+                        len.as_ref().map_or(0, |l| l.eval(|q| scalar(&k.params[q].name)).unwrap());
                     Arg::Buffer(vec![0; (n * elem.bytes() as u64) as usize])
                 }
                 ParamKind::Scalar(_) => panic!("{}: scalar `{}` not given", k.name, p.name),

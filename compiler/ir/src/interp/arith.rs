@@ -461,7 +461,15 @@ macro_rules! float_type {
                 type $T = f64;
                 $body
             }
-            _ => $other,
+            ScalarType::I1
+            | ScalarType::I8
+            | ScalarType::U8
+            | ScalarType::I16
+            | ScalarType::U16
+            | ScalarType::I32
+            | ScalarType::U32
+            | ScalarType::I64
+            | ScalarType::U64 => $other,
         }
     };
 }
@@ -502,7 +510,11 @@ macro_rules! int_type {
                 type $T = u64;
                 $body
             }
-            _ => $other,
+            ScalarType::I1
+            | ScalarType::F16
+            | ScalarType::BF16
+            | ScalarType::F32
+            | ScalarType::F64 => $other,
         }
     };
 }
@@ -569,7 +581,17 @@ fn int_unary<T: Int>(op: UnaryOp, d: &mut [u64], a: &[u64]) -> bool {
         UnaryOp::Abs => map1(d, a, |x| T::get(x).abs().put()),
         UnaryOp::Popcount => map1(d, a, |x| T::get(x).popcount()),
         UnaryOp::Ctz => map1(d, a, |x| T::get(x).ctz()),
-        _ => return false,
+        UnaryOp::Sqrt
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Trunc
+        | UnaryOp::Round
+        | UnaryOp::RoundEven
+        | UnaryOp::Exp2Approx
+        | UnaryOp::Log2Approx
+        | UnaryOp::RsqrtApprox
+        | UnaryOp::RcpApprox
+        | UnaryOp::IsNan => return false,
     }
     true
 }
@@ -582,7 +604,21 @@ pub(crate) fn unary(op: UnaryOp, s: ScalarType, d: &mut [u64], a: &[u64]) -> boo
                 map1(d, a, |x| x ^ 1);
                 true
             }
-            _ => false,
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Popcount
+            | UnaryOp::Ctz
+            | UnaryOp::Sqrt
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Trunc
+            | UnaryOp::Round
+            | UnaryOp::RoundEven
+            | UnaryOp::Exp2Approx
+            | UnaryOp::Log2Approx
+            | UnaryOp::RsqrtApprox
+            | UnaryOp::RcpApprox
+            | UnaryOp::IsNan => false,
         },
         s => float_type!(
             s,
@@ -601,7 +637,12 @@ fn float_binary<T: Float>(op: BinaryOp, d: &mut [u64], a: &[u64], b: &[u64]) -> 
         BinaryOp::Div => map2(d, a, b, |x, y| T::get(x).div(T::get(y)).put()),
         BinaryOp::Min => map2(d, a, b, |x, y| T::get(x).min(T::get(y)).put()),
         BinaryOp::Max => map2(d, a, b, |x, y| T::get(x).max(T::get(y)).put()),
-        _ => return false,
+        BinaryOp::Rem
+        | BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Xor
+        | BinaryOp::Shl
+        | BinaryOp::Shr => return false,
     }
     true
 }
@@ -636,7 +677,13 @@ pub(crate) fn binary(op: BinaryOp, s: ScalarType, d: &mut [u64], a: &[u64], b: &
             BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Min | BinaryOp::Max => {
                 int_binary::<u8>(op, d, a, b)
             }
-            _ => false,
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Rem
+            | BinaryOp::Shl
+            | BinaryOp::Shr => false,
         },
         s => float_type!(
             s,
@@ -810,7 +857,7 @@ pub(crate) fn argmax_wins(s: ScalarType, va: u64, ia: u32, vb: u64, ib: u32) -> 
             (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
         },
         (Wide::I(a), Wide::I(b)) => a.cmp(&b),
-        _ => Ordering::Equal,
+        (Wide::F(_), Wide::I(_)) | (Wide::I(_), Wide::F(_)) => Ordering::Equal,
     };
     match order {
         Ordering::Greater => true,

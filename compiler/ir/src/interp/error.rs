@@ -104,6 +104,9 @@ pub enum InterpError {
         /// What is wrong.
         message: String,
     },
+    /// A scalar argument breaks a rule of its parameter ([`crate::ScalarRule`]).
+    #[error(transparent)]
+    ScalarRule(crate::ScalarRuleError),
     /// The kernel is not well formed (a handle out of range, a memory op on a scalar parameter...),
     /// which the verifier would have reported.
     #[error("kernel `{kernel}`: {inst} ({op}): malformed: {message}")]
@@ -176,15 +179,16 @@ pub enum InterpError {
         /// The lanes that do not reach the barrier.
         lanes: Lanes,
     },
-    /// A cross-lane op reading lanes that are inactive, where hardware gives undefined values.
-    #[error("{site}: {lanes} read inactive {sources}")]
-    InactiveLane {
+    /// A cross-lane op run by part of a wave (some lanes of the wave inactive), where hardware
+    /// gives undefined values or, with a full-mask lowering, undefined behaviour.
+    #[error("{site}: cross-lane op run by part of a wave: {lanes} active, {inactive} inactive")]
+    PartialWave {
         /// Where.
         site: Box<Site>,
-        /// The reading (active) lanes.
+        /// The active lanes of the partial waves.
         lanes: Lanes,
-        /// The inactive lanes read.
-        sources: Lanes,
+        /// Their inactive lanes.
+        inactive: Lanes,
     },
     /// Integer division or remainder by zero.
     #[error("{site}: integer division by zero, {lanes}")]

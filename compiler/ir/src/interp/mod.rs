@@ -32,6 +32,13 @@
 //! - When several workgroups fail, the error of the lowest workgroup (x fastest) is returned, so
 //!   errors are deterministic too.
 //!
+//! # Launch checks
+//! Before any lane runs, whatever the options: the arguments match the parameters; every scalar
+//! satisfies its parameter's rules ([`crate::Kernel::check_scalars`]); no two buffer parameters
+//! name the same region where one of them is written; buffer lengths and the grid evaluate
+//! without overflow ([`crate::ShapeExpr::eval`]) and the buffers are long enough; the run has at
+//! most [`MAX_LANES`] lanes (a larger one is a mistake in the arguments that would run for hours).
+//!
 //! # Sanitizer (`RunOptions::sanitize`)
 //! Out-of-bounds accesses (global, LDS, private; a raw address in no buffer or region, or an
 //! access crossing the end of one) are always errors: there is nothing sensible to execute
@@ -40,9 +47,9 @@
 //!   one writes (atomics from different waves do not race with each other);
 //! - a read (or atomic) of LDS bytes never written in this workgroup;
 //! - a barrier executed while some lane of the workgroup is inactive;
-//! - a cross-lane op reading an inactive lane where hardware gives undefined values: the source
-//!   of a shuffle, `shuffle_idx` or broadcast, and any lane of a wave running `wave_reduce`,
-//!   `wave_argmax` or `tsum` (butterflies read the whole wave);
+//! - a cross-lane op (shuffle, `shuffle_idx`, broadcast, ballot, `wave_reduce`, `wave_argmax`,
+//!   `tsum`) run by part of a wave: hardware runs them with the full lane mask, so every lane of
+//!   the wave must be active (the verifier's wave-uniform control rule, checked at run time);
 //! - integer division or remainder by zero (without the sanitizer: `x / 0` is all ones, `x % 0`
 //!   is `x`);
 //! - a store or atomic to a buffer declared read-only: through the parameter, or through a raw
@@ -87,7 +94,8 @@ pub enum Arg {
     Scalar(u64),
     /// A buffer argument that is `regions[i]` of [`run_with_memory`]: its bytes are the region's
     /// (written back there) and its address ([`crate::Op::BufferAddr`]) is the region's base.
-    /// Several parameters may name one region.
+    /// Several parameters may name one region only if none of them is written (every buffer
+    /// parameter is `noalias` on a GPU); the launch refuses it otherwise.
     Region(usize),
 }
 
@@ -106,7 +114,7 @@ pub struct Region {
 pub struct RunOptions {
     /// The grid in workgroups; `None`: the kernel's grid evaluated with the scalar arguments.
     pub grid: Option<[u32; 3]>,
-    /// Run the dynamic checks (races, uninitialized LDS, divergent barriers, inactive lanes,
+    /// Run the dynamic checks (races, uninitialized LDS, divergent barriers, partial waves in cross-lane ops,
     /// division by zero, writes to read-only buffers). Default: on.
     pub sanitize: bool,
     /// Run the verifier first. Default: on; turn off to show the dynamic checks on a kernel the
@@ -189,11 +197,10 @@ fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
     unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
 }
 
-/// [`ShapeExpr::eval`] without overflow: `None` when a step overflows.
-fn eval_checked(e: &ShapeExpr, arg: impl Fn(Param) -> u64) -> Option<u64> {
-    let p = e.factors.iter().try_fold(1u64, |p, &f| p.checked_mul(arg(f)))?;
-    p.checked_mul(e.num)?.div_ceil(e.den.max(1)).checked_add(e.add)
-}
+/// The most lanes (workgroups times lanes a workgroup) one run may have: at the interpreter's
+/// speed (about 10^8 lane-instructions a second) more would run for hours, which is a mistake
+/// in the arguments, not a test. Refused before anything runs, with the size in the message.
+pub const MAX_LANES: u64 = 1 << 32;
 
 /// Runs `kernel` over its grid with `args` (one per parameter, in order). Buffers are updated in
 /// place. See the module docs for the execution model and the checks.
@@ -256,26 +263,15 @@ pub fn run_with_memory(
         }
     }
     let scalar = |p: Param| scalars.get(p.index()).copied().unwrap_or(0);
+    let param_name = |p: Param| kernel.params.get(p).map_or(p.to_string(), |d| d.name.clone());
+    kernel.check_scalars(scalar).map_err(InterpError::ScalarRule)?;
+    check_aliasing(kernel, args).map_err(launch_err)?;
     let eval = |e: &ShapeExpr, what: &str| {
-        eval_checked(e, scalar).ok_or_else(|| launch_err(format!("{what} overflows 64 bits")))
+        e.try_eval(
+            |p| Ok(scalar(p)),
+            || launch_err(format!("{what} ({}) overflows 64 bits", e.text(param_name))),
+        )
     };
-    for (data, arg) in kernel.params.values().zip(args.iter()) {
-        let have = match arg {
-            Arg::Buffer(bytes) => bytes.len(),
-            Arg::Region(i) => regions[*i].bytes.len(),
-            Arg::Scalar(_) => continue,
-        };
-        if let ParamKind::Buffer { elem, len: Some(len), .. } = &data.kind {
-            let need = eval(len, &format!("the length of `{}`", data.name))?
-                .saturating_mul(elem.bytes() as u64);
-            if (have as u64) < need {
-                return Err(launch_err(format!(
-                    "buffer `{}` has {have} bytes, needs {need}",
-                    data.name
-                )));
-            }
-        }
-    }
     let grid = match opts.grid {
         Some(g) => g,
         None => {
@@ -288,6 +284,37 @@ pub fn run_with_memory(
             g
         }
     };
+    let workgroups = grid.iter().try_fold(1u64, |n, &g| n.checked_mul(g as u64));
+    let total_lanes = workgroups.and_then(|n| n.checked_mul(lanes as u64));
+    if !matches!(total_lanes, Some(n) if n <= MAX_LANES) {
+        let size = total_lanes.map_or("more than 2^64".into(), |n| n.to_string());
+        return Err(launch_err(format!(
+            "a grid of {grid:?} workgroups of {lanes} lanes is {size} lanes, more than the \
+             interpreter runs ({MAX_LANES}): check the scalar arguments"
+        )));
+    }
+    for (data, arg) in kernel.params.values().zip(args.iter()) {
+        let have = match arg {
+            Arg::Buffer(bytes) => bytes.len(),
+            Arg::Region(i) => regions[*i].bytes.len(),
+            Arg::Scalar(_) => continue,
+        };
+        if let ParamKind::Buffer { elem, len: Some(len), .. } = &data.kind {
+            let what = format!("the length of `{}`", data.name);
+            let need = eval(len, &what)?.checked_mul(elem.bytes() as u64).ok_or_else(|| {
+                launch_err(format!(
+                    "{what} in bytes ({} elements of {elem}) overflows 64 bits",
+                    len.text(param_name)
+                ))
+            })?;
+            if (have as u64) < need {
+                return Err(launch_err(format!(
+                    "buffer `{}` has {have} bytes, needs {need}",
+                    data.name
+                )));
+            }
+        }
+    }
     let prepared = Prepared::new(kernel)?;
     let mut spans = Vec::with_capacity(args.len() + regions.len());
     let mut params = vec![None; args.len()];
@@ -393,4 +420,30 @@ pub fn run_with_memory(
         lane_ops.into_inner()
     };
     Ok(RunStats { workgroups: total, lane_ops })
+}
+
+/// Buffer parameters that name the same memory (one region given to two parameters) where one of
+/// them is written: every buffer parameter is `noalias` on a GPU, so such a launch is undefined
+/// there. Read-only sharing is allowed.
+fn check_aliasing(kernel: &Kernel, args: &[Arg]) -> Result<(), String> {
+    let params: Vec<(&crate::ParamData, &Arg)> = kernel.params.values().zip(args).collect();
+    let writes = |d: &crate::ParamData| match &d.kind {
+        ParamKind::Buffer { access, .. } => access.writes(),
+        ParamKind::Scalar(_) => false,
+    };
+    for (n, &(a, arg_a)) in params.iter().enumerate() {
+        let Arg::Region(ra) = arg_a else { continue };
+        for &(b, arg_b) in &params[n + 1..] {
+            if *arg_b != Arg::Region(*ra) || !(writes(a) || writes(b)) {
+                continue;
+            }
+            let written = if writes(a) { &a.name } else { &b.name };
+            return Err(format!(
+                "buffers `{}` and `{}` are both region {ra}, and `{written}` is written: \
+                 overlapping buffers must all be read-only",
+                a.name, b.name
+            ));
+        }
+    }
+    Ok(())
 }

@@ -78,12 +78,35 @@ impl<'k> Prepared<'k> {
                         fixed.push(inst)
                     }
                     Op::Yield(vals) => yields[b.index()] = vals.clone(),
-                    op => {
-                        if let Op::Atomic { mem: MemRef::Buffer(_) | MemRef::Global(_), .. } = op {
-                            global_atomics = true;
+                    Op::Atomic { mem, .. } => {
+                        match mem {
+                            MemRef::Buffer(_) | MemRef::Global(_) => global_atomics = true,
+                            MemRef::Lds(_) | MemRef::Private(_) => {}
                         }
                         code[b.index()].push(inst);
                     }
+                    Op::Unary { .. }
+                    | Op::Binary { .. }
+                    | Op::Fma { .. }
+                    | Op::Cmp { .. }
+                    | Op::Select { .. }
+                    | Op::Convert { .. }
+                    | Op::Bitcast { .. }
+                    | Op::Extract { .. }
+                    | Op::MakeVector { .. }
+                    | Op::Load { .. }
+                    | Op::Store { .. }
+                    | Op::Fence(_)
+                    | Op::Barrier(_)
+                    | Op::Shuffle { .. }
+                    | Op::ShuffleIdx { .. }
+                    | Op::Broadcast { .. }
+                    | Op::Ballot { .. }
+                    | Op::WaveReduce { .. }
+                    | Op::WaveArgmax { .. }
+                    | Op::Tsum { .. }
+                    | Op::If { .. }
+                    | Op::For { .. } => code[b.index()].push(inst),
                 }
             }
         }
@@ -167,7 +190,7 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
                 Err(format!("{s} does not exist"))
             }
             MemRef::Global(a) if ty(a) != Type::U64 => Err("a raw address must be u64".into()),
-            _ => Ok(()),
+            MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => Ok(()),
         }
     };
     let scalar = |v: Value| -> Result<(), String> {

@@ -1,0 +1,422 @@
+//! Memory: resolving each lane's access, loads, stores, atomics, and the sanitizer's LDS shadow
+//! (races, reads of bytes never written) and read-only check.
+
+use super::*;
+
+pub(super) const NEVER: u32 = u32::MAX;
+
+/// Sanitizer state of one LDS byte: who wrote, read and atomically updated it in which barrier
+/// interval (epoch).
+#[derive(Clone, Copy)]
+pub(super) struct Shadow {
+    init: bool,
+    w_epoch: u32,
+    w_wave: u32,
+    r_epoch: u32,
+    r_mask: u64,
+    a_epoch: u32,
+    a_mask: u64,
+}
+
+pub(super) const FRESH: Shadow = Shadow {
+    init: false,
+    w_epoch: NEVER,
+    w_wave: 0,
+    r_epoch: NEVER,
+    r_mask: 0,
+    a_epoch: NEVER,
+    a_mask: 0,
+};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Touch {
+    Read,
+    Write,
+    Atomic,
+}
+
+impl Touch {
+    pub(super) fn verb(self) -> &'static str {
+        match self {
+            Touch::Read => "read",
+            Touch::Write => "written",
+            Touch::Atomic => "updated atomically",
+        }
+    }
+}
+
+/// What the LDS sanitizer found on one access.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Issue {
+    Uninit { byte: usize },
+    Race { byte: usize, other_wave: u32, other: Touch },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// A span of global memory (an index into the launch's spans).
+    Global(usize),
+    Lds,
+    Private,
+}
+
+/// One lane's resolved access.
+#[derive(Clone, Copy)]
+pub(super) struct Loc {
+    lane: usize,
+    place: Place,
+    off: usize,
+}
+
+impl Exec<'_> {
+    /// Resolves every active lane's access of `bytes` bytes into `self.locs`; an error if any is
+    /// out of bounds (all lanes are checked before anything is read or written).
+    pub(super) fn resolve(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        mem: MemRef,
+        index: Value,
+        elem_bytes: usize,
+        bytes: usize,
+        verb: &str,
+    ) -> Result<(), InterpError> {
+        let (p, lp) = (self.p, self.lp);
+        let k = p.k;
+        let index_of = arith::int_reader(k.ty(index).scalar);
+        let irow = p.slot(index) * lp;
+        let mut bad = Vec::new();
+        let mut detail = String::new();
+        self.locs.clear();
+        // Per instruction: the place, its start and length (private: per lane, below).
+        let spans = &self.launch.spans;
+        let (place, base, len) = match mem {
+            MemRef::Buffer(q) => match self.launch.params[q.index()] {
+                Some(s) => (Place::Global(s), 0, spans[s].bytes.len()),
+                None => (Place::Lds, 0, 0),
+            },
+            MemRef::Lds(s) => (Place::Lds, p.lds_offsets[s.index()], k.lds[s].bytes() as usize),
+            MemRef::Private(s) => {
+                let d = &k.private[s];
+                (Place::Private, p.private_offsets[s.index()], (d.elem.bytes() * d.len) as usize)
+            }
+            MemRef::Global(_) => (Place::Lds, 0, 0),
+        };
+        let what = || match mem {
+            MemRef::Buffer(q) => format!("buffer `{}`", k.params[q].name),
+            MemRef::Lds(s) => format!("LDS `{}`", k.lds[s].name),
+            MemRef::Private(s) => format!("private `{}`", k.private[s].name),
+            MemRef::Global(_) => String::new(),
+        };
+        let lane_base = |l: usize| if place == Place::Private { l * p.private_bytes } else { 0 };
+        for l in m.iter() {
+            let rel = index_of(self.regs[irow + l]) * elem_bytes as i128;
+            if let MemRef::Global(a) = mem {
+                let addr = self.regs[p.slot(a) * lp + l] as i128 + rel;
+                let below = u64::try_from(addr).ok().and_then(|a| self.launch.span_below(a));
+                let past = |s: usize| addr - spans[s].base as i128 - spans[s].bytes.len() as i128;
+                let Some(s) = below.filter(|&s| past(s) < 0) else {
+                    if bad.is_empty() {
+                        // An overrun a little past an end: name what it overran.
+                        let near = match below {
+                            Some(s) if past(s) < 1 << 20 => format!(
+                                ": byte {} of {} ({} bytes) is past its end",
+                                addr - spans[s].base as i128,
+                                spans[s].what(),
+                                spans[s].bytes.len()
+                            ),
+                            Some(_) | None => String::new(),
+                        };
+                        detail = format!(
+                            "{verb} of {bytes} bytes at address {addr:#x}, in no buffer or region{near}"
+                        );
+                    }
+                    bad.push(l);
+                    continue;
+                };
+                let off = (addr - spans[s].base as i128) as usize;
+                let len = spans[s].bytes.len();
+                if off + bytes > len {
+                    if bad.is_empty() {
+                        detail = format!(
+                            "{verb} of {bytes} bytes at address {addr:#x}, byte {off} of {} ({len} bytes)",
+                            spans[s].what()
+                        );
+                    }
+                    bad.push(l);
+                } else {
+                    self.locs.push(Loc { lane: l, place: Place::Global(s), off });
+                }
+            } else if rel >= 0 && rel + bytes as i128 <= len as i128 {
+                self.locs.push(Loc { lane: l, place, off: lane_base(l) + base + rel as usize });
+            } else {
+                if bad.is_empty() {
+                    detail = format!(
+                        "{verb} of {bytes} bytes at byte {rel} of {} ({len} bytes)",
+                        what()
+                    );
+                }
+                bad.push(l);
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(InterpError::OutOfBounds { site: self.site(inst), lanes: self.lanes(bad), detail })
+        }
+    }
+
+    pub(super) fn read_bytes(&self, place: Place, off: usize, n: usize) -> u128 {
+        match place {
+            Place::Global(s) => little_endian(
+                self.launch.spans[s].bytes[off..off + n].iter().map(|b| b.load(Relaxed)),
+            ),
+            Place::Lds => little_endian(self.lds[off..off + n].iter().copied()),
+            Place::Private => little_endian(self.private[off..off + n].iter().copied()),
+        }
+    }
+
+    pub(super) fn write_bytes(&mut self, place: Place, off: usize, n: usize, v: u128) {
+        for i in 0..n {
+            let b = (v >> (8 * i)) as u8;
+            match place {
+                Place::Global(s) => self.launch.spans[s].bytes[off + i].store(b, Relaxed),
+                Place::Lds => self.lds[off + i] = b,
+                Place::Private => self.private[off + i] = b,
+            }
+        }
+    }
+
+    /// Records an LDS access of wave `wave` in the sanitizer's shadow; the first problem found.
+    pub(super) fn lds_touch(
+        &mut self,
+        wave: u32,
+        off: usize,
+        n: usize,
+        touch: Touch,
+    ) -> Option<Issue> {
+        let e = self.epoch;
+        let bit = 1u64 << (wave % 64);
+        let mut issue = None;
+        for byte in off..off + n {
+            let s = &mut self.shadow[byte];
+            let others = |mask: u64| (mask & !bit).trailing_zeros();
+            if issue.is_none() {
+                issue = if touch != Touch::Write && !s.init {
+                    Some(Issue::Uninit { byte })
+                } else if s.w_epoch == e && s.w_wave != wave {
+                    Some(Issue::Race { byte, other_wave: s.w_wave, other: Touch::Write })
+                } else if touch != Touch::Read && s.r_epoch == e && s.r_mask & !bit != 0 {
+                    Some(Issue::Race { byte, other_wave: others(s.r_mask), other: Touch::Read })
+                } else if touch != Touch::Atomic && s.a_epoch == e && s.a_mask & !bit != 0 {
+                    Some(Issue::Race { byte, other_wave: others(s.a_mask), other: Touch::Atomic })
+                } else {
+                    None
+                };
+            }
+            match touch {
+                Touch::Read => {
+                    if s.r_epoch != e {
+                        s.r_epoch = e;
+                        s.r_mask = 0;
+                    }
+                    s.r_mask |= bit;
+                }
+                Touch::Write => {
+                    s.init = true;
+                    s.w_epoch = e;
+                    s.w_wave = wave;
+                }
+                Touch::Atomic => {
+                    s.init = true;
+                    if s.a_epoch != e {
+                        s.a_epoch = e;
+                        s.a_mask = 0;
+                    }
+                    s.a_mask |= bit;
+                }
+            }
+        }
+        issue
+    }
+
+    /// Sanitizer bookkeeping for the resolved LDS accesses in `self.locs`.
+    pub(super) fn check_lds(
+        &mut self,
+        inst: Inst,
+        touch: Touch,
+        bytes: usize,
+    ) -> Result<(), InterpError> {
+        if !self.launch.sanitize {
+            return Ok(());
+        }
+        let mut found: Option<(Issue, u32)> = None;
+        let mut lanes = Vec::new();
+        for n in 0..self.locs.len() {
+            let loc = self.locs[n];
+            if loc.place != Place::Lds {
+                continue;
+            }
+            let wave = (loc.lane / self.w) as u32;
+            if let Some(issue) = self.lds_touch(wave, loc.off, bytes, touch) {
+                let same_kind = matches!(
+                    (found, issue),
+                    (None, _)
+                        | (Some((Issue::Uninit { .. }, _)), Issue::Uninit { .. })
+                        | (Some((Issue::Race { .. }, _)), Issue::Race { .. })
+                );
+                if same_kind {
+                    found.get_or_insert((issue, wave));
+                    lanes.push(loc.lane);
+                }
+            }
+        }
+        let Some((issue, wave)) = found else { return Ok(()) };
+        let site = self.site(inst);
+        let lanes = self.lanes(lanes);
+        let k = self.p.k;
+        let name_at = |byte: usize| {
+            let s = (0..k.lds.len()).rev().find(|&s| self.p.lds_offsets[s] <= byte).unwrap_or(0);
+            let name = k.lds.values().nth(s).map_or("?", |d| d.name.as_str());
+            format!("LDS `{name}` byte {}", byte - self.p.lds_offsets.get(s).copied().unwrap_or(0))
+        };
+        Err(match issue {
+            Issue::Uninit { byte } => InterpError::LdsUninit { site, lanes, detail: name_at(byte) },
+            Issue::Race { byte, other_wave, other } => InterpError::LdsRace {
+                site,
+                lanes,
+                detail: format!(
+                    "{} {} by wave {wave} and {} by wave {other_wave} with no barrier between",
+                    name_at(byte),
+                    touch.verb(),
+                    other.verb()
+                ),
+            },
+        })
+    }
+
+    /// With the sanitizer: no lane of `self.locs` writes a read-only buffer, through its
+    /// parameter or through a raw address into its span.
+    pub(super) fn check_writable(&self, inst: Inst, mem: MemRef) -> Result<(), InterpError> {
+        if !self.launch.sanitize {
+            return Ok(());
+        }
+        let k = self.p.k;
+        let read_only = |q: Param| match &k.params[q].kind {
+            ParamKind::Buffer { access, .. } => !access.writes(),
+            ParamKind::Scalar(_) => false,
+        };
+        let (mut lanes, mut buffer) = (Vec::new(), None);
+        for loc in &self.locs {
+            let Place::Global(s) = loc.place else { continue };
+            let param = match mem {
+                MemRef::Buffer(q) => Some(q).filter(|&q| read_only(q)),
+                MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => {
+                    if self.launch.spans[s].access.writes() {
+                        None
+                    } else {
+                        self.launch.params.iter().position(|&x| x == Some(s)).map(Param::new)
+                    }
+                }
+            };
+            if let Some(q) = param {
+                buffer.get_or_insert_with(|| k.params[q].name.clone());
+                lanes.push(loc.lane);
+            }
+        }
+        match buffer {
+            None => Ok(()),
+            Some(buffer) => Err(InterpError::ReadOnly {
+                site: self.site(inst),
+                lanes: self.lanes(lanes),
+                buffer,
+            }),
+        }
+    }
+
+    pub(super) fn load(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        mem: MemRef,
+        index: Value,
+        ty: Type,
+        res: Value,
+    ) -> Result<(), InterpError> {
+        let eb = ty.scalar.bytes() as usize;
+        let n = eb * lanes_of(ty);
+        self.resolve(inst, m, mem, index, eb, n, "load")?;
+        let (d, lp, mask) = (self.p.slot(res), self.lp, width_mask(ty.scalar));
+        for i in 0..self.locs.len() {
+            let loc = self.locs[i];
+            let v = self.read_bytes(loc.place, loc.off, n);
+            for e in 0..lanes_of(ty) {
+                self.regs[(d + e) * lp + loc.lane] = (v >> (e * eb * 8)) as u64 & mask;
+            }
+        }
+        self.check_lds(inst, Touch::Read, n)
+    }
+
+    pub(super) fn store(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        mem: MemRef,
+        index: Value,
+        value: Value,
+    ) -> Result<(), InterpError> {
+        let ty = self.p.k.ty(value);
+        let eb = ty.scalar.bytes() as usize;
+        let n = eb * lanes_of(ty);
+        self.resolve(inst, m, mem, index, eb, n, "store")?;
+        self.check_writable(inst, mem)?;
+        let (s, lp, mask) = (self.p.slot(value), self.lp, width_mask(ty.scalar));
+        for i in 0..self.locs.len() {
+            let loc = self.locs[i];
+            let mut v = 0u128;
+            for e in 0..lanes_of(ty) {
+                v |= ((self.regs[(s + e) * lp + loc.lane] & mask) as u128) << (e * eb * 8);
+            }
+            self.write_bytes(loc.place, loc.off, n, v);
+        }
+        self.check_lds(inst, Touch::Write, n)
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        op: AtomicOp,
+        mem: MemRef,
+        index: Value,
+        value: Value,
+        res: Value,
+    ) -> Result<(), InterpError> {
+        let t = self.p.k.ty(value).scalar;
+        if !matches!(t.bits(), 32 | 64) || t.class() == TypeClass::Float {
+            return Err(self.unsupported(inst, m, format!("not defined on {t}")));
+        }
+        let n = t.bytes() as usize;
+        self.resolve(inst, m, mem, index, n, n, "atomic")?;
+        self.check_writable(inst, mem)?;
+        let (sv, d, lp, mask) = (self.p.slot(value), self.p.slot(res), self.lp, width_mask(t));
+        // Lanes apply their updates one after another in lane order.
+        for i in 0..self.locs.len() {
+            let loc = self.locs[i];
+            let old = self.read_bytes(loc.place, loc.off, n) as u64;
+            let v = self.regs[sv * lp + loc.lane];
+            let (a, b) = (as_i128(t, old), as_i128(t, v));
+            let new = match op {
+                AtomicOp::Add => old.wrapping_add(v),
+                AtomicOp::Min => (a.min(b)) as u64,
+                AtomicOp::Max => (a.max(b)) as u64,
+                AtomicOp::Exchange => v,
+                AtomicOp::And => old & v,
+                AtomicOp::Or => old | v,
+            } & mask;
+            self.write_bytes(loc.place, loc.off, n, new as u128);
+            self.regs[d * lp + loc.lane] = old;
+        }
+        self.check_lds(inst, Touch::Atomic, n)
+    }
+}

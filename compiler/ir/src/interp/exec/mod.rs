@@ -1,0 +1,536 @@
+//! Runs one workgroup: every instruction over all lanes of the workgroup at once, with an active
+//! mask. Values live in a register file laid out `[slot][lane]` (`u64` bit patterns).
+//!
+//! Arithmetic runs over the span of active lanes without looking at the mask: a value defined in a
+//! block is read only by lanes active in that block, so what an inactive lane computes is never
+//! seen (except by a cross-lane read of an inactive lane, which the sanitizer reports). Everything
+//! that can fail or be seen elsewhere looks at the mask: memory, division, cross-lane ops, the
+//! merge of `if` results and the loop-carried values.
+//!
+//! `memory.rs` holds loads, stores, atomics and the LDS sanitizer; `cross_lane.rs` the shuffles,
+//! broadcast, ballot and the wave-wide butterflies; this file the dispatch, control flow and
+//! arithmetic.
+
+mod cross_lane;
+mod memory;
+
+use memory::{Loc, Shadow, FRESH, NEVER};
+
+use super::arith::{self, as_i128, width_mask};
+use super::error::{InterpError, Lanes, Site};
+use super::prepare::Prepared;
+use super::Launch;
+use crate::{
+    AtomicOp, Block, IdKind, Inst, MemRef, Op, Param, ParamKind, ReduceOp, ScalarType, ShuffleMode,
+    Type, TypeClass, Value,
+};
+use cranelift_entity::EntityRef;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The lanes a block runs for, with the span `lo..hi` that holds them all.
+pub(crate) struct Mask {
+    on: Vec<bool>,
+    lo: usize,
+    hi: usize,
+    count: usize,
+}
+
+impl Mask {
+    /// Lanes `0..lanes` of a register file `padded` lanes wide.
+    fn full(lanes: usize, padded: usize) -> Mask {
+        Mask { on: (0..padded).map(|l| l < lanes).collect(), lo: 0, hi: lanes, count: lanes }
+    }
+
+    /// The active lanes for which `f` holds.
+    fn subset(&self, f: impl Fn(usize) -> bool) -> Mask {
+        let mut on = vec![false; self.on.len()];
+        let (mut lo, mut hi, mut count) = (usize::MAX, 0, 0);
+        for (l, &active) in self.on.iter().enumerate().take(self.hi).skip(self.lo) {
+            if active && f(l) {
+                on[l] = true;
+                lo = lo.min(l);
+                hi = l + 1;
+                count += 1;
+            }
+        }
+        if count == 0 {
+            lo = 0;
+        }
+        Mask { on, lo, hi, count }
+    }
+
+    /// The active lanes, ascending.
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.lo..self.hi).filter(|&l| self.on[l])
+    }
+}
+
+/// Splits the register file into the row of slot `d` (mutable) and the rows of `srcs`.
+/// The prepare step guarantees that no source is `d`.
+fn split_rows<const N: usize>(
+    regs: &mut [u64],
+    lp: usize,
+    d: usize,
+    srcs: [usize; N],
+) -> (&mut [u64], [&[u64]; N]) {
+    let (before, rest) = regs.split_at_mut(d * lp);
+    let (dst, after) = rest.split_at_mut(lp);
+    let (before, after): (&[u64], &[u64]) = (before, after);
+    let srcs = srcs.map(|s| {
+        if s < d {
+            &before[s * lp..(s + 1) * lp]
+        } else {
+            &after[(s - d - 1) * lp..(s - d) * lp]
+        }
+    });
+    (dst, srcs)
+}
+
+#[inline(always)]
+fn little_endian(bytes: impl Iterator<Item = u8>) -> u128 {
+    let mut buf = [0u8; 16];
+    for (d, b) in buf.iter_mut().zip(bytes) {
+        *d = b;
+    }
+    u128::from_le_bytes(buf)
+}
+
+fn lanes_of(t: Type) -> usize {
+    t.lanes.max(1) as usize
+}
+
+/// The state of one workgroup in flight; reused for the next workgroup on the same thread.
+pub(crate) struct Exec<'a> {
+    p: &'a Prepared<'a>,
+    launch: &'a Launch<'a>,
+    regs: Vec<u64>,
+    /// Lanes of the workgroup.
+    l: usize,
+    /// Lanes rounded up to whole waves (the register file's row length).
+    lp: usize,
+    /// Wave size.
+    w: usize,
+    lds: Vec<u8>,
+    shadow: Vec<Shadow>,
+    epoch: u32,
+    private: Vec<u8>,
+    wg: [u32; 3],
+    /// Active lanes summed over every executed instruction.
+    pub lane_ops: u64,
+    locs: Vec<Loc>,
+}
+
+impl<'a> Exec<'a> {
+    /// State for running workgroups of a prepared kernel.
+    pub fn new(p: &'a Prepared<'a>, launch: &'a Launch<'a>) -> Exec<'a> {
+        let k = p.k;
+        let w = k.wave_size as usize;
+        let l = k.workgroup_lanes() as usize;
+        let lp = l.div_ceil(w) * w;
+        let lds_bytes = k.lds_bytes() as usize;
+        Exec {
+            p,
+            launch,
+            regs: vec![0; p.nslots * lp],
+            l,
+            lp,
+            w,
+            lds: vec![0; lds_bytes],
+            shadow: vec![FRESH; if launch.sanitize { lds_bytes } else { 0 }],
+            epoch: 0,
+            private: vec![0; p.private_bytes * lp],
+            wg: [0; 3],
+            lane_ops: 0,
+            locs: Vec::new(),
+        }
+    }
+
+    /// Runs workgroup `wg` to the end.
+    pub fn run_workgroup(&mut self, wg: [u32; 3]) -> Result<(), InterpError> {
+        self.wg = wg;
+        self.regs.fill(0);
+        self.lds.fill(0);
+        self.shadow.fill(FRESH);
+        self.private.fill(0);
+        self.epoch = 0;
+        self.fill_fixed();
+        let m = Mask::full(self.l, self.lp);
+        self.exec_block(self.p.k.entry, &m)
+    }
+
+    fn fill_fixed(&mut self) {
+        let (p, lp) = (self.p, self.lp);
+        let k = p.k;
+        for &inst in &p.fixed {
+            let data = &k.insts[inst];
+            let r = data.results[0];
+            let t = k.ty(r);
+            let s = p.slot(r);
+            let fill = |regs: &mut [u64], bits: u64| {
+                for e in 0..lanes_of(t) {
+                    regs[(s + e) * lp..(s + e + 1) * lp].fill(bits & width_mask(t.scalar));
+                }
+            };
+            match data.op {
+                Op::Const { bits, .. } => fill(&mut self.regs, bits),
+                Op::Arg(q) => {
+                    let bits = match self.launch.params[q.index()] {
+                        Some(s) => self.launch.spans[s].base,
+                        None => self.launch.scalars[q.index()],
+                    };
+                    fill(&mut self.regs, bits)
+                }
+                Op::BufferAddr(q) => {
+                    let s = self.launch.params[q.index()];
+                    fill(&mut self.regs, s.map_or(0, |s| self.launch.spans[s].base))
+                }
+                Op::Id(kind) => {
+                    for l in 0..lp {
+                        self.regs[s * lp + l] = self.id(kind, l) as u64;
+                    }
+                }
+                // Not fixed: the prepare step lists only the four ops above.
+                Op::Unary { .. }
+                | Op::Binary { .. }
+                | Op::Fma { .. }
+                | Op::Cmp { .. }
+                | Op::Select { .. }
+                | Op::Convert { .. }
+                | Op::Bitcast { .. }
+                | Op::Extract { .. }
+                | Op::MakeVector { .. }
+                | Op::Load { .. }
+                | Op::Store { .. }
+                | Op::Atomic { .. }
+                | Op::Fence(_)
+                | Op::Barrier(_)
+                | Op::Shuffle { .. }
+                | Op::ShuffleIdx { .. }
+                | Op::Broadcast { .. }
+                | Op::Ballot { .. }
+                | Op::WaveReduce { .. }
+                | Op::WaveArgmax { .. }
+                | Op::Tsum { .. }
+                | Op::If { .. }
+                | Op::For { .. }
+                | Op::Yield(_) => {}
+            }
+        }
+    }
+
+    fn id(&self, kind: IdKind, l: usize) -> u32 {
+        let k = self.p.k;
+        let [sx, sy, _] = k.workgroup_size.map(|s| s.max(1) as usize);
+        let w = self.w;
+        (match kind {
+            IdKind::Lane => l % w,
+            IdKind::Wave => l / w,
+            IdKind::NumWaves => self.lp / w,
+            IdKind::WaveSize => w,
+            IdKind::LocalId(d) => [l % sx, (l / sx) % sy, l / (sx * sy)][d.index()],
+            IdKind::LocalLinear => l,
+            IdKind::WorkgroupId(d) => return self.wg[d.index()],
+            IdKind::WorkgroupSize(d) => return k.workgroup_size[d.index()],
+            IdKind::NumWorkgroups(d) => return self.launch.grid[d.index()],
+        }) as u32
+    }
+
+    fn site(&self, inst: Inst) -> Box<Site> {
+        Box::new(Site {
+            kernel: self.p.k.name.clone(),
+            inst,
+            op: crate::print::mnemonic(&self.p.k.insts[inst].op),
+            workgroup: self.wg,
+        })
+    }
+
+    fn lanes(&self, ids: impl IntoIterator<Item = usize>) -> Lanes {
+        Lanes::new(ids.into_iter().map(|l| l as u32).collect(), self.w as u32)
+    }
+
+    fn unsupported(&self, inst: Inst, m: &Mask, message: String) -> InterpError {
+        InterpError::Unsupported { site: self.site(inst), lanes: self.lanes(m.iter()), message }
+    }
+
+    fn exec_block(&mut self, b: Block, m: &Mask) -> Result<(), InterpError> {
+        let p = self.p;
+        for &inst in &p.code[b.index()] {
+            self.lane_ops += m.count as u64;
+            self.exec_inst(inst, m)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on each element row of the result `dst` with the matching rows of `srcs`
+    /// (`(slot, is_vector)`: a scalar source is used for every element), restricted to the span
+    /// of active lanes; `f` also gets the mask over that span. False when `f` says so.
+    fn lanewise<const N: usize>(
+        &mut self,
+        m: &Mask,
+        dst: usize,
+        srcs: [(usize, bool); N],
+        elems: usize,
+        mut f: impl FnMut(&mut [u64], [&[u64]; N], &[bool]) -> bool,
+    ) -> bool {
+        let (lo, hi) = (m.lo, m.hi);
+        for e in 0..elems {
+            let s = srcs.map(|(slot, vector)| if vector { slot + e } else { slot });
+            let (d, a) = split_rows(&mut self.regs, self.lp, dst + e, s);
+            if !f(&mut d[lo..hi], a.map(|r| &r[lo..hi]), &m.on[lo..hi]) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Copies value `src` into value `dst` for the lanes of `m`.
+    fn copy_value(&mut self, dst: Value, src: Value, m: &Mask) {
+        let (p, lp) = (self.p, self.lp);
+        let n = lanes_of(p.k.ty(dst));
+        for e in 0..n {
+            let (d, [s]) = split_rows(&mut self.regs, lp, p.slot(dst) + e, [p.slot(src) + e]);
+            for l in m.iter() {
+                d[l] = s[l];
+            }
+        }
+    }
+
+    fn exec_inst(&mut self, inst: Inst, m: &Mask) -> Result<(), InterpError> {
+        let p = self.p;
+        let k = p.k;
+        let data = &k.insts[inst];
+        let res = |n: usize| data.results[n];
+        match &data.op {
+            Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) | Op::Yield(_) => {}
+            Op::Fence(_) => {}
+            Op::Unary { op, arg } => {
+                let t = k.ty(*arg);
+                let srcs = [(p.slot(*arg), true)];
+                if !self.lanewise(m, p.slot(res(0)), srcs, lanes_of(t), |d, [a], _| {
+                    arith::unary(*op, t.scalar, d, a)
+                }) {
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
+                }
+            }
+            Op::Binary { op, lhs, rhs } => {
+                let t = k.ty(*lhs);
+                let srcs = [(p.slot(*lhs), true), (p.slot(*rhs), true)];
+                let d = p.slot(res(0));
+                if arith::is_int_division(*op, t.scalar) {
+                    let mut zero = Vec::new();
+                    let lo = m.lo;
+                    self.lanewise(m, d, srcs, lanes_of(t), |d, [a, b], on| {
+                        arith::int_divide(*op, t.scalar, d, a, b, on, &mut zero);
+                        true
+                    });
+                    if self.launch.sanitize && !zero.is_empty() {
+                        let lanes = self.lanes(zero.into_iter().map(|i| i + lo));
+                        return Err(InterpError::DivByZero { site: self.site(inst), lanes });
+                    }
+                } else if !self.lanewise(m, d, srcs, lanes_of(t), |d, [a, b], _| {
+                    arith::binary(*op, t.scalar, d, a, b)
+                }) {
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
+                }
+            }
+            Op::Fma { a, b, c } => {
+                let t = k.ty(*a);
+                let srcs = [(p.slot(*a), true), (p.slot(*b), true), (p.slot(*c), true)];
+                if !self.lanewise(m, p.slot(res(0)), srcs, lanes_of(t), |d, [a, b, c], _| {
+                    arith::fma(t.scalar, d, a, b, c)
+                }) {
+                    return Err(self.unsupported(inst, m, format!("not defined on {t}")));
+                }
+            }
+            Op::Cmp { op, lhs, rhs } => {
+                let t = k.ty(*lhs);
+                let srcs = [(p.slot(*lhs), true), (p.slot(*rhs), true)];
+                self.lanewise(m, p.slot(res(0)), srcs, lanes_of(t), |d, [a, b], _| {
+                    arith::cmp(*op, t.scalar, d, a, b);
+                    true
+                });
+            }
+            Op::Select { cond, if_true, if_false } => {
+                let vector_cond = lanes_of(k.ty(*cond)) > 1;
+                let srcs = [
+                    (p.slot(*cond), vector_cond),
+                    (p.slot(*if_true), true),
+                    (p.slot(*if_false), true),
+                ];
+                self.lanewise(
+                    m,
+                    p.slot(res(0)),
+                    srcs,
+                    lanes_of(k.ty(res(0))),
+                    |d, [c, t, f], _| {
+                        for i in 0..d.len() {
+                            d[i] = if c[i] & 1 != 0 { t[i] } else { f[i] };
+                        }
+                        true
+                    },
+                );
+            }
+            Op::Convert { to, arg } => {
+                let from = k.ty(*arg).scalar;
+                let srcs = [(p.slot(*arg), true)];
+                self.lanewise(m, p.slot(res(0)), srcs, lanes_of(*to), |d, [a], _| {
+                    arith::convert(from, to.scalar, d, a);
+                    true
+                });
+            }
+            Op::Bitcast { arg, .. } => self.bitcast(*arg, res(0), m),
+            Op::Extract { vector, lane } => {
+                let (d, s) = (p.slot(res(0)), p.slot(*vector) + *lane as usize);
+                self.lanewise(m, d, [(s, false)], 1, |d, [a], _| {
+                    d.copy_from_slice(a);
+                    true
+                });
+            }
+            Op::MakeVector { elems, .. } => {
+                let d = p.slot(res(0));
+                for (e, &v) in elems.iter().enumerate() {
+                    self.lanewise(m, d + e, [(p.slot(v), false)], 1, |d, [a], _| {
+                        d.copy_from_slice(a);
+                        true
+                    });
+                }
+            }
+            Op::Load { mem, index, ty } => self.load(inst, m, *mem, *index, *ty, res(0))?,
+            Op::Store { mem, index, value } => self.store(inst, m, *mem, *index, *value)?,
+            Op::Atomic { op, mem, index, value, .. } => {
+                self.atomic(inst, m, *op, *mem, *index, *value, res(0))?
+            }
+            Op::Barrier(_) => {
+                if self.launch.sanitize && m.count != self.l {
+                    let lanes = self.lanes((0..self.l).filter(|&l| !m.on[l]));
+                    return Err(InterpError::DivergentBarrier { site: self.site(inst), lanes });
+                }
+                self.epoch = self.epoch.wrapping_add(1) % NEVER;
+            }
+            Op::Shuffle { mode, value, offset } => {
+                self.shuffle(inst, m, *mode, *value, *offset, res(0))?
+            }
+            Op::ShuffleIdx { value, lane } => self.shuffle_idx(inst, m, *value, *lane, res(0))?,
+            Op::Broadcast { value, lane } => self.broadcast(inst, m, *value, *lane, res(0))?,
+            Op::Ballot { cond } => self.ballot(inst, m, *cond, res(0))?,
+            Op::WaveReduce { op, value } => self.wave_reduce(inst, m, *op, *value, res(0))?,
+            Op::WaveArgmax { value, index } => {
+                self.wave_argmax(inst, m, *value, *index, res(0), res(1))?
+            }
+            Op::Tsum { p: tokens, values } => self.tsum(inst, m, *tokens, values, res(0))?,
+            Op::If { cond, then_block, else_block } => {
+                let c = &self.regs[p.slot(*cond) * self.lp..][..self.lp];
+                let then_mask = m.subset(|l| c[l] & 1 != 0);
+                let else_mask = m.subset(|l| c[l] & 1 == 0);
+                for (b, bm) in [(*then_block, then_mask), (*else_block, else_mask)] {
+                    if bm.count > 0 {
+                        self.exec_block(b, &bm)?;
+                        for (&y, &r) in p.yields[b.index()].iter().zip(&data.results) {
+                            self.copy_value(r, y, &bm);
+                        }
+                    }
+                }
+            }
+            Op::For { start, end, step, init, body, .. } => {
+                self.exec_for(inst, m, [*start, *end, *step], init, *body)?
+            }
+        }
+        Ok(())
+    }
+
+    fn bitcast(&mut self, arg: Value, res: Value, m: &Mask) {
+        let (p, lp) = (self.p, self.lp);
+        let (ta, tb) = (p.k.ty(arg), p.k.ty(res));
+        let (sa, sb) = (p.slot(arg), p.slot(res));
+        let (ba, bb) = (ta.scalar.bytes() as usize * 8, tb.scalar.bytes() as usize * 8);
+        let (ma, mb) = (width_mask(ta.scalar), width_mask(tb.scalar));
+        for l in m.lo..m.hi {
+            let mut v: u128 = 0;
+            for e in 0..lanes_of(ta) {
+                v |= ((self.regs[(sa + e) * lp + l] & ma) as u128) << (e * ba);
+            }
+            for e in 0..lanes_of(tb) {
+                self.regs[(sb + e) * lp + l] = (v >> (e * bb)) as u64 & mb;
+            }
+        }
+    }
+
+    fn exec_for(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        [start, end, step]: [Value; 3],
+        init: &[Value],
+        body: Block,
+    ) -> Result<(), InterpError> {
+        let (p, lp) = (self.p, self.lp);
+        let k = p.k;
+        let params = &k.blocks[body].params;
+        let data = &k.insts[inst];
+        let it = k.ty(params[0]).scalar;
+        for (j, &v) in init.iter().enumerate() {
+            self.copy_value(params[j + 1], v, m);
+        }
+        let (is, ss, es) = (p.slot(params[0]), p.slot(step), p.slot(end));
+        {
+            let (i, [s]) = split_rows(&mut self.regs, lp, is, [p.slot(start)]);
+            for l in m.lo..m.hi {
+                i[l] = s[l] & width_mask(it);
+            }
+        }
+        let int = arith::int_reader(it);
+        let row = |regs: &[u64], s: usize, l: usize| int(regs[s * lp + l]);
+        let mut active = m.subset(|l| row(&self.regs, is, l) < row(&self.regs, es, l));
+        let bad: Vec<usize> = active.iter().filter(|&l| row(&self.regs, ss, l) <= 0).collect();
+        if !bad.is_empty() {
+            return Err(InterpError::BadStep { site: self.site(inst), lanes: self.lanes(bad) });
+        }
+        let ys = &p.yields[body.index()];
+        let carried = &params[1..];
+        // A yielded value that is another body parameter must be read before any is written.
+        let aliased = ys
+            .iter()
+            .enumerate()
+            .any(|(j, y)| params.iter().enumerate().any(|(q, pv)| pv == y && q != j + 1));
+        let mut keep = vec![false; lp];
+        while active.count > 0 {
+            self.exec_block(body, &active)?;
+            if aliased {
+                let saved: Vec<Vec<u64>> = ys
+                    .iter()
+                    .flat_map(|&y| {
+                        let s = p.slot(y);
+                        (0..lanes_of(k.ty(y))).map(move |e| s + e)
+                    })
+                    .map(|s| self.regs[s * lp..(s + 1) * lp].to_vec())
+                    .collect();
+                let mut rows = saved.into_iter();
+                for &c in carried {
+                    for e in 0..lanes_of(k.ty(c)) {
+                        let src = rows.next().unwrap_or_default();
+                        let d = (p.slot(c) + e) * lp;
+                        for l in active.iter() {
+                            self.regs[d + l] = src[l];
+                        }
+                    }
+                }
+            } else {
+                for (&c, &y) in carried.iter().zip(ys) {
+                    if c != y {
+                        self.copy_value(c, y, &active);
+                    }
+                }
+            }
+            for l in active.iter() {
+                let next = row(&self.regs, is, l) + row(&self.regs, ss, l);
+                self.regs[is * lp + l] = next as u64 & width_mask(it);
+                keep[l] = next < row(&self.regs, es, l);
+            }
+            active = active.subset(|l| keep[l]);
+        }
+        for (&r, &c) in data.results.iter().zip(carried) {
+            self.copy_value(r, c, m);
+        }
+        Ok(())
+    }
+}
