@@ -156,11 +156,35 @@ pub struct FragmentRegisters {
 }
 
 /// A shape with its multiplicand element types: what one matrix op in the IR carries.
+/// Its serde form is checked through [`MmaKind::new`] on the way in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "MmaKindData", into = "MmaKindData")]
 pub struct MmaKind {
     shape: MmaShape,
     a: ScalarType,
     b: ScalarType,
+}
+
+/// [`MmaKind`]'s fields as serde reads them, before they are checked.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename = "MmaKind")]
+struct MmaKindData {
+    shape: MmaShape,
+    a: ScalarType,
+    b: ScalarType,
+}
+
+impl TryFrom<MmaKindData> for MmaKind {
+    type Error = MatrixError;
+    fn try_from(d: MmaKindData) -> Result<MmaKind, MatrixError> {
+        MmaKind::new(d.shape, d.a, d.b)
+    }
+}
+
+impl From<MmaKind> for MmaKindData {
+    fn from(k: MmaKind) -> MmaKindData {
+        MmaKindData { shape: k.shape, a: k.a, b: k.b }
+    }
 }
 
 /// The extra operands an AMD matrix intrinsic takes besides A, B and C.

@@ -432,6 +432,9 @@ fn kind_round_trips_through_ron() {
         let text = ron::to_string(&kind).unwrap();
         assert_eq!(ron::from_str::<MmaKind>(&text).unwrap(), kind, "{text}");
     }
+    // A kind the hardware does not have is refused on the way in, with the reason.
+    let err = ron::from_str::<MmaKind>("(shape: MfmaI8K32, a: U8, b: I8)").unwrap_err();
+    assert!(err.to_string().contains("MFMA has no unsigned form"), "{err}");
 }
 
 fn random_matrix(rng: &mut StdRng, elem: ScalarType, rows: u32, cols: u32) -> Matrix {
