@@ -29,6 +29,7 @@ mod entities;
 pub mod examples;
 pub mod interp;
 mod kernel;
+pub mod matrix;
 mod ops;
 pub mod package;
 pub mod print;
