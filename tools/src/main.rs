@@ -222,6 +222,13 @@ fn build(
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
     )?;
     print!("{}", report::resource_report(&rep.manifest));
+    if rep.refused_cache_entries > 0 {
+        eprintln!(
+            "note: {} cache entr(ies) did not match their seal (edited or corrupted) and were \
+             compiled again",
+            rep.refused_cache_entries
+        );
+    }
     if !rep.unchecked.is_empty() {
         eprintln!(
             "warning: {} budget check(s) not made, the resource was not measured (--strict \

@@ -279,7 +279,7 @@ fn check_budget(
             let Some(budget) = budget else { continue };
             let Some(found) = found else {
                 unchecked.push(format!(
-                    "{}/{} on {}: {what} not measured ({}), budget {budget} not checked",
+                    "{}/{} on {}: {what} not measured (resources: {}); budget {budget} not checked",
                     job.kernel, job.variant, job.target.name, res.source
                 ));
                 continue;
@@ -602,7 +602,9 @@ mod tests {
         check_budget(&job("sm_90"), &res, &[budget()], &mut unchecked).expect("nothing over");
         assert_eq!(unchecked.len(), 3, "{unchecked:?}");
         assert!(unchecked[0].starts_with("wave_sum/baseline on sm_90: VGPRs not measured"));
-        assert!(unchecked[0].contains("(not measured (no ptxas)), budget 32 not checked"));
+        assert!(
+            unchecked[0].contains("(resources: not measured (no ptxas)); budget 32 not checked")
+        );
         assert!(
             unchecked[1].contains("scratch bytes not measured") && unchecked[2].contains("spills")
         );

@@ -393,3 +393,30 @@ fn leftovers_of_killed_builds_are_removed_and_live_ones_kept() {
     }
     let _ = std::fs::remove_file(tmp.join(format!("kiln-{alive}-{n}77.ptx")));
 }
+
+/// Real objects relabelled for another arch of their vendor fail the loader's checks, naming the
+/// arch they were built for (the HSACO's ELF machine, the PTX's `.target`).
+#[test]
+fn a_real_object_relabelled_for_another_arch_is_refused() {
+    use kiln_ir::package::check::{check_package, parse_manifest};
+    let root = Scratch::new("relabel");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("relabel-cache");
+    build(&[wave_sum], &["gfx1100", "sm_90"], &[], &out, &cache.0).expect("build");
+    let mpath = out.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&mpath).expect("manifest");
+    let read = |rel: &str| std::fs::read(out.join(rel));
+    check_package(&parse_manifest(&text, &mpath).expect("parses"), &mpath, read).expect("opens");
+    for (from, to, found) in [
+        ("gfx1100", "gfx1030", "one built for gfx1100 (e_flags machine 0x41)"),
+        ("sm_90", "sm_80", "PTX for sm_90 (`.target sm_90`)"),
+    ] {
+        let mut m = parse_manifest(&text, &mpath).expect("parses");
+        let e = m.objects.iter_mut().find(|o| o.arch == from).expect("object");
+        e.arch = to.into();
+        e.target_id = e.target_id.replace(from, to);
+        let err = check_package(&m, &mpath, read).expect_err("relabelled").to_string();
+        assert!(err.contains(&format!("wave_sum/baseline for {to}: code object")), "{err}");
+        assert!(err.contains(found), "{err}");
+    }
+}
