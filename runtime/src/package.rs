@@ -571,6 +571,7 @@ mod tests {
     /// A build swaps a new package in (rename exchange) and deletes the old one while readers open
     /// it: every open succeeds and sees one whole package, never a mix or a vanished file.
     #[test]
+    #[cfg(target_os = "linux")]
     fn opening_while_a_build_swaps_never_fails() {
         let root = tempfile::tempdir().unwrap();
         let out = root.path().join("pkg");
@@ -612,6 +613,7 @@ mod tests {
         assert!(opens > 10 && swaps > 10, "{opens} opens, {swaps} swaps");
     }
 
+    #[cfg(target_os = "linux")]
     fn copy_dir(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for e in std::fs::read_dir(from).unwrap() {
@@ -624,6 +626,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     fn exchange(a: &Path, b: &Path) {
         use std::os::unix::ffi::OsStrExt;
         let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
