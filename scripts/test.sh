@@ -23,6 +23,6 @@ HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 # every variant against the interpreter and its baseline, on fresh random inputs.
 cargo build -p kiln
 pkg=target/ci-dist
-KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs -o "$pkg"
+KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
 ./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
 ./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64

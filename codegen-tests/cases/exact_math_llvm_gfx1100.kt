@@ -3,9 +3,7 @@
 ; kernel: op_zoo
 ; arch: gfx1100
 ; check: llvm
-CHECK-NOT: fast
-CHECK-NOT: minnum
-CHECK-NOT: maxnum
+; implicit-check-not: fast|minnum|maxnum
 CHECK: @llvm.fptosi.sat.i32.f32
 CHECK: atomicrmw add ptr addrspace(1)
 CHECK-SAME: syncscope("agent") acq_rel

@@ -2,6 +2,5 @@
 ; kernel: op_zoo
 ; arch: sm_75
 ; check: asm
-CHECK-NOT: fma.rn.bf16
+; implicit-check-not: fma.rn.bf16|redux.sync
 CHECK: mul.rn.f64
-CHECK-NOT: redux.sync

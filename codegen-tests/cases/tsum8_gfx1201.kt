@@ -4,7 +4,5 @@
 ; variant: p8
 ; arch: gfx1201
 ; check: asm
-CHECK-NOT: ds_
+; implicit-check-not: ds_|v_permlanex16_b32
 CHECK-COUNT-4: v_permlanex16_b32
-CHECK-NOT: v_permlanex16_b32
-CHECK-NOT: ds_

@@ -4,12 +4,10 @@
 ; variant: p8
 ; arch: gfx906
 ; check: asm
+; implicit-check-not: ds_bpermute_b32|ds_swizzle|ds_write
 CHECK-COUNT-4: ds_bpermute_b32
-CHECK-NOT: ds_bpermute_b32
 CHECK-COUNT-2: swizzle(SWAP,16)
 CHECK: swizzle(SWAP,8)
 CHECK: swizzle(SWAP,4)
 CHECK: quad_perm:[2,3,0,1]
 CHECK: quad_perm:[1,0,3,2]
-CHECK-NOT: ds_swizzle
-CHECK-NOT: ds_write

@@ -3,5 +3,5 @@
 ; variant: p8
 ; arch: sm_90
 ; check: asm
+; implicit-check-not: shfl.sync
 CHECK-COUNT-9: shfl.sync.bfly.b32
-CHECK-NOT: shfl.sync

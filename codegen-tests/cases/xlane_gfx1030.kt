@@ -2,10 +2,9 @@
 ; kernel: wave_sum
 ; arch: gfx1030
 ; check: asm
-CHECK-NOT: ds_
+; implicit-check-not: ds_
 CHECK: v_permlanex16_b32
 CHECK: row_xmask:8
 CHECK: row_xmask:4
 CHECK: row_xmask:2
 CHECK: row_xmask:1
-CHECK-NOT: ds_

@@ -3,8 +3,7 @@
 ; arch: gfx1030
 ; wave: 64
 ; check: asm
-CHECK-NOT: ds_
+; implicit-check-not: ds_
 CHECK-COUNT-64: v_writelane_b32
 CHECK: v_permlanex16_b32
 CHECK: row_xmask:1
-CHECK-NOT: ds_

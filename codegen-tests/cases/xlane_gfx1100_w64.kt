@@ -3,10 +3,9 @@
 ; arch: gfx1100
 ; wave: 64
 ; check: asm
-CHECK-NOT: ds_
+; implicit-check-not: ds_
 CHECK: v_permlane64_b32
 CHECK: v_permlanex16_b32
 CHECK: row_xmask:8
 CHECK: row_xmask:1
-CHECK-NOT: ds_
 CHECK: .amdhsa_wavefront_size32 0

@@ -2,11 +2,10 @@
 ; kernel: wave_sum
 ; arch: gfx906
 ; check: asm
+; implicit-check-not: ds_bpermute_b32|ds_write
 CHECK: ds_bpermute_b32
 CHECK: offset:swizzle(SWAP,16)
 CHECK: offset:swizzle(SWAP,8)
 CHECK: offset:swizzle(SWAP,4)
 CHECK: quad_perm:[2,3,0,1]
 CHECK: quad_perm:[1,0,3,2]
-CHECK-NOT: ds_bpermute_b32
-CHECK-NOT: ds_write

@@ -2,6 +2,7 @@
 ; kernel: wave_sum
 ; arch: sm_90
 ; check: asm
+; implicit-check-not: shfl.sync
 CHECK: shfl.sync.bfly.b32
 CHECK-SAME: , 16, 31, -1;
 CHECK: shfl.sync.bfly.b32
@@ -12,4 +13,3 @@ CHECK: shfl.sync.bfly.b32
 CHECK-SAME: , 2, 31, -1;
 CHECK: shfl.sync.bfly.b32
 CHECK-SAME: , 1, 31, -1;
-CHECK-NOT: shfl.sync

@@ -7,6 +7,7 @@
 //! ; wave: 32                     default: the target's default wave size
 //! ; check: asm                   `asm` (ISA text / PTX) or `llvm` (optimized LLVM IR)
 //! ; bless: row_xmask|permlane    optional: `KILN_BLESS=1` rewrites the CHECK lines from the output
+//! ; implicit-check-not: ds_|scratch_   optional: texts on no line that a directive did not match
 //! CHECK: s_wait_dscnt 0x0        directives (see `filecheck`)
 //! ```
 //!
@@ -45,6 +46,8 @@ pub struct Case {
     pub output: Output,
     /// Patterns for blessing, when blessable.
     pub bless: Option<Vec<String>>,
+    /// Texts forbidden on every line that no positive directive matched.
+    pub implicit_not: Vec<String>,
     /// The directives.
     pub directives: Vec<Directive>,
     /// The header lines, as written.
@@ -91,6 +94,13 @@ impl Case {
             other => return Err(format!("`; check:` must be asm or llvm, not `{other}`")),
         };
         let bless = kv.get("bless").map(|b| b.split('|').map(|s| s.trim().to_string()).collect());
+        let implicit_not: Vec<String> = kv
+            .get("implicit-check-not")
+            .map(|b| b.split('|').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        if kv.contains_key("implicit-check-not") && implicit_not.is_empty() {
+            return Err("`; implicit-check-not:` names no text".into());
+        }
         if directives.is_empty() && bless.is_none() {
             return Err("no directives".into());
         }
@@ -102,6 +112,7 @@ impl Case {
             wave,
             output,
             bless,
+            implicit_not,
             directives,
             header,
         })
@@ -173,9 +184,11 @@ pub fn run(case: &Case, compiler: &mut Compiler, bless: bool) -> Result<(), Stri
             .map_err(|e| format!("{}: {e}", case.path.display()))?;
         return Ok(());
     }
-    filecheck::check(&case.directives, &text).map_err(|m| {
-        let d = &case.directives[m.directive];
-        format!("`{d}` failed: {}", m.message)
+    filecheck::check_with(&case.directives, &text, &case.implicit_not).map_err(|m| {
+        match case.directives.get(m.directive) {
+            Some(d) => format!("`{d}` failed: {}", m.message),
+            None => format!("end of input: {}", m.message),
+        }
     })
 }
 

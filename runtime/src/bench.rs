@@ -54,7 +54,11 @@ pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
     });
     let ir = b.finish();
     let (arch, format, bytes) = match device.kind() {
-        DeviceKind::Cpu => ("gfx1100".to_string(), ObjectFormat::Hsaco, b"ir only".to_vec()),
+        DeviceKind::Cpu => (
+            "gfx1100".to_string(),
+            ObjectFormat::Hsaco,
+            crate::package::cpu_only_hsaco("gfx1100", TRIVIAL),
+        ),
         DeviceKind::Cuda => {
             let arch = device.arch().unwrap_or_default();
             let ptx = TRIVIAL_PTX.replace("{target}", &arch);
@@ -76,7 +80,9 @@ pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
         symbol: TRIVIAL.into(),
         consts: ir.consts.clone(),
         arch: arch.clone(),
-        target_id: arch.clone(),
+        target_id: kiln_ir::Target::by_name(&arch)
+            .map(|t| format!("{}--{arch}", t.triple()))
+            .unwrap_or_else(|_| arch.clone()),
         wave_size: 32,
         workgroup_size: ir.workgroup_size,
         grid: ir.grid.clone(),
@@ -95,7 +101,11 @@ pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
     ]);
     let manifest = Manifest {
         format: kiln_ir::package::MANIFEST_FORMAT,
-        toolchain: Toolchain { kiln: env!("CARGO_PKG_VERSION").into(), llvm: "none".into() },
+        toolchain: Toolchain {
+            kiln: env!("CARGO_PKG_VERSION").into(),
+            llvm: "none".into(),
+            ..Toolchain::default()
+        },
         objects: vec![entry],
         routes: vec![],
     };

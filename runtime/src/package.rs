@@ -1,16 +1,18 @@
 //! Opening an AOT package (DESIGN.md section 5) and every reason to refuse one.
 //!
-//! Opening trusts nothing in the directory: the manifest's format, every code object's bytes
-//! against its `content_hash`, every IR file against its `ir_hash`, and every ABI hash against
-//! the parameters it claims to hash are checked before a single byte goes to a device. The
-//! device-side checks (arch, wave size, LDS, registers) happen when a [`crate::Runtime`] loads
+//! Opening trusts nothing in the directory: [`kiln_ir::package::check`] (the same checks a build
+//! runs before it swaps a package in) checks the manifest's format and toolchain, every code
+//! object's bytes against its `content_hash` and against the arch it is listed for, every IR file
+//! against its `ir_hash` and the verifier, and every ABI, before a single byte goes to a device.
+//! Because the IR is verified here, every device launches verified IR. The device-side checks (arch, wave size, LDS, registers) happen when a [`crate::Runtime`] loads
 //! the objects of its arch, and report through the same [`LoadError`].
 
 use crate::RuntimeError;
-use kiln_ir::package::{Abi, KernelRoutes, Manifest, ObjectEntry, MANIFEST_FILE, MANIFEST_FORMAT};
+use kiln_ir::package::check::{self, InvalidPackage};
+use kiln_ir::package::{Abi, KernelRoutes, Manifest, ObjectEntry, MANIFEST_FILE};
 use kiln_ir::Kernel;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Why a package, or one of its code objects, was refused.
@@ -27,151 +29,10 @@ pub enum LoadError {
         /// The error.
         source: std::io::Error,
     },
-    /// The manifest is not valid RON for the manifest types.
-    #[error("{path}: not a kiln manifest: {message}")]
-    Manifest {
-        /// The manifest file.
-        path: PathBuf,
-        /// The parser's message.
-        message: String,
-    },
-    /// The manifest's format version is not the one this runtime reads.
-    #[error("{path}: manifest format {found}, this runtime reads format {expected} only")]
-    UnknownFormat {
-        /// The manifest file.
-        path: PathBuf,
-        /// The version this runtime reads.
-        expected: u32,
-        /// The version in the manifest.
-        found: u32,
-    },
-    /// A path in the manifest leaves the package directory.
-    #[error("{kernel}/{variant} for {arch}: path `{path}` leaves the package directory")]
-    PathOutside {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// The path as written.
-        path: String,
-    },
-    /// A file named in the manifest is missing or unreadable.
-    #[error("{kernel}/{variant} for {arch}: cannot read `{file}`: {message}")]
-    MissingFile {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// The file, relative to the package.
-        file: String,
-        /// Why.
-        message: String,
-    },
-    /// Two entries for the same kernel, variant and arch.
-    #[error("{kernel}/{variant} for {arch}: listed twice in the manifest")]
-    Duplicate {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-    },
-    /// A code object's bytes do not hash to the manifest's `content_hash`.
-    #[error(
-        "{kernel}/{variant} for {arch}: code object `{file}` was modified: blake3 expected \
-         {expected}, found {found}"
-    )]
-    ContentHash {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// The object file.
-        file: String,
-        /// The manifest's hash.
-        expected: String,
-        /// The hash of the bytes on disk.
-        found: String,
-    },
-    /// An IR file does not parse.
-    #[error("{kernel}/{variant} for {arch}: IR file `{file}` does not parse: {message}")]
-    IrParse {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// The IR file.
-        file: String,
-        /// The parser's message.
-        message: String,
-    },
-    /// An IR file's kernel does not hash to the manifest's `ir_hash`.
-    #[error(
-        "{kernel}/{variant} for {arch}: IR file `{file}` does not match the manifest: ir_hash \
-         expected {expected}, found {found}"
-    )]
-    IrHash {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// The IR file.
-        file: String,
-        /// The manifest's hash.
-        expected: String,
-        /// The hash of the kernel in the file.
-        found: String,
-    },
-    /// The manifest's ABI hash is not the hash of the parameters it lists, or the parameters
-    /// are not the IR kernel's.
-    #[error("{kernel}/{variant} for {arch}: ABI mismatch: expected {expected}, found {found}")]
-    Abi {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// What the ABI should be (re-derived).
-        expected: String,
-        /// What the manifest says.
-        found: String,
-    },
-    /// A field of the manifest entry disagrees with the IR or the target table.
-    #[error("{kernel}/{variant} for {arch}: {what}: expected {expected}, found {found}")]
-    Inconsistent {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
-        /// Which field.
-        what: &'static str,
-        /// The expected value.
-        expected: String,
-        /// The value found.
-        found: String,
-    },
-    /// A route names a variant that has no code object for any arch.
-    #[error("routes of {kernel}: variant `{variant}` has no code object in the package")]
-    RouteWithoutObject {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-    },
+    /// The package fails the structural checks that the builder also runs
+    /// ([`kiln_ir::package::check`]).
+    #[error(transparent)]
+    Invalid(#[from] InvalidPackage),
     /// An architecture that is not in the target table.
     #[error("unknown arch `{arch}`: {source}")]
     UnknownArch {
@@ -304,7 +165,7 @@ impl PackageObject {
     }
 
     pub(crate) fn who(&self) -> (String, String, String) {
-        who(&self.entry)
+        check::who(&self.entry)
     }
 }
 
@@ -317,16 +178,41 @@ pub struct Package {
 }
 
 impl Package {
-    /// Opens the package in `dir` and checks it (format, hashes, ABI); see [`LoadError`].
+    /// Opens the package in `dir` and checks it (format, hashes, ABI, arch of every object,
+    /// verified IR: [`kiln_ir::package::check`]); see [`LoadError`].
+    ///
+    /// The manifest and every file are read through one handle on the directory, so they all
+    /// come from the same package even when a build swaps a new one in meanwhile. A build deletes
+    /// the package it replaced, so a read can still fail halfway; when it does and the path now
+    /// names another directory, the open starts over on the new package (a few times at most).
     pub fn open(dir: impl AsRef<Path>) -> Result<Package, RuntimeError> {
+        const ATTEMPTS: usize = 8;
         let dir = dir.as_ref();
+        let mut attempt = 1;
+        loop {
+            let handle = DirHandle::open(dir)?;
+            match Package::open_at(&handle, dir) {
+                Ok(mut p) => {
+                    p.dir = Some(dir.to_path_buf());
+                    return Ok(p);
+                }
+                Err(_) if attempt < ATTEMPTS && handle.replaced(dir) => attempt += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn open_at(handle: &DirHandle, dir: &Path) -> Result<Package, LoadError> {
         let mpath = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&mpath)
+        let bytes = handle
+            .read(MANIFEST_FILE)
             .map_err(|source| LoadError::Io { path: mpath.clone(), source })?;
-        let manifest = parse_manifest(&text, &mpath)?;
-        let mut p = Package::check(manifest, &mpath, |rel| std::fs::read(dir.join(rel)))?;
-        p.dir = Some(dir.to_path_buf());
-        Ok(p)
+        let text = String::from_utf8(bytes).map_err(|e| LoadError::Io {
+            path: mpath.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })?;
+        let manifest = check::parse_manifest(&text, &mpath)?;
+        Package::check(manifest, &mpath, |rel| handle.read(rel))
     }
 
     /// Builds a package from a manifest and its files held in memory (keyed by the manifest's
@@ -345,27 +231,10 @@ impl Package {
         mpath: &Path,
         read: impl Fn(&str) -> std::io::Result<Vec<u8>>,
     ) -> Result<Package, LoadError> {
-        check_format(manifest.format, mpath)?;
-        let mut seen = BTreeSet::new();
-        let mut objects = Vec::with_capacity(manifest.objects.len());
-        for e in &manifest.objects {
-            if !seen.insert((&e.kernel, &e.variant, &e.arch)) {
-                let (kernel, variant, arch) = who(e);
-                return Err(LoadError::Duplicate { kernel, variant, arch });
-            }
-            objects.push(check_object(e, &read)?);
-        }
-        for r in &manifest.routes {
-            let names = std::iter::once(&r.baseline).chain(r.variants.iter().map(|v| &v.variant));
-            for v in names {
-                if !manifest.objects.iter().any(|e| e.kernel == r.kernel && &e.variant == v) {
-                    return Err(LoadError::RouteWithoutObject {
-                        kernel: r.kernel.clone(),
-                        variant: v.clone(),
-                    });
-                }
-            }
-        }
+        let objects = check::check_package(&manifest, mpath, read)?
+            .into_iter()
+            .map(|o| PackageObject { entry: o.entry, bytes: o.bytes.into(), ir: Arc::new(o.ir) })
+            .collect();
         Ok(Package { dir: None, manifest, objects })
     }
 
@@ -429,181 +298,68 @@ impl Package {
     }
 }
 
-fn parse_manifest(text: &str, path: &Path) -> Result<Manifest, LoadError> {
-    // Read the format first, so a newer manifest is refused for its version rather than for
-    // whichever field changed.
-    #[derive(serde::Deserialize)]
-    struct Head {
-        format: u32,
-    }
-    if let Ok(h) = ron::from_str::<Head>(text) {
-        check_format(h.format, path)?;
-    }
-    ron::from_str(text)
-        .map_err(|e| LoadError::Manifest { path: path.to_path_buf(), message: e.to_string() })
-}
+/// An open directory: files are opened relative to it (`openat`), so they come from the
+/// directory that was opened even after its path is renamed to another.
+struct DirHandle(std::fs::File);
 
-/// Refuses a manifest `format` other than the one this runtime reads.
-fn check_format(format: u32, path: &Path) -> Result<(), LoadError> {
-    if format == MANIFEST_FORMAT {
-        Ok(())
-    } else {
-        Err(LoadError::UnknownFormat {
-            path: path.to_path_buf(),
-            expected: MANIFEST_FORMAT,
-            found: format,
-        })
+impl DirHandle {
+    fn open(dir: &Path) -> Result<DirHandle, LoadError> {
+        std::fs::File::open(dir)
+            .map(DirHandle)
+            .map_err(|source| LoadError::Io { path: dir.to_path_buf(), source })
     }
-}
 
-/// The kernel, variant and arch an entry is about, as the errors name them.
-fn who(e: &ObjectEntry) -> (String, String, String) {
-    (e.kernel.clone(), e.variant.clone(), e.arch.clone())
-}
-
-fn relative(e: &ObjectEntry, rel: &str) -> Result<(), LoadError> {
-    let p = Path::new(rel);
-    let ok = !rel.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
-    if ok {
-        Ok(())
-    } else {
-        let (kernel, variant, arch) = who(e);
-        Err(LoadError::PathOutside { kernel, variant, arch, path: rel.to_string() })
-    }
-}
-
-fn check_object(
-    e: &ObjectEntry,
-    read: &impl Fn(&str) -> std::io::Result<Vec<u8>>,
-) -> Result<PackageObject, LoadError> {
-    let missing = |file: &str, err: std::io::Error| {
-        let (kernel, variant, arch) = who(e);
-        LoadError::MissingFile {
-            kernel,
-            variant,
-            arch,
-            file: file.to_string(),
-            message: err.to_string(),
+    /// Reads `rel` (checked to stay inside the package before it gets here).
+    fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let name = std::ffi::CString::new(rel)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: the directory descriptor is open for the life of `self`, `name` is a valid
+        // NUL-terminated path, and the returned descriptor is owned by the File below.
+        let fd = unsafe {
+            libc::openat(self.0.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC)
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-    };
-    relative(e, &e.file)?;
-    relative(e, &e.ir_file)?;
-
-    let bytes = read(&e.file).map_err(|err| missing(&e.file, err))?;
-    let found = blake3::hash(&bytes).to_hex().to_string();
-    if found != e.content_hash {
-        let (kernel, variant, arch) = who(e);
-        return Err(LoadError::ContentHash {
-            kernel,
-            variant,
-            arch,
-            file: e.file.clone(),
-            expected: e.content_hash.clone(),
-            found,
-        });
+        // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        let mut out = vec![];
+        f.read_to_end(&mut out)?;
+        Ok(out)
     }
 
-    let ir_bytes = read(&e.ir_file).map_err(|err| missing(&e.ir_file, err))?;
-    let ir_text = String::from_utf8_lossy(&ir_bytes);
-    let ir = Kernel::from_ron(&ir_text).map_err(|err| {
-        let (kernel, variant, arch) = who(e);
-        LoadError::IrParse {
-            kernel,
-            variant,
-            arch,
-            file: e.ir_file.clone(),
-            message: err.to_string(),
+    /// True when `dir` no longer names the directory this handle holds (a build swapped it).
+    fn replaced(&self, dir: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(held) = self.0.metadata() else { return true };
+        match std::fs::metadata(dir) {
+            Ok(now) => (now.dev(), now.ino()) != (held.dev(), held.ino()),
+            Err(_) => true,
         }
-    })?;
-    let found = ir.content_hash();
-    if found != e.ir_hash {
-        let (kernel, variant, arch) = who(e);
-        return Err(LoadError::IrHash {
-            kernel,
-            variant,
-            arch,
-            file: e.ir_file.clone(),
-            expected: e.ir_hash.clone(),
-            found,
-        });
     }
+}
 
-    let rehash = Abi::hash_params(&e.abi.params);
-    if rehash != e.abi.hash {
-        let (kernel, variant, arch) = who(e);
-        return Err(LoadError::Abi {
-            kernel,
-            variant,
-            arch,
-            expected: format!("hash {rehash} (of the listed parameters)"),
-            found: format!("hash {}", e.abi.hash),
-        });
-    }
-    let ir_abi = Abi::of(&ir);
-    if ir_abi != e.abi {
-        let (kernel, variant, arch) = who(e);
-        return Err(LoadError::Abi {
-            kernel,
-            variant,
-            arch,
-            expected: format!("the IR's parameters ({})", describe_params(&ir_abi)),
-            found: format!("({})", describe_params(&e.abi)),
-        });
-    }
-
-    let inconsistent = |what: &'static str, expected: String, found: String| {
-        let (kernel, variant, arch) = who(e);
-        LoadError::Inconsistent { kernel, variant, arch, what, expected, found }
-    };
-    if e.wave_size != ir.wave_size {
-        return Err(inconsistent(
-            "wave size (IR vs manifest)",
-            ir.wave_size.to_string(),
-            e.wave_size.to_string(),
-        ));
-    }
-    if e.resources.wave_size != e.wave_size {
-        return Err(inconsistent(
-            "wave size recorded in the code object",
-            e.wave_size.to_string(),
-            e.resources.wave_size.to_string(),
-        ));
-    }
-    if e.workgroup_size != ir.workgroup_size {
-        return Err(inconsistent(
-            "workgroup size (IR vs manifest)",
-            format!("{:?}", ir.workgroup_size),
-            format!("{:?}", e.workgroup_size),
-        ));
-    }
-    if e.grid != ir.grid {
-        return Err(inconsistent(
-            "grid rule (IR vs manifest)",
-            format!("{:?}", ir.grid),
-            format!("{:?}", e.grid),
-        ));
-    }
-    if e.symbol.is_empty() {
-        return Err(inconsistent("symbol", "a symbol name".into(), "an empty string".into()));
-    }
-    Ok(PackageObject { entry: e.clone(), bytes: bytes.into(), ir: Arc::new(ir) })
+/// A stand-in HSACO for packages that only the cpu device runs (it runs the IR, never the
+/// object): an AMDGPU ELF header for `arch` and the symbol with its `.kd` descriptor, so that the
+/// package passes the same checks as a built one. No GPU can load it.
+pub(crate) fn cpu_only_hsaco(arch: &str, symbol: &str) -> Vec<u8> {
+    let mach = check::amdgpu_elf_mach(arch).unwrap_or(0);
+    let mut b = vec![0u8; 64];
+    b[..4].copy_from_slice(b"\x7fELF");
+    b[4] = 2; // ELFCLASS64
+    b[5] = 1; // little-endian
+    b[6] = 1; // EV_CURRENT
+    b[18..20].copy_from_slice(&224u16.to_le_bytes()); // EM_AMDGPU
+    b[48..52].copy_from_slice(&mach.to_le_bytes());
+    b.extend_from_slice(format!("\0{symbol}\0{symbol}.kd\0cpu-only stand-in\0").as_bytes());
+    b
 }
 
 /// `x: f32 buffer (read), n: u32, ...`
 pub(crate) fn describe_params(abi: &Abi) -> String {
-    abi.params
-        .iter()
-        .map(|p| {
-            let ws = if p.workspace { " workspace" } else { "" };
-            match &p.kind {
-                kiln_ir::ParamKind::Buffer { elem, access, .. } => {
-                    format!("{}: {elem} buffer ({}){ws}", p.name, access.name())
-                }
-                kiln_ir::ParamKind::Scalar(t) => format!("{}: {t}", p.name),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    check::describe_params(abi)
 }
 
 #[cfg(test)]
@@ -612,6 +368,7 @@ mod tests {
     use crate::device::{CpuOptions, Device};
     use crate::testing::{self, PackageDir};
     use crate::Runtime;
+    use kiln_ir::package::{ObjectFormat, MANIFEST_FILE};
 
     fn open(p: &PackageDir) -> (tempfile::TempDir, Result<Package, RuntimeError>) {
         let dir = p.write();
@@ -654,7 +411,10 @@ mod tests {
         std::fs::write(&file, bytes).unwrap();
         let e = Package::open(dir.path()).unwrap_err();
         let text = e.to_string();
-        assert!(matches!(e, RuntimeError::Load(LoadError::ContentHash { .. })), "{text}");
+        assert!(
+            matches!(e, RuntimeError::Load(LoadError::Invalid(InvalidPackage::ContentHash { .. }))),
+            "{text}"
+        );
         assert!(text.contains("scale/baseline for gfx1100"), "{text}");
         assert!(text.contains(&format!("expected {}", p.objects[0].content_hash)), "{text}");
     }
@@ -710,6 +470,178 @@ mod tests {
         p.objects.push(p.objects[0].clone());
         let text = open(&p).1.unwrap_err().to_string();
         assert!(text.contains("listed twice"), "{text}");
+    }
+
+    /// An HSACO built for one arch listed under another is refused at open, naming both.
+    #[test]
+    fn refuses_an_hsaco_built_for_another_arch() {
+        let k = testing::scale().ir;
+        let mut p = PackageDir::new();
+        p.add(&k, "baseline", "gfx1030", &cpu_only_hsaco("gfx1100", "scale"), ObjectFormat::Hsaco);
+        let e = open(&p).1.unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RuntimeError::Load(LoadError::Invalid(InvalidPackage::Object { .. }))));
+        assert!(text.contains("scale/baseline for gfx1030"), "{text}");
+        assert!(text.contains("expected a code object built for gfx1030"), "{text}");
+        assert!(text.contains("one built for gfx1100 (e_flags machine 0x41)"), "{text}");
+
+        // Not an ELF at all.
+        let mut p = PackageDir::new();
+        p.add(&k, "baseline", "gfx1100", b"fake code object", ObjectFormat::Hsaco);
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("found not an ELF file"), "{text}");
+
+        // The right arch, another symbol.
+        let mut p = PackageDir::new();
+        p.add(&k, "baseline", "gfx1100", &cpu_only_hsaco("gfx1100", "other"), ObjectFormat::Hsaco);
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("the symbol `scale` and its `scale.kd` descriptor"), "{text}");
+    }
+
+    /// A PTX whose `.target` is not its arch, or that lacks its entry, is refused at open.
+    #[test]
+    fn refuses_a_ptx_for_another_arch_or_symbol() {
+        let k = testing::scale();
+        let ok = k.ptx.replace("{target}", "sm_90");
+        let mut p = PackageDir::new();
+        p.add(&k.ir, "baseline", "sm_90", ok.as_bytes(), ObjectFormat::Ptx);
+        assert!(open(&p).1.is_ok());
+
+        let mut p = PackageDir::new();
+        p.add(&k.ir, "baseline", "sm_80", ok.as_bytes(), ObjectFormat::Ptx);
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("expected PTX for sm_80, found PTX for sm_90"), "{text}");
+
+        let mut p = PackageDir::new();
+        p.add(&k.ir, "baseline", "sm_90", ok.as_bytes(), ObjectFormat::Ptx);
+        p.objects[0].symbol = "scale2".into();
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(text.contains("expected `.entry scale2`"), "{text}");
+    }
+
+    /// `target_id`, the vendor's format, recorded resources and the toolchain are checked.
+    #[test]
+    fn refuses_wrong_labels() {
+        let mut p = one("gfx1100");
+        p.objects[0].target_id = "amdgcn-amd-amdhsa--gfx1030".into();
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(
+            text.contains(
+                "target id: expected amdgcn-amd-amdhsa--gfx1100, found amdgcn-amd-amdhsa--gfx1030"
+            ),
+            "{text}"
+        );
+
+        let mut p = one("gfx1100");
+        p.objects[0].format = ObjectFormat::Ptx;
+        let text = open(&p).1.unwrap_err().to_string();
+        assert!(
+            text.contains("object format of the arch's vendor: expected Hsaco, found Ptx"),
+            "{text}"
+        );
+
+        let p = one("gfx1100");
+        let dir = p.write();
+        let m = dir.path().join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&m).unwrap().replacen("kiln: \"test\"", "kiln: \"\"", 1);
+        std::fs::write(&m, text).unwrap();
+        let text = Package::open(dir.path()).unwrap_err().to_string();
+        assert!(text.contains("toolchain: expected a kiln version"), "{text}");
+    }
+
+    /// A package whose IR marks a scalar as a workspace fails at open, on every device, instead of
+    /// reaching the launch (where it used to panic on cuda and hip, which skipped the verifier).
+    #[test]
+    fn refuses_ir_that_fails_the_verifier_at_open() {
+        let mut k = testing::scale().ir;
+        let n = k.params.keys().find(|&p| k.params[p].name == "n").unwrap();
+        k.params[n].workspace = true;
+        let mut p = PackageDir::new();
+        p.add(&k, "baseline", "gfx1100", &cpu_only_hsaco("gfx1100", "scale"), ObjectFormat::Hsaco);
+        let e = open(&p).1.unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(
+            e,
+            RuntimeError::Load(LoadError::Invalid(InvalidPackage::IrVerify { .. }))
+        ));
+        assert!(text.contains("scale/baseline for gfx1100: IR file"), "{text}");
+        assert!(text.contains("workspace: expected a buffer, found a scalar u32"), "{text}");
+    }
+
+    /// A build swaps a new package in (rename exchange) and deletes the old one while readers open
+    /// it: every open succeeds and sees one whole package, never a mix or a vanished file.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn opening_while_a_build_swaps_never_fails() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("pkg");
+        let a = one("gfx1100");
+        let mut b = PackageDir::new();
+        b.add_fake(&testing::scale().ir, "baseline", "gfx1201");
+        let write_to = |p: &PackageDir, dst: &Path| {
+            let d = p.write();
+            copy_dir(d.path(), dst);
+        };
+        write_to(&a, &out);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (out, stop, root) = (out.clone(), stop.clone(), root.path().to_path_buf());
+            let pkgs = [a, b];
+            std::thread::spawn(move || {
+                let mut i = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    i += 1;
+                    let staging = root.join(format!(".pkg.new-{i}"));
+                    write_to(&pkgs[i % 2], &staging);
+                    exchange(&staging, &out);
+                    std::fs::remove_dir_all(&staging).unwrap();
+                    // Builds take seconds; a swap every few milliseconds is already far more.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                i
+            })
+        };
+        let t0 = std::time::Instant::now();
+        let mut opens = 0;
+        while t0.elapsed() < std::time::Duration::from_millis(1500) {
+            let p = Package::open(&out).unwrap_or_else(|e| panic!("open {opens}: {e}"));
+            assert_eq!(p.objects().len(), 1);
+            opens += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(opens > 10 && swaps > 10, "{opens} opens, {swaps} swaps");
+    }
+
+    #[cfg(target_os = "linux")]
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.path().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn exchange(a: &Path, b: &Path) {
+        use std::os::unix::ffi::OsStrExt;
+        let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+        let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+        // SAFETY: valid NUL-terminated paths.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
     }
 
     #[test]
@@ -805,12 +737,11 @@ mod tests {
         }
     }
 
-    /// A PTX the JIT refuses fails the load with ptxas's own message.
+    /// A PTX the JIT refuses fails the load with ptxas's own message. Only the cuda device
+    /// compiles at load (the driver's PTX JIT), so this runs on cuda only: there is no cpu or hip
+    /// instance that would return early and count as a pass.
     fn jit_failure_shows_the_ptxas_log(dev: &Device) {
-        if dev.kind() != crate::DeviceKind::Cuda {
-            eprintln!("skipping: only the cuda device compiles at load (the driver's PTX JIT)");
-            return;
-        }
+        assert_eq!(dev.kind(), crate::DeviceKind::Cuda, "a cuda-only test body");
         let (_d, pkg) = testing::package_for(dev, &[testing::scale_with_ptx_error()]).unwrap();
         let e = Runtime::load_with(dev, &pkg, crate::Overrides::none()).unwrap_err();
         let text = e.to_string();
@@ -820,5 +751,10 @@ mod tests {
         assert!(text.contains("ptxas says:") && text.contains("f_undeclared"), "{text}");
     }
 
-    testing::testgen!(refuses_resources_beyond_the_device, jit_failure_shows_the_ptxas_log);
+    testing::testgen!(refuses_resources_beyond_the_device);
+
+    #[test]
+    fn cuda_jit_failure_shows_the_ptxas_log() {
+        testing::on_device(crate::DeviceKind::Cuda, jit_failure_shows_the_ptxas_log)
+    }
 }

@@ -125,8 +125,8 @@ impl PackageDir {
 
     /// Adds an object with fake code bytes (the cpu device runs the IR).
     pub fn add_fake(&mut self, kernel: &Kernel, variant: &str, arch: &str) {
-        let bytes = format!("fake code object: {} {variant} {arch}", kernel.name);
-        self.add(kernel, variant, arch, bytes.as_bytes(), ObjectFormat::Hsaco);
+        let bytes = crate::package::cpu_only_hsaco(arch, &kernel.name);
+        self.add(kernel, variant, arch, &bytes, ObjectFormat::Hsaco);
     }
 
     /// Writes the package into a fresh temp directory.
@@ -139,7 +139,11 @@ impl PackageDir {
         }
         let m = Manifest {
             format: MANIFEST_FORMAT,
-            toolchain: Toolchain { kiln: "test".into(), llvm: "none".into() },
+            toolchain: Toolchain {
+                kiln: "test".into(),
+                llvm: "none".into(),
+                ..Toolchain::default()
+            },
             objects: self.objects.clone(),
             routes: self.routes.clone(),
         };

@@ -52,20 +52,9 @@ impl KernelSpec {
     }
 }
 
-/// Resource budget for a family on some archs: a build that misses it fails.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Budget {
-    /// Kernel family (or `*`).
-    pub kernel: String,
-    /// Archs it applies to (empty: all).
-    pub archs: Vec<String>,
-    /// Most VGPRs per lane.
-    pub max_vgprs: Option<u32>,
-    /// Most scratch bytes per lane (0: no scratch allowed).
-    pub max_scratch: Option<u32>,
-    /// Most spills.
-    pub max_spills: Option<u32>,
-}
+/// Resource budget for a family on some archs: a build that misses it fails. One type for the
+/// matrix and the builder; unknown (misspelled) keys are refused.
+pub use kiln_ir::package::Budget;
 
 /// The build matrix (`specs/build.ron`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

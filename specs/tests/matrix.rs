@@ -36,3 +36,17 @@ fn unknown_archs_and_kernels_are_named() {
     .to_string();
     assert!(e.contains("nope") && e.contains("budgets"), "{e}");
 }
+
+#[test]
+fn a_misspelled_budget_key_is_refused_naming_the_file() {
+    let ok = "(archs: [\"sm_90\"], kernels: [], budgets: [(kernel: \"*\", archs: [], \
+              max_vgprs: Some(64), max_scratch: Some(0), max_spills: None)])";
+    assert_eq!(parse_build_matrix("b.ron", ok).unwrap().budgets[0].max_vgprs, Some(64));
+    for (good, bad) in [("max_vgprs", "max_vgpr"), ("max_scratch", "Max_scratch")] {
+        let text = ok.replace(good, bad);
+        let e = parse_build_matrix("budgets.ron", &text).unwrap_err();
+        assert!(matches!(e, MatrixError::Syntax { .. }), "{e}");
+        let e = e.to_string();
+        assert!(e.starts_with("budgets.ron:1:") && e.contains(bad), "{e}");
+    }
+}

@@ -48,6 +48,10 @@ enum Cmd {
         /// A build matrix (archs, kernels, budgets) instead of the shipped specs/build.ron.
         #[arg(long)]
         matrix: Option<PathBuf>,
+        /// Fail when a budget could not be checked because its resource was not measured
+        /// (NVIDIA registers without ptxas); CI builds with it.
+        #[arg(long)]
+        strict: bool,
     },
     /// Show a package's IR, LLVM IR, ISA or resources.
     Inspect {
@@ -94,8 +98,8 @@ fn main() {
             print!("{}", kiln_ir::target::target_table());
             Ok(())
         }
-        Cmd::Build { arch, all_archs, kernel, out, cache, times, matrix } => {
-            build(arch, all_archs, kernel, out, cache, times, matrix)
+        Cmd::Build { arch, all_archs, kernel, out, cache, times, matrix, strict } => {
+            build(arch, all_archs, kernel, out, cache, times, matrix, strict)
         }
         Cmd::Inspect { dir, arch, kernel, variant, ir, llvm, asm, resources } => {
             report::inspect(&dir, arch, kernel, variant, ir, llvm, asm, resources)
@@ -136,6 +140,7 @@ fn build(
     _: Option<PathBuf>,
     _: Option<PathBuf>,
     _: Option<PathBuf>,
+    _: bool,
 ) -> Result<()> {
     bail!("this kiln is the runtime-only build (no LLVM); build packages with the full `kiln`")
 }
@@ -149,9 +154,10 @@ fn build(
     cache: Option<PathBuf>,
     times: Option<PathBuf>,
     matrix: Option<PathBuf>,
+    strict: bool,
 ) -> Result<()> {
     use anyhow::Context;
-    use kiln_codegen::package::{build_package, default_cache_dir, BudgetRule, Job};
+    use kiln_codegen::package::{build_package, default_cache_dir, Job};
     use kiln_ir::package::{KernelRoutes, VariantRoute};
 
     let matrix = match &matrix {
@@ -197,17 +203,6 @@ fn build(
                 .collect(),
         })
         .collect();
-    let budgets: Vec<BudgetRule> = matrix
-        .budgets
-        .iter()
-        .map(|b| BudgetRule {
-            kernel: b.kernel.clone(),
-            archs: b.archs.clone(),
-            max_vgprs: b.max_vgprs,
-            max_scratch: b.max_scratch,
-            max_spills: b.max_spills,
-        })
-        .collect();
     let cache = cache.unwrap_or_else(default_cache_dir);
     eprintln!(
         "kiln build: {} jobs ({} families x variants x {} archs) -> {}",
@@ -219,13 +214,31 @@ fn build(
     let rep = build_package(
         &jobs,
         routes,
-        &budgets,
+        &matrix.budgets,
+        strict,
         &out,
         &cache,
         &kiln_codegen::Options::default(),
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
     )?;
     print!("{}", report::resource_report(&rep.manifest));
+    if rep.refused_cache_entries > 0 {
+        eprintln!(
+            "note: {} cache entr(ies) did not match their seal (edited or corrupted) and were \
+             compiled again",
+            rep.refused_cache_entries
+        );
+    }
+    if !rep.unchecked.is_empty() {
+        eprintln!(
+            "warning: {} budget check(s) not made, the resource was not measured (--strict \
+             fails the build):",
+            rep.unchecked.len()
+        );
+        for u in &rep.unchecked {
+            eprintln!("  {u}");
+        }
+    }
     let compile_ms: f64 = rep.compile_times.iter().map(|t| t.3.as_secs_f64() * 1e3).sum();
     println!(
         "{} objects: {} compiled ({:.1} ms per kernel x arch on average, summed over threads), {} from cache; {:.2} s wall; package {}",

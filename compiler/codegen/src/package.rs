@@ -1,13 +1,28 @@
 //! AOT packages (DESIGN.md section 5): kernel x arch jobs compiled in parallel with a progress bar,
 //! a content-addressed cache, and an atomic write of the package directory.
 //!
-//! Atomicity: the package is written to a fresh sibling directory and then swapped with the old one
-//! by `renameat2(RENAME_EXCHANGE)` (Linux), so a build killed at any point leaves the package
-//! directory either the old one or the new one, never a mix. Cache entries are written to a temporary
-//! file and renamed, so concurrent builds never see half an object.
+//! Atomicity: the package is written to a fresh sibling directory, checked with the loader's own
+//! checks ([`kiln_ir::package::check`]), and only then swapped with the old one by
+//! `renameat2(RENAME_EXCHANGE)` (Linux), so a build killed at any point leaves the package
+//! directory either the old one or the new one, never a mix, and never one that does not open.
+//! Jobs that would put two objects under one (kernel, variant, arch) are refused before anything
+//! is compiled. Cache entries are written to a temporary file and renamed, so concurrent builds
+//! never see half an object. What a killed build leaves behind (staging directories, temporary
+//! cache files, scratch files of the tools) is removed by the next build, once its process is gone.
+//!
+//! The cache is keyed by everything that changes an entry: the IR, the target, the options and
+//! every tool's version (kiln's back end, LLVM, ld.lld, ptxas: without ptxas NVIDIA resources are
+//! not measured, so its absence is part of the key too). An entry is sealed: its metadata records
+//! the blake3 of the key, the metadata and the object together, so an edited metadata file (say,
+//! fewer VGPRs) is recompiled like a corrupted object, never packaged.
+//!
+//! Budgets: a budget on a resource that was not measured is not silently passed: the build
+//! reports it as unchecked ([`BuildReport::unchecked`]), and a strict build refuses it.
 
+use crate::tools::{ld_lld_version, pid_alive, ptxas_version, remove_stale_temp_files};
 use crate::{compile, llvm_version, occupancy, CodegenError, Options};
 use indicatif::{ProgressBar, ProgressStyle};
+use kiln_ir::package::check::{check_package, parse_manifest, InvalidPackage};
 use kiln_ir::package::*;
 use kiln_ir::{Kernel, Target};
 use rayon::prelude::*;
@@ -28,20 +43,7 @@ pub struct Job {
     pub ir: Kernel,
 }
 
-/// A resource budget (from the specs' build matrix).
-#[derive(Clone, Debug, Default)]
-pub struct BudgetRule {
-    /// Kernel family, or `*`.
-    pub kernel: String,
-    /// Archs (empty: all).
-    pub archs: Vec<String>,
-    /// Most VGPRs per lane.
-    pub max_vgprs: Option<u32>,
-    /// Most scratch bytes.
-    pub max_scratch: Option<u32>,
-    /// Most spills (VGPR + SGPR).
-    pub max_spills: Option<u32>,
-}
+pub use kiln_ir::package::Budget;
 
 /// Errors of a package build.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +69,34 @@ pub enum PackageError {
         /// found - budget.
         over: u32,
     },
+    /// Budgets on resources that were not measured, in a strict build.
+    #[error(
+        "{} budget check(s) could not be made because the resource was not measured (a strict \
+         build refuses this; install ptxas to measure NVIDIA resources): {}",
+        unchecked.len(),
+        unchecked.join("; ")
+    )]
+    Unchecked {
+        /// One line per budget and object: what was not measured.
+        unchecked: Vec<String>,
+    },
+    /// Two jobs for the same kernel, variant and arch (an arch or a family given twice): the
+    /// package would list an object twice, which no loader accepts.
+    #[error(
+        "{kernel}/{variant} for {arch} is asked for twice (is {arch} listed twice in --arch or \
+         the build matrix?); a package holds one object per kernel, variant and arch"
+    )]
+    DuplicateJob {
+        /// Kernel family.
+        kernel: String,
+        /// Variant.
+        variant: String,
+        /// Arch.
+        arch: String,
+    },
+    /// The package written fails the loader's checks; it was not swapped in.
+    #[error("the new package fails the loader's checks, so it was not swapped in: {0}")]
+    Invalid(Box<InvalidPackage>),
     /// The output path holds something other than a kiln package; swapping the new package in
     /// would delete it.
     #[error(
@@ -105,15 +135,59 @@ pub struct BuildReport {
     pub elapsed: Duration,
     /// Compile time of each compiled job (kernel, variant, arch, time).
     pub compile_times: Vec<(String, String, String, Duration)>,
+    /// Budget checks that could not be made (the resource was not measured), one line each;
+    /// a strict build fails instead ([`PackageError::Unchecked`]).
+    pub unchecked: Vec<String>,
+    /// Cache entries found under the job's key but refused (their seal did not match) and
+    /// compiled again.
+    pub refused_cache_entries: usize,
 }
 
+/// What the cache keeps beside an object.
 #[derive(Serialize, Deserialize)]
 struct CacheMeta {
-    /// blake3 of the object bytes: a corrupted cache entry is recompiled, never packaged.
-    object_hash: String,
     resources: Resources,
     symbol: String,
     format: ObjectFormat,
+}
+
+/// A cache entry's metadata file: the metadata and its seal.
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    meta: CacheMeta,
+    /// blake3 over the key, the metadata's RON and the object's bytes: an entry whose object or
+    /// metadata was changed after it was written is recompiled, never packaged.
+    seal: String,
+}
+
+fn seal(key: &str, meta: &CacheMeta, object: &[u8]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(key.as_bytes());
+    h.update(&[0]);
+    h.update(ron::ser::to_string(meta).expect("meta serializes").as_bytes());
+    h.update(&[0]);
+    h.update(object);
+    h.finalize().to_hex().to_string()
+}
+
+/// The entry under `key`, when both files are there and its seal matches. `Err(())` when an
+/// entry is there but refused.
+fn read_cache_entry(
+    key: &str,
+    obj: &Path,
+    meta: &Path,
+) -> Result<Option<(Vec<u8>, CacheMeta)>, ()> {
+    let (bytes, text) = match (std::fs::read(obj), std::fs::read_to_string(meta)) {
+        (Ok(b), Ok(t)) => (b, t),
+        (Err(_), Err(_)) => return Ok(None),
+        _ => return Err(()),
+    };
+    let file: CacheFile = ron::from_str(&text).map_err(|_| ())?;
+    if seal(key, &file.meta, &bytes) == file.seal {
+        Ok(Some((bytes, file.meta)))
+    } else {
+        Err(())
+    }
 }
 
 /// The toolchain of this build.
@@ -123,17 +197,24 @@ pub fn toolchain() -> Toolchain {
     Toolchain {
         kiln: format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("KILN_CODEGEN_FINGERPRINT")),
         llvm: llvm_version(),
+        ld_lld: ld_lld_version().map(String::from),
+        ptxas: ptxas_version().map(String::from),
     }
 }
 
-fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
+/// The cache key of a job: everything that changes its object or the resources recorded for it.
+/// The whole toolchain is in it, so a new ld.lld or ptxas (or ptxas appearing, which turns
+/// unmeasured NVIDIA resources into measured ones) never reuses an entry of the old one.
+pub fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
     let text = format!(
-        "{}|{}|{}|{}|{}|{}",
+        "{}|{}|{}|{}|{}|ld.lld {:?}|ptxas {:?}|{}",
         job.ir.content_hash(),
         job.target.name,
         job.ir.wave_size,
         tc.kiln,
         tc.llvm,
+        tc.ld_lld,
+        tc.ptxas,
         ron::ser::to_string(opts).unwrap_or_default()
     );
     blake3::hash(text.as_bytes()).to_hex().to_string()
@@ -146,40 +227,73 @@ pub fn default_cache_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/kiln-cache"))
 }
 
-/// Writes `bytes` to `path` atomically (temporary file + rename).
+/// Writes `bytes` to `path` atomically (temporary file `PATH.tmpPID` + rename); a temporary file
+/// left by a killed process is removed by the next build ([`remove_stale_cache_temps`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    if let Err(e) = std::fs::write(&tmp, bytes) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(&tmp)(e));
+    }
     std::fs::rename(&tmp, path).map_err(io(path))
 }
 
-fn check_budget(job: &Job, res: &Resources, budgets: &[BudgetRule]) -> Result<(), PackageError> {
-    for b in budgets {
-        if b.kernel != "*" && b.kernel != job.kernel {
-            continue;
+/// The process id in a name ending in `.tmpPID`.
+fn temp_pid(name: &str) -> Option<u32> {
+    let (_, pid) = name.rsplit_once(".tmp")?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| pid.parse().ok())?
+}
+
+/// Removes `*.tmpPID` files in `dir` whose process is gone (a killed build, a full disk).
+pub fn remove_stale_cache_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(pid) = temp_pid(&name) {
+            if pid != std::process::id() && !pid_alive(pid) {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
-        if !b.archs.is_empty() && !b.archs.iter().any(|a| a == job.target.name) {
-            continue;
-        }
-        let spills = res.vgpr_spills.unwrap_or(0) + res.sgpr_spills.unwrap_or(0);
+    }
+}
+
+/// Checks the budgets that apply to a job: over budget is an error; a budget on a resource that
+/// was not measured adds a line to `unchecked`.
+fn check_budget(
+    job: &Job,
+    res: &Resources,
+    budgets: &[Budget],
+    unchecked: &mut Vec<String>,
+) -> Result<(), PackageError> {
+    // Spills are measured when the VGPR spills are (NVIDIA has no SGPRs: none is zero there).
+    let spills = res.vgpr_spills.map(|v| v + res.sgpr_spills.unwrap_or(0));
+    for b in budgets.iter().filter(|b| b.applies(&job.kernel, job.target.name)) {
         let checks = [
             ("VGPRs", res.vgprs, b.max_vgprs),
             ("scratch bytes", res.scratch_bytes, b.max_scratch),
-            ("spills", Some(spills), b.max_spills),
+            ("spills", spills, b.max_spills),
         ];
         for (what, found, budget) in checks {
-            if let (Some(found), Some(budget)) = (found, budget) {
-                if found > budget {
-                    return Err(PackageError::OverBudget {
-                        kernel: job.kernel.clone(),
-                        variant: job.variant.clone(),
-                        arch: job.target.name.to_string(),
-                        what,
-                        found,
-                        budget,
-                        over: found - budget,
-                    });
-                }
+            let Some(budget) = budget else { continue };
+            let Some(found) = found else {
+                unchecked.push(format!(
+                    "{}/{} on {}: {what} not measured (resources: {}); budget {budget} not checked",
+                    job.kernel, job.variant, job.target.name, res.source
+                ));
+                continue;
+            };
+            if found > budget {
+                return Err(PackageError::OverBudget {
+                    kernel: job.kernel.clone(),
+                    variant: job.variant.clone(),
+                    arch: job.target.name.to_string(),
+                    what,
+                    found,
+                    budget,
+                    over: found - budget,
+                });
             }
         }
     }
@@ -203,15 +317,34 @@ fn check_replaceable(out: &Path) -> Result<(), PackageError> {
     }
 }
 
+/// Refuses two jobs for one kernel, variant and arch, before anything is compiled.
+fn check_distinct(jobs: &[Job]) -> Result<(), PackageError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for j in jobs {
+        if !seen.insert((&j.kernel, &j.variant, j.target.name)) {
+            return Err(PackageError::DuplicateJob {
+                kernel: j.kernel.clone(),
+                variant: j.variant.clone(),
+                arch: j.target.name.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Builds a package into `out`: compiles (or takes from `cache_dir`) every job, checks budgets,
-/// writes objects, IR files and the manifest, and swaps the directory in atomically.
+/// writes objects, IR files and the manifest, checks the written package with the loader's
+/// checks, and swaps the directory in atomically.
 ///
 /// `out` must be absent, an empty directory or an earlier package ([`PackageError::NotAPackage`]
-/// otherwise): nothing else is ever deleted.
+/// otherwise): nothing else is ever deleted. With `strict`, a budget on a resource that was not
+/// measured fails the build ([`PackageError::Unchecked`]); without, it is listed in
+/// [`BuildReport::unchecked`].
 pub fn build_package(
     jobs: &[Job],
     routes: Vec<KernelRoutes>,
-    budgets: &[BudgetRule],
+    budgets: &[Budget],
+    strict: bool,
     out: &Path,
     cache_dir: &Path,
     opts: &Options,
@@ -219,8 +352,11 @@ pub fn build_package(
 ) -> Result<BuildReport, PackageError> {
     let start = Instant::now();
     check_replaceable(out)?;
+    check_distinct(jobs)?;
     let tc = toolchain();
     std::fs::create_dir_all(cache_dir).map_err(io(cache_dir))?;
+    remove_stale_cache_temps(cache_dir);
+    remove_stale_temp_files();
     let bar = if progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} {msg}")
@@ -233,6 +369,8 @@ pub fn build_package(
         bytes: Vec<u8>,
         ir_text: String,
         cached: bool,
+        refused_cache_entry: bool,
+        unchecked: Vec<String>,
         time: Duration,
     }
 
@@ -243,30 +381,23 @@ pub fn build_package(
             let key = cache_key(job, &tc, opts);
             let obj_path = cache_dir.join(format!("{key}.obj"));
             let meta_path = cache_dir.join(format!("{key}.ron"));
-            let cached = match (std::fs::read(&obj_path), std::fs::read_to_string(&meta_path)) {
-                (Ok(bytes), Ok(meta)) => ron::from_str::<CacheMeta>(&meta)
-                    .ok()
-                    .filter(|m| m.object_hash == blake3::hash(&bytes).to_hex().as_str())
-                    .map(|m| (bytes, m)),
-                _ => None,
-            };
+            let cached = read_cache_entry(&key, &obj_path, &meta_path);
+            let refused_cache_entry = cached.is_err();
             let (bytes, meta, was_cached) = match cached {
-                Some((b, m)) => (b, m, true),
-                None => {
+                Ok(Some((b, m))) => (b, m, true),
+                Ok(None) | Err(()) => {
                     let o = compile(&job.ir, job.target, opts)?;
-                    let meta = CacheMeta {
-                        object_hash: blake3::hash(&o.bytes).to_hex().to_string(),
-                        resources: o.resources,
-                        symbol: o.symbol,
-                        format: o.format,
-                    };
+                    let meta =
+                        CacheMeta { resources: o.resources, symbol: o.symbol, format: o.format };
+                    let file = CacheFile { seal: seal(&key, &meta, &o.bytes), meta };
                     write_atomic(&obj_path, &o.bytes)?;
-                    let text = ron::ser::to_string(&meta).expect("meta serializes");
+                    let text = ron::ser::to_string(&file).expect("meta serializes");
                     write_atomic(&meta_path, text.as_bytes())?;
-                    (o.bytes, meta, false)
+                    (o.bytes, file.meta, false)
                 }
             };
-            check_budget(job, &meta.resources, budgets)?;
+            let mut unchecked = vec![];
+            check_budget(job, &meta.resources, budgets, &mut unchecked)?;
             let ext = match meta.format {
                 ObjectFormat::Hsaco => "hsaco",
                 ObjectFormat::Ptx => "ptx",
@@ -300,6 +431,8 @@ pub fn build_package(
                 bytes,
                 ir_text: ron::ser::to_string(&job.ir).expect("a kernel serializes"),
                 cached: was_cached,
+                refused_cache_entry,
+                unchecked,
                 time: t0.elapsed(),
             })
         })
@@ -310,6 +443,10 @@ pub fn build_package(
     for r in results {
         done.push(r?);
     }
+    let unchecked: Vec<String> = done.iter().flat_map(|d| d.unchecked.iter().cloned()).collect();
+    if strict && !unchecked.is_empty() {
+        return Err(PackageError::Unchecked { unchecked });
+    }
 
     // Write the new package next to `out`, then swap it in.
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -317,29 +454,26 @@ pub fn build_package(
     let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or("dist".into());
     remove_stale_staging(parent, &name);
     let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
-    }
-    for d in &done {
-        for (rel, bytes) in
-            [(&d.entry.file, &d.bytes[..]), (&d.entry.ir_file, d.ir_text.as_bytes())]
-        {
-            let p = staging.join(rel);
-            std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(io(&p))?;
-            std::fs::write(&p, bytes).map_err(io(&p))?;
-        }
-    }
     let manifest = Manifest {
         format: MANIFEST_FORMAT,
         toolchain: tc,
         objects: done.iter().map(|d| d.entry.clone()).collect(),
         routes,
     };
-    let text = ron::ser::to_string_pretty(&manifest, ron::ser::PrettyConfig::default())
-        .expect("manifest serializes");
-    let mpath = staging.join(MANIFEST_FILE);
-    std::fs::write(&mpath, text).map_err(io(&mpath))?;
-    swap_in(&staging, out)?;
+    let files = done
+        .iter()
+        .flat_map(|d| [(&d.entry.file, &d.bytes[..]), (&d.entry.ir_file, d.ir_text.as_bytes())]);
+    // Whatever goes wrong from here on (a full disk, a package that does not open), the staging
+    // directory goes and the old package stays.
+    if let Err(e) = write_staging(&staging, &manifest, files) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if let Err(e) = swap_in(&staging, out) {
+        // A lost race (another build created `out` meanwhile) leaves no staging directory.
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
 
     Ok(BuildReport {
         compiled: done.iter().filter(|d| !d.cached).count(),
@@ -351,22 +485,52 @@ pub fn build_package(
                 (d.entry.kernel.clone(), d.entry.variant.clone(), d.entry.arch.clone(), d.time)
             })
             .collect(),
+        unchecked,
+        refused_cache_entries: done.iter().filter(|d| d.refused_cache_entry).count(),
         manifest,
         elapsed: start.elapsed(),
     })
 }
 
-/// Removes staging directories `.NAME.new-PID` left by builds that were killed (their process is
-/// gone); a concurrent build's staging directory (its process alive) is left alone.
+/// Writes the package into `staging` and checks it, from the disk, with the loader's checks.
+fn write_staging<'a>(
+    staging: &Path,
+    manifest: &Manifest,
+    files: impl Iterator<Item = (&'a String, &'a [u8])>,
+) -> Result<(), PackageError> {
+    if staging.exists() {
+        std::fs::remove_dir_all(staging).map_err(io(staging))?;
+    }
+    for (rel, bytes) in files {
+        let p = staging.join(rel);
+        std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(io(&p))?;
+        std::fs::write(&p, bytes).map_err(io(&p))?;
+    }
+    let text = ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
+        .expect("manifest serializes");
+    let mpath = staging.join(MANIFEST_FILE);
+    std::fs::write(&mpath, &text).map_err(io(&mpath))?;
+    let written = std::fs::read_to_string(&mpath).map_err(io(&mpath))?;
+    let invalid = |e| PackageError::Invalid(Box::new(e));
+    let reread = parse_manifest(&written, &mpath).map_err(invalid)?;
+    check_package(&reread, &mpath, |rel| std::fs::read(staging.join(rel))).map_err(invalid)?;
+    Ok(())
+}
+
+/// Removes staging directories `.NAME.new-PID` (and `.NAME.old-PID`, the old package of the
+/// fallback swap) left by builds that were killed (their process is gone); a concurrent build's
+/// directories (its process alive) are left alone.
 fn remove_stale_staging(parent: &Path, name: &str) {
-    let prefix = format!(".{name}.new-");
+    let prefixes = [format!(".{name}.new-"), format!(".{name}.old-")];
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for e in entries.flatten() {
         let file = e.file_name().to_string_lossy().to_string();
-        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        let pid = prefixes
+            .iter()
+            .find_map(|p| file.strip_prefix(p.as_str()))
+            .and_then(|p| p.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        if pid != std::process::id() && !pid_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
@@ -399,8 +563,91 @@ fn swap_in(staging: &Path, out: &Path) -> Result<(), PackageError> {
         }
     }
     // Fallback (no RENAME_EXCHANGE): move the old one aside, then the new one in.
-    let old = staging.with_extension("old");
+    let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let old = staging.with_file_name(format!(".{name}.old-{}", std::process::id()));
     std::fs::rename(out, &old).map_err(io(out))?;
     std::fs::rename(staging, out).map_err(io(out))?;
     std::fs::remove_dir_all(&old).map_err(io(&old))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(arch: &str) -> Job {
+        let target = Target::by_name(arch).expect("known arch");
+        let ir = kiln_ir::examples::wave_sum(target.default_wave());
+        Job { kernel: ir.name.clone(), variant: "baseline".into(), target, ir }
+    }
+
+    fn budget() -> Budget {
+        Budget {
+            kernel: "*".into(),
+            archs: vec![],
+            max_vgprs: Some(32),
+            max_scratch: Some(0),
+            max_spills: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_budget_on_an_unmeasured_resource_is_reported_not_passed() {
+        // What nvptx records without ptxas.
+        let res = Resources {
+            wave_size: 32,
+            source: "not measured (no ptxas)".into(),
+            ..Resources::default()
+        };
+        let mut unchecked = vec![];
+        check_budget(&job("sm_90"), &res, &[budget()], &mut unchecked).expect("nothing over");
+        assert_eq!(unchecked.len(), 3, "{unchecked:?}");
+        assert!(unchecked[0].starts_with("wave_sum/baseline on sm_90: VGPRs not measured"));
+        assert!(
+            unchecked[0].contains("(resources: not measured (no ptxas)); budget 32 not checked")
+        );
+        assert!(
+            unchecked[1].contains("scratch bytes not measured") && unchecked[2].contains("spills")
+        );
+    }
+
+    #[test]
+    fn measured_resources_are_checked_against_every_budget_that_applies() {
+        let rand = |m: u32| (blake3::hash(&m.to_le_bytes()).as_bytes()[0] as u32) % m;
+        for round in 0..50u32 {
+            let vgprs = 1 + rand(round + 64) % 64;
+            let spills = rand(round + 1000) % 3;
+            let res = Resources {
+                vgprs: Some(vgprs),
+                scratch_bytes: Some(0),
+                vgpr_spills: Some(spills),
+                sgpr_spills: None,
+                wave_size: 32,
+                ..Resources::default()
+            };
+            let mut unchecked = vec![];
+            let r = check_budget(&job("sm_90"), &res, &[budget()], &mut unchecked);
+            assert!(unchecked.is_empty());
+            match r {
+                Ok(()) => assert!(vgprs <= 32 && spills == 0, "{vgprs} {spills}"),
+                Err(PackageError::OverBudget { what, found, budget, .. }) => {
+                    assert!(found > budget, "{what}");
+                    assert!(vgprs > 32 || spills > 0);
+                }
+                Err(e) => panic!("{e}"),
+            }
+            // A budget for another arch or kernel does not apply.
+            let other = Budget { archs: vec!["gfx1100".into()], ..budget() };
+            let named = Budget { kernel: "copy".into(), ..budget() };
+            check_budget(&job("sm_90"), &res, &[other, named], &mut unchecked).expect("no budget");
+        }
+    }
+
+    #[test]
+    fn temporary_file_names_give_their_pid() {
+        assert_eq!(temp_pid("abc.obj.tmp123"), Some(123));
+        assert_eq!(temp_pid("abc.tmp7"), Some(7));
+        assert_eq!(temp_pid("abc.tmp"), None);
+        assert_eq!(temp_pid("abc.tmpx1"), None);
+        assert_eq!(temp_pid("abc.obj"), None);
+    }
 }

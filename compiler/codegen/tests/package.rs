@@ -5,7 +5,7 @@
 //! The kernels are `kiln_ir::examples` (small, verified for every arch); the builds stay on
 //! `gfx1100` and `sm_90` so that both back ends and both object formats are exercised.
 
-use kiln_codegen::package::{build_package, BudgetRule, BuildReport, Job, PackageError};
+use kiln_codegen::package::{build_package, Budget, BuildReport, Job, PackageError};
 use kiln_codegen::Options;
 use kiln_ir::package::{KernelRoutes, Manifest, MANIFEST_FILE};
 use kiln_ir::{examples, Kernel, Target};
@@ -55,12 +55,12 @@ fn jobs(kernels: &[fn(u32) -> Kernel], archs: &[&str]) -> (Vec<Job>, Vec<KernelR
 fn build(
     kernels: &[fn(u32) -> Kernel],
     archs: &[&str],
-    budgets: &[BudgetRule],
+    budgets: &[Budget],
     out: &Path,
     cache: &Path,
 ) -> Result<BuildReport, PackageError> {
     let (jobs, routes) = jobs(kernels, archs);
-    build_package(&jobs, routes, budgets, out, cache, &Options::default(), false)
+    build_package(&jobs, routes, budgets, false, out, cache, &Options::default(), false)
 }
 
 fn wave_sum(w: u32) -> Kernel {
@@ -168,7 +168,7 @@ fn an_over_budget_build_leaves_the_old_package_alone() {
     build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("build");
     let before = std::fs::read(out.join(MANIFEST_FILE)).expect("manifest");
 
-    let tight = BudgetRule { kernel: "*".into(), max_vgprs: Some(1), ..BudgetRule::default() };
+    let tight = Budget { kernel: "*".into(), max_vgprs: Some(1), ..Budget::default() };
     let err = build(&[argmax_row], &["gfx1100"], &[tight], &out, &cache.0)
         .expect_err("one VGPR is not enough");
     let msg = err.to_string();
@@ -248,4 +248,175 @@ fn staging_dirs_of_killed_builds_are_removed() {
     build(&[wave_sum], &["sm_90"], &[], &out, &cache.0).expect("build");
     assert!(!dead.exists(), "a dead build's staging dir was left");
     assert!(alive.exists(), "a live build's staging dir was removed");
+}
+
+/// Every cache entry's metadata file in `cache`.
+fn cache_metas(cache: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(cache)
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect()
+}
+
+#[test]
+fn an_edited_cache_metadata_file_is_recompiled_not_packaged() {
+    let root = Scratch::new("cache-meta");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("cache-meta-cache");
+    let first = build(&[argmax_row], &["gfx1100", "sm_90"], &[], &out, &cache.0).expect("first");
+    let metas = cache_metas(&cache.0);
+    assert_eq!(metas.len(), 2);
+    // What `sed -i 's/vgprs:Some(14)/vgprs:Some(1)/'` does, for whatever count was measured,
+    // and a renamed symbol in the other entry.
+    for (i, m) in metas.iter().enumerate() {
+        let text = std::fs::read_to_string(m).expect("meta");
+        let edited = if i == 0 {
+            let at = text.find("vgprs:Some(").expect("measured VGPRs") + "vgprs:Some(".len();
+            let end = at + text[at..].find(')').expect("closing paren");
+            assert_ne!(&text[at..end], "1");
+            format!("{}1{}", &text[..at], &text[end..])
+        } else {
+            text.replacen("symbol:\"argmax_row\"", "symbol:\"argmax_rox\"", 1)
+        };
+        assert_ne!(edited, text, "the edit changed nothing");
+        std::fs::write(m, edited).expect("edit");
+    }
+    let second = build(&[argmax_row], &["gfx1100", "sm_90"], &[], &out, &cache.0).expect("second");
+    assert_eq!((second.compiled, second.cached, second.refused_cache_entries), (2, 0, 2));
+    assert_eq!(check_complete(&out), first.manifest, "edited metadata was packaged");
+    // The recompiled entries are good again.
+    let third = build(&[argmax_row], &["gfx1100", "sm_90"], &[], &out, &cache.0).expect("third");
+    assert_eq!((third.compiled, third.cached, third.refused_cache_entries), (0, 2, 0));
+}
+
+#[test]
+fn the_cache_key_holds_every_tool_version() {
+    let (jobs, _) = jobs(&[wave_sum], &["sm_90"]);
+    let opts = Options::default();
+    let tc = kiln_codegen::package::toolchain();
+    let key = kiln_codegen::package::cache_key(&jobs[0], &tc, &opts);
+    let mut other = tc.clone();
+    other.ptxas = match &tc.ptxas {
+        Some(_) => None,
+        None => Some("Cuda compilation tools, release 12.8".into()),
+    };
+    assert_ne!(kiln_codegen::package::cache_key(&jobs[0], &other, &opts), key, "ptxas");
+    let mut other = tc.clone();
+    other.ld_lld = Some(format!("{:?} and one more", tc.ld_lld));
+    assert_ne!(kiln_codegen::package::cache_key(&jobs[0], &other, &opts), key, "ld.lld");
+    let mut other = tc.clone();
+    other.llvm.push('x');
+    assert_ne!(kiln_codegen::package::cache_key(&jobs[0], &other, &opts), key, "llvm");
+    assert_eq!(kiln_codegen::package::cache_key(&jobs[0], &tc, &opts), key);
+}
+
+#[test]
+fn an_arch_given_twice_is_refused_before_anything_is_built() {
+    let root = Scratch::new("dup");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("dup-cache");
+    build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("build");
+    let before = std::fs::read(out.join(MANIFEST_FILE)).expect("manifest");
+    let t0 = std::time::Instant::now();
+    let err = build(&[argmax_row], &["gfx1030", "gfx1030"], &[], &out, &cache.0)
+        .expect_err("gfx1030 twice");
+    let msg = err.to_string();
+    assert!(matches!(err, PackageError::DuplicateJob { .. }), "{msg}");
+    assert!(msg.contains("argmax_row/baseline for gfx1030 is asked for twice"), "{msg}");
+    assert!(msg.contains("gfx1030 listed twice"), "{msg}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    // Nothing was compiled into the cache, and the old package is untouched.
+    assert_eq!(cache_metas(&cache.0).len(), 1);
+    assert_eq!(std::fs::read(out.join(MANIFEST_FILE)).expect("manifest"), before);
+    assert_eq!(names_in(&root.0), ["pkg".to_string()].into());
+}
+
+#[test]
+fn a_package_that_would_not_open_is_not_swapped_in() {
+    let root = Scratch::new("noopen");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("noopen-cache");
+    build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("build");
+    let before = std::fs::read(out.join(MANIFEST_FILE)).expect("manifest");
+    // A route to a variant that is not built: the loader refuses such a package.
+    let (jobs, mut routes) = jobs(&[argmax_row], &["gfx1100"]);
+    routes[0].variants.push(kiln_ir::package::VariantRoute {
+        variant: "fast".into(),
+        admit: kiln_ir::package::Admission::default(),
+    });
+    let err = build_package(&jobs, routes, &[], false, &out, &cache.0, &Options::default(), false)
+        .expect_err("a route without an object");
+    let msg = err.to_string();
+    assert!(matches!(err, PackageError::Invalid(_)), "{msg}");
+    assert!(msg.contains("fails the loader's checks, so it was not swapped in"), "{msg}");
+    assert!(msg.contains("variant `fast` has no code object"), "{msg}");
+    assert_eq!(std::fs::read(out.join(MANIFEST_FILE)).expect("manifest"), before);
+    assert_eq!(names_in(&root.0), ["pkg".to_string()].into(), "a staging dir was left");
+}
+
+#[test]
+fn leftovers_of_killed_builds_are_removed_and_live_ones_kept() {
+    let root = Scratch::new("leftovers");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("leftovers-cache");
+    // A pid above pid_max's ceiling cannot be alive; our parent is.
+    let (dead, alive) = (4194305u32, std::os::unix::process::parent_id());
+    let tmp = std::env::temp_dir();
+    let mut gone = vec![
+        root.0.join(format!(".pkg.old-{dead}")),
+        cache.0.join(format!("abc.obj.tmp{dead}")),
+        cache.0.join(format!("abc.tmp{dead}")),
+    ];
+    let mut kept = vec![
+        root.0.join(format!(".pkg.old-{alive}")),
+        cache.0.join(format!("abc.obj.tmp{alive}")),
+        cache.0.join("abc.tmpx"),
+    ];
+    // Scratch files of the tools in the temp dir (unique names: other tests share it).
+    let n = std::process::id();
+    gone.push(tmp.join(format!("kiln-{dead}-{n}77.ptx")));
+    kept.push(tmp.join(format!("kiln-{alive}-{n}77.ptx")));
+    for p in gone.iter().chain(&kept) {
+        if p.file_name().unwrap().to_string_lossy().starts_with(".pkg") {
+            std::fs::create_dir_all(p.join("half")).expect("dir");
+        } else {
+            std::fs::write(p, "half").expect("file");
+        }
+    }
+    build(&[wave_sum], &["gfx1100"], &[], &out, &cache.0).expect("build");
+    for p in &gone {
+        assert!(!p.exists(), "{} was left", p.display());
+    }
+    for p in &kept {
+        assert!(p.exists(), "{} was removed", p.display());
+    }
+    let _ = std::fs::remove_file(tmp.join(format!("kiln-{alive}-{n}77.ptx")));
+}
+
+/// Real objects relabelled for another arch of their vendor fail the loader's checks, naming the
+/// arch they were built for (the HSACO's ELF machine, the PTX's `.target`).
+#[test]
+fn a_real_object_relabelled_for_another_arch_is_refused() {
+    use kiln_ir::package::check::{check_package, parse_manifest};
+    let root = Scratch::new("relabel");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("relabel-cache");
+    build(&[wave_sum], &["gfx1100", "sm_90"], &[], &out, &cache.0).expect("build");
+    let mpath = out.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&mpath).expect("manifest");
+    let read = |rel: &str| std::fs::read(out.join(rel));
+    check_package(&parse_manifest(&text, &mpath).expect("parses"), &mpath, read).expect("opens");
+    for (from, to, found) in [
+        ("gfx1100", "gfx1030", "one built for gfx1100 (e_flags machine 0x41)"),
+        ("sm_90", "sm_80", "PTX for sm_90 (`.target sm_90`)"),
+    ] {
+        let mut m = parse_manifest(&text, &mpath).expect("parses");
+        let e = m.objects.iter_mut().find(|o| o.arch == from).expect("object");
+        e.arch = to.into();
+        e.target_id = e.target_id.replace(from, to);
+        let err = check_package(&m, &mpath, read).expect_err("relabelled").to_string();
+        assert!(err.contains(&format!("wave_sum/baseline for {to}: code object")), "{err}");
+        assert!(err.contains(found), "{err}");
+    }
 }

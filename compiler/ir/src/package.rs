@@ -1,6 +1,17 @@
 //! The AOT package manifest (DESIGN.md section 5), shared by the writer (kiln-codegen) and the
 //! reader (kiln-runtime). A package is a directory: `manifest.ron` plus one file per code object
 //! and one IR file (RON) per kernel variant and wave size, all named in the manifest.
+//!
+//! Layout decision: the manifest types and the structural checks of a package ([`check`]) live
+//! here rather than in a `kiln-package` crate of their own. The checks need the IR (kernels, the
+//! verifier, the target table), so such a crate would depend on kiln-ir and kiln-ir could not
+//! re-export it: every user of `kiln_ir::package` in five crates would change at once for no gain
+//! in what depends on what. What matters is that the builder (kiln-codegen) and the loader
+//! (kiln-runtime) run the same checks without either depending on the other; both already depend
+//! on kiln-ir, so [`check::check_package`] is that one place, and a build validates the package it
+//! is about to swap in with exactly the checks `Package::open` runs.
+
+pub mod check;
 
 use crate::kernel::{ConstParams, ParamKind};
 use crate::ops::ShapeExpr;
@@ -26,13 +37,47 @@ pub struct Manifest {
     pub routes: Vec<KernelRoutes>,
 }
 
-/// Versions of everything that changes the bytes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Versions of everything that changes the bytes (or the resources recorded for them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Toolchain {
     /// kiln's version.
     pub kiln: String,
     /// LLVM's version.
     pub llvm: String,
+    /// `ld.lld --version` (links HSACOs); `None` when none was found.
+    #[serde(default)]
+    pub ld_lld: Option<String>,
+    /// `ptxas --version` (measures NVIDIA resources); `None` when none was found.
+    #[serde(default)]
+    pub ptxas: Option<String>,
+}
+
+/// A resource budget of the build matrix: a build whose objects exceed it fails, and a budget on
+/// a resource that was not measured is reported as unchecked (an error under `--strict`).
+///
+/// Unknown fields are refused, so a misspelled key (`max_vgpr`) fails the parse instead of
+/// silently removing the budget.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Kernel family (or `*`).
+    pub kernel: String,
+    /// Archs it applies to (empty: all).
+    pub archs: Vec<String>,
+    /// Most VGPRs per lane (NVIDIA: registers per thread).
+    pub max_vgprs: Option<u32>,
+    /// Most scratch bytes per lane (0: no scratch allowed).
+    pub max_scratch: Option<u32>,
+    /// Most spills (VGPR + SGPR).
+    pub max_spills: Option<u32>,
+}
+
+impl Budget {
+    /// True when the budget applies to `kernel` on `arch`.
+    pub fn applies(&self, kernel: &str, arch: &str) -> bool {
+        (self.kernel == "*" || self.kernel == kernel)
+            && (self.archs.is_empty() || self.archs.iter().any(|a| a == arch))
+    }
 }
 
 /// Code object format.
@@ -176,4 +221,30 @@ pub struct KernelRoutes {
     pub baseline: String,
     /// Speed variants, in preference order.
     pub variants: Vec<VariantRoute>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelled_budget_key_is_refused() {
+        let good =
+            "(kernel: \"*\", archs: [], max_vgprs: Some(64), max_scratch: None, max_spills: None)";
+        let b: Budget = ron::from_str(good).unwrap();
+        assert_eq!(b.max_vgprs, Some(64));
+        let bad = good.replace("max_vgprs", "max_vgpr");
+        let e = ron::from_str::<Budget>(&bad).unwrap_err().to_string();
+        assert!(e.contains("max_vgpr"), "{e}");
+    }
+
+    #[test]
+    fn budgets_apply_by_kernel_and_arch() {
+        let b =
+            Budget { kernel: "swiglu".into(), archs: vec!["sm_90".into()], ..Budget::default() };
+        assert!(b.applies("swiglu", "sm_90"));
+        assert!(!b.applies("swiglu", "sm_80") && !b.applies("copy", "sm_90"));
+        let all = Budget { kernel: "*".into(), ..Budget::default() };
+        assert!(all.applies("copy", "gfx906"));
+    }
 }
