@@ -754,6 +754,7 @@ mod tests {
     testing::testgen!(refuses_resources_beyond_the_device);
 
     #[test]
+    #[ignore = "needs a CUDA device: cargo test -p kiln-runtime -- --ignored cuda"]
     fn cuda_jit_failure_shows_the_ptxas_log() {
         testing::on_device(crate::DeviceKind::Cuda, jit_failure_shows_the_ptxas_log)
     }
