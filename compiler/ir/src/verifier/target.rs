@@ -8,7 +8,7 @@
 //! archs that have it.
 
 use super::*;
-use crate::target::TARGETS;
+use crate::target::{Capability, TARGETS};
 
 /// Something a target must have to run a kernel or an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,6 +17,9 @@ pub enum Requirement {
     WaveSize(u32),
     /// At least this many bytes of LDS a workgroup.
     LdsBytes(u32),
+    /// A capability of the target table (a dot-product or matrix flavour, a cross-lane
+    /// instruction).
+    Capability(Capability),
 }
 
 impl Requirement {
@@ -25,6 +28,7 @@ impl Requirement {
         match self {
             Requirement::WaveSize(w) => t.supports_wave(w),
             Requirement::LdsBytes(n) => n <= t.lds_per_workgroup,
+            Requirement::Capability(c) => t.has(c),
         }
     }
 
@@ -39,6 +43,7 @@ impl fmt::Display for Requirement {
         match self {
             Requirement::WaveSize(w) => write!(f, "wave size {w}"),
             Requirement::LdsBytes(n) => write!(f, "{n} bytes of LDS a workgroup"),
+            Requirement::Capability(c) => write!(f, "`{}`", c.name()),
         }
     }
 }
@@ -138,6 +143,24 @@ impl Verifier<'_> {
 mod tests {
     use super::*;
     use crate::KernelBuilder;
+
+    /// A capability requirement asks the target table: signed x unsigned dot4 exists on
+    /// gfx11, gfx12 and NVIDIA only, and the refusal lists exactly those archs.
+    #[test]
+    fn capability_requirements_ask_the_target_table() {
+        use crate::target::DotKind;
+        let r = Requirement::Capability(Capability::Dot(DotKind::I8U8));
+        let gfx906 = Target::by_name("gfx906").unwrap();
+        let gfx1100 = Target::by_name("gfx1100").unwrap();
+        assert!(!r.met_by(gfx906) && r.met_by(gfx1100));
+        let expected: Vec<&str> = TARGETS
+            .iter()
+            .filter(|t| t.has(Capability::Dot(DotKind::I8U8)))
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(r.archs(), expected);
+        assert!(!expected.contains(&"gfx1030") && expected.contains(&"sm_90"));
+    }
 
     /// The path a per-op refusal takes, with a requirement some targets lack: the error names
     /// the op, the target and the archs that have what it needs.
