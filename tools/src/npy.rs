@@ -30,11 +30,51 @@ macro_rules! read_as {
     };
 }
 
-/// Reads a C-ordered little-endian array: its element type and bytes.
+/// Where the data starts and the header's `shape` (when it can be read as a tuple of integers),
+/// read before `npyz` sees the file: npyz multiplies the shape unchecked.
+fn header_shape(bytes: &[u8]) -> Option<(usize, Vec<u64>)> {
+    let rest = bytes.strip_prefix(b"\x93NUMPY")?;
+    let (len, start) = match rest.first()? {
+        1 => (u16::from_le_bytes(rest.get(2..4)?.try_into().ok()?) as usize, 10usize),
+        _ => (u32::from_le_bytes(rest.get(2..6)?.try_into().ok()?) as usize, 12),
+    };
+    let header = std::str::from_utf8(bytes.get(start..start.checked_add(len)?)?).ok()?;
+    let at = header.find("'shape'").or_else(|| header.find("\"shape\""))?;
+    let tuple = &header[at..];
+    let (open, close) = (tuple.find('(')?, tuple.find(')')?);
+    let dims = tuple.get(open + 1..close)?;
+    let shape = dims
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse::<u64>().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    Some((start + len, shape))
+}
+
+/// Reads a C-ordered little-endian array: its element type and bytes. Every refusal names the
+/// file: not a .npy file, a dtype kiln has no type for, Fortran order, a shape whose element
+/// count overflows, or less data than the shape needs.
 pub fn read(path: &Path) -> Result<(ScalarType, Vec<u8>)> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if let Some((data_at, shape)) = header_shape(&bytes) {
+        let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+        let Some(count) = count else {
+            bail!("{}: the shape {shape:?} has more elements than 2^64", path.display());
+        };
+        // The widest element is 8 bytes: a shape that needs more data than the file has is
+        // refused before anything is allocated for it.
+        let data = bytes.len().saturating_sub(data_at) as u64;
+        if count > data {
+            bail!(
+                "{}: the shape {shape:?} needs {count} elements, the file has {data} bytes of data",
+                path.display()
+            );
+        }
+    }
     let f = npyz::NpyFile::new(&bytes[..])
         .with_context(|| format!("{}: not a .npy file", path.display()))?;
+    let shape = f.shape().to_vec();
     if f.order() != npyz::Order::C {
         bail!("{}: Fortran order is not supported; save it C-contiguous", path.display());
     }
@@ -45,19 +85,24 @@ pub fn read(path: &Path) -> Result<(ScalarType, Vec<u8>)> {
     };
     let ty =
         type_of(&descr).ok_or_else(|| anyhow!("{}: unsupported dtype {descr}", path.display()))?;
-    let data = match ty {
-        ScalarType::I1 | ScalarType::U8 => read_as!(f, u8),
-        ScalarType::I8 => read_as!(f, i8),
-        ScalarType::I16 => read_as!(f, i16),
-        ScalarType::U16 | ScalarType::BF16 => read_as!(f, u16),
-        ScalarType::I32 => read_as!(f, i32),
-        ScalarType::U32 => read_as!(f, u32),
-        ScalarType::I64 => read_as!(f, i64),
-        ScalarType::U64 => read_as!(f, u64),
-        ScalarType::F16 => read_as!(f, half::f16),
-        ScalarType::F32 => read_as!(f, f32),
-        ScalarType::F64 => read_as!(f, f64),
-    };
+    let data = (|| -> std::io::Result<Vec<u8>> {
+        Ok(match ty {
+            ScalarType::I1 | ScalarType::U8 => read_as!(f, u8),
+            ScalarType::I8 => read_as!(f, i8),
+            ScalarType::I16 => read_as!(f, i16),
+            ScalarType::U16 | ScalarType::BF16 => read_as!(f, u16),
+            ScalarType::I32 => read_as!(f, i32),
+            ScalarType::U32 => read_as!(f, u32),
+            ScalarType::I64 => read_as!(f, i64),
+            ScalarType::U64 => read_as!(f, u64),
+            ScalarType::F16 => read_as!(f, half::f16),
+            ScalarType::F32 => read_as!(f, f32),
+            ScalarType::F64 => read_as!(f, f64),
+        })
+    })()
+    .with_context(|| {
+        format!("{}: the data does not match the header (shape {shape:?}, {descr})", path.display())
+    })?;
     Ok((ty, data))
 }
 
