@@ -872,3 +872,48 @@ fn build_refuses_an_empty_matrix_clearly() {
     assert!(err.contains("no arch to build"), "{err}");
     assert!(!env.path("p").exists());
 }
+
+#[test]
+fn bench_floor_comes_from_a_copy_measured_in_the_run_or_the_flag() {
+    let env = Env::new();
+    env.build("quantize_q8_0_f32", "gfx1100", "pkg");
+    let base = ["bench", "--device", "cpu", "--package", "pkg", "--replays", "1"];
+    let run = |extra: &[&str]| env.kiln(&[&base[..], extra].concat());
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(env.path(p)).expect("json")).expect("JSON")
+    };
+
+    let out = run(&["--json", "measured.json"]).ok().stdout;
+    assert!(out.contains("(measured: a 4 MiB device-to-device copy"), "{out}");
+    let j = read("measured.json");
+    let gbps = j["bandwidth"]["gbps"].as_f64().expect("gbps");
+    assert_eq!(j["bandwidth"]["source"], "measured");
+    assert_eq!(j["bandwidth"]["copy_bytes"], 4 << 20);
+    assert!(gbps > 0.0 && gbps.is_finite(), "{j}");
+    let case = &j["cases"]["quantize_q8_0_t1_k4096"];
+    let bytes = case["bytes"].as_f64().expect("bytes");
+    let floor = case["floor_us"].as_f64().expect("floor");
+    assert!((floor - bytes / (gbps * 1e3)).abs() <= floor * 1e-9, "{j}");
+
+    run(&["--bandwidth", "250", "--json", "given.json"]).ok();
+    let j = read("given.json");
+    assert_eq!(j["bandwidth"]["source"], "--bandwidth");
+    assert_eq!(j["bandwidth_gbps"], 250.0);
+    let case = &j["cases"]["quantize_q8_0_t1_k4096"];
+    let want = case["bytes"].as_f64().expect("bytes") / 250e3;
+    assert!((case["floor_us"].as_f64().expect("floor") - want).abs() < 1e-9, "{j}");
+
+    let err = run(&["--bandwidth", "0"]).fails();
+    assert!(err.contains("--bandwidth 0"), "{err}");
+}
+
+#[test]
+fn run_refuses_a_buffer_given_as_a_scalar_and_the_reverse() {
+    let env = Env::new();
+    env.build("argmax_rows", "gfx1100", "pkg");
+    write_f32(&env.path("in.npy"), &[4], &[1.0, 2.0, 3.0, 0.0]);
+    let base = ["run", "argmax_rows", "--package", "pkg", "--out", "o", "--shape", "rows=1"];
+    let err = env.kiln(&[&base[..], &["--arg", "n=in.npy", "--shape", "logits=3"]].concat());
+    let err = err.fails();
+    assert!(err.contains("it takes --shape n=") || err.contains("it takes --arg logits="), "{err}");
+}

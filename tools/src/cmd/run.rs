@@ -62,9 +62,9 @@ pub fn run(a: RunArgs) -> Result<()> {
             let Some(p) = entry.abi.params.iter().find(|p| p.name == *name && !p.workspace) else {
                 bail!("{} has no parameter `{name}` (parameters: {})", a.kernel, params.join(", "));
             };
-            let fits = match (&p.kind, flag) {
-                (ParamKind::Buffer { .. }, "--arg") | (ParamKind::Scalar(_), "--shape") => true,
-                (ParamKind::Buffer { .. }, _) | (ParamKind::Scalar(_), _) => false,
+            let fits = match p.kind {
+                ParamKind::Buffer { .. } => flag == "--arg",
+                ParamKind::Scalar(_) => flag == "--shape",
             };
             if !fits {
                 let want = if flag == "--arg" { "--shape" } else { "--arg" };
