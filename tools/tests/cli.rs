@@ -917,3 +917,19 @@ fn run_refuses_a_buffer_given_as_a_scalar_and_the_reverse() {
     let err = err.fails();
     assert!(err.contains("it takes --shape n=") || err.contains("it takes --arg logits="), "{err}");
 }
+
+#[test]
+fn parity_fails_a_kernel_that_no_family_of_the_library_has() {
+    let env = Env::new();
+    env.build("swiglu", "gfx1100", "pkg");
+    let mpath = env.path("pkg").join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&mpath).expect("manifest");
+    assert!(text.contains("kernel: \"swiglu\""), "{text}");
+    std::fs::write(&mpath, text.replace("kernel: \"swiglu\"", "kernel: \"swiglu_v0\""))
+        .expect("write");
+    Package::open(env.path("pkg")).expect("the renamed package opens");
+    let out = env.kiln(&["parity", "--device", "cpu", "--package", "pkg", "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", out.show());
+    assert!(out.stdout.contains("FAIL swiglu_v0/") && out.stdout.contains("no parity cases"));
+    assert!(out.stdout.trim_end().ends_with("0 passed, 1 failed"), "{}", out.show());
+}

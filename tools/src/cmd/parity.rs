@@ -66,7 +66,15 @@ fn is_nan(ty: ScalarType, v: &[u8]) -> bool {
         ScalarType::BF16 => (8, 7),
         ScalarType::F32 => (8, 23),
         ScalarType::F64 => (11, 52),
-        _ => return false,
+        ScalarType::I1
+        | ScalarType::I8
+        | ScalarType::U8
+        | ScalarType::I16
+        | ScalarType::U16
+        | ScalarType::I32
+        | ScalarType::U32
+        | ScalarType::I64
+        | ScalarType::U64 => return false,
     };
     let mut b = [0u8; 8];
     b[..v.len()].copy_from_slice(v);
