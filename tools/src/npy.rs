@@ -138,7 +138,70 @@ pub fn write_atomic(path: &Path, ty: ScalarType, bytes: &[u8]) -> Result<()> {
         ScalarType::F64 => write_as!(out, bytes, f64),
     }
     let tmp = path.with_extension(format!("npy.tmp{}", std::process::id()));
-    std::fs::write(&tmp, &out).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    let written =
+        std::fs::write(&tmp, &out).with_context(|| format!("writing {}", tmp.display())).and_then(
+            |()| std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display())),
+        );
+    if written.is_err() {
+        // A full disk or a lost rename leaves no temporary file behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_type_and_refuses_short_data_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37)).collect();
+        for ty in [
+            ScalarType::U8,
+            ScalarType::I8,
+            ScalarType::I16,
+            ScalarType::U16,
+            ScalarType::BF16,
+            ScalarType::F16,
+            ScalarType::I32,
+            ScalarType::U32,
+            ScalarType::F32,
+            ScalarType::I64,
+            ScalarType::U64,
+            ScalarType::F64,
+        ] {
+            let p = dir.path().join(format!("{ty}.npy"));
+            write_atomic(&p, ty, &bytes).unwrap();
+            let (back, data) = read(&p).unwrap();
+            // bf16 travels as its bits: it reads back as u16.
+            let want = if ty == ScalarType::BF16 { ScalarType::U16 } else { ty };
+            assert_eq!((back, &data), (want, &bytes), "{ty}");
+            let whole = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &whole[..whole.len() - 1]).unwrap();
+            let e = format!("{:#}", read(&p).unwrap_err());
+            assert!(e.contains(&p.display().to_string()), "{e}");
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // The target is a directory: the rename fails after the temporary file was written.
+        let target = dir.path().join("out.npy");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), b"x").unwrap();
+        assert!(write_atomic(&target, ScalarType::F32, &[0; 8]).is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["out.npy"]);
+    }
 }
