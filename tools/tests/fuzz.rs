@@ -31,6 +31,15 @@ fn cases() -> u32 {
     std::env::var("KILN_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
 }
 
+/// Prints a line every 5,000 cases, so a long run stopped early still says how far it got (every
+/// case before the line passed: a failing case ends the run).
+fn progress(target: &str, done: &Cell<u64>) {
+    done.set(done.get() + 1);
+    if done.get().is_multiple_of(5000) {
+        eprintln!("{target}: {} cases passed so far", done.get());
+    }
+}
+
 fn config() -> Config {
     Config { cases: cases(), failure_persistence: None, ..Config::default() }
 }
@@ -245,7 +254,7 @@ fn fuzz_manifest() {
     let dir = scratch_package();
     let mpath = dir.join(MANIFEST_FILE);
     let base = std::fs::read(base_package().join(MANIFEST_FILE)).expect("manifest");
-    let (accepted, refused) = (Cell::new(0u64), Cell::new(0u64));
+    let (accepted, refused, done) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
     let mut runner = proptest::test_runner::TestRunner::new(config());
     runner
         .run(&edits(), |edits| {
@@ -270,6 +279,7 @@ fn fuzz_manifest() {
                     );
                 }
             }
+            progress("fuzz_manifest", &done);
             Ok(())
         })
         .unwrap();
@@ -299,7 +309,7 @@ fn base_kernels() -> Vec<(String, &'static kiln_ir::Target)> {
 #[test]
 fn fuzz_ir() {
     let bases = base_kernels();
-    let (accepted, refused) = (Cell::new(0u64), Cell::new(0u64));
+    let (accepted, refused, done) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
     let mut runner = proptest::test_runner::TestRunner::new(config());
     runner
         .run(&(0..bases.len(), edits()), |(which, edits)| {
@@ -318,6 +328,7 @@ fn fuzz_ir() {
                     prop_assert!(!e.trim().is_empty(), "an empty error for:\n{text}");
                 }
             }
+            progress("fuzz_ir", &done);
             Ok(())
         })
         .unwrap();
@@ -329,7 +340,7 @@ fn fuzz_ir() {
 #[test]
 fn fuzz_build_matrix() {
     let base = include_str!("../../specs/build.ron");
-    let (accepted, refused) = (Cell::new(0u64), Cell::new(0u64));
+    let (accepted, refused, done) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
     let mut runner = proptest::test_runner::TestRunner::new(config());
     runner
         .run(&edits(), |edits| {
@@ -346,6 +357,7 @@ fn fuzz_build_matrix() {
                     prop_assert!(e.starts_with("fuzzed.ron"), "no file name: {e}\n{text}");
                 }
             }
+            progress("fuzz_build_matrix", &done);
             Ok(())
         })
         .unwrap();
@@ -395,7 +407,7 @@ fn fuzz_npy() {
     let bases = base_npys();
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("input.npy");
-    let (accepted, refused) = (Cell::new(0u64), Cell::new(0u64));
+    let (accepted, refused, done) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
     let mut runner = proptest::test_runner::TestRunner::new(config());
     runner
         .run(&(0..bases.len(), edits()), |(which, edits)| {
@@ -415,6 +427,7 @@ fn fuzz_npy() {
                     );
                 }
             }
+            progress("fuzz_npy", &done);
             Ok(())
         })
         .unwrap();
