@@ -58,10 +58,13 @@ fn header_shape(bytes: &[u8]) -> Option<(usize, Vec<u64>)> {
 pub fn read(path: &Path) -> Result<(ScalarType, Vec<u8>)> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     if let Some((data_at, shape)) = header_shape(&bytes) {
-        let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
-        let Some(count) = count else {
+        // Every partial product of the dimensions must fit (npyz computes strides from them
+        // even when another dimension is 0).
+        let nonzero = shape.iter().filter(|&&d| d != 0).try_fold(1u64, |n, &d| n.checked_mul(d));
+        if nonzero.is_none() {
             bail!("{}: the shape {shape:?} has more elements than 2^64", path.display());
-        };
+        }
+        let count: u64 = if shape.contains(&0) { 0 } else { nonzero.unwrap_or(0) };
         // The widest element is 8 bytes: a shape that needs more data than the file has is
         // refused before anything is allocated for it.
         let data = bytes.len().saturating_sub(data_at) as u64;
@@ -188,6 +191,30 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    /// Shapes whose dimensions multiply past 2^64, even with a zero dimension (npyz's strides
+    /// would overflow), are refused by name (a fuzz case: `(0, 3, 9223372036854775807)`).
+    #[test]
+    fn a_shape_that_overflows_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.npy");
+        for dims in
+            ["(0, 3, 9223372036854775807)", "(4294967296, 4294967296)", "(18446744073709551615, 2)"]
+        {
+            let mut header =
+                format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {dims}, }}");
+            let unpadded = 10 + header.len() + 1;
+            header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+            header.push('\n');
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend((header.len() as u16).to_le_bytes());
+            bytes.extend(header.as_bytes());
+            bytes.extend([0u8; 16]);
+            std::fs::write(&p, &bytes).unwrap();
+            let e = format!("{:#}", read(&p).unwrap_err());
+            assert!(e.contains(&p.display().to_string()) && e.contains("2^64"), "{dims}: {e}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Fuzzing of what users hand kiln: the manifest (RON), the kernel IR (RON), build matrices and
-//! .npy files, through the public loaders (`Package::open` and, when it accepts, `Runtime::load`
-//! on the cpu device; `Kernel::from_ron` + `verify`; `parse_build_matrix`; the CLI's npy reader).
+//! .npy files, through the loaders the commands use (`Package::open` and, when it accepts,
+//! `Runtime::load` on the cpu device, as `kiln::cmd::open_package` / `load_package` call them;
+//! `Kernel::from_ron` + `verify`; `parse_build_matrix`; the CLI's npy reader).
 //!
 //! Each input is a real one (a package built here, the library's kernels, the shipped matrix,
 //! .npy files as NumPy writes them) mutated by a list of edits that proptest draws: numbers
@@ -14,8 +15,9 @@
 //! is `KILN_FUZZ_CASES=100000 cargo test -p kiln --release --test fuzz`.
 #![cfg(feature = "llvm")]
 
+use kiln::cmd::{load_package, open_package};
 use kiln_ir::package::MANIFEST_FILE;
-use kiln_runtime::{CpuOptions, Device, Package, Runtime};
+use kiln_runtime::{CpuOptions, Device, Overrides};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError};
 use std::cell::Cell;
@@ -241,14 +243,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// True when a package error names where: the manifest, a file of the package, or the object
-/// (`kernel/variant for arch`) whose entry is wrong.
-fn names_where(e: &str, dir: &Path) -> bool {
-    e.contains(&dir.display().to_string())
-        || e.contains(MANIFEST_FILE)
-        || (e.contains('/') && e.contains(" for "))
-}
-
 #[test]
 fn fuzz_manifest() {
     let dir = scratch_package();
@@ -261,20 +255,20 @@ fn fuzz_manifest() {
             let text = mutate(&base, &edits);
             std::fs::write(&mpath, &text).expect("write manifest");
             let d = dir.clone();
-            let r = guarded("Package::open", move || match Package::open(&d) {
-                Ok(p) => {
-                    let dev = Device::cpu(CpuOptions::default());
-                    Runtime::load(&dev, &p).map(|_| ()).map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e.to_string()),
+            let r = guarded("open_package + load_package", move || {
+                let p = open_package(&d).map_err(|e| format!("{e:#}"))?;
+                let dev = Device::cpu(CpuOptions::default());
+                load_package(&dev, &p, &d, Overrides::none())
+                    .map(|_| ())
+                    .map_err(|e| format!("{e:#}"))
             })?;
             match r {
                 Ok(()) => accepted.set(accepted.get() + 1),
                 Err(e) => {
                     refused.set(refused.get() + 1);
                     prop_assert!(
-                        names_where(&e, &dir),
-                        "the refusal names neither the file nor the object: {e}\ninput:\n{}",
+                        e.contains(&dir.display().to_string()),
+                        "the refusal does not name the package: {e}\ninput:\n{}",
                         String::from_utf8_lossy(&text)
                     );
                 }
@@ -289,6 +283,21 @@ fn fuzz_manifest() {
         accepted.get(),
         refused.get()
     );
+}
+
+/// A case the long run found: a route naming a variant with no object was refused without
+/// naming the package (the loader names the route entry only).
+#[test]
+fn a_route_without_an_object_names_the_package() {
+    let dir = scratch_package();
+    let mpath = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&mpath).expect("manifest");
+    let at = text.rfind("variant: \"split\"").expect("a route of the split variant");
+    let edited = format!("{}variant: \"format\"{}", &text[..at], &text[at + 16..]);
+    std::fs::write(&mpath, edited).expect("write");
+    let e = format!("{:#}", open_package(&dir).expect_err("refused"));
+    assert!(e.contains("routes of argmax_rows") && e.contains("`format`"), "{e}");
+    assert!(e.contains(&dir.display().to_string()), "{e}");
 }
 
 // --- the IR -------------------------------------------------------------------------------------

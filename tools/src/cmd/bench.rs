@@ -3,12 +3,12 @@
 //! device's copy bandwidth, measured in the same run ([`crate::measure::bandwidth`]) unless
 //! `--bandwidth` gives it; then the launch cost of a trivial kernel.
 
-use super::{check_known, entry_for, len_of, open_device};
+use super::{check_known, entry_for, len_of, load_package, open_device, open_package};
 use crate::measure::{bandwidth, launch_cost};
 use anyhow::{anyhow, bail, Context, Result};
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{Access, ParamKind, ScalarType};
-use kiln_runtime::{Args, DecodeGraph, Device, NodeArgs, Overrides, Package, Runtime, Scalar};
+use kiln_runtime::{Args, DecodeGraph, Device, NodeArgs, Overrides, Scalar};
 use kiln_specs::bench::BenchCase;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -181,9 +181,9 @@ fn floor(a: &BenchArgs, dev: &Device) -> Result<Floor> {
 /// `kiln bench`.
 pub fn bench(a: BenchArgs) -> Result<()> {
     let selected = select(&a.kernel)?;
-    let pkg = Package::open(&a.package)?;
+    let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, None)?;
-    let probe = Runtime::load_with(&dev, &pkg, Overrides::none())?;
+    let probe = load_package(&dev, &pkg, &a.package, Overrides::none())?;
     let arch = probe.arch().to_string();
     let in_package = probe.kernels();
     for k in &a.kernel {
@@ -249,7 +249,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 continue;
             }
             let ov = Overrides::from_vars([(kiln_runtime::route::route_var(c.kernel), v.clone())]);
-            let rt = Runtime::load_with(&dev, &pkg, ov)?;
+            let rt = load_package(&dev, &pkg, &a.package, ov)?;
             let mut gv = g.clone();
             for s in 0..sets {
                 let mut na = NodeArgs::new();

@@ -39,7 +39,7 @@ pub struct InspectArgs {
 pub fn inspect(a: InspectArgs) -> Result<()> {
     let InspectArgs { dir, arch, kernel, variant, ir, llvm, asm, resources: _ } = a;
     // The loader's checks first (format, hashes, ABI): inspect never shows a tampered package.
-    let pkg = kiln_runtime::Package::open(&dir)?;
+    let pkg = super::open_package(&dir)?;
     let m = pkg.manifest().clone();
     if let Some(a) = &arch {
         kiln_ir::Target::by_name(a)?;

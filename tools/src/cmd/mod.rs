@@ -12,8 +12,9 @@ pub mod run;
 use anyhow::{anyhow, bail, Result};
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{EntityRef, ParamKind, ScalarType};
-use kiln_runtime::{CpuOptions, Device, Package, Scalar};
+use kiln_runtime::{CpuOptions, Device, Overrides, Package, Runtime, Scalar};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Opens `cpu`, `cuda` or `hip` (ordinal 0); `arch` is the arch the cpu device emulates.
 pub fn open_device(kind: &str, arch: Option<String>) -> Result<Device> {
@@ -23,6 +24,31 @@ pub fn open_device(kind: &str, arch: Option<String>) -> Result<Device> {
         "hip" => Device::hip(0)?,
         other => bail!("unknown device `{other}`: expected cpu, cuda or hip"),
     })
+}
+
+/// Opens and checks the package in `dir`; a refusal names the directory (the loader's own
+/// messages name the object or route entry, not always the package).
+pub fn open_package(dir: &Path) -> Result<Package> {
+    Package::open(dir).map_err(|e| in_package(e.into(), dir))
+}
+
+/// Loads `pkg` (from `dir`) on `dev` with `overrides`; a refusal names the directory.
+pub fn load_package(
+    dev: &Device,
+    pkg: &Package,
+    dir: &Path,
+    overrides: Overrides,
+) -> Result<Runtime> {
+    Runtime::load_with(dev, pkg, overrides).map_err(|e| in_package(e.into(), dir))
+}
+
+fn in_package(e: anyhow::Error, dir: &Path) -> anyhow::Error {
+    let shown = dir.display().to_string();
+    if format!("{e:#}").contains(&shown) {
+        e
+    } else {
+        e.context(format!("package {shown}"))
+    }
 }
 
 /// The object of `kernel` for `arch` (any variant), or an error listing the package's kernels.

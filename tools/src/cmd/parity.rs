@@ -5,7 +5,7 @@
 
 mod copy_table;
 
-use super::{check_known, len_of, open_device, rule_len};
+use super::{check_known, len_of, load_package, open_device, open_package, rule_len};
 use anyhow::{anyhow, bail, Result};
 use kiln_ir::interp;
 use kiln_ir::package::ObjectEntry;
@@ -187,9 +187,9 @@ fn compare(what: &str, a: &Outputs, b: &Outputs) -> Result<(), String> {
 
 /// `kiln parity`.
 pub fn parity(a: ParityArgs) -> Result<()> {
-    let pkg = Package::open(&a.package)?;
+    let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
-    let rt = Runtime::load_with(&dev, &pkg, Overrides::none())?;
+    let rt = load_package(&dev, &pkg, &a.package, Overrides::none())?;
     let arch = rt.arch().to_string();
     let kernels: Vec<String> = rt.kernels().into_iter().map(String::from).collect();
     check_known("--kernel", &a.kernel, &kernels, &format!("the package has (for {arch})"))?;

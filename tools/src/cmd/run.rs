@@ -1,10 +1,12 @@
 //! `kiln run`: one call of a kernel on your own data (.npy in, .npy out).
 
-use super::{entry_for, len_of, named_values, open_device, scalar_from_str};
+use super::{
+    entry_for, len_of, load_package, named_values, open_device, open_package, scalar_from_str,
+};
 use crate::npy;
 use anyhow::{anyhow, bail, Context, Result};
 use kiln_ir::{Access, ParamKind, ScalarType};
-use kiln_runtime::{Args, Buffer, Package, Runtime};
+use kiln_runtime::{Args, Buffer, Overrides};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -49,9 +51,9 @@ fn accepts(elem: ScalarType, found: ScalarType) -> bool {
 
 /// `kiln run`.
 pub fn run(a: RunArgs) -> Result<()> {
-    let pkg = Package::open(&a.package)?;
+    let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
-    let rt = Runtime::load(&dev, &pkg)?;
+    let rt = load_package(&dev, &pkg, &a.package, Overrides::from_env())?;
     let entry = entry_for(&pkg, &a.kernel, rt.arch())?.clone();
     let files = named_values("--arg", &a.args)?;
     let values = named_values("--shape", &a.shapes)?;
