@@ -204,12 +204,23 @@ fn guarded<T: Send + 'static>(
 
 // --- the manifest -----------------------------------------------------------------------------
 
+/// A fresh directory for this process under cargo's test scratch directory (`target/tmp`), so
+/// the packages shared by the tests of a run are not left in the system's temporary directory.
+fn work_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fuzz-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
 /// A package of two families (with admission rules and workspaces) for an AMD and an NVIDIA
 /// arch, built once by the real binary.
 fn base_package() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir").keep();
+        let dir = work_dir("base");
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
             .args(["build", "--kernel", "argmax_rows,copy_from_mapped_multi"])
             .args(["--arch", "gfx1100,sm_90", "-o"])
@@ -224,7 +235,9 @@ fn base_package() -> &'static Path {
 
 /// A copy of the base package whose manifest the cases rewrite (one a test thread).
 fn scratch_package() -> PathBuf {
-    let dir = tempfile::tempdir().expect("temp dir").keep().join("pkg");
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = work_dir(&format!("scratch{n}")).join("pkg");
     std::fs::create_dir_all(&dir).expect("mkdir");
     copy_tree(base_package(), &dir);
     dir
