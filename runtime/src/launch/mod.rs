@@ -40,6 +40,19 @@ struct KernelSlot {
     variants: BTreeMap<String, Arc<LoadedKernel>>,
 }
 
+/// A call routed and checked once ([`Runtime::prepare_call`]), ready to be issued.
+pub struct PreparedCall<'a> {
+    rt: &'a Runtime,
+    launch: PreparedLaunch,
+}
+
+impl PreparedCall<'_> {
+    /// Launches the call on the device's stream as prepared (arguments unchecked again).
+    pub fn issue(&self) -> Result<(), RuntimeError> {
+        Ok(self.rt.device.launch(&self.launch)?)
+    }
+}
+
 /// A package loaded on a device: routes and launches kernels by name.
 pub struct Runtime {
     device: Device,
@@ -185,6 +198,17 @@ impl Runtime {
         let p = self.prepare(kernel, Some(variant), args)?;
         self.device.launch(&p)?;
         Ok(Launched { variant: p.variant.to_string(), grid: p.grid })
+    }
+
+    /// Routes and checks a call once; [`PreparedCall::issue`] then launches it again and again
+    /// without the runtime's checks (what a measurement of the device layer's own launch cost
+    /// needs).
+    pub fn prepare_call(
+        &self,
+        kernel: &str,
+        args: &Args<'_>,
+    ) -> Result<PreparedCall<'_>, RuntimeError> {
+        Ok(PreparedCall { rt: self, launch: self.prepare(kernel, None, args)? })
     }
 
     /// Waits for the device.
