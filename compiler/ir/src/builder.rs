@@ -359,6 +359,10 @@ impl KernelBuilder {
         let ty = self.ty(a);
         self.push1(Op::Fma { a, b, c }, ty)
     }
+    /// Byte permute: result byte `i` is byte `sel[i]` (`0..=7`) of the little-endian `b:a`.
+    pub fn perm(&mut self, a: Value, b: Value, sel: [u8; 4]) -> Value {
+        self.push1(Op::Perm { a, b, sel }, Type::U32)
+    }
     /// A comparison.
     pub fn cmp(&mut self, op: CmpOp, lhs: Value, rhs: Value) -> Value {
         let t = self.ty(lhs);

@@ -518,6 +518,16 @@ pub enum Op {
     },
     /// Ends an `if` or `for` block, passing values out.
     Yield(SmallVec<[Value; 4]>),
+    /// Byte permute of two `u32`: result byte `i` is byte `sel[i]` of the 8-byte little-endian
+    /// value `b:a` (bytes 0-3 from `a`, 4-7 from `b`). Result `u32`.
+    Perm {
+        /// Bytes 0-3.
+        a: Value,
+        /// Bytes 4-7.
+        b: Value,
+        /// One source byte (`0..=7`) per result byte, lowest first.
+        sel: [u8; 4],
+    },
 }
 
 impl Op {
@@ -565,6 +575,7 @@ impl Op {
                 v.extend(init.iter().copied())
             }
             Op::Yield(vals) => v.extend(vals.iter().copied()),
+            Op::Perm { a, b, .. } => v.extend([*a, *b]),
         }
         v
     }
@@ -607,7 +618,8 @@ impl Op {
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
-            | Op::Yield(_) => SmallVec::new(),
+            | Op::Yield(_)
+            | Op::Perm { .. } => SmallVec::new(),
         }
     }
 
@@ -644,7 +656,8 @@ impl Op {
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
-            | Op::Yield(_) => SmallVec::new(),
+            | Op::Yield(_)
+            | Op::Perm { .. } => SmallVec::new(),
         }
     }
 
@@ -678,7 +691,8 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => None,
+            | Op::Yield(_)
+            | Op::Perm { .. } => None,
         }
     }
 
@@ -710,7 +724,8 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => None,
+            | Op::Yield(_)
+            | Op::Perm { .. } => None,
         }
     }
 
@@ -746,7 +761,8 @@ impl Op {
             | Op::Barrier(_)
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => false,
+            | Op::Yield(_)
+            | Op::Perm { .. } => false,
         }
     }
 
@@ -781,6 +797,7 @@ impl Op {
             Op::If { .. } => "if",
             Op::For { .. } => "for",
             Op::Yield(_) => "yield",
+            Op::Perm { .. } => "perm",
         }
     }
 
@@ -811,7 +828,8 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => false,
+            | Op::Yield(_)
+            | Op::Perm { .. } => false,
         }
     }
 }

@@ -101,7 +101,8 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::Tsum { .. }
         | Op::If { .. }
         | Op::For { .. }
-        | Op::Yield(_) => None,
+        | Op::Yield(_)
+        | Op::Perm { .. } => None,
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),
@@ -414,6 +415,10 @@ impl Printer<'_> {
             Op::Tsum { p, values } => format!("tsum<{p}> {}", list(values)),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
+            Op::Perm { a, b, sel } => {
+                let [s0, s1, s2, s3] = sel;
+                format!("{m} {a}, {b}, [{s0}, {s1}, {s2}, {s3}]")
+            }
             Op::If { cond, then_block, else_block } => {
                 let _ = write!(self.out, "if {cond}");
                 self.block_params(*then_block);

@@ -155,6 +155,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 self.lower_for(*start, *end, *step, *unroll, init, *body)
             }
             Op::Yield(_) => Err(LowerError::Invalid("`yield` in the middle of a block".into())),
+            Op::Perm { a, b, sel } => one(self.perm(self.val(*a)?, self.val(*b)?, *sel)?),
         }
     }
 

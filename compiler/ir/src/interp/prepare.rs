@@ -106,7 +106,8 @@ impl<'k> Prepared<'k> {
                     | Op::WaveArgmax { .. }
                     | Op::Tsum { .. }
                     | Op::If { .. }
-                    | Op::For { .. } => code[b.index()].push(inst),
+                    | Op::For { .. }
+                    | Op::Perm { .. } => code[b.index()].push(inst),
                 }
             }
         }
@@ -358,6 +359,15 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
             check_yield(k, *body, &data.results)?;
         }
         Op::Yield(_) => nres(0)?,
+        Op::Perm { a, b, sel } => {
+            nres(1)?;
+            scalar(*a)?;
+            scalar(*b)?;
+            scalar(data.results[0])?;
+            if sel.iter().any(|&s| s > 7) {
+                return Err(format!("selector {sel:?} names a byte past 7"));
+            }
+        }
     }
     Ok(())
 }

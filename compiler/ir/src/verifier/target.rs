@@ -78,7 +78,8 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
         | Op::Tsum { .. }
         | Op::If { .. }
         | Op::For { .. }
-        | Op::Yield(_) => None,
+        | Op::Yield(_)
+        | Op::Perm { .. } => None,
     }
 }
 

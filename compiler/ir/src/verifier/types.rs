@@ -392,6 +392,14 @@ impl Verifier<'_> {
                 carried
             }
             Op::Yield(_) => vec![],
+            Op::Perm { a, b, sel } => {
+                self.operand(i, "operand", *a, "u32", |t| t == Type::U32);
+                self.operand(i, "operand", *b, "u32", |t| t == Type::U32);
+                if let Some(&s) = sel.iter().find(|&&s| s > 7) {
+                    self.at(i, format!("selector: expected bytes in 0..=7, found {s} in {sel:?}"));
+                }
+                vec![Type::U32]
+            }
         };
         Some(r)
     }

@@ -18,6 +18,7 @@ use memory::{Loc, Shadow, FRESH, NEVER};
 
 use super::arith::{self, as_i128, width_mask};
 use super::error::{InterpError, Lanes, Site};
+use super::packed;
 use super::prepare::Prepared;
 use super::Launch;
 use crate::{
@@ -213,7 +214,8 @@ impl<'a> Exec<'a> {
                 | Op::Tsum { .. }
                 | Op::If { .. }
                 | Op::For { .. }
-                | Op::Yield(_) => {}
+                | Op::Yield(_)
+                | Op::Perm { .. } => {}
             }
         }
     }
@@ -433,6 +435,15 @@ impl<'a> Exec<'a> {
             }
             Op::For { start, end, step, init, body, .. } => {
                 self.exec_for(inst, m, [*start, *end, *step], init, *body)?
+            }
+            Op::Perm { a, b, sel } => {
+                let srcs = [(p.slot(*a), false), (p.slot(*b), false)];
+                self.lanewise(m, p.slot(res(0)), srcs, 1, |d, [a, b], _| {
+                    for i in 0..d.len() {
+                        d[i] = packed::perm(a[i] as u32, b[i] as u32, *sel) as u64;
+                    }
+                    true
+                });
             }
         }
         Ok(())
