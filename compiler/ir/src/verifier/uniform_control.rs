@@ -37,7 +37,9 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::If { .. }
         | Op::For { .. }
         | Op::Yield(_)
-        | Op::Perm { .. } => None,
+        | Op::Perm { .. }
+        | Op::Dot { .. }
+        | Op::PackedConvert { .. } => None,
     }
 }
 
