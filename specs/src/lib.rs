@@ -19,6 +19,7 @@ pub mod cases;
 mod common;
 pub mod copy;
 pub mod math;
+pub mod packed_ops;
 pub mod quantize;
 pub mod rmsnorm;
 pub mod swiglu;

@@ -155,6 +155,11 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 self.lower_for(*start, *end, *step, *unroll, init, *body)
             }
             Op::Yield(_) => Err(LowerError::Invalid("`yield` in the middle of a block".into())),
+            Op::Perm { a, b, sel } => one(self.perm(self.val(*a)?, self.val(*b)?, *sel)?),
+            Op::Dot { op, a, b, acc } => {
+                one(self.dot(*op, self.val(*a)?, self.val(*b)?, self.val(*acc)?)?)
+            }
+            Op::PackedConvert { op, arg } => one(self.packed_convert(*op, self.val(*arg)?)?),
         }
     }
 
