@@ -1,5 +1,10 @@
-//! Memory: the LDS array and private allocas, element addresses in each address space, and
-//! loads and stores at their natural alignment (`i1` is a byte in memory).
+//! Memory: the LDS array and private allocas, element and byte addresses in each address space,
+//! and loads and stores at the alignment the op states or its natural one (`i1` is a byte in
+//! memory). LLVM is told exactly that alignment, so an access below its natural alignment is
+//! split by the back end into what the target can do (narrower loads), never assumed wider. The
+//! index is sign- or zero-extended to 64 bits by its type and used in a GEP on the parameter's
+//! own pointer, so a 64-bit index keeps the parameter's `noalias` / `readonly` (NVPTX still
+//! selects `ld.global.nc`).
 
 use super::{scalar_mem_type, Bv, LResult, LowerError, Lowering, AS_GLOBAL, AS_LDS};
 use inkwell::llvm_sys::LLVMOpcode;
@@ -37,19 +42,26 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         Ok(())
     }
 
-    /// The address of element `index` (in units of `ty`'s scalar) of `mem`, and its address space.
+    /// The address of `mem` at `index` (counting `unit`s of an access of `ty`), and its address
+    /// space.
     pub(super) fn address(
         &mut self,
         mem: &MemRef,
         index: Value,
         ty: Type,
+        unit: IndexUnit,
     ) -> LResult<(PointerValue<'ctx>, u16)> {
-        let idx = self.b.build_int_z_extend(
-            self.val(index)?.into_int_value(),
-            self.ctx.i64_type(),
-            "",
-        )?;
-        let elem = scalar_mem_type(self.ctx, ty.scalar);
+        let raw = self.val(index)?.into_int_value();
+        let i64t = self.ctx.i64_type();
+        let idx = match self.k.ty(index).scalar.bits() {
+            64 => raw,
+            _ if self.k.ty(index).scalar.is_signed() => self.b.build_int_s_extend(raw, i64t, "")?,
+            _ => self.b.build_int_z_extend(raw, i64t, "")?,
+        };
+        let elem = match unit {
+            IndexUnit::Element => scalar_mem_type(self.ctx, ty.scalar),
+            IndexUnit::Byte => self.ctx.i8_type().into(),
+        };
         let (base, space) = match mem {
             MemRef::Buffer(p) => {
                 let v = self.params[p.as_u32() as usize];
@@ -95,21 +107,20 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         Ok((ptr, space))
     }
 
-    pub(super) fn align_of(ty: Type) -> u32 {
-        if ty.lanes > 1 && ty.bytes().is_power_of_two() {
-            ty.bytes()
-        } else {
-            ty.scalar.bytes()
-        }
-    }
-
-    pub(super) fn load(&mut self, mem: &MemRef, index: Value, ty: Type) -> LResult<Bv<'ctx>> {
-        let (ptr, _) = self.address(mem, index, ty)?;
+    pub(super) fn load(
+        &mut self,
+        mem: &MemRef,
+        index: Value,
+        ty: Type,
+        align: Option<u32>,
+        unit: IndexUnit,
+    ) -> LResult<Bv<'ctx>> {
+        let (ptr, _) = self.address(mem, index, ty, unit)?;
         let bool_scalar = ty.scalar == ScalarType::I1;
         let lty = if bool_scalar { self.ctx.i8_type().into() } else { self.ty(ty) };
         let v = self.b.build_load(lty, ptr, "")?;
         if let Some(i) = v.as_instruction_value() {
-            let _ = i.set_alignment(Self::align_of(ty));
+            let _ = i.set_alignment(align.unwrap_or(natural_align(ty)));
         }
         Ok(if bool_scalar {
             self.cast(LLVMOpcode::LLVMTrunc, v, self.ctx.bool_type().into())
@@ -118,15 +129,22 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         })
     }
 
-    pub(super) fn store(&mut self, mem: &MemRef, index: Value, value: Value) -> LResult<()> {
+    pub(super) fn store(
+        &mut self,
+        mem: &MemRef,
+        index: Value,
+        value: Value,
+        align: Option<u32>,
+        unit: IndexUnit,
+    ) -> LResult<()> {
         let ty = self.k.ty(value);
-        let (ptr, _) = self.address(mem, index, ty)?;
+        let (ptr, _) = self.address(mem, index, ty, unit)?;
         let mut v = self.val(value)?;
         if ty.scalar == ScalarType::I1 {
             v = self.cast(LLVMOpcode::LLVMZExt, v, self.ctx.i8_type().into());
         }
         let st = self.b.build_store(ptr, v)?;
-        let _ = st.set_alignment(Self::align_of(ty));
+        let _ = st.set_alignment(align.unwrap_or(natural_align(ty)));
         Ok(())
     }
 }
