@@ -10,6 +10,7 @@ use super::{scalar_mem_type, Bv, LResult, LowerError, Lowering, AS_GLOBAL, AS_LD
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::Linkage;
 use inkwell::types::BasicType;
+use inkwell::types::IntType;
 use inkwell::values::{BasicValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
 use kiln_ir::*;
@@ -118,10 +119,33 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         let (ptr, _) = self.address(mem, index, ty, unit)?;
         let bool_scalar = ty.scalar == ScalarType::I1;
         let lty = if bool_scalar { self.ctx.i8_type().into() } else { self.ty(ty) };
-        let v = self.b.build_load(lty, ptr, "")?;
-        if let Some(i) = v.as_instruction_value() {
-            let _ = i.set_alignment(align.unwrap_or(natural_align(ty)));
-        }
+        let align = align.unwrap_or(natural_align(ty));
+        let v = match self.pieces(ty, align) {
+            Some((piece, n)) => {
+                let mut acc = piece.vec_type(n).get_poison();
+                for k in 0..n {
+                    let p = self.byte_offset(ptr, k * align)?;
+                    let part = self.b.build_load(piece, p, "")?;
+                    if let Some(i) = part.as_instruction_value() {
+                        let _ = i.set_alignment(align);
+                    }
+                    acc = self.b.build_insert_element(
+                        acc,
+                        part.into_int_value(),
+                        self.i32c(k),
+                        "",
+                    )?;
+                }
+                self.cast(LLVMOpcode::LLVMBitCast, acc.into(), lty)
+            }
+            None => {
+                let v = self.b.build_load(lty, ptr, "")?;
+                if let Some(i) = v.as_instruction_value() {
+                    let _ = i.set_alignment(align);
+                }
+                v
+            }
+        };
         Ok(if bool_scalar {
             self.cast(LLVMOpcode::LLVMTrunc, v, self.ctx.bool_type().into())
         } else {
@@ -143,8 +167,52 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         if ty.scalar == ScalarType::I1 {
             v = self.cast(LLVMOpcode::LLVMZExt, v, self.ctx.i8_type().into());
         }
-        let st = self.b.build_store(ptr, v)?;
-        let _ = st.set_alignment(align.unwrap_or(natural_align(ty)));
+        let align = align.unwrap_or(natural_align(ty));
+        match self.pieces(ty, align) {
+            Some((piece, n)) => {
+                let parts = self.cast(LLVMOpcode::LLVMBitCast, v, piece.vec_type(n).into());
+                for k in 0..n {
+                    let part = self.b.build_extract_element(
+                        parts.into_vector_value(),
+                        self.i32c(k),
+                        "",
+                    )?;
+                    let p = self.byte_offset(ptr, k * align)?;
+                    let st = self.b.build_store(p, part)?;
+                    let _ = st.set_alignment(align);
+                }
+            }
+            None => {
+                let st = self.b.build_store(ptr, v)?;
+                let _ = st.set_alignment(align);
+            }
+        }
         Ok(())
+    }
+
+    /// Where the target splits under-aligned accesses ([`crate::isa::Isa::splits_underaligned_access`])
+    /// and `align` is below `ty`'s natural alignment: the piece (an integer of `align` bytes) and
+    /// how many make the access. Both are powers of two, so `align` divides the natural
+    /// alignment, which divides the size.
+    fn pieces(&self, ty: Type, align: u32) -> Option<(IntType<'ctx>, u32)> {
+        if !self.isa.splits_underaligned_access() || align >= natural_align(ty) {
+            return None;
+        }
+        let piece = match align {
+            1 => self.ctx.i8_type(),
+            2 => self.ctx.i16_type(),
+            4 => self.ctx.i32_type(),
+            _ => self.ctx.i64_type(),
+        };
+        Some((piece, ty.bytes() / align))
+    }
+
+    /// `ptr + bytes`.
+    fn byte_offset(&mut self, ptr: PointerValue<'ctx>, bytes: u32) -> LResult<PointerValue<'ctx>> {
+        if bytes == 0 {
+            return Ok(ptr);
+        }
+        // SAFETY: a byte offset inside the access being split.
+        Ok(unsafe { self.b.build_in_bounds_gep(self.ctx.i8_type(), ptr, &[self.i32c(bytes)], "")? })
     }
 }
