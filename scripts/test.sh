@@ -26,3 +26,10 @@ pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
 ./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
 ./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64
+
+# The op checks (specs/checks.ron: a small kernel an IR op or access form), every arch that has
+# the op, then parity against the interpreter at wave 32 and wave 64.
+checks=target/ci-checks
+KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --matrix specs/checks.ron --all-archs --strict -o "$checks"
+./target/debug/kiln parity --device cpu --package "$checks"
+./target/debug/kiln parity --device cpu --arch gfx906 --package "$checks"

@@ -1,4 +1,4 @@
-; Library kernel copy_from_mapped_multi on gfx1201: the 16-byte path is 4 global_load_b128 /
+; Library kernel copy_from_mapped_multi on gfx1201: the 16-byte path is 1 + 4 (the unrolled loop and its remainder) global_load_b128 /
 ; global_store_b128 pairs, after the 1-, 4- and 8-byte paths; no scratch.
 ; kernel: copy_from_mapped_multi
 ; arch: gfx1201
@@ -8,6 +8,8 @@ CHECK-LABEL: copy_from_mapped_multi:
 CHECK: global_load_u8
 CHECK: global_load_b32
 CHECK: global_load_b64
+CHECK: global_load_b128
+CHECK: global_store_b128
 CHECK: global_load_b128
 CHECK: global_store_b128
 CHECK: global_load_b128

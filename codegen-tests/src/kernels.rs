@@ -225,8 +225,61 @@ pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
         "shuffle_xor" => shuffle_xor(wave, knob("m")?),
         "op_zoo" => op_zoo(wave),
         "packed" => packed(variant, wave)?,
+        "q8_0_quants" => q8_0_quants(wave),
+        "index64" => index64(wave),
         _ => return None,
     })
+}
+
+/// The 32 quants of Q8_0 block `lane` (34 bytes: an f16 scale, then the quants) read as two
+/// `u8x16` at byte `34 * lane + 2` and `+ 18` assuming 2-byte alignment, stored to `out` at
+/// `32 * lane` (16-byte aligned): the lowering must split the loads to what 2-byte alignment
+/// allows, never assume 16.
+pub fn q8_0_quants(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("q8_0_quants", wave);
+    let x = b.buffer("blocks", ScalarType::U8, Access::Read);
+    let out = b.buffer("quants", ScalarType::U8, Access::Write);
+    let wg = b.workgroup_id(Dim::X);
+    let wv = b.u32(wave);
+    let base = b.mul(wg, wv);
+    let lane = b.lane();
+    let l = b.add(base, lane);
+    let c34 = b.u32(34);
+    let at = b.mul(l, c34);
+    let c32 = b.u32(32);
+    let dst = b.mul(l, c32);
+    let v16 = Type::vector(ScalarType::U8, 16);
+    for half in 0..2 {
+        let skip = b.u32(2 + 16 * half);
+        let src = b.add(at, skip);
+        let q = b.load_with(x, src, v16, IndexUnit::Byte, Some(2));
+        let o = b.u32(16 * half);
+        let d = b.add(dst, o);
+        b.store(out, d, q);
+    }
+    b.finish()
+}
+
+/// Read-only `x` read at the 64-bit element index `base + lane` (a `u64` scalar), as an `f32`
+/// and an `f32x4`, stored to `out` at the same `u64` index: the parameter keeps `noalias` /
+/// `readonly`, so NVPTX still reads `x` with `ld.global.nc`.
+pub fn index64(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("index64", wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let base = b.scalar_param("base", ScalarType::U64);
+    let lane = b.lane();
+    let l = b.convert(lane, Type::U64);
+    let bv = b.arg(base);
+    let i = b.add(bv, l);
+    let v = b.load(x, i, Type::F32);
+    let four = b.u64(4);
+    let j = b.mul(i, four);
+    let v4 = b.load(x, j, Type::vector(ScalarType::F32, 4));
+    let e = b.extract(v4, 3);
+    let s = b.add(v, e);
+    b.store(out, i, s);
+    b.finish()
 }
 
 /// A variant of a library family (kiln-specs) built for a target at a wave size.

@@ -5,8 +5,10 @@
 //! A table of `u64` triples `(src, dst, bytes)` (device-visible addresses) drives it; grid y is
 //! the copy. Each copy uses the widest access both pointers allow (16, 8, 4 bytes, else bytes):
 //! `bytes / width` vector copies spread over the copy's lanes (consecutive lanes, consecutive
-//! vectors), then the last `bytes % width` bytes one a lane. Each copy must be below `4 GiB *
-//! width`; regions must not overlap. Engines batch up to 16 copies a launch; any count works.
+//! vectors), then the last `bytes % width` bytes one a lane. The vectors are walked in blocks of
+//! [`BLOCK_CHUNKS`] (an outer loop over blocks, a `u32` loop inside), so any 64-bit length is
+//! copied whole (a single `u32` loop truncated a copy of `2^32 + 3` bytes to 3). Regions must not
+//! overlap. Engines batch up to 16 copies a launch; any count works.
 //!
 //! ABI:
 //!
@@ -26,6 +28,9 @@ use kiln_ir::{
 pub const BLOCK: u32 = 256;
 /// Workgroups a copy (grid x).
 pub const WORKGROUPS: u32 = 32;
+/// Vectors a block of the outer loop: `2^31`, so the inner `u32` loop's index plus a stride
+/// never wraps.
+pub const BLOCK_CHUNKS: u64 = 1 << 31;
 
 /// The family (baseline only).
 pub fn spec() -> KernelSpec {
@@ -41,6 +46,7 @@ pub fn spec() -> KernelSpec {
             "its input is a table of device addresses, which the generic bench cannot build; \
              kiln bench's bandwidth measurement times device copies",
         ),
+        archs: None,
     }
 }
 
@@ -119,18 +125,49 @@ pub fn parity_cases(seed: u64, large: bool) -> Vec<CopyCase> {
     out
 }
 
-/// Copies `chunks` values of `ty` (`width` bytes each) from `src` to `dst`, lane `gid` of
-/// `total` taking every `total`-th.
+/// Copies `chunks` (`u64`) values of `ty` (`width` bytes each) from `src` to `dst`, lane `gid`
+/// of `total` taking every `total`-th, in blocks of `block` values.
 fn copy_loop(
     b: &mut KernelBuilder,
     (src, dst): (Value, Value),
     chunks: Value,
     (gid, total): (Value, Value),
     ty: Type,
+    block: u64,
 ) {
     let width = b.u64(ty.bytes() as u64);
-    b.for_range(gid, chunks, total, 4, &[], |b, i, _| {
+    let blk = b.u64(block);
+    let blocks = b.div(chunks, blk);
+    let whole = b.mul(blocks, blk);
+    let partial = b.lt(whole, chunks);
+    let one64 = b.u64(1);
+    let zero64 = b.u64(0);
+    let extra = b.select(partial, one64, zero64);
+    let blocks = b.add(blocks, extra);
+    let blocks = b.convert(blocks, Type::U32);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    b.for_range(zero, blocks, one, 1, &[], |b, r, _| {
+        let r64 = b.convert(r, Type::U64);
+        let first = b.mul(r64, blk);
+        let left = b.sub(chunks, first);
+        let n = b.min(left, blk);
+        let n = b.convert(n, Type::U32);
+        copy_block(b, (src, dst), (first, n), (gid, total), (ty, width));
+        vec![]
+    });
+}
+
+/// Values `first + i` for `i` in `gid..n` by `total`.
+fn copy_block(
+    b: &mut KernelBuilder,
+    (src, dst): (Value, Value),
+    (first, n): (Value, Value),
+    (gid, total): (Value, Value),
+    (ty, width): (Type, Value),
+) {
+    b.for_range(gid, n, total, 4, &[], |b, i, _| {
         let i64v = b.convert(i, Type::U64);
+        let i64v = b.add(first, i64v);
         let off = b.mul(i64v, width);
         let s = b.add(src, off);
         let d = b.add(dst, off);
@@ -142,7 +179,12 @@ fn copy_loop(
 }
 
 /// The kernel: `table`, `count`; grid `[WORKGROUPS, count, 1]`.
-pub fn copy_from_mapped_multi(_t: &Target, wave: u32) -> Kernel {
+pub fn copy_from_mapped_multi(t: &Target, wave: u32) -> Kernel {
+    copy_in_blocks(t, wave, BLOCK_CHUNKS)
+}
+
+/// The kernel with blocks of `block` vectors (tests use small blocks to reach the outer loop).
+pub fn copy_in_blocks(_t: &Target, wave: u32, block: u64) -> Kernel {
     let mut b = KernelBuilder::new("copy_from_mapped_multi", wave);
     b.workgroup_size([BLOCK, 1, 1]);
     b.const_param("block", BLOCK as i64);
@@ -191,31 +233,31 @@ pub fn copy_from_mapped_multi(_t: &Target, wave: u32) -> Kernel {
     let width = b.select(a8, w8, width);
     let width = b.select(a16, w16, width);
     let chunks64 = b.div(bytes, width);
-    let chunks = b.convert(chunks64, Type::U32);
+    let chunks = chunks64;
     let ptrs = (src, dst);
     let lanes = (gid, total);
     b.if_else(
         a16,
         |b| {
-            copy_loop(b, ptrs, chunks, lanes, Type::vector(ScalarType::U32, 4));
+            copy_loop(b, ptrs, chunks, lanes, Type::vector(ScalarType::U32, 4), block);
             vec![]
         },
         |b| {
             b.if_else(
                 a8,
                 |b| {
-                    copy_loop(b, ptrs, chunks, lanes, Type::vector(ScalarType::U32, 2));
+                    copy_loop(b, ptrs, chunks, lanes, Type::vector(ScalarType::U32, 2), block);
                     vec![]
                 },
                 |b| {
                     b.if_else(
                         a4,
                         |b| {
-                            copy_loop(b, ptrs, chunks, lanes, Type::U32);
+                            copy_loop(b, ptrs, chunks, lanes, Type::U32, block);
                             vec![]
                         },
                         |b| {
-                            copy_loop(b, ptrs, chunks, lanes, Type::U8);
+                            copy_loop(b, ptrs, chunks, lanes, Type::U8, block);
                             vec![]
                         },
                     );
@@ -239,4 +281,61 @@ pub fn copy_from_mapped_multi(_t: &Target, wave: u32) -> Kernel {
         b.store(MemRef::Global(d), zero, v);
     });
     b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_ir::interp::{self, Arg, InterpError, Region, RunOptions};
+    use rand::{Rng, SeedableRng};
+
+    fn table(copies: &[(u64, u64, u64)]) -> Vec<u8> {
+        copies.iter().flat_map(|&(s, d, n)| [s, d, n]).flat_map(u64::to_le_bytes).collect()
+    }
+
+    fn run(k: &Kernel, copies: &[(u64, u64, u64)], mem: &mut [Region]) -> Result<(), InterpError> {
+        let mut args = [Arg::Buffer(table(copies)), Arg::Scalar(copies.len() as u64)];
+        interp::run_with_memory(k, &mut args, mem, &RunOptions::default()).map(|_| ())
+    }
+
+    /// A copy of `2^32 + 3` bytes from a 64-byte region: the kernel must try to copy past the
+    /// region (an out-of-bounds error), not truncate the length to 3 bytes and succeed, as the
+    /// single `u32` loop did.
+    #[test]
+    fn a_copy_past_4_gib_chunks_is_not_truncated() {
+        let t = Target::by_name("gfx1100").unwrap();
+        let k = copy_from_mapped_multi(t, 32);
+        let (src, dst) = (0x10_0001u64, 0x20_0001u64);
+        let mut mem =
+            [Region { base: src, bytes: vec![7; 64] }, Region { base: dst, bytes: vec![0; 64] }];
+        let e = run(&k, &[(src, dst, (1 << 32) + 3)], &mut mem).unwrap_err();
+        assert!(matches!(e, InterpError::OutOfBounds { .. }), "{e}");
+        assert!(e.to_string().contains("is past its end"), "{e}");
+    }
+
+    /// With blocks of a few vectors (so the outer loop runs many times), every length and
+    /// alignment copies exactly the source bytes and nothing else.
+    #[test]
+    fn blocked_copies_match_memcpy() {
+        let t = Target::by_name("gfx1100").unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for block in [1u64, 3, 64] {
+            let k = copy_in_blocks(t, 32, block);
+            for _ in 0..3 {
+                let n: u64 = rng.gen_range(0..3000);
+                let (so, d_o) = [(0u64, 0u64), (8, 8), (4, 12), (1, 2)][rng.gen_range(0..4)];
+                let (src, dst) = (0x10_0000u64, 0x40_0000u64);
+                let data: Vec<u8> = (0..n + 32).map(|_| rng.gen()).collect();
+                let mut mem = [
+                    Region { base: src, bytes: data.clone() },
+                    Region { base: dst, bytes: vec![0xee; n as usize + 32] },
+                ];
+                run(&k, &[(src + so, dst + d_o, n)], &mut mem).unwrap();
+                let mut want = vec![0xee; n as usize + 32];
+                want[d_o as usize..(d_o + n) as usize]
+                    .copy_from_slice(&data[so as usize..(so + n) as usize]);
+                assert_eq!(mem[1].bytes, want, "block {block}, {n} bytes, offsets {so} {d_o}");
+            }
+        }
+    }
 }

@@ -19,6 +19,7 @@ pub mod cases;
 mod common;
 pub mod copy;
 pub mod math;
+pub mod mem_access;
 pub mod packed_ops;
 pub mod quantize;
 pub mod rmsnorm;
@@ -75,6 +76,9 @@ pub struct KernelSpec {
     pub parity: Parity,
     /// Its bench cases.
     pub bench: Bench,
+    /// The archs it is built for: `None` for every arch; `Some` for a family whose ops some
+    /// targets lack (the op checks), so `--all-archs` builds it only where it verifies.
+    pub archs: Option<Vec<String>>,
 }
 
 impl KernelSpec {
@@ -85,6 +89,10 @@ impl KernelSpec {
     /// A variant by name.
     pub fn variant(&self, name: &str) -> Option<&VariantSpec> {
         self.variants.iter().find(|v| v.name == name)
+    }
+    /// True when the family is built for `t`.
+    pub fn builds_for(&self, t: &Target) -> bool {
+        self.archs.as_ref().is_none_or(|a| a.iter().any(|n| n == t.name))
     }
     /// The bench cases (none for [`Bench::Without`]).
     pub fn bench_cases(&self) -> Vec<bench::BenchCase> {
@@ -175,7 +183,7 @@ pub fn parse_build_matrix(origin: &str, text: &str) -> Result<BuildMatrix, Matri
         kiln_ir::Target::by_name(a)
             .map_err(|source| MatrixError::Arch { origin: origin.to_string(), source })?;
     }
-    let lib = library();
+    let lib = all_families();
     let known = || lib.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
     let kernels = m.kernels.iter().map(|k| ("kernels", k));
     let budgets = m.budgets.iter().map(|b| ("budgets", &b.kernel)).filter(|(_, k)| *k != "*");
@@ -210,14 +218,32 @@ pub fn library() -> Vec<KernelSpec> {
     v
 }
 
-/// The names of the library's families, comma separated (for error messages).
-pub fn family_names() -> String {
-    library().iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+/// The op checks: small kernels of single IR ops (packed dot products, permutes, converts,
+/// unaligned and 64-bit-indexed memory access) with parity cases, so each op is proven bit for
+/// bit on every device. Not part of the shipped library: `specs/checks.ron` builds them
+/// (`kiln build --matrix specs/checks.ron`), and `kiln parity` runs them like any family.
+pub fn checks() -> Vec<KernelSpec> {
+    let mut v = vec![];
+    v.extend(packed_ops::specs());
+    v.extend(mem_access::specs());
+    v
 }
 
-/// Looks a family up by name.
+/// The library and the op checks: every family a build matrix may name.
+pub fn all_families() -> Vec<KernelSpec> {
+    let mut v = library();
+    v.extend(checks());
+    v
+}
+
+/// The names of every family (library and op checks), comma separated (for error messages).
+pub fn family_names() -> String {
+    all_families().iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Looks a family (library or op check) up by name.
 pub fn family(name: &str) -> Option<KernelSpec> {
-    library().into_iter().find(|k| k.name == name)
+    all_families().into_iter().find(|k| k.name == name)
 }
 
 #[cfg(test)]
@@ -231,7 +257,7 @@ mod tests {
     #[test]
     fn every_family_has_parity_and_bench_cases() {
         let mut bench_names = BTreeSet::new();
-        for f in library() {
+        for f in all_families() {
             let n = match f.parity {
                 Parity::Buffers(g) => g(&mut cases::rng_for(f.name, 7), false).len(),
                 Parity::CopyTable(g) => g(7, false).len(),
@@ -290,8 +316,23 @@ mod tests {
 
     #[test]
     fn family_names_are_unique() {
-        let lib = library();
+        let lib = all_families();
         let names: BTreeSet<_> = lib.iter().map(|f| f.name).collect();
         assert_eq!(names.len(), lib.len());
+    }
+
+    /// `specs/checks.ron` builds exactly the op checks, and each is built where it verifies.
+    #[test]
+    fn the_checks_matrix_names_every_op_check() {
+        let m = parse_build_matrix("specs/checks.ron", include_str!("../checks.ron")).unwrap();
+        let names: BTreeSet<String> = checks().iter().map(|f| f.name.to_string()).collect();
+        assert_eq!(m.kernels.iter().cloned().collect::<BTreeSet<_>>(), names);
+        for f in checks() {
+            for t in TARGETS {
+                let k = (f.baseline().build)(t, t.default_wave());
+                let ok = kiln_ir::verify(&k, Some(t)).is_ok();
+                assert_eq!(ok, f.builds_for(t), "{} on {t}", f.name);
+            }
+        }
     }
 }

@@ -12,11 +12,10 @@
 //! | `n`   | u32                  | lanes                                        |
 //! | `out` | u32, write, `w * n`  | the result's bits (`w` = 4 for `i8x4_to_f32x4`, else 1) |
 //!
-//! Registration in the build matrix and the case registry is left to the lead (the registry is
-//! being restructured); [`specs`] and [`cases`] give both.
+//! Registered in [`crate::checks`]; `specs/checks.ron` builds them.
 
 use crate::cases::{Case, Rng};
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::verifier::target::{op_requirement, Requirement};
 use kiln_ir::*;
@@ -135,10 +134,19 @@ pub fn archs(family: &str) -> Vec<String> {
 
 macro_rules! builders {
     ($($name:literal => $f:ident),* $(,)?) => {
-        $(fn $f(_t: &Target, wave: u32) -> Kernel { kernel($name, wave) })*
-        fn build_fn(family: &str) -> crate::BuildFn {
+        $(mod $f {
+            use super::*;
+            pub(super) fn build(_t: &Target, wave: u32) -> Kernel {
+                kernel($name, wave)
+            }
+            pub(super) fn parity(rng: &mut Rng, _large: bool) -> Vec<Case> {
+                cases($name, rng.next_u64())
+            }
+        })*
+        /// The builder and the parity cases of a family.
+        fn fns(family: &str) -> (crate::BuildFn, fn(&mut Rng, bool) -> Vec<Case>) {
             match family {
-                $($name => $f,)*
+                $($name => ($f::build, $f::parity),)*
                 other => panic!("no packed family {other}"),
             }
         }
@@ -158,17 +166,23 @@ builders! {
     "packed_nibbles_high" => nibbles_high,
 }
 
-/// Every family (baseline only), admitted on the archs that have its ops.
+/// Every family (baseline only), built for and admitted on the archs that have its ops.
 pub fn specs() -> Vec<KernelSpec> {
     FAMILIES
         .iter()
-        .map(|&name| KernelSpec {
-            name,
-            variants: vec![VariantSpec {
-                name: "baseline",
-                build: build_fn(name),
-                admit: Admission { archs: archs(name), shapes: vec![] },
-            }],
+        .map(|&name| {
+            let (build, parity) = fns(name);
+            KernelSpec {
+                name,
+                variants: vec![VariantSpec {
+                    name: "baseline",
+                    build,
+                    admit: Admission { archs: archs(name), shapes: vec![] },
+                }],
+                parity: Parity::Buffers(parity),
+                bench: Bench::Without("an op check: its cases prove bits, not speed"),
+                archs: Some(archs(name)),
+            }
         })
         .collect()
 }

@@ -135,6 +135,7 @@ pub fn specs() -> Vec<KernelSpec> {
             ],
             parity: Parity::Buffers(parity),
             bench,
+            archs: None,
         }
     }
     const ONE_BENCH: Bench = Bench::Without(

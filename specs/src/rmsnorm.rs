@@ -53,6 +53,7 @@ pub fn specs() -> Vec<KernelSpec> {
             variants: vec![VariantSpec { name: "baseline", build, admit: Admission::default() }],
             parity: Parity::Buffers(parity),
             bench,
+            archs: None,
         }
     }
     const ONE_BENCH: Bench =

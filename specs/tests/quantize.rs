@@ -160,12 +160,34 @@ fn q8_random_against_ggml_reference() {
 }
 
 #[test]
-fn q8_ragged_lengths() {
-    let mut rng = rng("q8_ragged_lengths");
-    // n not a multiple of 32: the whole blocks are written, the rest is left alone.
-    for &n in &[5usize, 33, 100, 4096 + 17] {
+fn q8_ragged_lengths_are_refused() {
+    // n not a multiple of 32 would drop the tail silently: the ABI's rule refuses it before the
+    // kernel runs, on every variant and wave size, naming the parameter.
+    let mut rng = rng("q8_ragged_lengths_are_refused");
+    let ragged =
+        [1usize, 5, 31, 33, 100, 4096 + 17, 32 * rng.gen_range(1..200) + rng.gen_range(1..32)];
+    for &n in &ragged {
         let x: Vec<f32> = (0..n).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
-        check(&x, &format!("n {n}"), |q8_1, _, input| Some(ggml_ref(&input[..n / 32 * 32], q8_1)));
+        for (name, _, from_f16) in FAMILIES {
+            let input = if from_f16 {
+                u16_bytes(&x.iter().map(|&v| f16::from_f32(v).to_bits()).collect::<Vec<_>>())
+            } else {
+                f32_bytes(&x)
+            };
+            for (_, wave) in waves() {
+                for (variant, k) in variants(name, wave) {
+                    let mut args =
+                        args_for(&k, &Call::new().buf("x", input.clone()).u32("n", n as u32));
+                    let e = kiln_ir::interp::run(&k, &mut args, &Default::default())
+                        .expect_err(&format!("{name}/{variant} n={n} ran"));
+                    assert!(
+                        matches!(e, kiln_ir::interp::InterpError::ScalarRule(_)),
+                        "{name}/{variant} n={n}: {e}"
+                    );
+                    assert!(e.to_string().contains("`n`"), "{e}");
+                }
+            }
+        }
     }
 }
 

@@ -439,11 +439,45 @@ impl KernelBuilder {
     /// Loads `ty` at element `index` (in units of `ty`'s scalar).
     pub fn load(&mut self, mem: impl Into<MemRef>, index: Value, ty: impl Into<Type>) -> Value {
         let ty = ty.into();
-        self.push1(Op::Load { mem: mem.into(), index, ty }, ty)
+        self.push1(
+            Op::Load { mem: mem.into(), index, ty, align: None, unit: IndexUnit::Element },
+            ty,
+        )
+    }
+    /// Loads `ty` at `index` counting `unit`s (elements of `ty`'s scalar or bytes), assuming
+    /// `align` bytes of alignment (`None`: the natural alignment); see [`IndexUnit`].
+    pub fn load_with(
+        &mut self,
+        mem: impl Into<MemRef>,
+        index: Value,
+        ty: impl Into<Type>,
+        unit: IndexUnit,
+        align: Option<u32>,
+    ) -> Value {
+        let ty = ty.into();
+        self.push1(Op::Load { mem: mem.into(), index, ty, align, unit }, ty)
     }
     /// Stores `value` at element `index` (in units of its scalar).
     pub fn store(&mut self, mem: impl Into<MemRef>, index: Value, value: Value) {
-        self.push0(Op::Store { mem: mem.into(), index, value })
+        self.push0(Op::Store {
+            mem: mem.into(),
+            index,
+            value,
+            align: None,
+            unit: IndexUnit::Element,
+        })
+    }
+    /// Stores `value` at `index` counting `unit`s, assuming `align` bytes of alignment (`None`:
+    /// the natural alignment); see [`IndexUnit`].
+    pub fn store_with(
+        &mut self,
+        mem: impl Into<MemRef>,
+        index: Value,
+        value: Value,
+        unit: IndexUnit,
+        align: Option<u32>,
+    ) {
+        self.push0(Op::Store { mem: mem.into(), index, value, align, unit })
     }
     /// Atomic read-modify-write; returns the old value.
     pub fn atomic(

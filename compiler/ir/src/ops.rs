@@ -385,6 +385,60 @@ impl std::fmt::Display for ShapeExpr {
 #[error("overflows 64 bits")]
 pub struct ShapeOverflow;
 
+/// What the index of a memory access counts.
+///
+/// # Memory accesses
+/// A `load` or `store` of type `T` (`n = T.bytes()` bytes, `i1` a byte) at index `i` touches the
+/// bytes `[base + off, base + off + n)` of its memory, where `off = i * T.scalar.bytes()` for
+/// [`IndexUnit::Element`] and `off = i` for [`IndexUnit::Byte`]; a signed index is
+/// sign-extended, an unsigned one zero-extended, to 64 bits. The byte unit addresses packed
+/// records whose fields are not multiples of the loaded type: a Q8_0 block is 34 bytes (an f16
+/// scale, then 32 quants), so its quants are read as two `u8x16` from a `u8` buffer at byte
+/// `34 * block + 2` with `align: Some(2)`.
+///
+/// The address `base + off` (for a buffer: its device address; LDS and private memory: the
+/// offset in the workgroup's LDS or in the private array, both allocated at 16-byte alignment)
+/// must be a multiple of the access's alignment: `align` if given, else the natural alignment
+/// ([`natural_align`]). A stated alignment is a power of two from 1 to `n` (the verifier checks
+/// it; an `f32x3` may state at most 8); back ends are told exactly this
+/// alignment, so an access below its natural alignment is split into what the target can do
+/// (narrower loads) instead of being undefined, and the interpreter's sanitizer refuses an access
+/// whose address is not a multiple of it, as the hardware would fault. An atomic is always
+/// naturally aligned. Buffer bases are 256-byte aligned on every device (the interpreter's too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IndexUnit {
+    /// The index counts elements of the accessed type's scalar.
+    #[default]
+    Element,
+    /// The index counts bytes.
+    Byte,
+}
+
+impl IndexUnit {
+    /// True for [`IndexUnit::Element`] (the default, left out of the text form).
+    pub fn is_element(&self) -> bool {
+        *self == IndexUnit::Element
+    }
+    /// The bytes one step of the index moves for an access of `ty`.
+    pub fn stride(self, ty: Type) -> u32 {
+        match self {
+            IndexUnit::Element => ty.scalar.bytes(),
+            IndexUnit::Byte => 1,
+        }
+    }
+}
+
+/// The alignment an access of `ty` has when it does not state one: the whole access for a
+/// vector whose size is a power of two, else its scalar's size (what back ends have always been
+/// told).
+pub fn natural_align(ty: Type) -> u32 {
+    if ty.lanes > 1 && ty.bytes().is_power_of_two() {
+        ty.bytes()
+    } else {
+        ty.scalar.bytes()
+    }
+}
+
 /// An operation. Results are listed in the instruction; the op says how many and of what type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Op {
@@ -474,24 +528,39 @@ pub enum Op {
         /// One scalar per element.
         elems: SmallVec<[Value; 4]>,
     },
-    /// Loads `ty` from `mem` at element index `index`, in units of `ty`'s scalar size
-    /// (byte offset = `index * ty.scalar.bytes()`).
+    /// Loads `ty` from `mem` at `index`, which counts `unit`s: elements of `ty`'s scalar (byte
+    /// offset = `index * ty.scalar.bytes()`) or bytes. The access must be aligned to `align`
+    /// bytes (see [`Op::Load`]'s fields and the module doc on memory accesses).
     Load {
         /// Where.
         mem: MemRef,
-        /// Element index (`u32`).
+        /// The index: `u32`, `i32`, `u64` or `i64` (signed indices are sign-extended).
         index: Value,
         /// What is loaded.
         ty: Type,
+        /// The alignment the access may assume, in bytes; `None`: the natural alignment
+        /// ([`natural_align`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        align: Option<u32>,
+        /// What `index` counts.
+        #[serde(default, skip_serializing_if = "IndexUnit::is_element")]
+        unit: IndexUnit,
     },
-    /// Stores `value` to `mem` at element index `index`, in units of the value's scalar size.
+    /// Stores `value` to `mem` at `index` (counting `unit`s: elements of the value's scalar, or
+    /// bytes), aligned to `align` bytes, as [`Op::Load`].
     Store {
         /// Where.
         mem: MemRef,
-        /// Element index (`u32`).
+        /// The index: `u32`, `i32`, `u64` or `i64`.
         index: Value,
         /// The stored value.
         value: Value,
+        /// The alignment the access may assume, in bytes; `None`: the natural alignment.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        align: Option<u32>,
+        /// What `index` counts.
+        #[serde(default, skip_serializing_if = "IndexUnit::is_element")]
+        unit: IndexUnit,
     },
     /// Atomic read-modify-write on a 32- or 64-bit integer; returns the old value.
     Atomic {
@@ -499,7 +568,7 @@ pub enum Op {
         op: AtomicOp,
         /// Where.
         mem: MemRef,
-        /// Element index (`u32`).
+        /// Element index (`u32`, `i32`, `u64` or `i64`); the access is naturally aligned.
         index: Value,
         /// Operand.
         value: Value,
@@ -643,7 +712,7 @@ impl Op {
                 mem(&mut v, m);
                 v.push(*index)
             }
-            Op::Store { mem: m, index, value } => {
+            Op::Store { mem: m, index, value, .. } => {
                 mem(&mut v, m);
                 v.extend([*index, *value])
             }

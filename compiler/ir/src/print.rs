@@ -401,6 +401,14 @@ impl Printer<'_> {
         }
     }
 
+    /// `mem[index]`, or `mem[byte index]` for a byte index.
+    fn mem_at(&self, m: &MemRef, index: Value, unit: IndexUnit) -> String {
+        match unit {
+            IndexUnit::Element => self.mem(m, index),
+            IndexUnit::Byte => self.mem(m, index).replacen('[', "[byte ", 1),
+        }
+    }
+
     fn inst(&mut self, i: Inst, depth: usize) {
         self.indent(depth);
         let Some(d) = self.k.insts.get(i) else {
@@ -424,8 +432,12 @@ impl Printer<'_> {
             Op::Convert { to, arg } | Op::Bitcast { to, arg } => format!("{m} {to} {arg}"),
             Op::Extract { vector, lane } => format!("{m} {vector}, {lane}"),
             Op::MakeVector { ty, elems } => format!("{m} {ty} {}", list(elems)),
-            Op::Load { mem, index, ty } => format!("{m} {ty} {}", self.mem(mem, *index)),
-            Op::Store { mem, index, value } => format!("{m} {} = {value}", self.mem(mem, *index)),
+            Op::Load { mem, index, ty, align, unit } => {
+                format!("{m} {ty} {}{}", self.mem_at(mem, *index, *unit), align_text(*align))
+            }
+            Op::Store { mem, index, value, align, unit } => {
+                format!("{m} {} = {value}{}", self.mem_at(mem, *index, *unit), align_text(*align))
+            }
             Op::Atomic { mem, index, value, scope, .. } => {
                 format!("{m} {} {}, {value}", scope_name(*scope), self.mem(mem, *index))
             }
@@ -497,5 +509,13 @@ impl Printer<'_> {
         if self.ids {
             let _ = write!(self.out, " ; {i}");
         }
+    }
+}
+
+/// `, align N` for a stated alignment; nothing for the natural one.
+fn align_text(align: Option<u32>) -> String {
+    match align {
+        Some(a) => format!(", align {a}"),
+        None => String::new(),
     }
 }

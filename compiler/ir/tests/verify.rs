@@ -129,7 +129,13 @@ fn other_handles_out_of_range() {
     let mut b = kb("handles");
     let zero = b.u32(0);
     b.push_inst(
-        Op::Load { mem: MemRef::Lds(LdsSlot::new(3)), index: zero, ty: Type::F32 },
+        Op::Load {
+            mem: MemRef::Lds(LdsSlot::new(3)),
+            index: zero,
+            ty: Type::F32,
+            align: None,
+            unit: IndexUnit::Element,
+        },
         &[Type::F32],
     );
     b.push_inst(Op::Arg(Param::new(5)), &[Type::U32]);
@@ -726,18 +732,58 @@ fn make_vector_elements_match() {
 fn memory_index_types() {
     let mut b = kb("index");
     let x = b.buffer("x", ScalarType::F32, Access::ReadWrite);
-    let i64v = b.u64(0);
+    let u32v = b.u32(0);
+    let u16v = b.convert(u32v, ScalarType::U16);
     let fv = b.f32(0.0);
     let i32v = b.i32(0);
-    b.load(x, i64v, Type::F32);
+    let u64v = b.u64(1 << 33);
+    let i64v = b.convert(i32v, Type::I64);
+    b.load(x, u16v, Type::F32);
     b.store(x, fv, fv);
-    b.load(x, i32v, Type::F32); // fine
+    // Fine: 32- and 64-bit indices, signed or not, on every kind of memory access.
+    b.load(x, i32v, Type::F32);
+    b.load(x, u64v, Type::F32);
+    b.store(x, i64v, fv);
+    b.atomic(AtomicOp::Add, x, u64v, u32v, Scope::Device);
     let errs = errors_on(&b.finish(), None);
     assert_eq!(
         errs,
         vec![
-            "kernel index: inst3 (load): index v0: expected u32 or i32, found u64",
-            "kernel index: inst4 (store): index v1: expected u32 or i32, found f32",
+            "kernel index: inst6 (load): index v1: expected u32, i32, u64 or i64, found u16",
+            "kernel index: inst7 (store): index v2: expected u32, i32, u64 or i64, found f32",
+        ]
+    );
+}
+
+#[test]
+fn stated_alignment_is_a_power_of_two_up_to_the_access_size() {
+    let mut b = kb("align");
+    let x = b.buffer("x", ScalarType::U8, Access::ReadWrite);
+    let zero = b.u32(0);
+    let v4 = Type::vector(ScalarType::F32, 4);
+    let v3 = Type::vector(ScalarType::F32, 3);
+    // Fine: every power of two up to the size, in both units.
+    for a in [1, 2, 4, 8, 16] {
+        b.load_with(x, zero, v4, IndexUnit::Byte, Some(a));
+    }
+    let w = b.load_with(x, zero, v3, IndexUnit::Element, Some(8));
+    b.store_with(x, zero, w, IndexUnit::Byte, Some(4));
+    let h = b.load_with(x, zero, Type::F16, IndexUnit::Byte, Some(2));
+    // Refused: not a power of two, zero, past the size (f32x3 is 12 bytes: at most 8).
+    b.load_with(x, zero, v4, IndexUnit::Byte, Some(3));
+    b.load_with(x, zero, v4, IndexUnit::Element, Some(0));
+    b.load_with(x, zero, v4, IndexUnit::Byte, Some(32));
+    b.store_with(x, zero, w, IndexUnit::Element, Some(16));
+    b.store_with(x, zero, h, IndexUnit::Byte, Some(4));
+    let errs = errors_on(&b.finish(), None);
+    assert_eq!(
+        errs,
+        vec![
+            "kernel align: inst9 (load): align: expected a power of two from 1 to 16 (the bytes of f32x4), found 3",
+            "kernel align: inst10 (load): align: expected a power of two from 1 to 16 (the bytes of f32x4), found 0",
+            "kernel align: inst11 (load): align: expected a power of two from 1 to 16 (the bytes of f32x4), found 32",
+            "kernel align: inst12 (store): align: expected a power of two from 1 to 12 (the bytes of f32x3), found 16",
+            "kernel align: inst13 (store): align: expected a power of two from 1 to 2 (the bytes of f16), found 4",
         ]
     );
 }

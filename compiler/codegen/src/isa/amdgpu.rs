@@ -198,6 +198,13 @@ impl Isa for AmdGpu {
         };
         l.intrinsic_v(instr.lowering, &[], &args)
     }
+
+    /// The HSA ABI runs in unaligned access mode (LLVM turns `unaligned-access-mode` on for
+    /// amdhsa): global accesses may be unaligned, and LLVM splits LDS and private ones where the
+    /// subtarget needs it, so the under-aligned access goes to LLVM as it is.
+    fn splits_underaligned_access(&self) -> bool {
+        false
+    }
     /// The relocatable object linked into an HSACO; resources from its metadata note.
     fn emit(
         &self,

@@ -154,6 +154,10 @@ pub(crate) trait Isa: Sync {
         t: &Target,
         emit_asm: bool,
     ) -> Result<Emitted, EmitError>;
+    /// True when the shared lowering must split an access below its natural alignment into
+    /// naturally aligned pieces of the stated alignment itself, instead of handing LLVM the
+    /// under-aligned access: where the back end's own legalization cannot be trusted with it.
+    fn splits_underaligned_access(&self) -> bool;
 }
 
 /// The back end of a target: the one place that maps a vendor to its lowering.

@@ -194,6 +194,13 @@ impl Isa for Nvptx {
             .basic()
             .ok_or_else(|| LowerError::Llvm("IR building", "dp4a asm".into()))
     }
+
+    /// PTX requires every `ld`/`st` to be naturally aligned, and LLVM 19 selects a 2-byte
+    /// aligned `<16 x i8>` load from a read-only parameter as a misaligned
+    /// `ld.global.nc.v4.u32` (it does not split it), so the lowering splits.
+    fn splits_underaligned_access(&self) -> bool {
+        true
+    }
     /// PTX text; resources from `ptxas -v` where a ptxas is found.
     fn emit(
         &self,

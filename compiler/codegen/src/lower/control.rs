@@ -77,9 +77,11 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 }
                 one(v.into())
             }
-            Op::Load { mem, index, ty } => one(self.load(mem, *index, *ty)?),
-            Op::Store { mem, index, value } => {
-                self.store(mem, *index, *value)?;
+            Op::Load { mem, index, ty, align, unit } => {
+                one(self.load(mem, *index, *ty, *align, *unit)?)
+            }
+            Op::Store { mem, index, value, align, unit } => {
+                self.store(mem, *index, *value, *align, *unit)?;
                 Ok(vec![])
             }
             Op::Atomic { op, mem, index, value, scope } => {
@@ -89,7 +91,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                         "atomic on {ty} (32- or 64-bit integers only)"
                     )));
                 }
-                let (ptr, space) = self.address(mem, *index, ty)?;
+                let (ptr, space) = self.address(mem, *index, ty, IndexUnit::Element)?;
                 let v = self.val(*value)?;
                 one(self.isa.atomic(self, *op, ptr, space, v, ty, *scope)?)
             }

@@ -206,6 +206,17 @@ pub enum InterpError {
         /// The lanes that would loop forever.
         lanes: Lanes,
     },
+    /// A load, store or atomic whose address is not a multiple of the alignment it assumes
+    /// (stated, or natural): hardware faults or reads other bytes.
+    #[error("{site}: misaligned access: {detail}, {lanes}")]
+    Misaligned {
+        /// Where.
+        site: Box<Site>,
+        /// The lanes whose address is misaligned.
+        lanes: Lanes,
+        /// The first such access: its size, address and the alignment assumed.
+        detail: String,
+    },
 }
 
 #[cfg(test)]

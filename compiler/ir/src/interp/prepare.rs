@@ -275,7 +275,7 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
                 scalar(e)?
             }
         }
-        Op::Load { mem: m, index, ty: t } => {
+        Op::Load { mem: m, index, ty: t, .. } => {
             nres(1)?;
             mem(m)?;
             scalar(*index)?;
@@ -284,7 +284,7 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
                 return Err(format!("{t} is wider than 16 bytes"));
             }
         }
-        Op::Store { mem: m, index, value } => {
+        Op::Store { mem: m, index, value, .. } => {
             nres(0)?;
             mem(m)?;
             scalar(*index)?;

@@ -53,7 +53,9 @@
 //! - `convert`: scalar to scalar, numeric (`i1` only as the source); `bitcast`: same byte size, no
 //!   `i1`; `extract`: a vector operand and a lane in range; `make_vector`: a vector type with one
 //!   element of its element type per lane;
-//! - `load`, `store`, `atomic`: the index is a scalar `u32` or `i32`; a buffer reference names a
+//! - `load`, `store`, `atomic`: the index is a scalar `u32`, `i32`, `u64` or `i64`; a stated
+//!   alignment of a `load` or `store` is a power of two from 1 to the access's size in bytes (an
+//!   `f32x3` may state at most 8); a buffer reference names a
 //!   buffer parameter whose access allows the operation (`load` reads, `store` writes, `atomic`
 //!   needs `read_write`); a raw address is a `u64`; `atomic` works on scalar 32- or 64-bit integers
 //!   in global memory or LDS (not private);
@@ -245,6 +247,11 @@ struct Verifier<'a> {
 
 fn is_index(t: Type) -> bool {
     t == Type::U32 || t == Type::I32
+}
+
+/// A memory index: a loop index type, or a 64-bit integer (buffers past 4 GiB).
+fn is_mem_index(t: Type) -> bool {
+    is_index(t) || t == Type::U64 || t == Type::I64
 }
 
 fn ty_list(ts: &[Type]) -> String {

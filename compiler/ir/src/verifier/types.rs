@@ -255,14 +255,16 @@ impl Verifier<'_> {
                 }
                 vec![*ty]
             }
-            Op::Load { mem, index, ty } => {
+            Op::Load { mem, index, ty, align, .. } => {
                 self.index(i, *index);
                 self.mem(i, mem, Access::Read, "load");
+                self.align(i, *align, *ty);
                 vec![*ty]
             }
-            Op::Store { mem, index, .. } => {
+            Op::Store { mem, index, value, align, .. } => {
                 self.index(i, *index);
                 self.mem(i, mem, Access::Write, "store");
+                self.align(i, *align, self.ty(*value));
                 vec![]
             }
             Op::Atomic { mem, index, value, .. } => {
@@ -472,7 +474,21 @@ impl Verifier<'_> {
     }
 
     pub(super) fn index(&mut self, i: Inst, index: Value) {
-        self.operand(i, "index", index, "u32 or i32", is_index);
+        self.operand(i, "index", index, "u32, i32, u64 or i64", is_mem_index);
+    }
+
+    /// A stated alignment of an access of `ty`: a power of two from 1 to its size.
+    pub(super) fn align(&mut self, i: Inst, align: Option<u32>, ty: Type) {
+        let Some(a) = align else { return };
+        let size = ty.bytes();
+        if !a.is_power_of_two() || a > size {
+            self.at(
+                i,
+                format!(
+                    "align: expected a power of two from 1 to {size} (the bytes of {ty}), found {a}"
+                ),
+            );
+        }
     }
 
     /// Checks a memory reference for an access needing `need`.

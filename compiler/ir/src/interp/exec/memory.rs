@@ -60,6 +60,14 @@ pub(super) enum Place {
     Private,
 }
 
+/// How an access addresses memory: what its index counts and the alignment it assumes.
+#[derive(Clone, Copy)]
+pub(super) struct How {
+    pub unit: IndexUnit,
+    /// In bytes, a power of two.
+    pub align: u32,
+}
+
 /// One lane's resolved access.
 #[derive(Clone, Copy)]
 pub(super) struct Loc {
@@ -70,8 +78,73 @@ pub(super) struct Loc {
 
 impl Exec<'_> {
     /// Resolves every active lane's access of `bytes` bytes into `self.locs`; an error if any is
-    /// out of bounds (all lanes are checked before anything is read or written).
+    /// out of bounds or misaligned (all lanes are checked before anything is read or written).
+    /// `elem_bytes` is what one step of the index moves; the address checked against `align` is
+    /// the real one: a buffer's base plus the offset, the offset in LDS (allocated 16-byte
+    /// aligned), the offset in a private array (each allocated 16-byte aligned).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn resolve(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        mem: MemRef,
+        index: Value,
+        elem_bytes: usize,
+        bytes: usize,
+        align: u32,
+        verb: &str,
+    ) -> Result<(), InterpError> {
+        self.resolve_bounds(inst, m, mem, index, elem_bytes, bytes, verb)?;
+        self.check_aligned(inst, mem, index, elem_bytes, bytes, align, verb)
+    }
+
+    /// The alignment half of [`Exec::resolve`], on the lanes of `self.locs`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_aligned(
+        &self,
+        inst: Inst,
+        mem: MemRef,
+        index: Value,
+        elem_bytes: usize,
+        bytes: usize,
+        align: u32,
+        verb: &str,
+    ) -> Result<(), InterpError> {
+        let p = self.p;
+        let index_of = arith::int_reader(p.k.ty(index).scalar);
+        let irow = p.slot(index) * self.lp;
+        let (mut bad, mut detail) = (Vec::new(), String::new());
+        for loc in &self.locs {
+            let (addr, what) = match (mem, loc.place) {
+                (MemRef::Private(s), _) => {
+                    let rel = index_of(self.regs[irow + loc.lane]) * elem_bytes as i128;
+                    (rel as u64, format!("byte {rel} of private `{}`", p.k.private[s].name))
+                }
+                (_, Place::Global(s)) => {
+                    let a = self.launch.spans[s].base.wrapping_add(loc.off as u64);
+                    (a, format!("address {a:#x}"))
+                }
+                (_, Place::Lds) => (loc.off as u64, format!("LDS byte {}", loc.off)),
+                (_, Place::Private) => (loc.off as u64, format!("private byte {}", loc.off)),
+            };
+            if addr % align as u64 != 0 {
+                if bad.is_empty() {
+                    detail = format!(
+                        "{verb} of {bytes} bytes at {what}, expected a multiple of {align} (the alignment it assumes)"
+                    );
+                }
+                bad.push(loc.lane);
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(InterpError::Misaligned { site: self.site(inst), lanes: self.lanes(bad), detail })
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_bounds(
         &mut self,
         inst: Inst,
         m: &Mask,
@@ -334,6 +407,7 @@ impl Exec<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn load(
         &mut self,
         inst: Inst,
@@ -341,11 +415,13 @@ impl Exec<'_> {
         mem: MemRef,
         index: Value,
         ty: Type,
+        how: How,
         res: Value,
     ) -> Result<(), InterpError> {
         let eb = ty.scalar.bytes() as usize;
         let n = eb * lanes_of(ty);
-        self.resolve(inst, m, mem, index, eb, n, "load")?;
+        let step = how.unit.stride(ty) as usize;
+        self.resolve(inst, m, mem, index, step, n, how.align, "load")?;
         let (d, lp, mask) = (self.p.slot(res), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -364,11 +440,13 @@ impl Exec<'_> {
         mem: MemRef,
         index: Value,
         value: Value,
+        how: How,
     ) -> Result<(), InterpError> {
         let ty = self.p.k.ty(value);
         let eb = ty.scalar.bytes() as usize;
         let n = eb * lanes_of(ty);
-        self.resolve(inst, m, mem, index, eb, n, "store")?;
+        let step = how.unit.stride(ty) as usize;
+        self.resolve(inst, m, mem, index, step, n, how.align, "store")?;
         self.check_writable(inst, mem)?;
         let (s, lp, mask) = (self.p.slot(value), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
@@ -397,7 +475,7 @@ impl Exec<'_> {
             return Err(self.unsupported(inst, m, format!("not defined on {t}")));
         }
         let n = t.bytes() as usize;
-        self.resolve(inst, m, mem, index, n, n, "atomic")?;
+        self.resolve(inst, m, mem, index, n, n, n as u32, "atomic")?;
         self.check_writable(inst, mem)?;
         let (sv, d, lp, mask) = (self.p.slot(value), self.p.slot(res), self.lp, width_mask(t));
         // Lanes apply their updates one after another in lane order.

@@ -14,7 +14,7 @@
 mod cross_lane;
 mod memory;
 
-use memory::{Loc, Shadow, FRESH, NEVER};
+use memory::{How, Loc, Shadow, FRESH, NEVER};
 
 use super::arith::{self, as_i128, width_mask};
 use super::error::{InterpError, Lanes, Site};
@@ -22,8 +22,8 @@ use super::packed;
 use super::prepare::Prepared;
 use super::Launch;
 use crate::{
-    AtomicOp, Block, DotOp, IdKind, Inst, MemRef, Op, PackedConvertOp, Param, ParamKind, ReduceOp,
-    ScalarType, ShuffleMode, Type, TypeClass, Value,
+    natural_align, AtomicOp, Block, DotOp, IdKind, IndexUnit, Inst, MemRef, Op, PackedConvertOp,
+    Param, ParamKind, ReduceOp, ScalarType, ShuffleMode, Type, TypeClass, Value,
 };
 use cranelift_entity::EntityRef;
 use std::sync::atomic::Ordering::Relaxed;
@@ -399,8 +399,15 @@ impl<'a> Exec<'a> {
                     });
                 }
             }
-            Op::Load { mem, index, ty } => self.load(inst, m, *mem, *index, *ty, res(0))?,
-            Op::Store { mem, index, value } => self.store(inst, m, *mem, *index, *value)?,
+            Op::Load { mem, index, ty, align, unit } => {
+                let how = How { unit: *unit, align: align.unwrap_or(natural_align(*ty)) };
+                self.load(inst, m, *mem, *index, *ty, how, res(0))?
+            }
+            Op::Store { mem, index, value, align, unit } => {
+                let ty = self.p.k.ty(*value);
+                let how = How { unit: *unit, align: align.unwrap_or(natural_align(ty)) };
+                self.store(inst, m, *mem, *index, *value, how)?
+            }
             Op::Atomic { op, mem, index, value, .. } => {
                 self.atomic(inst, m, *op, *mem, *index, *value, res(0))?
             }

@@ -1,0 +1,13 @@
+; A u64 element index on gfx1100: global loads and the store with a 64-bit VGPR address (`off`:
+; the SGPR-base form takes a 32-bit offset, so a 64-bit index cannot use it), no scratch.
+; kernel: index64
+; arch: gfx1100
+; check: asm
+; implicit-check-not: global_load|global_store|scratch_|buffer_
+CHECK-LABEL: index64:
+CHECK: global_load_b32
+CHECK-SAME: ], off
+CHECK: global_load_b128
+CHECK-SAME: ], off
+CHECK: global_store_b32
+CHECK-SAME: , off
