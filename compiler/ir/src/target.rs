@@ -304,6 +304,10 @@ pub struct Target {
     pub matrix_shapes: &'static [MatrixShape],
     /// NVIDIA: compute capability and PTX ISA version; `None` on AMD.
     pub ptx: Option<Ptx>,
+    /// AMD: the machine number of its code objects (`EF_AMDGPU_MACH_*`, the low byte of the
+    /// ELF `e_flags`), which the package check compares with the manifest's arch; `None` on
+    /// NVIDIA.
+    pub elf_mach: Option<u32>,
 }
 
 const NO_FEATURES: Features = Features {
@@ -440,6 +444,7 @@ const EXTRA_GFX12: AmdExtra =
 #[allow(clippy::too_many_arguments)]
 const fn amd(
     name: &'static str,
+    elf_mach: u32,
     family: Family,
     wave_sizes: &'static [u32],
     vgpr_file: u32,
@@ -470,6 +475,7 @@ const fn amd(
         dots: extra.dots,
         matrix_shapes: extra.matrix_shapes,
         ptx: None,
+        elf_mach: Some(elf_mach),
     }
 }
 
@@ -497,20 +503,21 @@ const fn nv(name: &'static str, sm: u32, smem_per_sm: u32, max_warps: u32) -> Ta
         dots: DOTS_NV,
         matrix_shapes,
         ptx: Some(Ptx { sm, isa: 78 }),
+        elf_mach: None,
     }
 }
 
 /// Every supported target.
 pub static TARGETS: &[Target] = &[
-    amd("gfx906", Family::Gfx9, &[64], 256, 4, 0, 10, 65536, 4, EXTRA_GFX906),
-    amd("gfx90a", Family::Gfx9, &[64], 512, 8, 256, 8, 65536, 4, EXTRA_GFX90A),
-    amd("gfx942", Family::Gfx9, &[64], 512, 8, 256, 8, 65536, 4, EXTRA_GFX942),
-    amd("gfx1030", Family::Rdna2, &[32, 64], 1024, 8, 0, 16, 131072, 4, EXTRA_GFX1030),
-    amd("gfx1100", Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
-    amd("gfx1101", Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
-    amd("gfx1151", Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
-    amd("gfx1200", Family::Rdna4, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX12),
-    amd("gfx1201", Family::Rdna4, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX12),
+    amd("gfx906", 0x2f, Family::Gfx9, &[64], 256, 4, 0, 10, 65536, 4, EXTRA_GFX906),
+    amd("gfx90a", 0x3f, Family::Gfx9, &[64], 512, 8, 256, 8, 65536, 4, EXTRA_GFX90A),
+    amd("gfx942", 0x4c, Family::Gfx9, &[64], 512, 8, 256, 8, 65536, 4, EXTRA_GFX942),
+    amd("gfx1030", 0x36, Family::Rdna2, &[32, 64], 1024, 8, 0, 16, 131072, 4, EXTRA_GFX1030),
+    amd("gfx1100", 0x41, Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
+    amd("gfx1101", 0x46, Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
+    amd("gfx1151", 0x4a, Family::Rdna3, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX11),
+    amd("gfx1200", 0x48, Family::Rdna4, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX12),
+    amd("gfx1201", 0x4e, Family::Rdna4, &[32, 64], 1536, 24, 0, 16, 131072, 4, EXTRA_GFX12),
     nv("sm_75", 75, 65536, 32),
     nv("sm_80", 80, 167936, 64),
     nv("sm_86", 86, 102400, 48),

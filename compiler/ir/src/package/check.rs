@@ -327,21 +327,9 @@ fn relative(e: &ObjectEntry, rel: &str) -> Result<(), InvalidPackage> {
 }
 
 /// The machine number (`EF_AMDGPU_MACH_*`, the low byte of `e_flags`) of an AMD arch's code
-/// objects; `None` for an arch this table does not know (a test keeps it complete for the
-/// target table).
+/// objects, from the target table; `None` for NVIDIA or an arch the table does not know.
 pub fn amdgpu_elf_mach(arch: &str) -> Option<u32> {
-    Some(match arch {
-        "gfx906" => 0x2f,
-        "gfx90a" => 0x3f,
-        "gfx942" => 0x4c,
-        "gfx1030" => 0x36,
-        "gfx1100" => 0x41,
-        "gfx1101" => 0x46,
-        "gfx1151" => 0x4a,
-        "gfx1200" => 0x48,
-        "gfx1201" => 0x4e,
-        _ => return None,
-    })
+    crate::Target::by_name(arch).ok().and_then(|t| t.elf_mach)
 }
 
 const EM_AMDGPU: u16 = 224;
