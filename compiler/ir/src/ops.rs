@@ -5,6 +5,7 @@
 //! every back end implement exactly these.
 
 use crate::entities::{Block, LdsSlot, Param, PrivateSlot, Value};
+use crate::matrix::MmaKind;
 use crate::types::Type;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -518,6 +519,22 @@ pub enum Op {
     },
     /// Ends an `if` or `for` block, passing values out.
     Yield(SmallVec<[Value; 4]>),
+    /// Matrix multiply-accumulate over the wave, `D = A x B + C` (see [`crate::matrix`]): `a`,
+    /// `b` and `c` are fragments of `kind`'s roles A, B and C; the result is a C fragment. Every
+    /// lane of the wave runs it together. Integer kinds are exact (products and sums in i32,
+    /// adding C wraps); f16 kinds are not bit-exact across hardware (the accumulation order is
+    /// unspecified): the interpreter's model sums in f64 and rounds once, and device results are
+    /// compared within a measured bound.
+    Mma {
+        /// The shape and multiplicand types.
+        kind: MmaKind,
+        /// The A fragment.
+        a: Value,
+        /// The B fragment.
+        b: Value,
+        /// The C fragment (the accumulator).
+        c: Value,
+    },
 }
 
 impl Op {
@@ -565,6 +582,7 @@ impl Op {
                 v.extend(init.iter().copied())
             }
             Op::Yield(vals) => v.extend(vals.iter().copied()),
+            Op::Mma { a, b, c, .. } => v.extend([*a, *b, *c]),
         }
         v
     }
@@ -607,7 +625,8 @@ impl Op {
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
-            | Op::Yield(_) => SmallVec::new(),
+            | Op::Yield(_)
+            | Op::Mma { .. } => SmallVec::new(),
         }
     }
 
@@ -644,7 +663,8 @@ impl Op {
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
-            | Op::Yield(_) => SmallVec::new(),
+            | Op::Yield(_)
+            | Op::Mma { .. } => SmallVec::new(),
         }
     }
 
@@ -678,7 +698,8 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => None,
+            | Op::Yield(_)
+            | Op::Mma { .. } => None,
         }
     }
 
@@ -710,12 +731,13 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => None,
+            | Op::Yield(_)
+            | Op::Mma { .. } => None,
         }
     }
 
     /// True for ops that read values of other lanes of the wave (shuffles, broadcast, ballot,
-    /// wave reductions, `tsum`): on hardware every lane of the wave must run them together
+    /// wave reductions, `tsum`, `mma`): on hardware every lane of the wave must run them together
     /// (NVPTX lowers them with the full mask), so they run only under wave-uniform control.
     pub fn is_cross_lane(&self) -> bool {
         match self {
@@ -725,7 +747,8 @@ impl Op {
             | Op::Ballot { .. }
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
-            | Op::Tsum { .. } => true,
+            | Op::Tsum { .. }
+            | Op::Mma { .. } => true,
             Op::Const { .. }
             | Op::Arg(_)
             | Op::BufferAddr(_)
@@ -781,6 +804,7 @@ impl Op {
             Op::If { .. } => "if",
             Op::For { .. } => "for",
             Op::Yield(_) => "yield",
+            Op::Mma { .. } => "mma",
         }
     }
 
@@ -811,7 +835,8 @@ impl Op {
             | Op::Tsum { .. }
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => false,
+            | Op::Yield(_)
+            | Op::Mma { .. } => false,
         }
     }
 }

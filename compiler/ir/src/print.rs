@@ -101,7 +101,8 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::Tsum { .. }
         | Op::If { .. }
         | Op::For { .. }
-        | Op::Yield(_) => None,
+        | Op::Yield(_)
+        | Op::Mma { .. } => None,
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),
@@ -412,6 +413,7 @@ impl Printer<'_> {
             Op::WaveReduce { value, .. } => format!("{m} {value}"),
             Op::WaveArgmax { value, index } => format!("{m} {value}, {index}"),
             Op::Tsum { p, values } => format!("tsum<{p}> {}", list(values)),
+            Op::Mma { kind, a, b, c } => format!("{m} <{kind}> {a}, {b}, {c}"),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
             Op::If { cond, then_block, else_block } => {
