@@ -12,6 +12,7 @@ pub mod cases;
 mod common;
 pub mod copy;
 pub mod math;
+pub mod mma;
 pub mod quantize;
 pub mod rmsnorm;
 pub mod swiglu;
