@@ -249,3 +249,20 @@ fn every_lane_map_is_affine() {
         }
     }
 }
+
+/// The text form names the op and its kind and types fragments as such; a kernel with fragments
+/// round-trips through serde, and one without keeps its text free of the new field.
+#[test]
+fn printer_and_serde() {
+    let kind = MmaKind::new(MmaShape::Gfx11WmmaF16, ScalarType::F16, ScalarType::F16).unwrap();
+    let k = tile(kind, 2);
+    let text = kiln_ir::print::print(&k);
+    assert!(text.contains("mma <gfx11 wmma.f32.16x16x16.f16 (f16 x f16)>"), "{text}");
+    assert!(text.contains("f16x16 frag A of gfx11 wmma.f32.16x16x16.f16 (f16 x f16)"), "{text}");
+    assert!(text.contains("f32x8 frag C/D of"), "{text}");
+    let ron = k.to_ron();
+    assert!(ron.contains("fragment"), "{ron}");
+    assert_eq!(Kernel::from_ron(&ron).unwrap(), k);
+    let plain = kiln_ir::examples::wave_sum(32);
+    assert!(!plain.to_ron().contains("fragment"));
+}

@@ -417,6 +417,9 @@ fn mma<'ctx>(
     let asm = l.ctx.create_inline_asm(fty, text, cons.join(","), false, false, None, false);
     let args: Vec<_> = ra.iter().chain(&rb).chain(&rc).map(|v| (*v).into()).collect();
     let r = l.b.build_indirect_call(fty, asm, &args, "")?;
+    // Every lane of the warp must run it together: LLVM must not move it into divergent code.
+    let convergent = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
+    r.add_attribute(AttributeLoc::Function, l.ctx.create_enum_attribute(convergent, 0));
     let r = r
         .try_as_basic_value()
         .basic()
