@@ -139,6 +139,61 @@ pub fn op_zoo(wave: u32) -> Kernel {
     b.finish()
 }
 
+/// One packed op (issue 11) on values loaded from `x` (three `u32` a lane: two operands and an
+/// accumulator), its result stored to `out`: `variant` names the op (`perm`, `dot_i8`, `dot_u8`,
+/// `dot_i8u8`, `fdot2`, `fdot2_approx`, `cvt_f16x2`, `cvt_i8x4`, `nibbles_low`, `nibbles_high`).
+pub fn packed(variant: &str, wave: u32) -> Option<Kernel> {
+    let mut b = KernelBuilder::new(format!("packed_{variant}"), wave);
+    let x = b.buffer("x", ScalarType::U32, Access::Read);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let lane = b.lane();
+    let three = b.u32(3);
+    let i = b.mul(lane, three);
+    let [a, c, acc] = [0, 1, 2].map(|n| {
+        let k = b.u32(n);
+        let j = b.add(i, k);
+        b.load(x, j, Type::U32)
+    });
+    let h2 = Type::vector(ScalarType::F16, 2);
+    let r = match variant {
+        "perm" => b.perm(a, c, [1, 6, 3, 4]),
+        "dot_i8" | "dot_u8" | "dot_i8u8" => {
+            let (op, acc) = match variant {
+                "dot_i8" => (DotOp::I8, b.bitcast(acc, Type::I32)),
+                "dot_u8" => (DotOp::U8, acc),
+                _ => (DotOp::I8U8, b.bitcast(acc, Type::I32)),
+            };
+            let r = b.dot(op, a, c, acc);
+            b.bitcast(r, Type::U32)
+        }
+        "fdot2" | "fdot2_approx" => {
+            let op = if variant == "fdot2" { DotOp::F16 } else { DotOp::F16Approx };
+            let (ha, hc, f) = (b.bitcast(a, h2), b.bitcast(c, h2), b.bitcast(acc, Type::F32));
+            let r = b.dot(op, ha, hc, f);
+            b.bitcast(r, Type::U32)
+        }
+        "cvt_f16x2" => {
+            let (fa, fc) = (b.bitcast(a, Type::F32), b.bitcast(c, Type::F32));
+            let v = b.make_vector(&[fa, fc]);
+            let h = b.packed_convert(PackedConvertOp::F32x2ToF16x2, v);
+            b.bitcast(h, Type::U32)
+        }
+        "cvt_i8x4" => {
+            let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, a);
+            let v = b.bitcast(f, Type::vector(ScalarType::U32, 4));
+            let four = b.u32(4);
+            let j = b.mul(lane, four);
+            b.store(out, j, v);
+            return Some(b.finish());
+        }
+        "nibbles_low" => b.packed_convert(PackedConvertOp::NibblesLow, a),
+        "nibbles_high" => b.packed_convert(PackedConvertOp::NibblesHigh, a),
+        _ => return None,
+    };
+    b.store(out, lane, r);
+    Some(b.finish())
+}
+
 /// Lanes in a workgroup of the workgroup-wide examples.
 pub const WORKGROUP_LANES: u32 = 256;
 
@@ -170,6 +225,7 @@ pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
         "shuffle_xor" => shuffle_xor(wave, knob("m")?),
         "op_zoo" => op_zoo(wave),
         "mma_tile" => mma_tile(variant)?,
+        "packed" => packed(variant, wave)?,
         _ => return None,
     })
 }

@@ -21,14 +21,12 @@
 //! - [`route`]: which variant a call runs ([`RouteError`]);
 //! - [`launch`]: the [`Runtime`], argument checks ([`LaunchError`]);
 //! - [`graph`]: decode graphs, capture and replay ([`GraphError`]);
-//! - [`mod@bench`]: launch-cost measurements.
 #![deny(missing_docs)]
 // Errors here are flat enums whose variants carry the kernel, variant, arch, and what was
 // expected and found, as plain strings; they travel only on cold paths, where a few hundred
 // bytes in a `Result` cost nothing, and boxing every variant would cost readability.
 #![allow(clippy::result_large_err)]
 
-pub mod bench;
 pub mod device;
 pub mod graph;
 pub mod launch;
@@ -42,7 +40,7 @@ pub use device::{
     Buffer, CpuOptions, Device, DeviceError, DeviceKind, DeviceLimits, Event, HIP_UNTESTED_NOTICE,
 };
 pub use graph::{CapturedGraph, DecodeGraph, GraphError, Hazard, HazardKind, NodeArgs};
-pub use launch::{ArgValue, Args, LaunchError, Launched, Runtime};
+pub use launch::{ArgValue, Args, LaunchError, Launched, PreparedCall, Runtime};
 pub use package::{LoadError, Package, PackageObject};
 pub use route::{Overrides, RouteDecision, RouteError, Router};
 pub use value::{Element, Scalar};

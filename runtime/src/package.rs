@@ -344,7 +344,7 @@ impl DirHandle {
 /// A stand-in HSACO for packages that only the cpu device runs (it runs the IR, never the
 /// object): an AMDGPU ELF header for `arch` and the symbol with its `.kd` descriptor, so that the
 /// package passes the same checks as a built one. No GPU can load it.
-pub(crate) fn cpu_only_hsaco(arch: &str, symbol: &str) -> Vec<u8> {
+pub fn cpu_only_hsaco(arch: &str, symbol: &str) -> Vec<u8> {
     let mach = check::amdgpu_elf_mach(arch).unwrap_or(0);
     let mut b = vec![0u8; 64];
     b[..4].copy_from_slice(b"\x7fELF");

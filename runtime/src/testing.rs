@@ -656,12 +656,11 @@ mod tests {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
-        let mut all: Vec<(String, &str)> =
+        let all: Vec<(String, &str)> =
             [scale(), mix(), acc(), count(), ws_count(), copy_from_mapped_multi()]
                 .into_iter()
                 .map(|k| (k.ir.name, k.ptx))
                 .collect();
-        all.push((crate::bench::TRIVIAL.into(), crate::bench::TRIVIAL_PTX));
         for (name, ptx) in all {
             let src = dir.path().join(format!("{name}.ptx"));
             std::fs::write(&src, ptx.replace("{target}", "sm_90")).unwrap();

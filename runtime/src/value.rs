@@ -67,6 +67,15 @@ impl Scalar {
         }
     }
 
+    /// Integers by value (signed ones sign-extended), as a scalar rule reads them; `None` for floats.
+    pub fn as_i128(&self) -> Option<i128> {
+        match self.ty.class() {
+            kiln_ir::TypeClass::Signed => self.as_i64().map(i128::from),
+            kiln_ir::TypeClass::Unsigned | kiln_ir::TypeClass::Bool => Some(self.bits as i128),
+            kiln_ir::TypeClass::Float => None,
+        }
+    }
+
     /// The little-endian bytes of the value, as many as the type occupies in memory.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         self.bits.to_le_bytes()[..self.ty.bytes() as usize].to_vec()

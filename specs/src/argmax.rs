@@ -24,10 +24,12 @@
 //! Loads are 16-byte `f32x4` when `n % 4 == 0` (every row then starts 16-byte aligned), else
 //! scalar; consecutive lanes read consecutive vectors.
 
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::logit_row_cases;
 use crate::common::{
     argmax_update, ids, is_multiple, last_workgroup, reset_counter, row_params, workgroup_argmax,
 };
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value};
 
@@ -73,7 +75,23 @@ pub fn spec() -> KernelSpec {
                 },
             },
         ],
+        parity: Parity::Buffers(logit_row_cases),
+        bench: Bench::Cases(bench_cases),
     }
+}
+
+/// One and eight rows of a 248,320-token vocabulary: the logits read, an index a row written.
+fn bench_cases() -> Vec<BenchCase> {
+    let v = 248_320u32;
+    [("argmax_t1", 1u32), ("argmax_t8", 8)]
+        .into_iter()
+        .map(|(name, rows)| BenchCase {
+            name,
+            scalars: vec![u32_arg("rows", rows), u32_arg("n", v)],
+            inputs: vec![("logits", ScalarType::F32, (rows * v) as usize)],
+            bytes: u64::from(rows * v * 4 + rows * 4),
+        })
+        .collect()
 }
 
 /// The common parameters: `logits`, `out` (i32), `rows`, `n`.

@@ -5,6 +5,7 @@
 //! A case names scalar arguments and input buffers by ABI parameter name; outputs are allocated
 //! by the harness from the ABI's length rules.
 
+use crate::Parity;
 use half::{bf16, f16};
 use kiln_ir::ScalarType;
 
@@ -65,7 +66,7 @@ fn encode(v: &[f32], ty: ScalarType) -> Vec<u8> {
     }
 }
 
-fn u32s(name: &str, v: u32) -> (String, ScalarType, u64) {
+pub(crate) fn u32s(name: &str, v: u32) -> (String, ScalarType, u64) {
     (name.to_string(), ScalarType::U32, v as u64)
 }
 
@@ -111,7 +112,7 @@ fn logit_rows(rng: &mut Rng, rows: usize, n: usize, edges: bool) -> Vec<f32> {
 
 /// Activations for quantization with the Q8 edge cases in some blocks: all-zero, exact halves,
 /// huge values, denormals, negative zero.
-fn activations(rng: &mut Rng, n: usize, edges: bool) -> Vec<f32> {
+pub(crate) fn activations(rng: &mut Rng, n: usize, edges: bool) -> Vec<f32> {
     let mut v: Vec<f32> = (0..n).map(|_| rng.normal(1.0)).collect();
     if edges {
         for (b, block) in v.chunks_mut(32).enumerate() {
@@ -139,91 +140,43 @@ fn activations(rng: &mut Rng, n: usize, edges: bool) -> Vec<f32> {
     v
 }
 
-fn floats(name: &str, ty: ScalarType, v: &[f32]) -> (String, ScalarType, Vec<u8>) {
+pub(crate) fn floats(name: &str, ty: ScalarType, v: &[f32]) -> (String, ScalarType, Vec<u8>) {
     (name.to_string(), ty, encode(v, ty))
 }
 
-/// The cases for a family; `large` adds the real decode sizes (e.g. 8 x 248,320 logits).
-pub fn cases(family: &str, seed: u64, large: bool) -> Vec<Case> {
-    let mut rng = Rng::new(seed ^ blake_ish(family));
-    let mut out = vec![];
-    let mut add = |name: String, scalars, inputs| out.push(Case { name, scalars, inputs });
-    match family {
-        "argmax_rows" | "row_top_prob" => {
-            let mut shapes = vec![(1, 1), (3, 7), (6, 1000), (2, 4099), (1, 65536 + 33)];
-            if large {
-                shapes.extend([(1, 248_320), (8, 248_320), (2, 262_144)]);
-            }
-            for (rows, n) in shapes {
-                let v = logit_rows(&mut rng, rows, n, true);
-                add(
-                    format!("rows={rows} n={n} (random, ties, NaN, -inf, zeros)"),
-                    vec![u32s("rows", rows as u32), u32s("n", n as u32)],
-                    vec![floats("logits", ScalarType::F32, &v)],
-                );
-            }
-        }
-        f if f.starts_with("quantize_q8_") => {
-            let ty = if f.ends_with("f16") { ScalarType::F16 } else { ScalarType::F32 };
-            let mut sizes = vec![32, 64, 32 * 7, 4096];
-            if large {
-                sizes.extend([32 * 997, 4096 * 8, 14336]);
-            }
-            for n in sizes {
-                let v = activations(&mut rng, n, true);
-                add(
-                    format!("n={n} (edge blocks)"),
-                    vec![u32s("n", n as u32)],
-                    vec![floats("x", ty, &v)],
-                );
-            }
-        }
-        "swiglu" | "swiglu_quantize_q8_0" => {
-            let mut sizes = vec![32, 96, 4096];
-            if large {
-                sizes.extend([14336, 32 * 1001]);
-            }
-            for n in sizes {
-                let g: Vec<f32> = (0..n).map(|_| rng.normal(4.0)).collect();
-                let u = activations(&mut rng, n, true);
-                add(
-                    format!("n={n}"),
-                    vec![u32s("n", n as u32)],
-                    vec![floats("gate", ScalarType::F32, &g), floats("up", ScalarType::F32, &u)],
-                );
-            }
-        }
-        f if f.starts_with("rmsnorm_") => {
-            let ty = match f {
-                "rmsnorm_f16" => ScalarType::F16,
-                "rmsnorm_bf16" => ScalarType::BF16,
-                _ => ScalarType::F32,
-            };
-            let mut shapes = vec![(1, 64), (3, 1000), (8, 4096)];
-            if large {
-                shapes.extend([(8, 8192), (1, 5120 + 3)]);
-            }
-            for (rows, n) in shapes {
-                let mut x: Vec<f32> = (0..rows * n).map(|_| rng.normal(2.0)).collect();
-                // an all-zero row (mean 0: the result is exactly 0 * rsqrt(eps))
-                if rows > 1 {
-                    x[n..2 * n].iter_mut().for_each(|v| *v = 0.0);
-                }
-                let w: Vec<f32> = (0..n).map(|_| 1.0 + rng.normal(0.1)).collect();
-                add(
-                    format!("rows={rows} n={n}"),
-                    vec![
-                        u32s("rows", rows as u32),
-                        u32s("n", n as u32),
-                        ("eps".into(), ScalarType::F32, 1e-6f32.to_bits() as u64),
-                    ],
-                    vec![floats("x", ty, &x), floats("weight", ScalarType::F32, &w)],
-                );
-            }
-        }
-        _ => {}
+/// Rows of logits at `rows x n` shapes with every row kind of [`logit_rows`] (`argmax_rows` and
+/// `row_top_prob` share them); `large` adds the real vocabulary sizes.
+pub(crate) fn logit_row_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+    let mut shapes = vec![(1, 1), (3, 7), (6, 1000), (2, 4099), (1, 65536 + 33)];
+    if large {
+        shapes.extend([(1, 248_320), (8, 248_320), (2, 262_144)]);
     }
-    out
+    shapes
+        .into_iter()
+        .map(|(rows, n)| {
+            let v = logit_rows(rng, rows, n, true);
+            Case {
+                name: format!("rows={rows} n={n} (random, ties, NaN, -inf, zeros)"),
+                scalars: vec![u32s("rows", rows as u32), u32s("n", n as u32)],
+                inputs: vec![floats("logits", ScalarType::F32, &v)],
+            }
+        })
+        .collect()
+}
+
+/// The parity cases of a library family with [`Parity::Buffers`] cases (none for another
+/// harness or an unknown name); `large` adds the real decode sizes (e.g. 8 x 248,320 logits).
+pub fn cases(family: &str, seed: u64, large: bool) -> Vec<Case> {
+    match crate::family(family).map(|f| f.parity) {
+        Some(Parity::Buffers(f)) => f(&mut rng_for(family, seed), large),
+        Some(Parity::CopyTable(_)) | None => vec![],
+    }
+}
+
+/// The generator a family's [`Parity::Buffers`] cases draw from: the run's seed mixed with the
+/// family's name, so each family draws different data from one seed.
+pub fn rng_for(family: &str, seed: u64) -> Rng {
+    Rng::new(seed ^ blake_ish(family))
 }
 
 /// A fixed 64-bit mix of a name, so each family draws different data from one seed.

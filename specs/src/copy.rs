@@ -15,7 +15,8 @@
 //! | `table` | u64, read, `3 * count`   | `(src, dst, bytes)` for each copy       |
 //! | `count` | u32                      | number of copies (grid y)               |
 
-use crate::{KernelSpec, VariantSpec};
+use crate::cases::Rng;
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
     Access, Dim, Kernel, KernelBuilder, MemRef, ScalarType, ShapeExpr, Target, Type, Value,
@@ -35,7 +36,87 @@ pub fn spec() -> KernelSpec {
             build: copy_from_mapped_multi,
             admit: Admission::default(),
         }],
+        parity: Parity::CopyTable(parity_cases),
+        bench: Bench::Without(
+            "its input is a table of device addresses, which the generic bench cannot build; \
+             kiln bench's bandwidth measurement times device copies",
+        ),
     }
+}
+
+/// One copy of a [`CopyCase`]: where it starts in its source and destination buffers (the
+/// alignment class) and how many bytes it copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopySpec {
+    /// Offset of the copy into its source buffer.
+    pub src_off: usize,
+    /// Offset of the copy into its destination buffer (after the guard bytes).
+    pub dst_off: usize,
+    /// Bytes copied.
+    pub bytes: usize,
+}
+
+/// One launch of up to 16 copies ([`Parity::CopyTable`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyCase {
+    /// What it exercises (printed).
+    pub name: String,
+    /// The copies, in table order.
+    pub copies: Vec<CopySpec>,
+    /// Seed of the bytes the harness fills the buffers with.
+    pub seed: u64,
+}
+
+/// The parity cases: 16 copies of every alignment class with ragged sizes (0, 1, 15, 4097, ...),
+/// 16 random ones, a single copy; `large` adds 16 copies of up to 4 MiB.
+pub fn parity_cases(seed: u64, large: bool) -> Vec<CopyCase> {
+    let c = |src_off, dst_off, bytes| CopySpec { src_off, dst_off, bytes };
+    let mut rng = Rng::new(seed ^ 0x636f_7079);
+    let mut random = |n: usize, max: u64| -> Vec<CopySpec> {
+        (0..n)
+            .map(|_| {
+                let bytes = match rng.below(4) {
+                    0 => rng.below(17),
+                    _ => rng.below(max),
+                };
+                c(rng.below(64) as usize, rng.below(64) as usize, bytes as usize)
+            })
+            .collect()
+    };
+    let mut out = vec![
+        CopyCase {
+            name: "16 copies, every alignment class, sizes 0 1 15 4097 ...".into(),
+            copies: vec![
+                c(0, 0, 4096),           // 16 bytes a lane
+                c(16, 32, 4096 + 5),     // and a tail
+                c(8, 8, 1000),           // 8
+                c(8, 0, 64),             // 8: the looser of the two
+                c(4, 12, 4 * 77),        // 4
+                c(4, 4, 4 * 77 + 3),     // 4 and a tail
+                c(1, 3, 999),            // bytes
+                c(2, 2, 4097),           // 2-aligned: bytes
+                c(0, 0, 0),              // nothing
+                c(0, 0, 1),              // all tail
+                c(2, 2, 15),             // all tail
+                c(0, 0, 16 * 9000 + 15), // more vectors than lanes in the grid
+                c(5, 5, 4097),
+                c(12, 4, 777),
+                c(3, 0, 16),
+                c(64, 128, 1 << 16),
+            ],
+            seed: seed ^ 1,
+        },
+        CopyCase { name: "16 random copies".into(), copies: random(16, 20_000), seed: seed ^ 2 },
+        CopyCase { name: "one copy".into(), copies: vec![c(7, 9, 4097)], seed: seed ^ 3 },
+    ];
+    if large {
+        out.push(CopyCase {
+            name: "16 copies of up to 4 MiB".into(),
+            copies: random(16, 4 << 20),
+            seed: seed ^ 4,
+        });
+    }
+    out
 }
 
 /// Copies `chunks` values of `ty` (`width` bytes each) from `src` to `dst`, lane `gid` of

@@ -3,16 +3,24 @@
 //!
 //! A family has a baseline and speed variants. Every variant computes the same function as its
 //! baseline, bit for bit (`kiln parity` proves it), and carries an admission rule for the router.
+//!
+//! A family's file holds everything about it: builders, admissions, its parity cases
+//! ([`Parity`]) and its bench cases ([`Bench`]), all in the [`KernelSpec`] its `spec()` /
+//! `specs()` returns. [`library`] is the registry: adding a family is its file plus one line
+//! there. The fields are not optional, so the compiler asks a new family for its cases, and
+//! `every_family_has_parity_and_bench_cases` (tests below) refuses an empty list.
 
 use kiln_ir::package::Admission;
 use kiln_ir::{Kernel, Target};
 
 pub mod argmax;
+pub mod bench;
 pub mod cases;
 mod common;
 pub mod copy;
 pub mod math;
 pub mod mma;
+pub mod packed_ops;
 pub mod quantize;
 pub mod rmsnorm;
 pub mod swiglu;
@@ -33,13 +41,41 @@ pub struct VariantSpec {
     pub admit: Admission,
 }
 
-/// A kernel family: a baseline and its speed variants.
+/// How `kiln parity` drives a family: the harness a family's cases need.
+#[derive(Clone, Copy)]
+pub enum Parity {
+    /// Scalars and input buffers by ABI parameter name; the harness sizes the outputs from the
+    /// ABI's length rules and compares them with the interpreter's. The function gets a
+    /// generator seeded from the run's seed and the family's name, and `large` (add the real
+    /// decode sizes).
+    Buffers(fn(&mut cases::Rng, bool) -> Vec<cases::Case>),
+    /// A table of `(src, dst, bytes)` device addresses (`copy_from_mapped_multi`): the harness
+    /// allocates each source in host-mapped memory and each destination in a device buffer,
+    /// with guard bytes around every copy, and compares with a host memcpy. The function gets
+    /// the run's seed and `large`.
+    CopyTable(fn(u64, bool) -> Vec<copy::CopyCase>),
+}
+
+/// What `kiln bench` times for a family.
+#[derive(Clone, Copy)]
+pub enum Bench {
+    /// Decode-size cases with the bytes each moves (for the bandwidth floor).
+    Cases(fn() -> Vec<bench::BenchCase>),
+    /// None, and why (a family whose inputs the generic bench cannot build says so here).
+    Without(&'static str),
+}
+
+/// A kernel family: a baseline and its speed variants, with its test and bench cases.
 #[derive(Clone)]
 pub struct KernelSpec {
     /// Family name (`argmax_rows`, ...).
     pub name: &'static str,
     /// The variants; the first is the baseline.
     pub variants: Vec<VariantSpec>,
+    /// Its parity cases.
+    pub parity: Parity,
+    /// Its bench cases.
+    pub bench: Bench,
 }
 
 impl KernelSpec {
@@ -51,14 +87,23 @@ impl KernelSpec {
     pub fn variant(&self, name: &str) -> Option<&VariantSpec> {
         self.variants.iter().find(|v| v.name == name)
     }
+    /// The bench cases (none for [`Bench::Without`]).
+    pub fn bench_cases(&self) -> Vec<bench::BenchCase> {
+        match self.bench {
+            Bench::Cases(f) => f(),
+            Bench::Without(_) => vec![],
+        }
+    }
 }
 
 /// Resource budget for a family on some archs: a build that misses it fails. One type for the
 /// matrix and the builder; unknown (misspelled) keys are refused.
 pub use kiln_ir::package::Budget;
 
-/// The build matrix (`specs/build.ron`).
+/// The build matrix (`specs/build.ron`). A field it does not know is refused (a misspelled
+/// field would otherwise be dropped silently).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BuildMatrix {
     /// Archs built by default.
     pub archs: Vec<String>,
@@ -71,6 +116,15 @@ pub struct BuildMatrix {
 /// A build matrix that does not parse or names what does not exist.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MatrixError {
+    /// The text is empty (an empty file, say).
+    #[error(
+        "{origin}: the build matrix is empty; expected (archs: [\"sm_90\", ...], kernels: [], \
+         budgets: [])"
+    )]
+    Empty {
+        /// Where the text came from.
+        origin: String,
+    },
     /// Not valid RON for a [`BuildMatrix`].
     #[error("{origin}:{line}:{col}: {message}")]
     Syntax {
@@ -108,6 +162,9 @@ pub enum MatrixError {
 /// Parses and checks a build matrix: every arch must be in the target table and every kernel
 /// (in `kernels` and in budgets, `*` aside) in the library.
 pub fn parse_build_matrix(origin: &str, text: &str) -> Result<BuildMatrix, MatrixError> {
+    if text.trim().is_empty() {
+        return Err(MatrixError::Empty { origin: origin.to_string() });
+    }
     let m: BuildMatrix = ron::from_str(text).map_err(|e| MatrixError::Syntax {
         origin: origin.to_string(),
         line: e.position.line,
@@ -142,9 +199,11 @@ pub fn build_matrix() -> BuildMatrix {
         .unwrap_or_else(|e| panic!("the shipped build matrix is invalid: {e}"))
 }
 
-/// Every kernel family of the library.
+/// Every kernel family of the library: the registry (one line a family file).
 pub fn library() -> Vec<KernelSpec> {
-    let mut v = vec![argmax::spec(), top_prob::spec()];
+    let mut v = vec![];
+    v.push(argmax::spec());
+    v.push(top_prob::spec());
     v.extend(quantize::specs());
     v.extend(swiglu::specs());
     v.extend(rmsnorm::specs());
@@ -152,7 +211,88 @@ pub fn library() -> Vec<KernelSpec> {
     v
 }
 
+/// The names of the library's families, comma separated (for error messages).
+pub fn family_names() -> String {
+    library().iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+}
+
 /// Looks a family up by name.
 pub fn family(name: &str) -> Option<KernelSpec> {
     library().into_iter().find(|k| k.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_ir::{ParamKind, TARGETS};
+    use std::collections::BTreeSet;
+
+    /// Every registered family has parity cases, and either bench cases or a stated reason for
+    /// having none; every case names only parameters the family's ABI has, with their types.
+    #[test]
+    fn every_family_has_parity_and_bench_cases() {
+        let mut bench_names = BTreeSet::new();
+        for f in library() {
+            let n = match f.parity {
+                Parity::Buffers(g) => g(&mut cases::rng_for(f.name, 7), false).len(),
+                Parity::CopyTable(g) => g(7, false).len(),
+            };
+            assert!(n > 0, "family {} has no parity cases", f.name);
+            let k = (f.baseline().build)(&TARGETS[0], TARGETS[0].default_wave());
+            let scalar = |name: &str| {
+                k.params.values().find(|p| p.name == name).and_then(|p| match p.kind {
+                    ParamKind::Scalar(t) => Some(t),
+                    ParamKind::Buffer { .. } => None,
+                })
+            };
+            let input = |name: &str| {
+                k.params.values().find(|p| p.name == name && !p.workspace).and_then(|p| {
+                    match p.kind {
+                        ParamKind::Buffer { elem, access, .. } if !access.writes() => Some(elem),
+                        _ => None,
+                    }
+                })
+            };
+            if let Parity::Buffers(g) = f.parity {
+                for c in g(&mut cases::rng_for(f.name, 7), false) {
+                    for (name, ty, _) in &c.scalars {
+                        assert_eq!(scalar(name), Some(*ty), "{} case {}: {name}", f.name, c.name);
+                    }
+                    for (name, ty, _) in &c.inputs {
+                        assert_eq!(input(name), Some(*ty), "{} case {}: {name}", f.name, c.name);
+                    }
+                }
+            }
+            match f.bench {
+                Bench::Cases(g) => {
+                    let cases = g();
+                    assert!(!cases.is_empty(), "family {} lists no bench cases", f.name);
+                    for c in cases {
+                        assert!(bench_names.insert(c.name), "bench case {} twice", c.name);
+                        assert!(c.bytes > 0, "{}: no bytes", c.name);
+                        for (name, ty, _) in &c.scalars {
+                            assert_eq!(scalar(name), Some(*ty), "bench {}: {name}", c.name);
+                        }
+                        for (name, ty, _) in &c.inputs {
+                            assert_eq!(input(name), Some(*ty), "bench {}: {name}", c.name);
+                        }
+                        let scalars = k
+                            .params
+                            .values()
+                            .filter(|p| matches!(p.kind, ParamKind::Scalar(_)))
+                            .count();
+                        assert_eq!(c.scalars.len(), scalars, "bench {}: every scalar", c.name);
+                    }
+                }
+                Bench::Without(why) => assert!(!why.is_empty(), "{}: say why no bench", f.name),
+            }
+        }
+    }
+
+    #[test]
+    fn family_names_are_unique() {
+        let lib = library();
+        let names: BTreeSet<_> = lib.iter().map(|f| f.name).collect();
+        assert_eq!(names.len(), lib.len());
+    }
 }

@@ -28,11 +28,14 @@
 //! block 32 / V lanes of V values (one 16-byte load each) and finds `amax` (and Q8_1's sum) with
 //! xor shuffles. Both are exact, so they agree bit for bit.
 
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::{activations, floats, u32s, Case, Rng};
 use crate::math::silu;
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, Dim, Kernel, KernelBuilder, Param, ScalarType, ShapeExpr, Target, Type, Value,
+    Access, Dim, Kernel, KernelBuilder, Param, ScalarRule, ScalarType, ShapeExpr, Target, Type,
+    Value,
 };
 
 /// Values a block.
@@ -117,37 +120,86 @@ impl Source {
 
 /// The families `quantize_q8_0_f32`, `quantize_q8_0_f16`, `quantize_q8_1_f32`, `quantize_q8_1_f16`.
 pub fn specs() -> Vec<KernelSpec> {
-    fn spec(name: &'static str, baseline: crate::BuildFn, wave: crate::BuildFn) -> KernelSpec {
+    fn spec(
+        name: &'static str,
+        baseline: crate::BuildFn,
+        wave: crate::BuildFn,
+        parity: fn(&mut Rng, bool) -> Vec<Case>,
+        bench: Bench,
+    ) -> KernelSpec {
         KernelSpec {
             name,
             variants: vec![
                 VariantSpec { name: "baseline", build: baseline, admit: Admission::default() },
                 VariantSpec { name: "wave", build: wave, admit: Admission::default() },
             ],
+            parity: Parity::Buffers(parity),
+            bench,
         }
     }
+    const ONE_BENCH: Bench = Bench::Without(
+        "timed as quantize_q8_0_f32: the other formats and inputs move about the same bytes",
+    );
     vec![
         spec(
             "quantize_q8_0_f32",
             |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, false),
             |t, w| quantize(t, w, Format::Q8_0, ScalarType::F32, true),
+            |rng, large| parity_cases(rng, large, ScalarType::F32),
+            Bench::Cases(bench_cases),
         ),
         spec(
             "quantize_q8_0_f16",
             |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, false),
             |t, w| quantize(t, w, Format::Q8_0, ScalarType::F16, true),
+            |rng, large| parity_cases(rng, large, ScalarType::F16),
+            ONE_BENCH,
         ),
         spec(
             "quantize_q8_1_f32",
             |t, w| quantize(t, w, Format::Q8_1, ScalarType::F32, false),
             |t, w| quantize(t, w, Format::Q8_1, ScalarType::F32, true),
+            |rng, large| parity_cases(rng, large, ScalarType::F32),
+            ONE_BENCH,
         ),
         spec(
             "quantize_q8_1_f16",
             |t, w| quantize(t, w, Format::Q8_1, ScalarType::F16, false),
             |t, w| quantize(t, w, Format::Q8_1, ScalarType::F16, true),
+            |rng, large| parity_cases(rng, large, ScalarType::F16),
+            ONE_BENCH,
         ),
     ]
+}
+
+/// Activations of `x_type` with the Q8 edge blocks ([`activations`]) at lengths that are
+/// multiples of [`QK`]; `large` adds model widths.
+fn parity_cases(rng: &mut Rng, large: bool, x_type: ScalarType) -> Vec<Case> {
+    let mut sizes = vec![32, 64, 32 * 7, 4096];
+    if large {
+        sizes.extend([32 * 997, 4096 * 8, 14336]);
+    }
+    sizes
+        .into_iter()
+        .map(|n| {
+            let v = activations(rng, n, true);
+            Case {
+                name: format!("n={n} (edge blocks)"),
+                scalars: vec![u32s("n", n as u32)],
+                inputs: vec![floats("x", x_type, &v)],
+            }
+        })
+        .collect()
+}
+
+/// One token of a 4096-wide model: the f32 activations read, 128 Q8_0 blocks written.
+fn bench_cases() -> Vec<BenchCase> {
+    vec![BenchCase {
+        name: "quantize_q8_0_t1_k4096",
+        scalars: vec![u32_arg("n", 4096)],
+        inputs: vec![("x", ScalarType::F32, 4096)],
+        bytes: 4096 * 4 + 128 * 34,
+    }]
 }
 
 /// One quantize kernel: `x`, `out`, `n`.
@@ -179,6 +231,9 @@ pub(crate) fn build_body(
     n: Param,
     by_wave: bool,
 ) {
+    // Whole blocks only: a tail of fewer than 32 values would be dropped, so the ABI says so
+    // and every device refuses such an `n` before launch.
+    b.scalar_rule(n, ScalarRule::MultipleOf(QK as u64));
     let per = src.per_load();
     // Values a lane quantizes, lanes a block.
     let (vals, lanes) = if by_wave { (per, QK / per) } else { (QK, 1) };

@@ -24,8 +24,10 @@
 //! | `n`      | u32                        | row length                |
 //! | `eps`    | f32                        | added to the mean square  |
 
+use crate::bench::{f32_arg, u32_arg, BenchCase};
+use crate::cases::{floats, u32s, Case, Rng};
 use crate::common::{ids, is_multiple, lds_read_all, tree_sum};
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
     Access, BarrierKind, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, ShapeExpr,
@@ -40,17 +42,79 @@ pub const REGISTER_ROW: u32 = 8192;
 
 /// The families `rmsnorm_f32`, `rmsnorm_f16`, `rmsnorm_bf16` (baseline only).
 pub fn specs() -> Vec<KernelSpec> {
-    fn spec(name: &'static str, build: crate::BuildFn) -> KernelSpec {
+    fn spec(
+        name: &'static str,
+        build: crate::BuildFn,
+        parity: fn(&mut Rng, bool) -> Vec<Case>,
+        bench: Bench,
+    ) -> KernelSpec {
         KernelSpec {
             name,
             variants: vec![VariantSpec { name: "baseline", build, admit: Admission::default() }],
+            parity: Parity::Buffers(parity),
+            bench,
         }
     }
+    const ONE_BENCH: Bench =
+        Bench::Without("timed as rmsnorm_f32: f16 and bf16 rows move fewer bytes the same way");
     vec![
-        spec("rmsnorm_f32", |t, w| rmsnorm(t, w, ScalarType::F32)),
-        spec("rmsnorm_f16", |t, w| rmsnorm(t, w, ScalarType::F16)),
-        spec("rmsnorm_bf16", |t, w| rmsnorm(t, w, ScalarType::BF16)),
+        spec(
+            "rmsnorm_f32",
+            |t, w| rmsnorm(t, w, ScalarType::F32),
+            |rng, large| parity_cases(rng, large, ScalarType::F32),
+            Bench::Cases(bench_cases),
+        ),
+        spec(
+            "rmsnorm_f16",
+            |t, w| rmsnorm(t, w, ScalarType::F16),
+            |rng, large| parity_cases(rng, large, ScalarType::F16),
+            ONE_BENCH,
+        ),
+        spec(
+            "rmsnorm_bf16",
+            |t, w| rmsnorm(t, w, ScalarType::BF16),
+            |rng, large| parity_cases(rng, large, ScalarType::BF16),
+            ONE_BENCH,
+        ),
     ]
+}
+
+/// Rows of `x_type` (one of them all zeros: the result is exactly `0 * rsqrt(eps)`) with random
+/// weights near 1; `large` adds model widths and an odd one.
+fn parity_cases(rng: &mut Rng, large: bool, x_type: ScalarType) -> Vec<Case> {
+    let mut shapes = vec![(1, 64), (3, 1000), (8, 4096)];
+    if large {
+        shapes.extend([(8, 8192), (1, 5120 + 3)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(rows, n)| {
+            let mut x: Vec<f32> = (0..rows * n).map(|_| rng.normal(2.0)).collect();
+            if rows > 1 {
+                x[n..2 * n].iter_mut().for_each(|v| *v = 0.0);
+            }
+            let w: Vec<f32> = (0..n).map(|_| 1.0 + rng.normal(0.1)).collect();
+            Case {
+                name: format!("rows={rows} n={n}"),
+                scalars: vec![
+                    u32s("rows", rows as u32),
+                    u32s("n", n as u32),
+                    ("eps".into(), ScalarType::F32, 1e-6f32.to_bits() as u64),
+                ],
+                inputs: vec![floats("x", x_type, &x), floats("weight", ScalarType::F32, &w)],
+            }
+        })
+        .collect()
+}
+
+/// Eight tokens of a 4096-wide model: the rows read and written, the weights read.
+fn bench_cases() -> Vec<BenchCase> {
+    vec![BenchCase {
+        name: "rmsnorm_t8_d4096",
+        scalars: vec![u32_arg("rows", 8), u32_arg("n", 4096), f32_arg("eps", 1e-6)],
+        inputs: vec![("x", ScalarType::F32, 8 * 4096), ("weight", ScalarType::F32, 4096)],
+        bytes: 8 * 4096 * 4 * 2 + 4096 * 4,
+    }]
 }
 
 /// Values a 16-byte vector holds.

@@ -10,9 +10,11 @@
 //! `n` (u32). ABI of `swiglu_quantize_q8_0`: `gate`, `up` as above, `out` (u8, write,
 //! `n / 32 * 34`), `n` (u32, a multiple of 32).
 
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::{activations, floats, u32s, Case, Rng};
 use crate::math::silu;
 use crate::quantize::{build_body, Format, Source};
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{Access, Dim, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target, Type};
 
@@ -30,6 +32,8 @@ pub fn specs() -> Vec<KernelSpec> {
                 build: swiglu,
                 admit: Admission::default(),
             }],
+            parity: Parity::Buffers(parity_cases),
+            bench: Bench::Cases(|| bench_cases("swiglu_t1_d14336", 14336 * 4)),
         },
         KernelSpec {
             name: "swiglu_quantize_q8_0",
@@ -45,8 +49,44 @@ pub fn specs() -> Vec<KernelSpec> {
                     admit: Admission::default(),
                 },
             ],
+            parity: Parity::Buffers(parity_cases),
+            bench: Bench::Cases(|| bench_cases("swiglu_quantize_q8_0_t1_d14336", 14336 / 32 * 34)),
         },
     ]
+}
+
+/// Random gates and activations with the Q8 edge blocks; `large` adds model widths.
+fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+    let mut sizes = vec![32, 96, 4096];
+    if large {
+        sizes.extend([14336, 32 * 1001]);
+    }
+    sizes
+        .into_iter()
+        .map(|n| {
+            let g: Vec<f32> = (0..n).map(|_| rng.normal(4.0)).collect();
+            let u = activations(rng, n, true);
+            Case {
+                name: format!("n={n}"),
+                scalars: vec![u32s("n", n as u32)],
+                inputs: vec![
+                    floats("gate", ScalarType::F32, &g),
+                    floats("up", ScalarType::F32, &u),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// One token of a 14,336-wide MLP: `gate` and `up` read, `out_bytes` written.
+fn bench_cases(name: &'static str, out_bytes: u64) -> Vec<BenchCase> {
+    let n = 14336u32;
+    vec![BenchCase {
+        name,
+        scalars: vec![u32_arg("n", n)],
+        inputs: vec![("gate", ScalarType::F32, n as usize), ("up", ScalarType::F32, n as usize)],
+        bytes: u64::from(n) * 8 + out_bytes,
+    }]
 }
 
 /// `out[i] = silu(gate[i]) * up[i]`, 4 values a lane (an `f32x4` load when `n % 4 == 0`).

@@ -33,11 +33,13 @@
 //! graph, per call, inputs cold in L2), n = 248,320: split 4.5 us for one row, 9.9 us for 8
 //! (baseline: 107 us).
 
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::logit_row_cases;
 use crate::common::{
     fold_max, ids, is_multiple, last_workgroup, lds_read_all, reset_counter, tree_sum, Ids,
 };
 use crate::math::exp_sub;
-use crate::{KernelSpec, VariantSpec};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
     BarrierKind, Dim, Kernel, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarType, ShapeExpr,
@@ -69,7 +71,20 @@ pub fn spec() -> KernelSpec {
                 },
             },
         ],
+        parity: Parity::Buffers(logit_row_cases),
+        bench: Bench::Cases(bench_cases),
     }
+}
+
+/// One row of a 248,320-token vocabulary: the logits read, one probability written.
+fn bench_cases() -> Vec<BenchCase> {
+    let v = 248_320u32;
+    vec![BenchCase {
+        name: "row_top_prob_t1",
+        scalars: vec![u32_arg("rows", 1), u32_arg("n", v)],
+        inputs: vec![("logits", ScalarType::F32, v as usize)],
+        bytes: u64::from(v * 4 + 4),
+    }]
 }
 
 fn params(b: &mut KernelBuilder) -> (Param, Param, Param, Param) {

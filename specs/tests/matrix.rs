@@ -50,3 +50,20 @@ fn a_misspelled_budget_key_is_refused_naming_the_file() {
         assert!(e.starts_with("budgets.ron:1:") && e.contains(bad), "{e}");
     }
 }
+
+#[test]
+fn an_empty_matrix_says_so() {
+    for text in ["", "  \n\t"] {
+        let e = parse_build_matrix("empty.ron", text).unwrap_err();
+        assert!(matches!(e, MatrixError::Empty { .. }), "{e}");
+        assert!(e.to_string().starts_with("empty.ron: the build matrix is empty"), "{e}");
+    }
+}
+
+#[test]
+fn an_unknown_field_is_refused() {
+    let e = parse_build_matrix("m.ron", "(archs: [], kernels: [], budgets: [], kernls: [])")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("m.ron:1:") && e.contains("kernls"), "{e}");
+}

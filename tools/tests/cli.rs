@@ -147,9 +147,13 @@ fn open_complete(dir: &Path) -> BTreeSet<(String, String, String)> {
 fn targets_lists_every_arch_with_its_wave_sizes() {
     let env = Env::new();
     let out = env.kiln(&["targets"]).ok().stdout;
-    let lines: Vec<&str> = out.lines().collect();
+    // The arch table runs to the first blank line; the dot and matrix sections follow.
+    let lines: Vec<&str> = out.lines().take_while(|l| !l.trim().is_empty()).collect();
     assert!(lines[0].split_whitespace().any(|w| w == "wave"), "no header: {out}");
     assert_eq!(lines.len(), kiln_ir::TARGETS.len() + 1, "{out}");
+    for section in ["dot products", "matrix multiply-accumulate"] {
+        assert!(out.contains(section), "no {section} section: {out}");
+    }
     for t in kiln_ir::TARGETS.iter() {
         let line = lines
             .iter()
@@ -709,4 +713,237 @@ fn a_closed_stdout_ends_kiln_quietly() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(o.status.code(), Some(101), "{stderr}");
+}
+
+// --- issue 10: what a user hands the command line ------------------------------------------------
+
+fn bf16_bits(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| half::bf16::from_f32(*x).to_bits().to_le_bytes()).collect()
+}
+
+#[test]
+fn parity_and_bench_refuse_an_unknown_kernel_naming_the_known_ones() {
+    let env = Env::new();
+    env.build("argmax_rows", "gfx1100", "pkg");
+    let err =
+        env.kiln(&["parity", "--device", "cpu", "--package", "pkg", "--kernel", "argmux_rows"]);
+    let err = err.fails();
+    assert!(err.contains("argmux_rows") && err.contains("argmax_rows"), "{err}");
+    let err = env
+        .kiln(&[
+            "bench",
+            "--device",
+            "cpu",
+            "--package",
+            "pkg",
+            "--kernel",
+            "argmux",
+            "--json",
+            "b",
+        ])
+        .fails();
+    assert!(err.contains("argmux") && err.contains("argmax_t8"), "{err}");
+    assert!(err.contains("rmsnorm_f32"), "{err}");
+    assert!(!env.path("b").exists());
+    // A kernel of the library that the package lacks is refused too, not an empty table.
+    let err = env
+        .kiln(&["bench", "--device", "cpu", "--package", "pkg", "--kernel", "rmsnorm_f32"])
+        .fails();
+    assert!(err.contains("rmsnorm_f32") && err.contains("not in the package"), "{err}");
+}
+
+#[test]
+fn run_refuses_a_name_given_twice_and_a_scalar_out_of_range() {
+    let env = Env::new();
+    env.build("argmax_rows,rmsnorm_f32", "gfx1100", "pkg");
+    let (rows, n) = (2, 1000);
+    write_f32(&env.path("in.npy"), &[rows, n], &logits(rows, n));
+    write_f32(&env.path("w.npy"), &[n], &vec![1.0; n]);
+    let argmax = ["run", "argmax_rows", "--package", "pkg", "--out", "o", "--arg", "logits=in.npy"];
+    let run = |base: &[&str], extra: &[&str]| env.kiln(&[base, extra].concat());
+
+    let err = run(&argmax, &["--shape", "rows=2", "--shape", "n=1000", "--shape", "n=999"]).fails();
+    assert!(err.contains("--shape n is given twice"), "{err}");
+    let err = run(&argmax, &["--arg", "logits=w.npy", "--shape", "rows=2", "--shape", "n=1000"]);
+    assert!(err.fails().contains("--arg logits is given twice"));
+    let err = run(&argmax, &["--shape", "rows=2", "--shape", "n=4294967296"]).fails();
+    assert!(err.contains("out of range for u32"), "{err}");
+
+    let rms = ["run", "rmsnorm_f32", "--package", "pkg", "--out", "o", "--arg", "x=in.npy"];
+    let shapes = ["--arg", "weight=w.npy", "--shape", "rows=2", "--shape", "n=1000"];
+    let err = run(&rms, &[&shapes[..], &["--shape", "eps=1e39"]].concat()).fails();
+    assert!(err.contains("--shape eps") && err.contains("out of range for f32"), "{err}");
+    assert!(!env.path("o").exists(), "a refused run wrote its output directory");
+    run(&rms, &[&shapes[..], &["--shape", "eps=1e-6"]].concat()).ok();
+}
+
+#[test]
+fn run_takes_bf16_inputs_as_uint16_bits() {
+    let env = Env::new();
+    env.build("rmsnorm_bf16", "gfx1100", "pkg");
+    let (rows, n) = (3, 256);
+    let x: Vec<f32> = logits(rows, n).iter().map(|v| v.clamp(-8.0, 8.0)).collect();
+    let x: Vec<f32> = x.iter().map(|v| half::bf16::from_f32(*v).to_f32()).collect();
+    let w: Vec<f32> = (0..n).map(|i| 0.5 + i as f32 / n as f32).collect();
+    std::fs::write(env.path("x.npy"), npy("<u2", &[rows, n], &bf16_bits(&x))).expect("write");
+    write_f32(&env.path("w.npy"), &[n], &w);
+    write_f32(&env.path("xf32.npy"), &[rows, n], &x);
+    let base = ["run", "rmsnorm_bf16", "--package", "pkg", "--arg", "weight=w.npy"];
+    let shapes = ["--shape", "rows=3", "--shape", "n=256", "--shape", "eps=1e-6"];
+
+    let err = env.kiln(&[&base[..], &shapes, &["--arg", "x=xf32.npy", "--out", "o"]].concat());
+    let err = err.fails();
+    assert!(err.contains("bf16") && err.contains("uint16"), "{err}");
+
+    env.kiln(&[&base[..], &shapes, &["--arg", "x=x.npy", "--out", "o"]].concat()).ok();
+    let bytes = std::fs::read(env.path("o/out.npy")).expect("out.npy");
+    let f = npyz::NpyFile::new(&bytes[..]).expect("a .npy file");
+    let npyz::DType::Plain(t) = f.dtype() else { panic!("dtype") };
+    assert_eq!(t.to_string(), "<u2");
+    let out: Vec<f32> = f
+        .into_vec::<u16>()
+        .expect("u16")
+        .into_iter()
+        .map(|b| half::bf16::from_bits(b).to_f32())
+        .collect();
+    for (r, row) in x.chunks(n).enumerate() {
+        let ms = row.iter().map(|v| v * v).sum::<f32>() / n as f32;
+        let scale = 1.0 / (ms + 1e-6).sqrt();
+        for i in 0..n {
+            let want = row[i] * scale * w[i];
+            let got = out[r * n + i];
+            assert!((got - want).abs() <= want.abs() / 64.0 + 1e-6, "[{r},{i}] {got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn bench_refuses_a_package_whose_scalar_is_renamed() {
+    use kiln_ir::package::{Abi, Manifest};
+    let env = Env::new();
+    env.build("rmsnorm_f32", "gfx1100", "pkg");
+    let dir = env.path("pkg");
+    let mpath = dir.join(MANIFEST_FILE);
+    let mut m: Manifest =
+        ron::from_str(&std::fs::read_to_string(&mpath).expect("manifest")).expect("parses");
+    for o in &mut m.objects {
+        let ir_path = dir.join(&o.ir_file);
+        let mut k = kiln_ir::Kernel::from_ron(&std::fs::read_to_string(&ir_path).expect("ir"))
+            .expect("IR parses");
+        for p in k.params.values_mut() {
+            if p.name == "eps" {
+                p.name = "epsilon".into();
+            }
+        }
+        std::fs::write(&ir_path, k.to_ron()).expect("write IR");
+        o.abi = Abi::of(&k);
+        o.ir_hash = k.content_hash();
+    }
+    let text = ron::ser::to_string_pretty(&m, ron::ser::PrettyConfig::default()).expect("RON");
+    std::fs::write(&mpath, text).expect("write manifest");
+    Package::open(&dir).expect("the edited package is consistent");
+
+    let err =
+        env.kiln(&["bench", "--device", "cpu", "--package", "pkg", "--bandwidth", "100"]).fails();
+    assert!(err.contains("rmsnorm_t8_d4096") && err.contains("`epsilon`"), "{err}");
+}
+
+#[test]
+fn inspect_asm_shows_the_shipped_objects() {
+    let env = Env::new();
+    env.build("swiglu", ARCHS, "pkg");
+    let m = Package::open(env.path("pkg")).expect("opens").manifest().clone();
+    let asm = env.kiln(&["inspect", "pkg", "--asm", "--arch", "gfx1100"]).ok().stdout;
+    let hsaco = m.objects.iter().find(|o| o.arch == "gfx1100").expect("gfx1100 object");
+    assert!(asm.contains(&format!("; {} disassembled by", hsaco.file)), "{asm}");
+    assert!(asm.contains("file format elf64-amdgpu") && asm.contains("s_endpgm"), "{asm}");
+
+    let ptx = m.objects.iter().find(|o| o.arch == "sm_90").expect("sm_90 object");
+    let shipped = std::fs::read_to_string(env.path("pkg").join(&ptx.file)).expect("PTX");
+    let out = env.kiln(&["inspect", "pkg", "--asm", "--arch", "sm_90"]).ok().stdout;
+    assert!(out.contains(&format!("; PTX as shipped in {}", ptx.file)), "{out}");
+    assert!(out.contains(&shipped), "the shipped PTX, byte for byte");
+}
+
+#[test]
+fn build_refuses_an_empty_matrix_clearly() {
+    let env = Env::new();
+    std::fs::write(env.path("empty.ron"), "\n").expect("write");
+    let err = env.kiln(&["build", "--matrix", "empty.ron", "-o", "p"]).fails();
+    assert!(err.contains("empty.ron: the build matrix is empty"), "{err}");
+    std::fs::write(env.path("none.ron"), "(archs: [], kernels: [], budgets: [])").expect("write");
+    let err = env.kiln(&["build", "--matrix", "none.ron", "-o", "p"]).fails();
+    assert!(err.contains("no arch to build"), "{err}");
+    assert!(!env.path("p").exists());
+}
+
+#[test]
+fn bench_floor_comes_from_a_copy_measured_in_the_run_or_the_flag() {
+    let env = Env::new();
+    env.build("quantize_q8_0_f32", "gfx1100", "pkg");
+    let base = ["bench", "--device", "cpu", "--package", "pkg", "--replays", "1"];
+    let run = |extra: &[&str]| env.kiln(&[&base[..], extra].concat());
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(env.path(p)).expect("json")).expect("JSON")
+    };
+
+    let out = run(&["--json", "measured.json"]).ok().stdout;
+    assert!(out.contains("(measured: a 4 MiB device-to-device copy"), "{out}");
+    let j = read("measured.json");
+    let gbps = j["bandwidth"]["gbps"].as_f64().expect("gbps");
+    assert_eq!(j["bandwidth"]["source"], "measured");
+    assert_eq!(j["bandwidth"]["copy_bytes"], 4 << 20);
+    assert!(gbps > 0.0 && gbps.is_finite(), "{j}");
+    let case = &j["cases"]["quantize_q8_0_t1_k4096"];
+    let bytes = case["bytes"].as_f64().expect("bytes");
+    let floor = case["floor_us"].as_f64().expect("floor");
+    assert!((floor - bytes / (gbps * 1e3)).abs() <= floor * 1e-9, "{j}");
+
+    run(&["--bandwidth", "250", "--json", "given.json"]).ok();
+    let j = read("given.json");
+    assert_eq!(j["bandwidth"]["source"], "--bandwidth");
+    assert_eq!(j["bandwidth_gbps"], 250.0);
+    let case = &j["cases"]["quantize_q8_0_t1_k4096"];
+    let want = case["bytes"].as_f64().expect("bytes") / 250e3;
+    assert!((case["floor_us"].as_f64().expect("floor") - want).abs() < 1e-9, "{j}");
+
+    let err = run(&["--bandwidth", "0"]).fails();
+    assert!(err.contains("--bandwidth 0"), "{err}");
+}
+
+#[test]
+fn run_refuses_a_buffer_given_as_a_scalar_and_the_reverse() {
+    let env = Env::new();
+    env.build("argmax_rows", "gfx1100", "pkg");
+    write_f32(&env.path("in.npy"), &[4], &[1.0, 2.0, 3.0, 0.0]);
+    let base = ["run", "argmax_rows", "--package", "pkg", "--out", "o", "--shape", "rows=1"];
+    let err = env.kiln(&[&base[..], &["--arg", "n=in.npy", "--shape", "logits=3"]].concat());
+    let err = err.fails();
+    assert!(err.contains("it takes --shape n=") || err.contains("it takes --arg logits="), "{err}");
+}
+
+#[test]
+fn parity_fails_a_kernel_that_no_family_of_the_library_has() {
+    let env = Env::new();
+    env.build("swiglu", "gfx1100", "pkg");
+    let mpath = env.path("pkg").join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&mpath).expect("manifest");
+    assert!(text.contains("kernel: \"swiglu\""), "{text}");
+    std::fs::write(&mpath, text.replace("kernel: \"swiglu\"", "kernel: \"swiglu_v0\""))
+        .expect("write");
+    Package::open(env.path("pkg")).expect("the renamed package opens");
+    let out = env.kiln(&["parity", "--device", "cpu", "--package", "pkg", "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", out.show());
+    assert!(out.stdout.contains("FAIL swiglu_v0/") && out.stdout.contains("no parity cases"));
+    assert!(out.stdout.trim_end().ends_with("0 passed, 1 failed"), "{}", out.show());
+}
+
+/// `--device hip` says, before anything else, that the hip device is untested on AMD hardware
+/// (here it then fails: no HIP device or no `hip` feature).
+#[test]
+fn the_hip_device_says_it_is_untested_on_hardware() {
+    let env = Env::new();
+    env.build("argmax_rows", "gfx1100", "pkg");
+    let err = env.kiln(&["parity", "--device", "hip", "--package", "pkg"]).fails();
+    assert!(err.contains("untested on AMD hardware"), "{err}");
 }

@@ -360,6 +360,25 @@ impl KernelBuilder {
         let ty = self.ty(a);
         self.push1(Op::Fma { a, b, c }, ty)
     }
+    /// Byte permute: result byte `i` is byte `sel[i]` (`0..=7`) of the little-endian `b:a`.
+    pub fn perm(&mut self, a: Value, b: Value, sel: [u8; 4]) -> Value {
+        self.push1(Op::Perm { a, b, sel }, Type::U32)
+    }
+    /// A packed dot product; the result is `i32`, `u32` for [`DotOp::U8`], `f32` for the f16
+    /// flavours.
+    pub fn dot(&mut self, op: DotOp, a: Value, b: Value, acc: Value) -> Value {
+        let ty = match op {
+            DotOp::I8 | DotOp::I8U8 => Type::I32,
+            DotOp::U8 => Type::U32,
+            DotOp::F16 | DotOp::F16Approx => Type::F32,
+        };
+        self.push1(Op::Dot { op, a, b, acc }, ty)
+    }
+    /// A packed conversion.
+    pub fn packed_convert(&mut self, op: PackedConvertOp, arg: Value) -> Value {
+        let ty = op.types().1;
+        self.push1(Op::PackedConvert { op, arg }, ty)
+    }
     /// A comparison.
     pub fn cmp(&mut self, op: CmpOp, lhs: Value, rhs: Value) -> Value {
         let t = self.ty(lhs);

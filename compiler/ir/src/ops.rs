@@ -235,6 +235,77 @@ pub enum ReduceOp {
     Max,
 }
 
+/// Packed dot products: four 8-bit lanes of two `u32` into a 32-bit accumulator, or two f16
+/// pairs into an f32 accumulator. Lane `i` of a packed `u32` is its byte `i` (little-endian).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DotOp {
+    /// `acc + sum(a[i] * b[i])`, both operands signed bytes; `i32` accumulator and result,
+    /// wrapping (no clamp). Needs the target's `dot4.i8`.
+    I8,
+    /// Unsigned bytes; `u32` accumulator and result (all four products and the unsigned sum
+    /// are what the hardware computes), wrapping. Needs `dot4.u8`.
+    U8,
+    /// `a` signed bytes, `b` unsigned bytes; `i32` accumulator and result, wrapping. Needs
+    /// `dot4.i8u8` (gfx11, gfx12, NVIDIA).
+    I8U8,
+    /// `fma(a0, b0, fma(a1, b1, acc))` in f32 on `f16x2` operands and an `f32` accumulator:
+    /// both products are exact in f32 (11-bit significands give 22 bits), so the result is
+    /// `round(a0*b0 + round(a1*b1 + acc))`, the high pair first. Exact on every target: lowered as
+    /// these two f32 fma everywhere (the interpreter's bits, NaN and infinity included).
+    F16,
+    /// The hardware's f16 pair dot (`v_dot2_f32_f16` and its gfx90a/gfx11 forms, AMD only: needs
+    /// `dot2.f16`). Approximate, like the `*Approx` unary ops: AMD does not document its rounding
+    /// (one rounding of the exact sum, or the fma chain, or f32 denormals flushed), so the
+    /// interpreter computes [`DotOp::F16`]'s chain, and on finite results the hardware may
+    /// differ from it by at most `2^-21 * (|a0*b0| + |a1*b1| + |acc|) + 2^-126` (the last term
+    /// for a flushed f32 denormal). Why: with `T = |a0*b0| + |a1*b1| + |acc|`, any evaluation
+    /// that rounds at most two partial sums of the three exact terms to f32 is within
+    /// `2 * 2^-24 * T * (1 + 2^-24)` of the exact sum (each rounding errs by at most half an ulp
+    /// of a value no larger than `T * (1 + 2^-24)`); the chain is one such evaluation, so two of
+    /// them differ by less than `2^-21 * T`.
+    F16Approx,
+}
+
+impl DotOp {
+    /// True for the flavour whose hardware rounding is not the interpreter's.
+    pub fn is_approx(self) -> bool {
+        match self {
+            DotOp::F16Approx => true,
+            DotOp::I8 | DotOp::U8 | DotOp::I8U8 | DotOp::F16 => false,
+        }
+    }
+}
+
+/// Packed conversions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PackedConvertOp {
+    /// `f32x2` to `f16x2`, each rounded to nearest even (as `convert`; not the round-toward-zero
+    /// `v_cvt_pkrtz`).
+    F32x2ToF16x2,
+    /// A `u32` holding four signed bytes (byte `i` is lane `i`) to `f32x4`, exactly.
+    I8x4ToF32x4,
+    /// A `u32` to a `u32` whose byte `i` is the low nibble (bits 0-3) of byte `i`: values 0..=15
+    /// (ggml Q4_0 keeps a block's values 0-15 in the low nibbles).
+    NibblesLow,
+    /// As [`PackedConvertOp::NibblesLow`] with the high nibble (bits 4-7) of each byte (Q4_0's
+    /// values 16-31).
+    NibblesHigh,
+}
+
+impl PackedConvertOp {
+    /// The operand and result types.
+    pub fn types(self) -> (Type, Type) {
+        use crate::ScalarType;
+        match self {
+            PackedConvertOp::F32x2ToF16x2 => {
+                (Type::vector(ScalarType::F32, 2), Type::vector(ScalarType::F16, 2))
+            }
+            PackedConvertOp::I8x4ToF32x4 => (Type::U32, Type::vector(ScalarType::F32, 4)),
+            PackedConvertOp::NibblesLow | PackedConvertOp::NibblesHigh => (Type::U32, Type::U32),
+        }
+    }
+}
+
 /// Launch-time scalar expressions, used for the grid and for buffer lengths.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ShapeExpr {
@@ -535,6 +606,34 @@ pub enum Op {
         /// The C fragment (the accumulator).
         c: Value,
     },
+    /// Byte permute of two `u32`: result byte `i` is byte `sel[i]` of the 8-byte little-endian
+    /// value `b:a` (bytes 0-3 from `a`, 4-7 from `b`). Result `u32`.
+    Perm {
+        /// Bytes 0-3.
+        a: Value,
+        /// Bytes 4-7.
+        b: Value,
+        /// One source byte (`0..=7`) per result byte, lowest first.
+        sel: [u8; 4],
+    },
+    /// Packed dot product (see [`DotOp`] for the types and rounding of each flavour).
+    Dot {
+        /// The flavour.
+        op: DotOp,
+        /// First operand (`u32`, or `f16x2`).
+        a: Value,
+        /// Second operand (`u32`, or `f16x2`).
+        b: Value,
+        /// Accumulator (`i32`, `u32` for [`DotOp::U8`], `f32` for the f16 flavours).
+        acc: Value,
+    },
+    /// Packed conversion (see [`PackedConvertOp`] for the types).
+    PackedConvert {
+        /// The conversion.
+        op: PackedConvertOp,
+        /// Operand.
+        arg: Value,
+    },
 }
 
 impl Op {
@@ -583,6 +682,9 @@ impl Op {
             }
             Op::Yield(vals) => v.extend(vals.iter().copied()),
             Op::Mma { a, b, c, .. } => v.extend([*a, *b, *c]),
+            Op::Perm { a, b, .. } => v.extend([*a, *b]),
+            Op::Dot { a, b, acc, .. } => v.extend([*a, *b, *acc]),
+            Op::PackedConvert { arg, .. } => v.push(*arg),
         }
         v
     }
@@ -626,7 +728,10 @@ impl Op {
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
             | Op::Yield(_)
-            | Op::Mma { .. } => SmallVec::new(),
+            | Op::Mma { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => SmallVec::new(),
         }
     }
 
@@ -664,7 +769,10 @@ impl Op {
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
             | Op::Yield(_)
-            | Op::Mma { .. } => SmallVec::new(),
+            | Op::Mma { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => SmallVec::new(),
         }
     }
 
@@ -699,7 +807,10 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
-            | Op::Mma { .. } => None,
+            | Op::Mma { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => None,
         }
     }
 
@@ -732,7 +843,10 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
-            | Op::Mma { .. } => None,
+            | Op::Mma { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => None,
         }
     }
 
@@ -769,7 +883,10 @@ impl Op {
             | Op::Barrier(_)
             | Op::If { .. }
             | Op::For { .. }
-            | Op::Yield(_) => false,
+            | Op::Yield(_)
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => false,
         }
     }
 
@@ -805,6 +922,9 @@ impl Op {
             Op::For { .. } => "for",
             Op::Yield(_) => "yield",
             Op::Mma { .. } => "mma",
+            Op::Perm { .. } => "perm",
+            Op::Dot { .. } => "dot",
+            Op::PackedConvert { .. } => "packed_convert",
         }
     }
 
@@ -836,7 +956,10 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
-            | Op::Mma { .. } => false,
+            | Op::Mma { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => false,
         }
     }
 }

@@ -98,6 +98,10 @@ pub struct AbiParam {
     pub kind: ParamKind,
     /// Allocated by the runtime, not passed by the caller.
     pub workspace: bool,
+    /// Rules the scalar's value must satisfy (`n` a multiple of 32...), checked before launch.
+    /// Left out of the manifest when empty, so an ABI without rules keeps its hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<crate::ScalarRule>,
 }
 
 /// The argument ABI: parameters in order, and a hash over them.
@@ -119,6 +123,7 @@ impl Abi {
                 name: p.name.clone(),
                 kind: p.kind.clone(),
                 workspace: p.workspace,
+                rules: p.rules.clone(),
             })
             .collect();
         let hash = Abi::hash_params(&params);

@@ -102,11 +102,35 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::If { .. }
         | Op::For { .. }
         | Op::Yield(_)
-        | Op::Mma { .. } => None,
+        | Op::Mma { .. }
+        | Op::Perm { .. } => None,
+        Op::Dot { op, .. } => Some(dot_name(*op).into()),
+        Op::PackedConvert { op, .. } => Some(packed_convert_name(*op).into()),
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),
         None => op.name().to_string(),
+    }
+}
+
+/// `i8`, `u8`, `i8u8`, `f16`, `f16_approx`.
+pub fn dot_name(op: DotOp) -> &'static str {
+    match op {
+        DotOp::I8 => "i8",
+        DotOp::U8 => "u8",
+        DotOp::I8U8 => "i8u8",
+        DotOp::F16 => "f16",
+        DotOp::F16Approx => "f16_approx",
+    }
+}
+
+/// `f32x2_to_f16x2`, `i8x4_to_f32x4`, `nibbles_low`, `nibbles_high`.
+pub fn packed_convert_name(op: PackedConvertOp) -> &'static str {
+    match op {
+        PackedConvertOp::F32x2ToF16x2 => "f32x2_to_f16x2",
+        PackedConvertOp::I8x4ToF32x4 => "i8x4_to_f32x4",
+        PackedConvertOp::NibblesLow => "nibbles_low",
+        PackedConvertOp::NibblesHigh => "nibbles_high",
     }
 }
 
@@ -416,6 +440,12 @@ impl Printer<'_> {
             Op::Mma { kind, a, b, c } => format!("{m} <{kind}> {a}, {b}, {c}"),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
+            Op::Perm { a, b, sel } => {
+                let [s0, s1, s2, s3] = sel;
+                format!("{m} {a}, {b}, [{s0}, {s1}, {s2}, {s3}]")
+            }
+            Op::Dot { a, b, acc, .. } => format!("{m} {a}, {b}, {acc}"),
+            Op::PackedConvert { arg, .. } => format!("{m} {arg}"),
             Op::If { cond, then_block, else_block } => {
                 let _ = write!(self.out, "if {cond}");
                 self.block_params(*then_block);

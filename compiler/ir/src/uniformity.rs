@@ -238,6 +238,7 @@ impl Analysis<'_> {
             Op::Store { .. } | Op::Fence(_) | Op::Barrier(_) | Op::Yield(_) => meet_args(),
             // Handled in `inst` with their blocks; reached only for a malformed kernel.
             Op::If { .. } | Op::For { .. } => Divergent,
+            Op::Perm { .. } | Op::Dot { .. } | Op::PackedConvert { .. } => meet_args(),
         }
     }
 

@@ -13,6 +13,7 @@ const FILES: &[&str] = &[
     "src/interp/prepare.rs",
     "src/interp/arith.rs",
     "src/interp/exec",
+    "src/interp/packed.rs",
 ];
 
 fn sources(path: &Path, out: &mut Vec<(String, String)>) {

@@ -110,6 +110,24 @@ pub(crate) fn bind(
         }
     }
 
+    // The ABI's rules on scalar values (`n` a multiple of 32...): a kernel that relies on one
+    // would otherwise drop or garble data silently.
+    for (p, s) in abi.params.iter().zip(&scalars) {
+        let Some(s) = s else { continue };
+        for &rule in &p.rules {
+            let holds = s.as_i128().is_some_and(|v| rule.holds(v));
+            if !holds {
+                return Err(LaunchError::ScalarRule {
+                    kernel: who.to_string(),
+                    param: p.name.clone(),
+                    value: s.to_string(),
+                    rule,
+                }
+                .into());
+            }
+        }
+    }
+
     // No written buffer parameter may overlap another buffer parameter (`noalias`).
     let uses: Vec<BufferUse<'_>> = abi
         .params

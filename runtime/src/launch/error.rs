@@ -102,6 +102,18 @@ pub enum LaunchError {
         /// The buffer's device.
         found: String,
     },
+    /// A scalar argument that breaks a rule of the ABI.
+    #[error("{kernel}: scalar `{param}` = {value} breaks the kernel's rule {rule}")]
+    ScalarRule {
+        /// `kernel/variant`.
+        kernel: String,
+        /// The parameter.
+        param: String,
+        /// The value given.
+        value: String,
+        /// The rule.
+        rule: kiln_ir::ScalarRule,
+    },
     /// A shape rule that cannot be evaluated (a factor that is not a non-negative scalar).
     #[error("{kernel}: {what} rule {rule}: {detail}")]
     BadShape {

@@ -40,6 +40,19 @@ struct KernelSlot {
     variants: BTreeMap<String, Arc<LoadedKernel>>,
 }
 
+/// A call routed and checked once ([`Runtime::prepare_call`]), ready to be issued.
+pub struct PreparedCall<'a> {
+    rt: &'a Runtime,
+    launch: PreparedLaunch,
+}
+
+impl PreparedCall<'_> {
+    /// Launches the call on the device's stream as prepared (arguments unchecked again).
+    pub fn issue(&self) -> Result<(), RuntimeError> {
+        Ok(self.rt.device.launch(&self.launch)?)
+    }
+}
+
 /// A package loaded on a device: routes and launches kernels by name.
 pub struct Runtime {
     device: Device,
@@ -185,6 +198,17 @@ impl Runtime {
         let p = self.prepare(kernel, Some(variant), args)?;
         self.device.launch(&p)?;
         Ok(Launched { variant: p.variant.to_string(), grid: p.grid })
+    }
+
+    /// Routes and checks a call once; [`PreparedCall::issue`] then launches it again and again
+    /// without the runtime's checks (what a measurement of the device layer's own launch cost
+    /// needs).
+    pub fn prepare_call(
+        &self,
+        kernel: &str,
+        args: &Args<'_>,
+    ) -> Result<PreparedCall<'_>, RuntimeError> {
+        Ok(PreparedCall { rt: self, launch: self.prepare(kernel, None, args)? })
     }
 
     /// Waits for the device.
@@ -572,6 +596,47 @@ mod tests {
         rt.launch("lanes", &Args::new().buffer("out", &buf)).unwrap();
         let want: Vec<u32> = (0..128).map(|i| (i / 64) * 1000 + i % 64).collect();
         assert_eq!(buf.read::<u32>().unwrap(), want);
+    }
+
+    /// A scalar that breaks the ABI's rule (`n` a multiple of 32) is refused before launch, on
+    /// the runtime's own path (not only by the interpreter), naming the parameter and the rule.
+    #[test]
+    fn a_scalar_breaking_an_abi_rule_is_refused_before_launch() {
+        use kiln_ir::ScalarRule;
+        let mut b = kiln_ir::KernelBuilder::new("copy32", 32);
+        let n = b.scalar_param("n", ScalarType::U32);
+        b.scalar_rule(n, ScalarRule::MultipleOf(32));
+        let len = ShapeExpr::scaled(&[n], 1, 1);
+        let x = b.buffer_with_len("x", ScalarType::F32, kiln_ir::Access::Read, len.clone());
+        let out = b.buffer_with_len("out", ScalarType::F32, kiln_ir::Access::Write, len);
+        let lane = b.lane();
+        let v = b.load(x, lane, ScalarType::F32);
+        b.store(out, lane, v);
+        let mut p = PackageDir::new();
+        p.add_fake(&b.finish(), "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        assert_eq!(pkg.objects()[0].entry.abi.params[0].rules, vec![ScalarRule::MultipleOf(32)]);
+        let dev = Device::cpu(CpuOptions::default());
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let n_bad = 33 + 32 * (rand::random::<u32>() % 8);
+        for (count, ok) in [(32u32, true), (n_bad, false), (64, true)] {
+            let xs = random_f32(count as usize);
+            let x = dev.upload(&xs).unwrap();
+            let out = dev.alloc(ScalarType::F32, count as usize).unwrap();
+            let args = Args::new().buffer("x", &x).buffer("out", &out).scalar("n", count);
+            match rt.launch("copy32", &args) {
+                Ok(_) => assert!(ok, "n={count} was launched"),
+                Err(e) => {
+                    assert!(!ok, "n={count}: {e}");
+                    assert!(
+                        matches!(&e, RuntimeError::Launch(LaunchError::ScalarRule { param, .. }) if param == "n"),
+                        "{e}"
+                    );
+                    assert!(e.to_string().contains("a multiple of 32"), "{e}");
+                }
+            }
+        }
     }
 
     /// Read-only parameters may share a buffer: `out = x + y` with `x` and `y` one buffer.

@@ -41,7 +41,7 @@ use inkwell::values::{IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
 use kiln_ir::matrix::{AmdMmaOperands, FragmentRole, MmaKind, MmaLowering};
 use kiln_ir::package::ObjectFormat;
-use kiln_ir::target::Capability;
+use kiln_ir::target::{Capability, DotKind};
 use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, Scope, Target, Type};
 use std::process::Command;
 
@@ -190,6 +190,27 @@ impl Isa for AmdGpu {
         c: Bv<'ctx>,
     ) -> LResult<Bv<'ctx>> {
         mma(l, kind, a, b, c)
+    }
+    /// The table's intrinsic (`llvm.amdgcn.sdot4`, `udot4`, `sudot4`, `fdot2`), clamp off so
+    /// integer sums wrap.
+    fn dot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: DotKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        acc: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        let instr = l.t.dot(kind).ok_or_else(|| {
+            LowerError::Unsupported(format!("`{}` on {} (not in its dot table)", kind.name(), l.t))
+        })?;
+        let flag = |on: bool| l.ctx.bool_type().const_int(on as u64, false).into();
+        let args = match kind {
+            DotKind::I8 | DotKind::U8 | DotKind::F16 => vec![a, b, acc, flag(false)],
+            // (a signed, a, b signed, b, acc, clamp).
+            DotKind::I8U8 => vec![flag(true), a, flag(false), b, acc, flag(false)],
+        };
+        l.intrinsic_v(instr.lowering, &[], &args)
     }
     /// The relocatable object linked into an HSACO; resources from its metadata note.
     fn emit(

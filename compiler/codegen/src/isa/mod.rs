@@ -14,7 +14,7 @@ use inkwell::targets::TargetMachine;
 use inkwell::values::{IntValue, PointerValue};
 use kiln_ir::matrix::MmaKind;
 use kiln_ir::package::{ObjectFormat, Resources};
-use kiln_ir::target::Vendor;
+use kiln_ir::target::{DotKind, Vendor};
 use kiln_ir::{AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, Scope, Target, Type};
 
 /// The approximate f32 functions (the IR's `*Approx` unary ops).
@@ -145,6 +145,17 @@ pub(crate) trait Isa: Sync {
         a: Bv<'ctx>,
         b: Bv<'ctx>,
         c: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>>;
+    /// A hardware dot product of the target table's flavour `kind` (`Target::dot`): the
+    /// integer flavours take and give `i32` (four bytes), `DotKind::F16` two `<2 x half>` and an
+    /// f32 accumulator. Unsupported where the target lacks it (the verifier refuses it first).
+    fn dot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: DotKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        acc: Bv<'ctx>,
     ) -> LResult<Bv<'ctx>>;
     /// Generates the code object from the optimized module and reads its resources back.
     fn emit(

@@ -39,7 +39,7 @@ use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use kiln_ir::matrix::{FragmentRole, MmaKind, MmaLowering};
 use kiln_ir::package::ObjectFormat;
 use kiln_ir::package::Resources;
-use kiln_ir::target::Capability;
+use kiln_ir::target::{Capability, DotKind};
 use kiln_ir::{AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, ScalarType, Scope, Target, Type};
 
 /// `ptx_kernel` in LLVM's calling-convention numbering.
@@ -178,6 +178,35 @@ impl Isa for Nvptx {
         c: Bv<'ctx>,
     ) -> LResult<Bv<'ctx>> {
         mma(l, kind, a, b, c)
+    }
+    /// Inline PTX `dp4a` with the table's type suffixes (LLVM 19 has no dp4a intrinsic); no f16
+    /// pair dot on NVIDIA (the exact `dot f16` is two fma in the shared lowering).
+    fn dot<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: DotKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        acc: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        let instr = l.t.dot(kind).ok_or_else(|| {
+            LowerError::Unsupported(format!("`{}` on {} (not in its dot table)", kind.name(), l.t))
+        })?;
+        let i32t = l.ctx.i32_type();
+        let fty = i32t.fn_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+        let asm = l.ctx.create_inline_asm(
+            fty,
+            format!("{} $0, $1, $2, $3;", instr.lowering),
+            "=r,r,r,r".into(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let r = l.b.build_indirect_call(fty, asm, &[a.into(), b.into(), acc.into()], "")?;
+        r.try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LowerError::Llvm("IR building", "dp4a asm".into()))
     }
     /// PTX text; resources from `ptxas -v` where a ptxas is found.
     fn emit(

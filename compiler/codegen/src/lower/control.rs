@@ -167,6 +167,11 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 let (a, b, c) = (self.val(*a)?, self.val(*b)?, self.val(*c)?);
                 one(self.isa.mma(self, *kind, a, b, c)?)
             }
+            Op::Perm { a, b, sel } => one(self.perm(self.val(*a)?, self.val(*b)?, *sel)?),
+            Op::Dot { op, a, b, acc } => {
+                one(self.dot(*op, self.val(*a)?, self.val(*b)?, self.val(*acc)?)?)
+            }
+            Op::PackedConvert { op, arg } => one(self.packed_convert(*op, self.val(*arg)?)?),
         }
     }
 

@@ -10,6 +10,8 @@
 //! - Cross-lane (`crosslane.rs`): 32-bit pieces and butterflies in the interpreter's order.
 //! - Memory (`memory.rs`): LDS, private arrays, addresses, loads and stores.
 //! - Control (`control.rs`): blocks, the op dispatch, `if` and `for`.
+//! - Packed (`packed.rs`): ops on four bytes of a `u32` or a pair of halves (byte permute, dot
+//!   products, packed conversions).
 //! - Building blocks (`builder.rs`): types, constants, LLVM instruction and intrinsic helpers.
 //!
 //! LLVM 19's C API cannot set a sync scope, so fences, atomics and the LDS-only barrier with
@@ -21,6 +23,7 @@ mod control;
 mod crosslane;
 mod memory;
 mod numerics;
+mod packed;
 
 use builder::scalar_mem_type;
 pub(crate) use builder::scalar_type;

@@ -73,6 +73,7 @@
 mod arith;
 mod error;
 mod exec;
+mod packed;
 mod prepare;
 
 pub use error::{InterpError, Lanes, Site};

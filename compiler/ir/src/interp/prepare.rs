@@ -107,7 +107,10 @@ impl<'k> Prepared<'k> {
                     | Op::Tsum { .. }
                     | Op::If { .. }
                     | Op::For { .. }
-                    | Op::Mma { .. } => code[b.index()].push(inst),
+                    | Op::Mma { .. }
+                    | Op::Perm { .. }
+                    | Op::Dot { .. }
+                    | Op::PackedConvert { .. } => code[b.index()].push(inst),
                 }
             }
         }
@@ -369,6 +372,34 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
             check_yield(k, *body, &data.results)?;
         }
         Op::Yield(_) => nres(0)?,
+        Op::Perm { a, b, sel } => {
+            nres(1)?;
+            scalar(*a)?;
+            scalar(*b)?;
+            scalar(data.results[0])?;
+            if sel.iter().any(|&s| s > 7) {
+                return Err(format!("selector {sel:?} names a byte past 7"));
+            }
+        }
+        Op::Dot { op, a, b, acc } => {
+            nres(1)?;
+            scalar(*acc)?;
+            scalar(data.results[0])?;
+            let n = match op {
+                crate::DotOp::I8 | crate::DotOp::U8 | crate::DotOp::I8U8 => 1,
+                crate::DotOp::F16 | crate::DotOp::F16Approx => 2,
+            };
+            if lanes(ty(*a)) != n || lanes(ty(*b)) != n {
+                return Err(format!("operands of {} and {} elements, not {n}", ty(*a), ty(*b)));
+            }
+        }
+        Op::PackedConvert { op, arg } => {
+            nres(1)?;
+            let (from, to) = op.types();
+            if lanes(ty(*arg)) != lanes(from) || lanes(r0()) != lanes(to) {
+                return Err(format!("{} to {}, not {from} to {to}", ty(*arg), r0()));
+            }
+        }
     }
     Ok(())
 }

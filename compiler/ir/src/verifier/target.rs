@@ -8,7 +8,7 @@
 //! archs that have it.
 
 use super::*;
-use crate::target::{Capability, TARGETS};
+use crate::target::{Capability, DotKind, TARGETS};
 
 /// Something a target must have to run a kernel or an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,7 +53,8 @@ impl fmt::Display for Requirement {
     }
 }
 
-/// What an op needs of the target beyond what every target has; `None` for every op today.
+/// What an op needs of the target beyond what every target has: the integer dot products and
+/// the hardware f16 pair dot need their flavour in the target table.
 pub fn op_requirement(op: &Op) -> Option<Requirement> {
     match op {
         Op::Const { .. }
@@ -83,7 +84,20 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
         | Op::Tsum { .. }
         | Op::If { .. }
         | Op::For { .. }
-        | Op::Yield(_) => None,
+        | Op::Yield(_)
+        | Op::Perm { .. }
+        | Op::PackedConvert { .. } => None,
+        Op::Dot { op, .. } => {
+            let kind = match op {
+                DotOp::I8 => DotKind::I8,
+                DotOp::U8 => DotKind::U8,
+                DotOp::I8U8 => DotKind::I8U8,
+                DotOp::F16Approx => DotKind::F16,
+                // Two f32 fma on every target.
+                DotOp::F16 => return None,
+            };
+            Some(Requirement::Capability(Capability::Dot(kind)))
+        }
         Op::Mma { kind, .. } => {
             Some(Requirement::Capability(Capability::Matrix(kind.matrix_kind())))
         }

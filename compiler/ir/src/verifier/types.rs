@@ -410,6 +410,33 @@ impl Verifier<'_> {
                 }
                 vec![Type::fragment(*kind, R::C)]
             }
+            Op::Perm { a, b, sel } => {
+                self.operand(i, "operand", *a, "u32", |t| t == Type::U32);
+                self.operand(i, "operand", *b, "u32", |t| t == Type::U32);
+                if let Some(&s) = sel.iter().find(|&&s| s > 7) {
+                    self.at(i, format!("selector: expected bytes in 0..=7, found {s} in {sel:?}"));
+                }
+                vec![Type::U32]
+            }
+            Op::Dot { op: d, a, b, acc } => {
+                let (operand, accumulator) = match d {
+                    DotOp::I8 | DotOp::I8U8 => (Type::U32, Type::I32),
+                    DotOp::U8 => (Type::U32, Type::U32),
+                    DotOp::F16 | DotOp::F16Approx => (Type::vector(ScalarType::F16, 2), Type::F32),
+                };
+                let want = operand.to_string();
+                self.operand(i, "operand", *a, &want, |t| t == operand);
+                self.operand(i, "operand", *b, &want, |t| t == operand);
+                let want = accumulator.to_string();
+                self.operand(i, "accumulator", *acc, &want, |t| t == accumulator);
+                vec![accumulator]
+            }
+            Op::PackedConvert { op: c, arg } => {
+                let (from, to) = c.types();
+                let want = from.to_string();
+                self.operand(i, "operand", *arg, &want, |t| t == from);
+                vec![to]
+            }
         };
         self.check_fragment_use(i);
         Some(r)
@@ -451,7 +478,10 @@ impl Verifier<'_> {
             | Op::Ballot { .. }
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
-            | Op::Tsum { .. } => false,
+            | Op::Tsum { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => false,
         };
         if takes {
             return;

@@ -37,7 +37,10 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::Fence(_)
         | Op::If { .. }
         | Op::For { .. }
-        | Op::Yield(_) => None,
+        | Op::Yield(_)
+        | Op::Perm { .. }
+        | Op::Dot { .. }
+        | Op::PackedConvert { .. } => None,
     }
 }
 

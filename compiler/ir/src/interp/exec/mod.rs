@@ -18,11 +18,12 @@ use memory::{Loc, Shadow, FRESH, NEVER};
 
 use super::arith::{self, as_i128, width_mask};
 use super::error::{InterpError, Lanes, Site};
+use super::packed;
 use super::prepare::Prepared;
 use super::Launch;
 use crate::{
-    AtomicOp, Block, IdKind, Inst, MemRef, Op, Param, ParamKind, ReduceOp, ScalarType, ShuffleMode,
-    Type, TypeClass, Value,
+    AtomicOp, Block, DotOp, IdKind, Inst, MemRef, Op, PackedConvertOp, Param, ParamKind, ReduceOp,
+    ScalarType, ShuffleMode, Type, TypeClass, Value,
 };
 use cranelift_entity::EntityRef;
 use std::sync::atomic::Ordering::Relaxed;
@@ -214,7 +215,10 @@ impl<'a> Exec<'a> {
                 | Op::If { .. }
                 | Op::For { .. }
                 | Op::Yield(_)
-                | Op::Mma { .. } => {}
+                | Op::Mma { .. }
+                | Op::Perm { .. }
+                | Op::Dot { .. }
+                | Op::PackedConvert { .. } => {}
             }
         }
     }
@@ -435,6 +439,73 @@ impl<'a> Exec<'a> {
             }
             Op::For { start, end, step, init, body, .. } => {
                 self.exec_for(inst, m, [*start, *end, *step], init, *body)?
+            }
+            Op::Perm { a, b, sel } => {
+                let srcs = [(p.slot(*a), false), (p.slot(*b), false)];
+                self.lanewise(m, p.slot(res(0)), srcs, 1, |d, [a, b], _| {
+                    for i in 0..d.len() {
+                        d[i] = packed::perm(a[i] as u32, b[i] as u32, *sel) as u64;
+                    }
+                    true
+                });
+            }
+            Op::Dot { op, a, b, acc } => {
+                let (sa, sb, sc) = (p.slot(*a), p.slot(*b), p.slot(*acc));
+                let d = p.slot(res(0));
+                match op {
+                    DotOp::I8 | DotOp::U8 | DotOp::I8U8 => {
+                        let srcs = [(sa, false), (sb, false), (sc, false)];
+                        self.lanewise(m, d, srcs, 1, |d, [a, b, c], _| {
+                            for i in 0..d.len() {
+                                d[i] =
+                                    packed::dot4(*op, a[i] as u32, b[i] as u32, c[i] as u32) as u64;
+                            }
+                            true
+                        });
+                    }
+                    DotOp::F16 | DotOp::F16Approx => {
+                        let srcs = [(sa, false), (sa + 1, false), (sb, false), (sb + 1, false)];
+                        let srcs = [srcs[0], srcs[1], srcs[2], srcs[3], (sc, false)];
+                        self.lanewise(m, d, srcs, 1, |d, [a0, a1, b0, b1, c], _| {
+                            for i in 0..d.len() {
+                                let (a, b) = ([a0[i], a1[i]], [b0[i], b1[i]]);
+                                d[i] =
+                                    packed::fdot2(a.map(|x| x as u16), b.map(|x| x as u16), c[i]);
+                            }
+                            true
+                        });
+                    }
+                }
+            }
+            Op::PackedConvert { op, arg } => {
+                let (s, d) = (p.slot(*arg), p.slot(res(0)));
+                match op {
+                    PackedConvertOp::F32x2ToF16x2 => {
+                        self.lanewise(m, d, [(s, true)], 2, |d, [a], _| {
+                            arith::convert(ScalarType::F32, ScalarType::F16, d, a);
+                            true
+                        });
+                    }
+                    PackedConvertOp::I8x4ToF32x4 => {
+                        for e in 0..4 {
+                            self.lanewise(m, d + e, [(s, false)], 1, |d, [a], _| {
+                                for i in 0..d.len() {
+                                    d[i] = packed::i8_to_f32(a[i] as u32, e) as u64;
+                                }
+                                true
+                            });
+                        }
+                    }
+                    PackedConvertOp::NibblesLow | PackedConvertOp::NibblesHigh => {
+                        let high = *op == PackedConvertOp::NibblesHigh;
+                        self.lanewise(m, d, [(s, false)], 1, |d, [a], _| {
+                            for i in 0..d.len() {
+                                d[i] = packed::nibbles(a[i] as u32, high) as u64;
+                            }
+                            true
+                        });
+                    }
+                }
             }
         }
         Ok(())

@@ -1,9 +1,10 @@
 //! Prints the launch cost of the trivial kernel on a device: eager launches against graph
 //! replays, with and without a scalar update per replay.
 //!
-//! `cargo run --release -p kiln-runtime --example launch_cost -- [cpu|cuda|hip] [NODES] [REPLAYS]`
+//! `cargo run --release -p kiln --example launch_cost -- [cpu|cuda|hip] [NODES] [REPLAYS]`
 
-use kiln_runtime::{bench, Device, DeviceKind};
+use kiln::measure::launch_cost as bench;
+use kiln_runtime::{Device, DeviceKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

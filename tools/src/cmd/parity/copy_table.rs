@@ -1,5 +1,6 @@
-//! `kiln parity` for `copy_from_mapped_multi`, which the generic cases cannot drive: its input is
-//! a table of device addresses. Each case allocates its sources in host-mapped memory and its
+//! `kiln parity` for a family with [`kiln_specs::Parity::CopyTable`] cases
+//! (`copy_from_mapped_multi`), which the generic harness cannot drive: its input is a table of
+//! device addresses. Each case allocates its sources in host-mapped memory and its
 //! destinations in device buffers, each copy at an offset into its own buffers (every alignment
 //! class) with guard bytes around it, builds the table from the buffers' device addresses, and
 //! runs a variant on the device and in the interpreter (the same buffers as regions at the same
@@ -10,80 +11,10 @@ use kiln_ir::interp::{self, Arg, Region, RunOptions};
 use kiln_ir::{Kernel, ScalarType};
 use kiln_runtime::{Args, Buffer, Device, Runtime};
 use kiln_specs::cases::Rng;
-
-/// The family this module checks.
-pub const KERNEL: &str = "copy_from_mapped_multi";
+use kiln_specs::copy::{CopyCase as Case, CopySpec as Copy};
 
 /// Random bytes before and after each copy in its buffers.
 const GUARD: usize = 64;
-
-/// One copy: offsets of the source and destination into their buffers, and its size.
-#[derive(Clone, Copy, Debug)]
-struct Copy {
-    src_off: usize,
-    dst_off: usize,
-    bytes: usize,
-}
-
-/// One launch: up to 16 copies.
-pub struct Case {
-    /// What it exercises (printed).
-    pub name: String,
-    copies: Vec<Copy>,
-    seed: u64,
-}
-
-/// The cases: 16 copies of every alignment class with ragged sizes (0, 1, 15, 4097, ...), 16
-/// random ones, a single copy; `large` adds 16 copies of up to 4 MiB.
-pub fn cases(seed: u64, large: bool) -> Vec<Case> {
-    let c = |src_off, dst_off, bytes| Copy { src_off, dst_off, bytes };
-    let mut rng = Rng::new(seed ^ 0x636f_7079);
-    let mut random = |n: usize, max: u64| -> Vec<Copy> {
-        (0..n)
-            .map(|_| {
-                let bytes = match rng.below(4) {
-                    0 => rng.below(17),
-                    _ => rng.below(max),
-                };
-                c(rng.below(64) as usize, rng.below(64) as usize, bytes as usize)
-            })
-            .collect()
-    };
-    let mut out = vec![
-        Case {
-            name: "16 copies, every alignment class, sizes 0 1 15 4097 ...".into(),
-            copies: vec![
-                c(0, 0, 4096),           // 16 bytes a lane
-                c(16, 32, 4096 + 5),     // and a tail
-                c(8, 8, 1000),           // 8
-                c(8, 0, 64),             // 8: the looser of the two
-                c(4, 12, 4 * 77),        // 4
-                c(4, 4, 4 * 77 + 3),     // 4 and a tail
-                c(1, 3, 999),            // bytes
-                c(2, 2, 4097),           // 2-aligned: bytes
-                c(0, 0, 0),              // nothing
-                c(0, 0, 1),              // all tail
-                c(2, 2, 15),             // all tail
-                c(0, 0, 16 * 9000 + 15), // more vectors than lanes in the grid
-                c(5, 5, 4097),
-                c(12, 4, 777),
-                c(3, 0, 16),
-                c(64, 128, 1 << 16),
-            ],
-            seed: seed ^ 1,
-        },
-        Case { name: "16 random copies".into(), copies: random(16, 20_000), seed: seed ^ 2 },
-        Case { name: "one copy".into(), copies: vec![c(7, 9, 4097)], seed: seed ^ 3 },
-    ];
-    if large {
-        out.push(Case {
-            name: "16 copies of up to 4 MiB".into(),
-            copies: random(16, 4 << 20),
-            seed: seed ^ 4,
-        });
-    }
-    out
-}
 
 /// The buffers of one case on a device, with what they held before the launch and what the
 /// destinations must hold after it.
@@ -94,7 +25,7 @@ struct Setup {
 }
 
 fn random_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
-    super::random_bytes(kiln_ir::ScalarType::U8, n, rng)
+    (0..n).map(|_| rng.next_u64() as u8).collect()
 }
 
 fn setup(dev: &Device, case: &Case) -> anyhow::Result<Setup> {
@@ -145,6 +76,7 @@ fn first_difference(i: usize, c: &Copy, got: &[u8], want: &[u8]) -> Option<Strin
 pub fn check(
     rt: &Runtime,
     dev: &Device,
+    kernel: &str,
     variant: &str,
     ir: &Kernel,
     case: &Case,
@@ -177,7 +109,7 @@ pub fn check(
 
     // The device.
     let launch = Args::new().buffer("table", &s.table).scalar("count", count);
-    rt.launch_variant(KERNEL, variant, &launch).map_err(|e| e.to_string())?;
+    rt.launch_variant(kernel, variant, &launch).map_err(|e| e.to_string())?;
     rt.synchronize().map_err(|e| e.to_string())?;
     for (i, (c, (b, _, want))) in case.copies.iter().zip(&s.dsts).enumerate() {
         let got = b.read_bytes().map_err(|e| e.to_string())?;

@@ -1,0 +1,363 @@
+//! `kiln bench`: each family's bench cases ([`kiln_specs::Bench`]) on a GPU, every variant
+//! timed as a captured graph and eagerly, against the floor of the bytes a case moves over the
+//! device's copy bandwidth, measured in the same run ([`crate::measure::bandwidth`]) unless
+//! `--bandwidth` gives it; then the launch cost of a trivial kernel.
+
+use super::{check_known, entry_for, len_of, load_package, open_device, open_package};
+use crate::measure::{bandwidth, launch_cost};
+use anyhow::{anyhow, bail, Context, Result};
+use kiln_ir::package::ObjectEntry;
+use kiln_ir::{Access, ParamKind, ScalarType};
+use kiln_runtime::{Args, DecodeGraph, Device, NodeArgs, Overrides, Scalar};
+use kiln_specs::bench::BenchCase;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Arguments of `kiln bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Only these cases or kernels (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    kernel: Vec<String>,
+    /// Write the results as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Package directory.
+    #[arg(long, default_value = "dist")]
+    package: PathBuf,
+    /// cuda (default) or hip; cpu runs but its times mean nothing.
+    #[arg(long, default_value = "cuda")]
+    device: String,
+    /// Copy bandwidth of the device in GB/s (read plus written), for the floor; default: measured
+    /// in this run with a device-to-device copy (needed on hip, which has no built-in copy).
+    #[arg(long)]
+    bandwidth: Option<f64>,
+    /// Bytes of the measured copy (default: 1 GiB on a GPU, 4 MiB on the cpu device).
+    #[arg(long)]
+    bandwidth_bytes: Option<u64>,
+    /// Graph replays per sample.
+    #[arg(long, default_value_t = 20)]
+    replays: usize,
+}
+
+/// A bench case with its family's name.
+struct Selected {
+    kernel: &'static str,
+    case: BenchCase,
+}
+
+/// The library's bench cases that `asked` selects (all when empty); a name that is neither a
+/// case nor a family with cases is an error listing both.
+fn select(asked: &[String]) -> Result<Vec<Selected>> {
+    let lib = kiln_specs::library();
+    let all: Vec<Selected> = lib
+        .iter()
+        .flat_map(|f| f.bench_cases().into_iter().map(|case| Selected { kernel: f.name, case }))
+        .collect();
+    for a in asked {
+        if let Some(f) = lib.iter().find(|f| f.name == a) {
+            if let kiln_specs::Bench::Without(why) = f.bench {
+                bail!("--kernel {a}: the family has no bench cases ({why})");
+            }
+        }
+    }
+    let mut known: Vec<String> = all.iter().map(|s| s.case.name.to_string()).collect();
+    known.extend(all.iter().map(|s| s.kernel.to_string()));
+    known.sort();
+    known.dedup();
+    check_known("--kernel", asked, &known, "bench cases and kernels")?;
+    Ok(all
+        .into_iter()
+        .filter(|s| asked.is_empty() || asked.iter().any(|k| k == s.case.name || k == s.kernel))
+        .collect())
+}
+
+/// The case's arguments for the package's object: every scalar of the ABI from the case and
+/// every input buffer among the case's inputs, or an error saying what differs (a package built
+/// from another library).
+fn check_case(c: &Selected, entry: &ObjectEntry) -> Result<Vec<(String, Scalar)>> {
+    let given: Vec<&str> = c.case.scalars.iter().map(|s| s.0).collect();
+    let inputs: Vec<&str> = c.case.inputs.iter().map(|s| s.0).collect();
+    let mut scalars = vec![];
+    for p in entry.abi.params.iter().filter(|p| !p.workspace) {
+        match p.kind {
+            ParamKind::Scalar(ty) => {
+                let Some((_, cty, bits)) = c.case.scalars.iter().find(|s| s.0 == p.name) else {
+                    bail!(
+                        "bench case {} gives no scalar `{}`, which {} in the package takes (the \
+                         case gives: {}); the package was built from another library",
+                        c.case.name,
+                        p.name,
+                        c.kernel,
+                        given.join(", ")
+                    );
+                };
+                if *cty != ty {
+                    bail!(
+                        "bench case {}: scalar `{}` is {cty}, the package's {} takes {ty}",
+                        c.case.name,
+                        p.name,
+                        c.kernel
+                    );
+                }
+                scalars.push((p.name.clone(), Scalar::from_bits(ty, *bits)));
+            }
+            ParamKind::Buffer { access, .. } => {
+                if !access.writes() && !inputs.contains(&p.name.as_str()) {
+                    bail!(
+                        "bench case {} gives no input `{}`, which {} in the package reads (the \
+                         case gives: {}); the package was built from another library",
+                        c.case.name,
+                        p.name,
+                        c.kernel,
+                        inputs.join(", ")
+                    );
+                }
+            }
+        }
+    }
+    Ok(scalars)
+}
+
+fn random_bytes(ty: ScalarType, n: usize, rng: &mut kiln_specs::cases::Rng) -> Vec<u8> {
+    match ty {
+        ScalarType::F32 => (0..n).flat_map(|_| rng.normal(3.0).to_le_bytes()).collect(),
+        ScalarType::F16 => {
+            (0..n).flat_map(|_| half::f16::from_f32(rng.normal(1.0)).to_le_bytes()).collect()
+        }
+        ScalarType::BF16 => {
+            (0..n).flat_map(|_| half::bf16::from_f32(rng.normal(1.0)).to_le_bytes()).collect()
+        }
+        ScalarType::I1
+        | ScalarType::I8
+        | ScalarType::U8
+        | ScalarType::I16
+        | ScalarType::U16
+        | ScalarType::I32
+        | ScalarType::U32
+        | ScalarType::I64
+        | ScalarType::U64
+        | ScalarType::F64 => (0..n * ty.bytes() as usize).map(|_| rng.next_u64() as u8).collect(),
+    }
+}
+
+/// Where the floor's bandwidth came from.
+struct Floor {
+    gbps: f64,
+    json: serde_json::Value,
+    line: String,
+}
+
+fn floor(a: &BenchArgs, dev: &Device) -> Result<Floor> {
+    if let Some(gbps) = a.bandwidth {
+        if !(gbps.is_finite() && gbps > 0.0) {
+            bail!("--bandwidth {gbps}: expected a positive number of GB/s");
+        }
+        return Ok(Floor {
+            gbps,
+            json: json!({"gbps": gbps, "source": "--bandwidth"}),
+            line: format!("bandwidth {gbps:.0} GB/s (given with --bandwidth)"),
+        });
+    }
+    let bytes = a.bandwidth_bytes.unwrap_or(match dev.kind() {
+        kiln_runtime::DeviceKind::Cpu => 4 << 20,
+        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 1 << 30,
+    });
+    let b = bandwidth::copy_bandwidth(dev, bytes, 10)
+        .context("measuring the copy bandwidth for the floor (or give it with --bandwidth)")?;
+    Ok(Floor {
+        gbps: b.gbps,
+        json: json!({"gbps": b.gbps, "source": "measured", "copy_bytes": b.bytes, "copy_us": b.us}),
+        line: format!(
+            "bandwidth {:.1} GB/s (measured: a {} MiB device-to-device copy, {:.1} us, median of 10)",
+            b.gbps,
+            b.bytes >> 20,
+            b.us
+        ),
+    })
+}
+
+/// `kiln bench`.
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let selected = select(&a.kernel)?;
+    let pkg = open_package(&a.package)?;
+    let dev = open_device(&a.device, None)?;
+    let probe = load_package(&dev, &pkg, &a.package, Overrides::none())?;
+    let arch = probe.arch().to_string();
+    let in_package = probe.kernels();
+    for k in &a.kernel {
+        if let Some(s) = selected.iter().find(|s| s.case.name == k || s.kernel == k) {
+            if !in_package.contains(&s.kernel) {
+                bail!(
+                    "--kernel {k}: kernel {} is not in the package (it has: {})",
+                    s.kernel,
+                    in_package.join(", ")
+                );
+            }
+        }
+    }
+    let floor = floor(&a, &dev)?;
+    println!("{}", floor.line);
+    // Inputs rotate through enough sets to leave the GPU's caches cold between calls; the cpu
+    // device has no such cache, and its times mean nothing, so it takes the fewest sets.
+    let rotate_bytes: u64 = match dev.kind() {
+        kiln_runtime::DeviceKind::Cpu => 0,
+        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 120 << 20,
+    };
+    let mut rng = kiln_specs::cases::Rng::new(0x6b696c6e);
+    let mut rows = vec![];
+    let mut cases_json = serde_json::Map::new();
+    for c in &selected {
+        let Some(routes) = pkg.routes(c.kernel) else {
+            println!("{}: kernel {} not in the package", c.case.name, c.kernel);
+            continue;
+        };
+        let entry = entry_for(&pkg, c.kernel, &arch)?.clone();
+        let case_scalars = check_case(c, &entry)?;
+        let in_bytes: u64 = c.case.inputs.iter().map(|i| (i.2 * i.1.bytes() as usize) as u64).sum();
+        let sets = (rotate_bytes.div_ceil(in_bytes.max(1)) as usize).clamp(8, 4096);
+        let mut g = DecodeGraph::new();
+        let scalars: BTreeMap<String, u64> =
+            case_scalars.iter().map(|(n, s)| (n.clone(), s.as_shape().unwrap_or(0))).collect();
+        for s in 0..sets {
+            for (name, ty, n) in &c.case.inputs {
+                let b = dev.alloc(*ty, *n)?;
+                b.write_bytes(&random_bytes(*ty, *n, &mut rng))?;
+                g.add_buffer(format!("{name}{s}"), b)?;
+            }
+            for p in entry.abi.params.iter().filter(|p| !p.workspace) {
+                if let ParamKind::Buffer { elem, access: Access::Write, .. } = p.kind {
+                    let n = len_of(&p.kind, &scalars, &entry).unwrap_or(1);
+                    g.add_buffer(format!("{}{s}", p.name), dev.alloc(elem, n as usize)?)?;
+                }
+            }
+        }
+        let mut variants: Vec<String> = vec![routes.baseline.clone()];
+        variants.extend(routes.variants.iter().map(|v| v.variant.clone()));
+        let mut per_variant = vec![];
+        let routed = probe.explain(c.kernel, &{
+            let mut args = Args::new();
+            for (n, s) in &case_scalars {
+                args = args.scalar(n.clone(), *s);
+            }
+            args
+        })?;
+        let chosen = routed.chosen()?.to_string();
+        for v in &variants {
+            if pkg.find(c.kernel, v, &arch).is_none() {
+                continue;
+            }
+            let ov = Overrides::from_vars([(kiln_runtime::route::route_var(c.kernel), v.clone())]);
+            let rt = load_package(&dev, &pkg, &a.package, ov)?;
+            let mut gv = g.clone();
+            for s in 0..sets {
+                let mut na = NodeArgs::new();
+                for p in entry.abi.params.iter().filter(|p| !p.workspace) {
+                    if let ParamKind::Buffer { .. } = p.kind {
+                        na = na.buffer(p.name.clone(), format!("{}{s}", p.name));
+                    }
+                }
+                for (n, sv) in &case_scalars {
+                    na = na.scalar(n.clone(), *sv);
+                }
+                gv.add_node(&rt, c.kernel, na)?;
+            }
+            // Eager: every node launched in order, timed with events.
+            gv.run(&rt)?;
+            rt.synchronize()?;
+            let mut eager = vec![];
+            for _ in 0..5 {
+                let t0 = dev.record_event()?;
+                gv.run(&rt)?;
+                let t1 = dev.record_event()?;
+                eager.push(t0.elapsed_ms(&t1)? * 1e3 / sets as f64);
+            }
+            eager.sort_by(f64::total_cmp);
+            let graph_us = launch_cost::graph_us_per_node(&rt, &gv, a.replays, 7, None)?;
+            per_variant.push((v.clone(), graph_us, eager[eager.len() / 2]));
+        }
+        let best = per_variant
+            .iter()
+            .find(|(v, _, _)| *v == chosen)
+            .or(per_variant.first())
+            .cloned()
+            .ok_or_else(|| anyhow!("{}: no variant built for {arch}", c.case.name))?;
+        let bytes = c.case.bytes;
+        let floor_us = bytes as f64 / (floor.gbps * 1e3);
+        let gbps = bytes as f64 / best.1 / 1e3;
+        rows.push(format!(
+            "{:<24} {:<9} {:>9.2} {:>9.2} {:>8.2} {:>8.1}  {}",
+            c.case.name,
+            best.0,
+            best.1,
+            best.2,
+            floor_us,
+            gbps,
+            per_variant.iter().map(|(v, g, _)| format!("{v}={g:.2}")).collect::<Vec<_>>().join(" ")
+        ));
+        let variants_json: serde_json::Map<String, serde_json::Value> = per_variant
+            .iter()
+            .map(|(v, g, e)| (v.clone(), json!({"graph_us": g, "eager_us": e})))
+            .collect();
+        cases_json.insert(
+            c.case.name.to_string(),
+            json!({
+                "kernel": c.kernel, "variant": best.0, "kiln_us": best.1, "eager_us": best.2,
+                "bytes": bytes, "floor_us": floor_us, "gbps": gbps, "sets": sets,
+                "variants": variants_json,
+            }),
+        );
+        println!("{}", rows.last().expect("just pushed"));
+    }
+    let lc = launch_cost::launch_cost(&dev, 200, 50)?;
+    println!();
+    println!("{}", floor.line);
+    println!(
+        "{:<24} {:<9} {:>9} {:>9} {:>8} {:>8}  per variant (graph us)",
+        "case", "variant", "graph us", "eager us", "floor", "GB/s"
+    );
+    for r in &rows {
+        println!("{r}");
+    }
+    println!(
+        "launch cost per node: eager {:.2} us, graph replay {:.2} us, replay with scalar update {:.2} us",
+        lc.eager_us_per_node, lc.graph_us_per_node, lc.graph_update_us_per_node
+    );
+    if let Some(p) = a.json {
+        let doc = json!({
+            "device": dev.name(),
+            "arch": arch,
+            "bandwidth_gbps": floor.gbps,
+            "bandwidth": floor.json,
+            "cases": cases_json,
+            "launch_cost": {
+                "eager_us_per_node": lc.eager_us_per_node,
+                "graph_us_per_node": lc.graph_us_per_node,
+                "graph_update_us_per_node": lc.graph_update_us_per_node,
+                "nodes": lc.nodes,
+            },
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("a JSON value serializes");
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_in_kernel_is_refused_naming_the_known_cases() {
+        let e = select(&["argmux_rows".into()]).err().expect("refused").to_string();
+        assert!(e.contains("argmux_rows") && e.contains("argmax_t8"), "{e}");
+        assert!(e.contains("argmax_rows") && e.contains("rmsnorm_f32"), "{e}");
+        let e = select(&["copy_from_mapped_multi".into()]).err().expect("refused").to_string();
+        assert!(e.contains("no bench cases"), "{e}");
+        let s = select(&["argmax_rows".into(), "rmsnorm_t8_d4096".into()]).unwrap();
+        let names: Vec<&str> = s.iter().map(|s| s.case.name).collect();
+        assert_eq!(names, ["argmax_t1", "argmax_t8", "rmsnorm_t8_d4096"]);
+        assert!(select(&[]).unwrap().len() >= 5);
+    }
+}

@@ -1,0 +1,354 @@
+//! `kiln parity`: every variant of every kernel in a package against the interpreter and its
+//! baseline, on the cases its family lists ([`kiln_specs::Parity`]). The family says which
+//! harness its cases need; a kernel with no family or no cases fails (a skipped kernel is not a
+//! pass).
+
+mod copy_table;
+
+use super::{check_known, len_of, load_package, open_device, open_package, rule_len};
+use anyhow::{anyhow, bail, Result};
+use kiln_ir::interp;
+use kiln_ir::package::ObjectEntry;
+use kiln_ir::{EntityRef, Kernel, ParamKind, ScalarType};
+use kiln_runtime::{Args, Buffer, Device, Overrides, Package, Runtime, Scalar};
+use kiln_specs::cases::Case;
+use kiln_specs::Parity;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Arguments of `kiln parity`.
+#[derive(clap::Args)]
+pub struct ParityArgs {
+    /// cpu, cuda or hip.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// The arch the cpu device emulates.
+    #[arg(long)]
+    arch: Option<String>,
+    /// Package directory.
+    #[arg(long, default_value = "dist")]
+    package: PathBuf,
+    /// Only these families (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    kernel: Vec<String>,
+    /// Seed of the random inputs (default: fresh each run, printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Also the real decode sizes (e.g. 8 x 248,320 logits).
+    #[arg(long)]
+    large: bool,
+}
+
+/// Compares outputs: floats bit for bit except that every NaN equals every NaN (NaN payloads
+/// differ between x86 and GPUs and are not part of the contract); everything else byte for byte.
+/// Returns the first mismatching element.
+fn first_mismatch(ty: ScalarType, a: &[u8], b: &[u8]) -> Option<usize> {
+    let w = ty.bytes() as usize;
+    if a.len() != b.len() {
+        return Some(a.len().min(b.len()) / w);
+    }
+    for (i, (x, y)) in a.chunks(w).zip(b.chunks(w)).enumerate() {
+        if x == y {
+            continue;
+        }
+        let both_nan = is_nan(ty, x) && is_nan(ty, y);
+        if !both_nan {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// True when `v` (little-endian) is a float NaN: all exponent bits set, mantissa not zero.
+fn is_nan(ty: ScalarType, v: &[u8]) -> bool {
+    let (exp_bits, man_bits) = match ty {
+        ScalarType::F16 => (5, 10),
+        ScalarType::BF16 => (8, 7),
+        ScalarType::F32 => (8, 23),
+        ScalarType::F64 => (11, 52),
+        ScalarType::I1
+        | ScalarType::I8
+        | ScalarType::U8
+        | ScalarType::I16
+        | ScalarType::U16
+        | ScalarType::I32
+        | ScalarType::U32
+        | ScalarType::I64
+        | ScalarType::U64 => return false,
+    };
+    let mut b = [0u8; 8];
+    b[..v.len()].copy_from_slice(v);
+    let bits = u64::from_le_bytes(b);
+    let exp = (bits >> man_bits) & ((1 << exp_bits) - 1);
+    exp == (1 << exp_bits) - 1 && bits & ((1 << man_bits) - 1) != 0
+}
+
+type Outputs = BTreeMap<String, (ScalarType, Vec<u8>)>;
+
+/// Runs a kernel's IR in the interpreter on a case; returns the written buffers.
+fn interp_case(k: &Kernel, case: &Case, poison: u8) -> Result<Outputs> {
+    let scalars: BTreeMap<String, u64> =
+        case.scalars.iter().map(|(n, _, b)| (n.clone(), *b)).collect();
+    let mut args = vec![];
+    let mut outs = vec![];
+    for (p, d) in k.params.iter() {
+        match &d.kind {
+            ParamKind::Scalar(_) => {
+                let v =
+                    scalars.get(&d.name).ok_or_else(|| anyhow!("case lacks scalar {}", d.name))?;
+                args.push(interp::Arg::Scalar(*v));
+            }
+            ParamKind::Buffer { elem, access, .. } => {
+                if let Some((_, _, bytes)) = case.inputs.iter().find(|i| i.0 == d.name) {
+                    args.push(interp::Arg::Buffer(bytes.clone()));
+                } else {
+                    let n = rule_len(&d.kind, &scalars, |q| k.params[q].name.as_str())
+                        .ok_or_else(|| anyhow!("{}: no length rule", d.name))?;
+                    let fill = if d.workspace { 0 } else { poison };
+                    args.push(interp::Arg::Buffer(vec![fill; (n * elem.bytes() as u64) as usize]));
+                    if access.writes() && !d.workspace {
+                        outs.push((p.index(), d.name.clone(), *elem));
+                    }
+                }
+            }
+        }
+    }
+    interp::run(k, &mut args, &interp::RunOptions::default())
+        .map_err(|e| anyhow!("interpreter: {e}"))?;
+    let mut m = Outputs::new();
+    for (i, name, ty) in outs {
+        let interp::Arg::Buffer(b) = &args[i] else { unreachable!() };
+        m.insert(name, (ty, b.clone()));
+    }
+    Ok(m)
+}
+
+/// Runs a variant on the device through the runtime; returns the written buffers.
+fn device_case(
+    rt: &Runtime,
+    dev: &Device,
+    kernel: &str,
+    variant: &str,
+    entry: &ObjectEntry,
+    case: &Case,
+    poison: u8,
+) -> Result<Outputs> {
+    let scalars: BTreeMap<String, u64> =
+        case.scalars.iter().map(|(n, _, b)| (n.clone(), *b)).collect();
+    let mut bufs: Vec<(String, Buffer, bool)> = vec![];
+    for p in entry.abi.params.iter().filter(|p| !p.workspace) {
+        let ParamKind::Buffer { elem, access, .. } = &p.kind else { continue };
+        let b = if let Some((_, _, bytes)) = case.inputs.iter().find(|i| i.0 == p.name) {
+            let b = dev.alloc(*elem, bytes.len() / elem.bytes() as usize)?;
+            b.write_bytes(bytes)?;
+            b
+        } else {
+            let n = len_of(&p.kind, &scalars, entry)
+                .ok_or_else(|| anyhow!("{}: no length rule", p.name))?;
+            let b = dev.alloc(*elem, n as usize)?;
+            b.write_bytes(&vec![poison; b.bytes()])?;
+            b
+        };
+        bufs.push((p.name.clone(), b, access.writes()));
+    }
+    let mut args = Args::new();
+    for (n, b, _) in &bufs {
+        args = args.buffer(n.clone(), b);
+    }
+    for (n, ty, bits) in &case.scalars {
+        args = args.scalar(n.clone(), Scalar::from_bits(*ty, *bits));
+    }
+    rt.launch_variant(kernel, variant, &args)?;
+    rt.synchronize()?;
+    let mut m = Outputs::new();
+    for (n, b, w) in bufs {
+        if w {
+            m.insert(n, (b.dtype(), b.read_bytes()?));
+        }
+    }
+    Ok(m)
+}
+
+fn compare(what: &str, a: &Outputs, b: &Outputs) -> Result<(), String> {
+    for (name, (ty, x)) in a {
+        let Some((_, y)) = b.get(name) else {
+            return Err(format!("{what}: output {name} missing"));
+        };
+        if let Some(i) = first_mismatch(*ty, x, y) {
+            let w = ty.bytes() as usize;
+            let show = |v: &[u8]| {
+                v.get(i * w..(i + 1) * w).map(|s| format!("{s:02x?}")).unwrap_or_default()
+            };
+            return Err(format!("{what}: output {name}[{i}] differs: {} vs {}", show(x), show(y)));
+        }
+    }
+    Ok(())
+}
+
+/// `kiln parity`.
+pub fn parity(a: ParityArgs) -> Result<()> {
+    let pkg = open_package(&a.package)?;
+    let dev = open_device(&a.device, a.arch.clone())?;
+    let rt = load_package(&dev, &pkg, &a.package, Overrides::none())?;
+    let arch = rt.arch().to_string();
+    let kernels: Vec<String> = rt.kernels().into_iter().map(String::from).collect();
+    check_known("--kernel", &a.kernel, &kernels, &format!("the package has (for {arch})"))?;
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    println!("parity on {} ({arch}), package {}, seed {seed}", dev.name(), a.package.display());
+    let mut tally = Tally::default();
+    for kernel in &kernels {
+        if !a.kernel.is_empty() && !a.kernel.contains(kernel) {
+            continue;
+        }
+        let Some(family) = kiln_specs::family(kernel) else {
+            tally.fail(
+                kernel,
+                "-",
+                "-",
+                &format!(
+                    "not a family of this kiln's library, so it has no parity cases (the \
+                     library has: {})",
+                    kiln_specs::family_names()
+                ),
+            );
+            continue;
+        };
+        match family.parity {
+            Parity::Buffers(cases) => {
+                let cases = cases(&mut kiln_specs::cases::rng_for(kernel, seed), a.large);
+                buffer_cases(&rt, &dev, &pkg, kernel, &cases, a.device == "cpu", &mut tally)?
+            }
+            Parity::CopyTable(cases) => {
+                for case in cases(seed, a.large) {
+                    for v in rt.variants(kernel) {
+                        let obj = pkg
+                            .find(kernel, v, &arch)
+                            .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
+                        let r = copy_table::check(&rt, &dev, kernel, v, obj.ir(), &case);
+                        tally.record(kernel, v, &case.name, r);
+                    }
+                }
+            }
+        }
+    }
+    // The summary is the last line (DESIGN.md section 8): scripts read it.
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed > 0 {
+        bail!("{} parity checks failed (seed {seed})", tally.failed);
+    }
+    Ok(())
+}
+
+/// Passed and failed checks, printed as they come.
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+}
+
+impl Tally {
+    fn record(&mut self, kernel: &str, variant: &str, case: &str, r: Result<(), String>) {
+        match r {
+            Ok(()) => {
+                self.passed += 1;
+                println!("ok   {kernel}/{variant} [{case}]");
+            }
+            Err(e) => self.fail(kernel, variant, case, &e),
+        }
+    }
+
+    fn fail(&mut self, kernel: &str, variant: &str, case: &str, e: &str) {
+        self.failed += 1;
+        println!("FAIL {kernel}/{variant} [{case}]: {e}");
+    }
+}
+
+/// Every variant of `kernel` on `cases`: the interpreter on the variant against the interpreter
+/// on the baseline, then the device against the interpreter (twice with different poison on a
+/// GPU, so an unwritten output element shows).
+fn buffer_cases(
+    rt: &Runtime,
+    dev: &Device,
+    pkg: &Package,
+    kernel: &str,
+    cases: &[Case],
+    on_cpu: bool,
+    tally: &mut Tally,
+) -> Result<()> {
+    let arch = rt.arch();
+    if cases.is_empty() {
+        tally.fail(kernel, "-", "-", "its family lists no parity cases");
+        return Ok(());
+    }
+    let routes = pkg.routes(kernel).ok_or_else(|| anyhow!("{kernel}: no routes in the package"))?;
+    let variants = rt.variants(kernel).into_iter().map(String::from).collect::<Vec<_>>();
+    let base_obj = pkg
+        .find(kernel, &routes.baseline, arch)
+        .ok_or_else(|| anyhow!("{kernel}: no baseline object for {arch}"))?;
+    for case in cases {
+        let reference = match interp_case(base_obj.ir(), case, 0xA5) {
+            Ok(r) => r,
+            Err(e) => {
+                tally.fail(kernel, "baseline", &case.name, &e.to_string());
+                continue;
+            }
+        };
+        for v in &variants {
+            let obj = pkg
+                .find(kernel, v, arch)
+                .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
+            let entry = &obj.entry;
+            let check = || -> Result<(), String> {
+                let iv = interp_case(obj.ir(), case, 0xA5).map_err(|e| e.to_string())?;
+                compare("interpreter: variant vs baseline", &reference, &iv)?;
+                let d1 = device_case(rt, dev, kernel, v, entry, case, 0xA5)
+                    .map_err(|e| e.to_string())?;
+                compare("device vs interpreter", &iv, &d1)?;
+                if !on_cpu {
+                    // A second poison shows any element the device left unwritten.
+                    let d2 = device_case(rt, dev, kernel, v, entry, case, 0x5A)
+                        .map_err(|e| e.to_string())?;
+                    compare("device, second poison (unwritten output?)", &iv, &d2)?;
+                }
+                Ok(())
+            };
+            tally.record(kernel, v, &case.name, check());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_is_recognized_in_every_float_width() {
+        assert!(is_nan(ScalarType::F32, &f32::NAN.to_le_bytes()));
+        assert!(is_nan(ScalarType::F32, &0xffc0_0001u32.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F32, &f32::INFINITY.to_le_bytes()));
+        assert!(is_nan(ScalarType::F64, &f64::NAN.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F64, &f64::NEG_INFINITY.to_le_bytes()));
+        assert!(is_nan(ScalarType::F16, &0x7e00u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::F16, &0x7c00u16.to_le_bytes()));
+        assert!(is_nan(ScalarType::BF16, &0xffc1u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::BF16, &0x7f80u16.to_le_bytes()));
+        assert!(!is_nan(ScalarType::U32, &u32::MAX.to_le_bytes()));
+    }
+
+    #[test]
+    fn mismatches_ignore_nan_payloads_only() {
+        let a: Vec<u8> = [1.0f32, f32::NAN, 3.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut b = a.clone();
+        b[4..8].copy_from_slice(&0xffc0_0000u32.to_le_bytes()); // another NaN
+        assert_eq!(first_mismatch(ScalarType::F32, &a, &b), None);
+        b[8..12].copy_from_slice(&(-3.0f32).to_le_bytes());
+        assert_eq!(first_mismatch(ScalarType::F32, &a, &b), Some(2));
+        assert_eq!(first_mismatch(ScalarType::U32, &a, &a[..8]), Some(2));
+    }
+}
