@@ -4,6 +4,6 @@
 ; arch: gfx1100
 ; check: asm
 ; implicit-check-not: v_wmma|scratch_load|scratch_store|buffer_store|buffer_load
-CHECK-LABEL: mma_tile_f16:
+CHECK-LABEL: mma_f16:
 CHECK: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]
 CHECK: v_wmma_f32_16x16x16_f16 v[0:7], v[24:31], v[32:39], v[0:7]

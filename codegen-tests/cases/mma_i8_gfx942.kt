@@ -4,7 +4,7 @@
 ; arch: gfx942
 ; check: asm
 ; implicit-check-not: v_mfma|scratch_load|scratch_store|buffer_store|buffer_load
-CHECK-LABEL: mma_tile_i8:
+CHECK-LABEL: mma_i8:
 CHECK: v_mfma_i32_16x16x32_i8 a[0:3], v[
 CHECK-SAME: a[0:3]
 CHECK: v_mfma_i32_16x16x32_i8 a[0:3], v[

@@ -4,7 +4,7 @@
 ; arch: sm_75
 ; check: asm
 ; implicit-check-not: mma.sync|.local
-CHECK-LABEL: .visible .entry mma_tile_i8(
+CHECK-LABEL: .visible .entry mma_i8(
 CHECK: mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r11, %r12}, {%r3}, {%r4}, {%r5, %r6};
 CHECK: mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r
 CHECK-SAME: }, {%r11, %r12};

@@ -4,7 +4,7 @@
 ; arch: sm_90
 ; check: asm
 ; implicit-check-not: mma.sync|.local
-CHECK-LABEL: .visible .entry mma_tile_i8(
+CHECK-LABEL: .visible .entry mma_i8(
 CHECK: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r25, %r26, %r27, %r28}, {%r
 CHECK-SAME: }, {%r11, %r12, %r13, %r14};
 CHECK: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r

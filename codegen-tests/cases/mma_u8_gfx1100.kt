@@ -4,7 +4,7 @@
 ; arch: gfx1100
 ; check: asm
 ; implicit-check-not: v_wmma|scratch_load|scratch_store|buffer_store|buffer_load
-CHECK-LABEL: mma_tile_i8:
+CHECK-LABEL: mma_i8:
 CHECK: v_wmma_i32_16x16x16_iu8
 CHECK-SAME: neg_lo:[0,1,0]
 CHECK: v_wmma_i32_16x16x16_iu8

@@ -4,6 +4,6 @@
 ; arch: sm_90
 ; check: asm
 ; implicit-check-not: mma.sync|.local
-CHECK-LABEL: .visible .entry mma_tile_i8(
+CHECK-LABEL: .visible .entry mma_i8(
 CHECK: mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
 CHECK: mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32

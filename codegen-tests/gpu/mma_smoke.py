@@ -36,7 +36,7 @@ failed = 0
 def int_tile(path, k, a_unsigned):
     global failed
     kt = k * STEPS
-    f = load(path, "mma_tile_i8")
+    f = load(path, "mma_i8")
     afmt = 'B' if a_unsigned else 'b'
     cases = []
     r = random.Random(1)
@@ -70,7 +70,7 @@ def ordered(x):
 def f16_tile(path, k):
     global failed
     kt = k * STEPS
-    f = load(path, "mma_tile_f16")
+    f = load(path, "mma_f16")
     r = random.Random(2)
     half = lambda x: struct.unpack('e', struct.pack('e', x))[0]
     cases = []
