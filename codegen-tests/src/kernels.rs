@@ -224,6 +224,7 @@ pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
         }
         "shuffle_xor" => shuffle_xor(wave, knob("m")?),
         "op_zoo" => op_zoo(wave),
+        "mma_tile" => mma_tile(variant)?,
         "packed" => packed(variant, wave)?,
         "q8_0_quants" => q8_0_quants(wave),
         "index64" => index64(wave),
@@ -280,6 +281,37 @@ pub fn index64(wave: u32) -> Kernel {
     let s = b.add(v, e);
     b.store(out, i, s);
     b.finish()
+}
+
+/// The GEMM tile of `kiln_specs::mma` for the matrix shape a variant names (`m16n8k32`,
+/// `gfx11_iu8`, `mfma_f16`...), over 2 K steps; f16 shapes multiply f16, int8 shapes `i8 x i8`,
+/// with a `_u8` suffix `u8 x i8` (WMMA and PTX only). The wave size is the shape's.
+pub fn mma_tile(variant: &str) -> Option<Kernel> {
+    use kiln_ir::matrix::{MmaInputs, MmaKind, MmaShape as S};
+    let (name, unsigned_a) = match variant.strip_suffix("_u8") {
+        Some(n) => (n, true),
+        None => (variant, false),
+    };
+    let shape = match name {
+        "gfx11_f16" => S::Gfx11WmmaF16,
+        "gfx11_iu8" => S::Gfx11WmmaIu8,
+        "gfx12_f16" => S::Gfx12WmmaF16,
+        "gfx12_iu8" => S::Gfx12WmmaIu8,
+        "mfma_f16" => S::MfmaF16,
+        "mfma_i8k16" => S::MfmaI8K16,
+        "mfma_i8k32" => S::MfmaI8K32,
+        "m16n8k16" => S::NvM16n8k16F16,
+        "m16n8k32" => S::NvM16n8k32I8,
+        "m16n8k8" => S::NvM16n8k8F16,
+        "m8n8k16" => S::NvM8n8k16I8,
+        _ => return None,
+    };
+    let (a, b) = match shape.inputs() {
+        MmaInputs::F16 => (ScalarType::F16, ScalarType::F16),
+        MmaInputs::Int8 if unsigned_a => (ScalarType::U8, ScalarType::I8),
+        MmaInputs::Int8 => (ScalarType::I8, ScalarType::I8),
+    };
+    Some(kiln_specs::mma::tile(MmaKind::new(shape, a, b).ok()?, 2))
 }
 
 /// A variant of a library family (kiln-specs) built for a target at a wave size.

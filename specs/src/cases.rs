@@ -168,7 +168,9 @@ pub(crate) fn logit_row_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 /// harness or an unknown name); `large` adds the real decode sizes (e.g. 8 x 248,320 logits).
 pub fn cases(family: &str, seed: u64, large: bool) -> Vec<Case> {
     match crate::family(family).map(|f| f.parity) {
-        Some(Parity::Buffers(f)) => f(&mut rng_for(family, seed), large),
+        Some(Parity::Buffers(f)) | Some(Parity::Within { cases: f, .. }) => {
+            f(&mut rng_for(family, seed), large)
+        }
         Some(Parity::CopyTable(_)) | None => vec![],
     }
 }

@@ -20,6 +20,7 @@ mod common;
 pub mod copy;
 pub mod math;
 pub mod mem_access;
+pub mod mma;
 pub mod packed_ops;
 pub mod quantize;
 pub mod rmsnorm;
@@ -54,7 +55,22 @@ pub enum Parity {
     /// with guard bytes around every copy, and compares with a host memcpy. The function gets
     /// the run's seed and `large`.
     CopyTable(fn(u64, bool) -> Vec<copy::CopyCase>),
+    /// Like [`Parity::Buffers`], but the device is compared with the interpreter by `check`
+    /// instead of bit for bit: for an op the hardware computes in an order the interpreter
+    /// cannot know (f16 `mma`). `check(case, output, interpreter, device)` returns what it
+    /// measured (printed) or why the difference is out of bounds. Variants are still compared
+    /// with the baseline bit for bit on the interpreter.
+    Within {
+        /// The cases.
+        cases: fn(&mut cases::Rng, bool) -> Vec<cases::Case>,
+        /// The comparison of one output.
+        check: WithinFn,
+    },
 }
+
+/// A bounded comparison ([`Parity::Within`]): `(case, output name, interpreter bytes, device
+/// bytes) -> Ok(what was measured) | Err(why it is out of bounds)`.
+pub type WithinFn = fn(&cases::Case, &str, &[u8], &[u8]) -> Result<String, String>;
 
 /// What `kiln bench` times for a family.
 #[derive(Clone, Copy)]
@@ -226,6 +242,7 @@ pub fn checks() -> Vec<KernelSpec> {
     let mut v = vec![];
     v.extend(packed_ops::specs());
     v.extend(mem_access::specs());
+    v.extend(mma::specs());
     v
 }
 
@@ -259,7 +276,9 @@ mod tests {
         let mut bench_names = BTreeSet::new();
         for f in all_families() {
             let n = match f.parity {
-                Parity::Buffers(g) => g(&mut cases::rng_for(f.name, 7), false).len(),
+                Parity::Buffers(g) | Parity::Within { cases: g, .. } => {
+                    g(&mut cases::rng_for(f.name, 7), false).len()
+                }
                 Parity::CopyTable(g) => g(7, false).len(),
             };
             assert!(n > 0, "family {} has no parity cases", f.name);
@@ -278,7 +297,7 @@ mod tests {
                     }
                 })
             };
-            if let Parity::Buffers(g) = f.parity {
+            if let Parity::Buffers(g) | Parity::Within { cases: g, .. } = f.parity {
                 for c in g(&mut cases::rng_for(f.name, 7), false) {
                     for (name, ty, _) in &c.scalars {
                         assert_eq!(scalar(name), Some(*ty), "{} case {}: {name}", f.name, c.name);

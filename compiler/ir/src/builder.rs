@@ -19,6 +19,7 @@
 
 use crate::entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
 use crate::kernel::*;
+use crate::matrix::{AffineCoord, FragLayout, FragmentRole, MmaKind};
 use crate::ops::*;
 use crate::types::{ScalarType, Type};
 use cranelift_entity::PrimaryMap;
@@ -622,5 +623,122 @@ impl KernelBuilder {
             &tys,
         );
         self.k.insts[i].results.to_vec()
+    }
+
+    // ---- matrix fragments ----
+
+    /// A fragment of operand `role` of `kind` with every element `value` (a zero accumulator).
+    pub fn fragment_splat(&mut self, kind: MmaKind, role: FragmentRole, value: Value) -> Value {
+        let ty = Type::fragment(kind, role);
+        let elems = (0..ty.lanes).map(|_| value).collect();
+        self.push1(Op::MakeVector { ty, elems }, ty)
+    }
+
+    /// The lane's part of element `e`'s index, `base + row * rs + col * cs`, from the affine lane
+    /// maps ([`crate::matrix::MmaShape::affine`]); `fields` are `t`, `q`, `h` of the lane.
+    fn fragment_index(
+        &mut self,
+        fit: AffineCoord,
+        fields: [Value; 3],
+        base: Value,
+        stride: Value,
+        layout: FragLayout,
+    ) -> Value {
+        let coord = |b: &mut Self, c: [u32; 4]| {
+            let mut v = b.u32(c[0]);
+            for (f, &k) in fields.iter().zip(&c[1..]) {
+                if k != 0 {
+                    let kk = b.u32(k);
+                    let term = b.mul(*f, kk);
+                    v = b.add(v, term);
+                }
+            }
+            v
+        };
+        let row = coord(self, fit.row);
+        let col = coord(self, fit.col);
+        let (major, minor) = match layout {
+            FragLayout::RowMajor => (row, col),
+            FragLayout::ColMajor => (col, row),
+        };
+        let off = self.mul(major, stride);
+        let off = self.add(off, minor);
+        self.add(base, off)
+    }
+
+    /// `t = lane & 3`, `q = (lane >> 2) & 3`, `h = lane >> 4`.
+    fn lane_fields(&mut self) -> [Value; 3] {
+        let lane = self.lane();
+        let (three, two, four) = (self.u32(3), self.u32(2), self.u32(4));
+        let t = self.and(lane, three);
+        let q = self.shr(lane, two);
+        let q = self.and(q, three);
+        let h = self.shr(lane, four);
+        [t, q, h]
+    }
+
+    /// Loads operand `role` of `kind` from `mem` (a matrix of `kind.elem(role)` at element
+    /// `base`, `stride` elements between rows (row-major) or columns (column-major); `u32`).
+    /// Each lane loads the elements its lane map gives it, one scalar load each; on gfx11 A/B the
+    /// lanes 16-31 load the same elements as lanes 0-15, filling both copies. Written once from
+    /// [`crate::matrix::MmaShape::affine`], for every shape.
+    pub fn frag_load(
+        &mut self,
+        kind: MmaKind,
+        role: FragmentRole,
+        mem: impl Into<MemRef>,
+        base: Value,
+        stride: Value,
+        layout: FragLayout,
+    ) -> Value {
+        let mem = mem.into();
+        let ty = Type::fragment(kind, role);
+        let fields = self.lane_fields();
+        let mut elems = SmallVec::new();
+        for e in 0..ty.lanes as u32 {
+            let fit = kind.shape().affine(role, e).expect("every lane map is affine (tested)");
+            let index = self.fragment_index(fit, fields, base, stride, layout);
+            elems.push(self.load(mem, index, ty.element()));
+        }
+        self.push1(Op::MakeVector { ty, elems }, ty)
+    }
+
+    /// Stores fragment `value` (of any role; D is a C fragment) to `mem` as [`Self::frag_load`]
+    /// reads it. Each element is written by its owner lane only: on gfx11 A/B, where lanes 16-31
+    /// hold copies, only lanes 0-15 store.
+    pub fn frag_store(
+        &mut self,
+        mem: impl Into<MemRef>,
+        base: Value,
+        stride: Value,
+        layout: FragLayout,
+        value: Value,
+    ) {
+        let mem = mem.into();
+        let ty = self.ty(value);
+        let frag = ty.fragment.expect("frag_store of a fragment");
+        let fields = self.lane_fields();
+        let store_all = |b: &mut Self| {
+            for e in 0..ty.lanes as u32 {
+                let fit = frag.kind.shape().affine(frag.role, e).expect("affine lane maps");
+                let index = b.fragment_index(fit, fields, base, stride, layout);
+                let x = b.extract(value, e as u8);
+                b.store(mem, index, x);
+            }
+        };
+        if frag.kind.shape().duplicated(frag.role) {
+            let lane = self.lane();
+            let sixteen = self.u32(16);
+            let owner = self.lt(lane, sixteen);
+            self.if_then(owner, store_all);
+        } else {
+            store_all(self);
+        }
+    }
+
+    /// `D = A x B + C` over the wave ([`Op::Mma`]).
+    pub fn mma(&mut self, kind: MmaKind, a: Value, b: Value, c: Value) -> Value {
+        let ty = Type::fragment(kind, FragmentRole::C);
+        self.push1(Op::Mma { kind, a, b, c }, ty)
     }
 }

@@ -19,8 +19,9 @@
 //! | `barrier(Lds)`  | `bar.sync 0`               | LDS-only fence + `s_barrier`        |
 //! | shuffle xor     | `shfl.sync.bfly`           | DPP / permlane / `ds_swizzle` / `ds_bpermute` |
 //!
-//! Matrix ops (WMMA / mma.sync) are not in the IR yet: they arrive with the prompt-attention
-//! kernels, and the target table already records each target's flavour.
+//! Matrix ops: a fragment type ([`Fragment`]) holds one lane's share of an operand in the
+//! order of [`matrix`]'s lane maps; the builder's fragment loads and stores expand into per-lane
+//! scalar memory ops computed from those maps, and `mma` is one op (WMMA / MFMA / `mma.sync`).
 #![deny(missing_docs)]
 
 mod builder;
@@ -44,5 +45,5 @@ pub use entities::{Block, Inst, LdsSlot, Param, PrivateSlot, Value};
 pub use kernel::*;
 pub use ops::*;
 pub use target::{Target, TARGETS};
-pub use types::{ScalarType, Type, TypeClass};
+pub use types::{Fragment, ScalarType, Type, TypeClass};
 pub use verifier::{verify, VerifyError, VerifyErrors};

@@ -121,6 +121,38 @@ pub enum MmaInputs {
     Int8,
 }
 
+/// How a matrix sits in memory for a fragment load or store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FragLayout {
+    /// Element `(row, col)` at `base + row * stride + col`.
+    RowMajor,
+    /// Element `(row, col)` at `base + col * stride + row`.
+    ColMajor,
+}
+
+/// Where element `e` of a fragment is, as a function of the lane: `row = row[0] + row[1] * t +
+/// row[2] * q + row[3] * h` (likewise `col`) with `t = lane & 3`, `q = (lane >> 2) & 3`,
+/// `h = lane >> 4`. Every map of this module has this form (NVIDIA's `groupID = q + 4h`,
+/// `threadID_in_group = t`; AMD's `lane % 16 = t + 4q`, `lane / 16 = h`), which is what lets a
+/// fragment load be a few integer ops a element, derived here from [`MmaShape::coord`] and checked
+/// against it for every lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AffineCoord {
+    /// `[constant, coefficient of t, of q, of h]` of the row.
+    pub row: [u32; 4],
+    /// The same for the column.
+    pub col: [u32; 4],
+}
+
+impl AffineCoord {
+    /// `(row, col)` at `lane`.
+    pub fn at(&self, lane: u32) -> (u32, u32) {
+        let f =
+            |c: [u32; 4]| c[0] + c[1] * (lane & 3) + c[2] * ((lane >> 2) & 3) + c[3] * (lane >> 4);
+        (f(self.row), f(self.col))
+    }
+}
+
 /// A lane and an element index within its fragment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LaneElement {
@@ -324,6 +356,17 @@ pub enum MatrixError {
         found_elem: ScalarType,
         /// Values found.
         found_len: usize,
+    },
+    /// A lane map that is not affine in the lane's bit fields (no shape has one; the check keeps
+    /// the fragment loads honest if one is added).
+    #[error("{shape} {role}: element {element}'s (row, col) is not affine in (lane & 3, (lane >> 2) & 3, lane >> 4)")]
+    NotAffine {
+        /// The shape.
+        shape: MmaShape,
+        /// The fragment.
+        role: FragmentRole,
+        /// The element.
+        element: u32,
     },
     /// gfx11: the two copies of an A/B element differ; which one the hardware reads is not
     /// documented.
@@ -643,6 +686,27 @@ impl MmaShape {
         })
     }
 
+    /// [`MmaShape::coord`] of element `element` as an affine function of the lane, fitted at
+    /// lanes 0, 1, 4 and 16 and checked at every lane of the wave.
+    pub fn affine(self, role: FragmentRole, element: u32) -> Result<AffineCoord, MatrixError> {
+        let (r0, c0) = self.coord(role, 0, element)?;
+        let not_affine = MatrixError::NotAffine { shape: self, role, element };
+        let mut row = [r0, 0, 0, 0];
+        let mut col = [c0, 0, 0, 0];
+        for (i, lane) in [1u32, 4, 16].into_iter().enumerate() {
+            let (r, c) = self.coord(role, lane, element)?;
+            row[i + 1] = r.checked_sub(r0).ok_or(not_affine.clone())?;
+            col[i + 1] = c.checked_sub(c0).ok_or(not_affine.clone())?;
+        }
+        let fit = AffineCoord { row, col };
+        for lane in 0..self.wave_size() {
+            if fit.at(lane) != self.coord(role, lane, element)? {
+                return Err(not_affine);
+            }
+        }
+        Ok(fit)
+    }
+
     /// The inverse of [`MmaShape::coord`]: which lane and element hold `(row, col)`, and on gfx11
     /// A/B the duplicate that must hold the same value.
     pub fn home(self, role: FragmentRole, row: u32, col: u32) -> Result<ElementHome, MatrixError> {
@@ -777,6 +841,15 @@ impl MmaKind {
             FragmentRole::A => self.a,
             FragmentRole::B => self.b,
             FragmentRole::C => self.shape.accumulator(),
+        }
+    }
+
+    /// The target table's element-type class of this kind (what [`crate::target::Capability::Matrix`]
+    /// names).
+    pub fn matrix_kind(self) -> crate::target::MatrixKind {
+        match self.shape.inputs() {
+            MmaInputs::F16 => crate::target::MatrixKind::F16F32,
+            MmaInputs::Int8 => crate::target::MatrixKind::I8I32,
         }
     }
 

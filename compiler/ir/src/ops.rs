@@ -5,6 +5,7 @@
 //! every back end implement exactly these.
 
 use crate::entities::{Block, LdsSlot, Param, PrivateSlot, Value};
+use crate::matrix::MmaKind;
 use crate::types::Type;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -658,6 +659,22 @@ pub enum Op {
     },
     /// Ends an `if` or `for` block, passing values out.
     Yield(SmallVec<[Value; 4]>),
+    /// Matrix multiply-accumulate over the wave, `D = A x B + C` (see [`crate::matrix`]): `a`,
+    /// `b` and `c` are fragments of `kind`'s roles A, B and C; the result is a C fragment. Every
+    /// lane of the wave runs it together. Integer kinds are exact (products and sums in i32,
+    /// adding C wraps); f16 kinds are not bit-exact across hardware (the accumulation order is
+    /// unspecified): the interpreter's model sums in f64 and rounds once, and device results are
+    /// compared within a measured bound.
+    Mma {
+        /// The shape and multiplicand types.
+        kind: MmaKind,
+        /// The A fragment.
+        a: Value,
+        /// The B fragment.
+        b: Value,
+        /// The C fragment (the accumulator).
+        c: Value,
+    },
     /// Byte permute of two `u32`: result byte `i` is byte `sel[i]` of the 8-byte little-endian
     /// value `b:a` (bytes 0-3 from `a`, 4-7 from `b`). Result `u32`.
     Perm {
@@ -733,6 +750,7 @@ impl Op {
                 v.extend(init.iter().copied())
             }
             Op::Yield(vals) => v.extend(vals.iter().copied()),
+            Op::Mma { a, b, c, .. } => v.extend([*a, *b, *c]),
             Op::Perm { a, b, .. } => v.extend([*a, *b]),
             Op::Dot { a, b, acc, .. } => v.extend([*a, *b, *acc]),
             Op::PackedConvert { arg, .. } => v.push(*arg),
@@ -779,6 +797,7 @@ impl Op {
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
             | Op::Yield(_)
+            | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. } => SmallVec::new(),
@@ -819,6 +838,7 @@ impl Op {
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
             | Op::Yield(_)
+            | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. } => SmallVec::new(),
@@ -856,6 +876,7 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
+            | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. } => None,
@@ -891,6 +912,7 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
+            | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. } => None,
@@ -898,7 +920,7 @@ impl Op {
     }
 
     /// True for ops that read values of other lanes of the wave (shuffles, broadcast, ballot,
-    /// wave reductions, `tsum`): on hardware every lane of the wave must run them together
+    /// wave reductions, `tsum`, `mma`): on hardware every lane of the wave must run them together
     /// (NVPTX lowers them with the full mask), so they run only under wave-uniform control.
     pub fn is_cross_lane(&self) -> bool {
         match self {
@@ -908,7 +930,8 @@ impl Op {
             | Op::Ballot { .. }
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
-            | Op::Tsum { .. } => true,
+            | Op::Tsum { .. }
+            | Op::Mma { .. } => true,
             Op::Const { .. }
             | Op::Arg(_)
             | Op::BufferAddr(_)
@@ -967,6 +990,7 @@ impl Op {
             Op::If { .. } => "if",
             Op::For { .. } => "for",
             Op::Yield(_) => "yield",
+            Op::Mma { .. } => "mma",
             Op::Perm { .. } => "perm",
             Op::Dot { .. } => "dot",
             Op::PackedConvert { .. } => "packed_convert",
@@ -1001,6 +1025,7 @@ impl Op {
             | Op::If { .. }
             | Op::For { .. }
             | Op::Yield(_)
+            | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. } => false,

@@ -102,6 +102,7 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::If { .. }
         | Op::For { .. }
         | Op::Yield(_)
+        | Op::Mma { .. }
         | Op::Perm { .. } => None,
         Op::Dot { op, .. } => Some(dot_name(*op).into()),
         Op::PackedConvert { op, .. } => Some(packed_convert_name(*op).into()),
@@ -448,6 +449,7 @@ impl Printer<'_> {
             Op::WaveReduce { value, .. } => format!("{m} {value}"),
             Op::WaveArgmax { value, index } => format!("{m} {value}, {index}"),
             Op::Tsum { p, values } => format!("tsum<{p}> {}", list(values)),
+            Op::Mma { kind, a, b, c } => format!("{m} <{kind}> {a}, {b}, {c}"),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
             Op::Perm { a, b, sel } => {

@@ -1,7 +1,12 @@
 //! Value types: scalars and short vectors of them (for wide loads and stores).
 //!
-//! A vector is at most 16 bytes, the widest single load every target issues.
+//! A vector is at most 16 bytes, the widest single load every target issues. A matrix fragment
+//! (one lane's share of an MMA operand, see [`crate::matrix`]) is the one exception: it is a
+//! vector of exactly the elements the lane maps give a lane (up to 32 bytes), tagged with its
+//! shape and role so that only fragment-aware ops (element access, element-wise arithmetic,
+//! `select`, `mma`) take it and a plain load or store of 32 bytes never appears.
 
+use crate::matrix::{FragmentRole, MmaKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -147,23 +152,43 @@ impl fmt::Display for ScalarType {
     }
 }
 
-/// A value type: a scalar, or a vector of 2..16 scalars of at most 16 bytes.
+/// What a fragment type holds: one lane's elements of operand `role` of a `kind` MMA, element
+/// `e` being element `e` of [`crate::matrix`]'s lane maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fragment {
+    /// The MMA shape and multiplicand types.
+    pub kind: MmaKind,
+    /// Which operand (C also types the result D).
+    pub role: FragmentRole,
+}
+
+/// A value type: a scalar, a vector of 2..16 scalars of at most 16 bytes, or a matrix fragment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Type {
     /// The element type.
     pub scalar: ScalarType,
     /// Number of elements; 1 for a scalar.
     pub lanes: u8,
+    /// Set for a matrix fragment (`lanes` is then the elements a lane holds). Skipped when
+    /// absent, so every kernel without fragments keeps its serde text and content hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<Fragment>,
 }
 
 impl Type {
     /// A scalar type.
     pub const fn scalar(scalar: ScalarType) -> Type {
-        Type { scalar, lanes: 1 }
+        Type { scalar, lanes: 1, fragment: None }
     }
     /// A vector type.
     pub const fn vector(scalar: ScalarType, lanes: u8) -> Type {
-        Type { scalar, lanes }
+        Type { scalar, lanes, fragment: None }
+    }
+    /// The fragment type of operand `role` of `kind`: its element type, as many elements as a
+    /// lane holds.
+    pub fn fragment(kind: MmaKind, role: FragmentRole) -> Type {
+        let lanes = kind.shape().elements_per_lane(role) as u8;
+        Type { scalar: kind.elem(role), lanes, fragment: Some(Fragment { kind, role }) }
     }
     /// `i1`.
     pub const BOOL: Type = Type::scalar(ScalarType::I1);
@@ -196,15 +221,23 @@ impl Type {
     pub fn bytes(self) -> u32 {
         self.scalar.bytes() * self.lanes as u32
     }
-    /// True when the shape is legal: 1 lane, or 2, 3, 4, 8 or 16 lanes within 16 bytes.
+    /// True for a matrix fragment.
+    pub fn is_fragment(self) -> bool {
+        self.fragment.is_some()
+    }
+    /// True when the shape is legal: 1 lane, or 2, 3, 4, 8 or 16 lanes within 16 bytes; a
+    /// fragment exactly as [`Type::fragment`] makes it.
     pub fn is_legal(self) -> bool {
+        if let Some(f) = self.fragment {
+            return self == Type::fragment(f.kind, f.role);
+        }
         match self.lanes {
             1 => true,
             2 | 3 | 4 | 8 | 16 => self.scalar != ScalarType::I1 && self.bytes() <= 16,
             _ => false,
         }
     }
-    /// The scalar type as a `Type`.
+    /// The scalar type as a `Type` (of a fragment too).
     pub fn element(self) -> Type {
         Type::scalar(self.scalar)
     }
@@ -218,7 +251,9 @@ impl From<ScalarType> for Type {
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.lanes == 1 {
+        if let Some(frag) = self.fragment {
+            write!(f, "{}x{} frag {} of {}", self.scalar, self.lanes, frag.role, frag.kind)
+        } else if self.lanes == 1 {
             write!(f, "{}", self.scalar)
         } else {
             write!(f, "{}x{}", self.scalar, self.lanes)
@@ -234,6 +269,6 @@ impl std::str::FromStr for Type {
             None => (s, 1),
         };
         let scalar = ScalarType::from_name(name).ok_or_else(|| format!("unknown type `{s}`"))?;
-        Ok(Type { scalar, lanes })
+        Ok(Type { scalar, lanes, fragment: None })
     }
 }

@@ -12,7 +12,7 @@ use kiln_ir::package::ObjectEntry;
 use kiln_ir::{EntityRef, Kernel, ParamKind, ScalarType};
 use kiln_runtime::{Args, Buffer, Device, Overrides, Package, Runtime, Scalar};
 use kiln_specs::cases::Case;
-use kiln_specs::Parity;
+use kiln_specs::{Parity, WithinFn};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -169,6 +169,25 @@ fn device_case(
     Ok(m)
 }
 
+/// Every output of `a` against `b` through a family's bounded comparison; what it measured,
+/// joined.
+fn compare_within(
+    what: &str,
+    a: &Outputs,
+    b: &Outputs,
+    case: &Case,
+    f: WithinFn,
+) -> Result<String, String> {
+    let mut measured = vec![];
+    for (name, (_, x)) in a {
+        let Some((_, y)) = b.get(name) else {
+            return Err(format!("{what}: output {name} missing"));
+        };
+        measured.push(f(case, name, x, y).map_err(|e| format!("{what}: {e}"))?);
+    }
+    Ok(measured.join("; "))
+}
+
 fn compare(what: &str, a: &Outputs, b: &Outputs) -> Result<(), String> {
     for (name, (ty, x)) in a {
         let Some((_, y)) = b.get(name) else {
@@ -228,7 +247,13 @@ pub fn parity(a: ParityArgs) -> Result<()> {
         match family.parity {
             Parity::Buffers(cases) => {
                 let cases = cases(&mut kiln_specs::cases::rng_for(kernel, seed), a.large);
-                buffer_cases(&rt, &dev, &pkg, kernel, &cases, a.device == "cpu", &mut tally)?
+                let on_cpu = a.device == "cpu";
+                buffer_cases(&rt, &dev, &pkg, kernel, &cases, on_cpu, None, &mut tally)?
+            }
+            Parity::Within { cases, check } => {
+                let cases = cases(&mut kiln_specs::cases::rng_for(kernel, seed), a.large);
+                let on_cpu = a.device == "cpu";
+                buffer_cases(&rt, &dev, &pkg, kernel, &cases, on_cpu, Some(check), &mut tally)?
             }
             Parity::CopyTable(cases) => {
                 for case in cases(seed, a.large) {
@@ -292,6 +317,7 @@ fn buffer_cases(
     kernel: &str,
     cases: &[Case],
     on_cpu: bool,
+    within: Option<WithinFn>,
     tally: &mut Tally,
 ) -> Result<()> {
     let arch = rt.arch();
@@ -317,21 +343,34 @@ fn buffer_cases(
                 .find(kernel, v, arch)
                 .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
             let entry = &obj.entry;
-            let check = || -> Result<(), String> {
+            // Bit for bit, or within the family's bound (what it measured is printed).
+            let against = |what: &str, iv: &Outputs, d: &Outputs| -> Result<String, String> {
+                match within {
+                    None => compare(what, iv, d).map(|()| String::new()),
+                    Some(f) => compare_within(what, iv, d, case, f),
+                }
+            };
+            let check = || -> Result<String, String> {
                 let iv = interp_case(obj.ir(), case, 0xA5).map_err(|e| e.to_string())?;
                 compare("interpreter: variant vs baseline", &reference, &iv)?;
                 let d1 = device_case(rt, dev, kernel, v, entry, case, 0xA5)
                     .map_err(|e| e.to_string())?;
-                compare("device vs interpreter", &iv, &d1)?;
+                let measured = against("device vs interpreter", &iv, &d1)?;
                 if !on_cpu {
                     // A second poison shows any element the device left unwritten.
                     let d2 = device_case(rt, dev, kernel, v, entry, case, 0x5A)
                         .map_err(|e| e.to_string())?;
-                    compare("device, second poison (unwritten output?)", &iv, &d2)?;
+                    against("device, second poison (unwritten output?)", &iv, &d2)?;
                 }
-                Ok(())
+                Ok(measured)
             };
-            tally.record(kernel, v, &case.name, check());
+            let r = check();
+            if let Ok(m) = &r {
+                if !m.is_empty() {
+                    println!("     {kernel}/{v} [{}]: {m}", case.name);
+                }
+            }
+            tally.record(kernel, v, &case.name, r.map(|_| ()));
         }
     }
     Ok(())

@@ -21,6 +21,7 @@
 //! | shuffle idx / up / down | `ds_bpermute`; RDNA wave 64 (where it stays inside a 32-lane half) also reads the swapped halves and selects |
 //! | broadcast / ballot | `readlane` / `ballot.i32` or `ballot.i64` |
 //! | approximate math | `amdgcn.exp2`, `amdgcn.log`, `amdgcn.rsq`, `amdgcn.rcp` (`v_exp_f32`, `v_log_f32`, `v_rsq_f32`, `v_rcp_f32`) |
+//! | `mma` | `amdgcn.wmma.*` (gfx11, gfx12; wave 32) / `amdgcn.mfma.*` (gfx90a, gfx942; wave 64), named by `kiln_ir::matrix` |
 //!
 //! LLVM 19 spells the memory-model tag `amdgpu-as` (DESIGN.md writes the later name
 //! `amdgpu-synchronize-as`; LLVM 19 ignores that one and would emit `global_inv` / `buffer_gl0_inv`).
@@ -38,6 +39,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValue;
 use inkwell::values::{IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
+use kiln_ir::matrix::{AmdMmaOperands, FragmentRole, MmaKind, MmaLowering};
 use kiln_ir::package::ObjectFormat;
 use kiln_ir::target::{Capability, DotKind};
 use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, Scope, Target, Type};
@@ -176,6 +178,18 @@ impl Isa for AmdGpu {
         _ty: Type,
     ) -> LResult<Option<Bv<'ctx>>> {
         Ok(None)
+    }
+    /// The WMMA / MFMA intrinsic of [`MmaKind::lowering`], the multiplicands bitcast to the
+    /// intrinsic's operand types (`<16 x i8>` to `<4 x i32>`, `<4 x i8>` to `i32`...).
+    fn mma<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: MmaKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        c: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        mma(l, kind, a, b, c)
     }
     /// The table's intrinsic (`llvm.amdgcn.sdot4`, `udot4`, `sudot4`, `fdot2`), clamp off so
     /// integer sums wrap.
@@ -520,4 +534,85 @@ fn link_hsaco(obj: &[u8]) -> Result<Vec<u8>, String> {
         ));
     }
     std::fs::read(&output.0).map_err(|e| format!("reading {}: {e}", output.0.display()))
+}
+
+/// An LLVM type of the matrix tables' spelling: `i32`, `i64`, `<N x half|float|i32>`.
+fn matrix_llvm_type<'ctx>(l: &Lowering<'ctx, '_>, text: &str) -> LResult<BasicTypeEnum<'ctx>> {
+    let elem = |name: &str| -> LResult<BasicTypeEnum<'ctx>> {
+        Ok(match name {
+            "half" => l.ctx.f16_type().into(),
+            "float" => l.ctx.f32_type().into(),
+            "i32" => l.ctx.i32_type().into(),
+            "i64" => l.ctx.i64_type().into(),
+            other => {
+                return Err(LowerError::Invalid(format!(
+                    "matrix operand type `{text}`: unknown element `{other}`"
+                )))
+            }
+        })
+    };
+    match text.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+        Some(inner) => {
+            let (n, e) = inner.split_once(" x ").ok_or_else(|| {
+                LowerError::Invalid(format!("matrix operand type `{text}`: expected <N x T>"))
+            })?;
+            let n: u32 = n.parse().map_err(|_| {
+                LowerError::Invalid(format!("matrix operand type `{text}`: bad length"))
+            })?;
+            Ok(match elem(e)? {
+                BasicTypeEnum::FloatType(f) => f.vec_type(n).into(),
+                BasicTypeEnum::IntType(i) => i.vec_type(n).into(),
+                other => {
+                    return Err(LowerError::Invalid(format!(
+                        "matrix operand type `{text}`: element {other:?}"
+                    )))
+                }
+            })
+        }
+        None => elem(text),
+    }
+}
+
+fn mma<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    kind: MmaKind,
+    a: Bv<'ctx>,
+    b: Bv<'ctx>,
+    c: Bv<'ctx>,
+) -> LResult<Bv<'ctx>> {
+    let MmaLowering::Amd { intrinsic, operands, .. } = kind.lowering() else {
+        return Err(LowerError::Invalid(format!("{kind} is not an AMD matrix instruction")));
+    };
+    let shape = kind.shape();
+    let ab_ty = matrix_llvm_type(l, shape.registers(FragmentRole::A).llvm_type)?;
+    let c_ty = matrix_llvm_type(l, shape.registers(FragmentRole::C).llvm_type)?;
+    let a = l.cast(LLVMOpcode::LLVMBitCast, a, ab_ty);
+    let b = l.cast(LLVMOpcode::LLVMBitCast, b, ab_ty);
+    let (i1, i32t) = (l.ctx.bool_type(), l.i32t());
+    let flag = |v: bool| -> Bv<'ctx> { i1.const_int(v as u64, false).into() };
+    let zero: Bv<'ctx> = i32t.const_int(0, false).into();
+    let args: Vec<Bv<'ctx>> = match operands {
+        AmdMmaOperands::Wmma => vec![a, b, c],
+        AmdMmaOperands::WmmaIu8 { a_signed, b_signed } => {
+            vec![flag(a_signed), a, flag(b_signed), b, c, flag(false)]
+        }
+        AmdMmaOperands::Mfma => vec![a, b, c, zero, zero, zero],
+    };
+    let f = match l.module.get_function(intrinsic) {
+        Some(f) => f,
+        None => {
+            let params: Vec<_> = args.iter().map(|v| v.get_type().into()).collect();
+            let fty = match c_ty {
+                BasicTypeEnum::VectorType(v) => v.fn_type(&params, false),
+                other => {
+                    return Err(LowerError::Invalid(format!(
+                        "{intrinsic}: expected a vector accumulator, found {other:?}"
+                    )))
+                }
+            };
+            l.module.add_function(intrinsic, fty, None)
+        }
+    };
+    l.call(f, &args)?
+        .ok_or_else(|| LowerError::Llvm("IR building", format!("{intrinsic} returns nothing")))
 }

@@ -12,6 +12,7 @@ use crate::lower::{Bv, LResult, Lowering};
 use inkwell::module::Module;
 use inkwell::targets::TargetMachine;
 use inkwell::values::{IntValue, PointerValue};
+use kiln_ir::matrix::MmaKind;
 use kiln_ir::package::{ObjectFormat, Resources};
 use kiln_ir::target::{DotKind, Vendor};
 use kiln_ir::{AtomicOp, BarrierKind, IdKind, Kernel, ReduceOp, Scope, Target, Type};
@@ -134,6 +135,17 @@ pub(crate) trait Isa: Sync {
         v: Bv<'ctx>,
         ty: Type,
     ) -> LResult<Option<Bv<'ctx>>>;
+    /// `D = A x B + C` of `kind` over the wave ([`kiln_ir::Op::Mma`]): `a`, `b`, `c` are the
+    /// fragments as kiln types them (`<16 x half>`, `<16 x i8>`, `<8 x float>`...); the result
+    /// is D in C's type. The register packing is [`kiln_ir::matrix::MmaShape::registers`].
+    fn mma<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: MmaKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        c: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>>;
     /// A hardware dot product of the target table's flavour `kind` (`Target::dot`): the
     /// integer flavours take and give `i32` (four bytes), `DotKind::F16` two `<2 x half>` and an
     /// f32 accumulator. Unsupported where the target lacks it (the verifier refuses it first).

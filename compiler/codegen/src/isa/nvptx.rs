@@ -16,6 +16,7 @@
 //! | shuffles | `shfl.sync.{bfly,idx,up,down}.b32` with the full mask (cross-lane ops run on converged waves) |
 //! | ballot | `vote.sync.ballot.b32` with `activemask` (ballot counts the active lanes) |
 //! | wave reduce, 32-bit integers, sm_80+ | `redux.sync` (integer add / min / max are associative, so the bits equal the butterfly's) |
+//! | `mma` | inline PTX `mma.sync.aligned.{m16n8k16,m16n8k32,m16n8k8,m8n8k16}.row.col...` (LLVM 19's NVPTX has no intrinsic for them), registers packed as `kiln_ir::matrix` says |
 //! | approximate math | `ex2.approx.f32`, `lg2.approx.f32`, `rsqrt.approx.f32`, `rcp.approx.f32` (inline PTX: LLVM has no non-ftz intrinsic for it) |
 //!
 //! Exact math: with no fast-math flags LLVM 19 emits `div.rn.f32` and `sqrt.rn.f32` (its
@@ -35,6 +36,7 @@ use inkwell::targets::{FileType, TargetMachine};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+use kiln_ir::matrix::{FragmentRole, MmaKind, MmaLowering};
 use kiln_ir::package::ObjectFormat;
 use kiln_ir::package::Resources;
 use kiln_ir::target::{Capability, DotKind};
@@ -164,6 +166,18 @@ impl Isa for Nvptx {
         ty: Type,
     ) -> LResult<Option<Bv<'ctx>>> {
         redux(l, op, v, ty)
+    }
+    /// Inline PTX `mma.sync` of [`MmaKind::lowering`]: A and B bitcast to their `.b32`
+    /// registers, C and D one `.f32` / `.s32` register an element.
+    fn mma<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        kind: MmaKind,
+        a: Bv<'ctx>,
+        b: Bv<'ctx>,
+        c: Bv<'ctx>,
+    ) -> LResult<Bv<'ctx>> {
+        mma(l, kind, a, b, c)
     }
     /// Inline PTX `dp4a` with the table's type suffixes (LLVM 19 has no dp4a intrinsic); no f16
     /// pair dot on NVIDIA (the exact `dot f16` is two fma in the shared lowering).
@@ -383,4 +397,74 @@ fn redux<'ctx>(
         ReduceOp::Max => "llvm.nvvm.redux.sync.umax",
     };
     Ok(Some(l.intrinsic_v(name, &[], &[v, l.i32c(u32::MAX).into()])?))
+}
+
+fn mma<'ctx>(
+    l: &mut Lowering<'ctx, '_>,
+    kind: MmaKind,
+    a: Bv<'ctx>,
+    b: Bv<'ctx>,
+    c: Bv<'ctx>,
+) -> LResult<Bv<'ctx>> {
+    let MmaLowering::Ptx { instruction } = kind.lowering() else {
+        return Err(LowerError::Invalid(format!("{kind} is not a PTX matrix instruction")));
+    };
+    let shape = kind.shape();
+    let i32t = l.i32t();
+    // A and B: `count` b32 registers, element 0 in the low bits (a little-endian bitcast).
+    let regs = |l: &mut Lowering<'ctx, '_>, v: Bv<'ctx>, role| -> LResult<Vec<Bv<'ctx>>> {
+        let n = shape.registers(role).count;
+        let packed =
+            l.cast(LLVMOpcode::LLVMBitCast, v, i32t.vec_type(n).into()).into_vector_value();
+        (0..n)
+            .map(|i| Ok(l.b.build_extract_element(packed, l.i32c(i), "")?))
+            .collect::<LResult<Vec<_>>>()
+    };
+    let ra = regs(l, a, FragmentRole::A)?;
+    let rb = regs(l, b, FragmentRole::B)?;
+    let cr = shape.registers(FragmentRole::C);
+    let cv = c.into_vector_value();
+    let rc = (0..cr.count)
+        .map(|i| Ok(l.b.build_extract_element(cv, l.i32c(i), "")?))
+        .collect::<LResult<Vec<_>>>()?;
+    let float = cr.llvm_type == "float";
+    let cty: BasicTypeEnum<'ctx> = if float { l.ctx.f32_type().into() } else { i32t.into() };
+    let (dcon, ccon) = if float { ("=f", "f") } else { ("=r", "r") };
+    let nd = cr.count as usize;
+    let mut next = 0usize;
+    let mut group = |n: usize| {
+        let g: Vec<String> = (next..next + n).map(|i| format!("${i}")).collect();
+        next += n;
+        format!("{{{}}}", g.join(", "))
+    };
+    let text = format!(
+        "{instruction} {}, {}, {}, {};",
+        group(nd),
+        group(ra.len()),
+        group(rb.len()),
+        group(rc.len())
+    );
+    let mut cons: Vec<&str> = vec![dcon; nd];
+    cons.extend(std::iter::repeat_n("r", ra.len() + rb.len()));
+    cons.extend(std::iter::repeat_n(ccon, rc.len()));
+    let ret = l.ctx.struct_type(&vec![cty; nd], false);
+    let params: Vec<_> = ra.iter().chain(&rb).chain(&rc).map(|v| v.get_type().into()).collect();
+    let fty = ret.fn_type(&params, false);
+    let asm = l.ctx.create_inline_asm(fty, text, cons.join(","), false, false, None, false);
+    let args: Vec<_> = ra.iter().chain(&rb).chain(&rc).map(|v| (*v).into()).collect();
+    let r = l.b.build_indirect_call(fty, asm, &args, "")?;
+    // Every lane of the warp must run it together: LLVM must not move it into divergent code.
+    let convergent = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
+    r.add_attribute(AttributeLoc::Function, l.ctx.create_enum_attribute(convergent, 0));
+    let r = r
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| LowerError::Llvm("IR building", "mma asm".into()))?
+        .into_struct_value();
+    let mut d = cv.get_type().get_poison();
+    for i in 0..nd as u32 {
+        let x = l.b.build_extract_value(r, i, "")?;
+        d = l.b.build_insert_element(d, x, l.i32c(i), "")?;
+    }
+    Ok(d.into())
 }

@@ -157,6 +157,18 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 self.lower_for(*start, *end, *step, *unroll, init, *body)
             }
             Op::Yield(_) => Err(LowerError::Invalid("`yield` in the middle of a block".into())),
+            Op::Mma { kind, a, b, c } => {
+                // The verifier refuses this; LLVM would abort on an intrinsic it cannot select.
+                let archs = kind.shape().archs();
+                if !archs.contains(&self.t.name) {
+                    return Err(LowerError::Unsupported(format!(
+                        "mma {kind} (archs that have it: {})",
+                        archs.join(", ")
+                    )));
+                }
+                let (a, b, c) = (self.val(*a)?, self.val(*b)?, self.val(*c)?);
+                one(self.isa.mma(self, *kind, a, b, c)?)
+            }
             Op::Perm { a, b, sel } => one(self.perm(self.val(*a)?, self.val(*b)?, *sel)?),
             Op::Dot { op, a, b, acc } => {
                 one(self.dot(*op, self.val(*a)?, self.val(*b)?, self.val(*acc)?)?)

@@ -107,6 +107,7 @@ impl<'k> Prepared<'k> {
                     | Op::Tsum { .. }
                     | Op::If { .. }
                     | Op::For { .. }
+                    | Op::Mma { .. }
                     | Op::Perm { .. }
                     | Op::Dot { .. }
                     | Op::PackedConvert { .. } => code[b.index()].push(inst),
@@ -323,6 +324,16 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
                     return Err(format!("{v} is {}, the result {}", ty(v), r0()));
                 }
             }
+        }
+        Op::Mma { kind, a, b, c } => {
+            nres(1)?;
+            use crate::matrix::FragmentRole as R;
+            for (v, role) in [(*a, R::A), (*b, R::B), (*c, R::C)] {
+                if ty(v) != Type::fragment(*kind, role) {
+                    return Err(format!("{v} is {}, not the {role} fragment of {kind}", ty(v)));
+                }
+            }
+            same(ty(*c), r0())?
         }
         Op::If { cond, then_block, else_block } => {
             scalar(*cond)?;

@@ -20,6 +20,9 @@ pub enum Requirement {
     /// A capability of the target table (a dot-product or matrix flavour, a cross-lane
     /// instruction).
     Capability(Capability),
+    /// This matrix instruction shape (its lane maps differ between targets that share a
+    /// [`Capability::Matrix`], as gfx11 and gfx12 WMMA do).
+    MmaShape(crate::matrix::MmaShape),
 }
 
 impl Requirement {
@@ -29,6 +32,7 @@ impl Requirement {
             Requirement::WaveSize(w) => t.supports_wave(w),
             Requirement::LdsBytes(n) => n <= t.lds_per_workgroup,
             Requirement::Capability(c) => t.has(c),
+            Requirement::MmaShape(s) => s.archs().contains(&t.name),
         }
     }
 
@@ -44,6 +48,7 @@ impl fmt::Display for Requirement {
             Requirement::WaveSize(w) => write!(f, "wave size {w}"),
             Requirement::LdsBytes(n) => write!(f, "{n} bytes of LDS a workgroup"),
             Requirement::Capability(c) => write!(f, "`{}`", c.name()),
+            Requirement::MmaShape(s) => write!(f, "`{s}`"),
         }
     }
 }
@@ -93,6 +98,9 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
             };
             Some(Requirement::Capability(Capability::Dot(kind)))
         }
+        Op::Mma { kind, .. } => {
+            Some(Requirement::Capability(Capability::Matrix(kind.matrix_kind())))
+        }
     }
 }
 
@@ -140,6 +148,12 @@ impl Verifier<'_> {
         for (i, d) in &k.insts {
             if let Some(r) = op_requirement(&d.op).filter(|r| !r.met_by(t)) {
                 self.refuse_op(i, t, r);
+            } else if let Op::Mma { kind, .. } = &d.op {
+                // The target has a matrix unit of this kind; the shape must be its own.
+                let r = Requirement::MmaShape(kind.shape());
+                if !r.met_by(t) {
+                    self.refuse_op(i, t, r);
+                }
             }
         }
     }

@@ -394,6 +394,24 @@ impl Verifier<'_> {
                 carried
             }
             Op::Yield(_) => vec![],
+            Op::Mma { kind, a, b, c } => {
+                use crate::matrix::FragmentRole as R;
+                let shape = kind.shape();
+                if shape.wave_size() != wave {
+                    self.at(
+                        i,
+                        format!(
+                            "wave size: {kind} runs in waves of {}, found a kernel of wave size {wave}",
+                            shape.wave_size()
+                        ),
+                    );
+                }
+                for (what, v, role) in [("a", *a, R::A), ("b", *b, R::B), ("c", *c, R::C)] {
+                    let want = Type::fragment(*kind, role);
+                    self.operand(i, what, v, &want.to_string(), |t| t == want);
+                }
+                vec![Type::fragment(*kind, R::C)]
+            }
             Op::Perm { a, b, sel } => {
                 self.operand(i, "operand", *a, "u32", |t| t == Type::U32);
                 self.operand(i, "operand", *b, "u32", |t| t == Type::U32);
@@ -422,7 +440,71 @@ impl Verifier<'_> {
                 vec![to]
             }
         };
+        self.check_fragment_use(i);
         Some(r)
+    }
+
+    /// Only ops that know what a fragment is take or make one: element access, element-wise
+    /// arithmetic and `select`, control flow carrying it, and `mma`. A plain load, store,
+    /// conversion or cross-lane op of a fragment would move its 32 bytes as if they were a
+    /// vector, which they are not (the lanes of a fragment are the lane maps', not memory's).
+    fn check_fragment_use(&mut self, i: Inst) {
+        let k = self.k;
+        let d = &k.insts[i];
+        let takes = match &d.op {
+            Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Fma { .. }
+            | Op::Select { .. }
+            | Op::Extract { .. }
+            | Op::MakeVector { .. }
+            | Op::If { .. }
+            | Op::For { .. }
+            | Op::Yield(_)
+            | Op::Mma { .. } => true,
+            Op::Const { .. }
+            | Op::Arg(_)
+            | Op::BufferAddr(_)
+            | Op::Id(_)
+            | Op::Cmp { .. }
+            | Op::Convert { .. }
+            | Op::Bitcast { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Shuffle { .. }
+            | Op::ShuffleIdx { .. }
+            | Op::Broadcast { .. }
+            | Op::Ballot { .. }
+            | Op::WaveReduce { .. }
+            | Op::WaveArgmax { .. }
+            | Op::Tsum { .. }
+            | Op::Perm { .. }
+            | Op::Dot { .. }
+            | Op::PackedConvert { .. } => false,
+        };
+        if takes {
+            return;
+        }
+        let loaded = if let Op::Load { ty, .. } = &d.op { Some(*ty) } else { None };
+        let vals = d.op.args().into_iter().chain(d.results.iter().copied());
+        for v in vals {
+            let t = self.ty(v);
+            if t.is_fragment() || loaded.is_some_and(|t| t.is_fragment()) {
+                let m = mnemonic(&d.op);
+                self.at(
+                    i,
+                    format!(
+                        "{v}: expected a scalar or vector, found the fragment type {t} (`{m}` does \
+                         not take fragments; use the fragment loads and stores, extract or \
+                         make_vector)"
+                    ),
+                );
+                return;
+            }
+        }
     }
 
     /// The bits of `v` when a `const` defines it.

@@ -16,7 +16,8 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::Ballot { .. }
         | Op::WaveReduce { .. }
         | Op::WaveArgmax { .. }
-        | Op::Tsum { .. } => Some(Uniformity::WaveUniform),
+        | Op::Tsum { .. }
+        | Op::Mma { .. } => Some(Uniformity::WaveUniform),
         Op::Const { .. }
         | Op::Arg(_)
         | Op::BufferAddr(_)

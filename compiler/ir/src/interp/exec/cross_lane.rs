@@ -269,3 +269,54 @@ impl Exec<'_> {
         Ok(())
     }
 }
+
+impl Exec<'_> {
+    /// `D = A x B + C` per wave: each operand's fragments of the wave are gathered in
+    /// `[lane * elements + element]` order and handed to [`crate::matrix::mma_fragments`], the one
+    /// model of the lane maps and the arithmetic; D goes back to the wave's lanes.
+    pub(super) fn mma(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        kind: crate::matrix::MmaKind,
+        [a, b, c]: [Value; 3],
+        res: Value,
+    ) -> Result<(), InterpError> {
+        let (p, w, lp) = (self.p, self.w, self.lp);
+        let shape = kind.shape();
+        if shape.wave_size() as usize != w {
+            let message = format!("{kind} runs in waves of {}, found {w}", shape.wave_size());
+            return Err(self.unsupported(inst, m, message));
+        }
+        let waves = self.whole_waves(inst, m)?;
+        let gather = |regs: &[u64], v: Value, base: usize| {
+            let n = lanes_of(p.k.ty(v));
+            let mut out = vec![0u64; w * n];
+            for lane in 0..w {
+                for e in 0..n {
+                    out[lane * n + e] = regs[(p.slot(v) + e) * lp + base + lane];
+                }
+            }
+            out
+        };
+        let n = lanes_of(p.k.ty(res));
+        for v in waves {
+            let base = v * w;
+            let (fa, fb, fc) = (
+                gather(&self.regs, a, base),
+                gather(&self.regs, b, base),
+                gather(&self.regs, c, base),
+            );
+            let d = match crate::matrix::mma_fragments(kind, &fa, &fb, &fc) {
+                Ok(d) => d,
+                Err(e) => return Err(self.unsupported(inst, m, e.to_string())),
+            };
+            for lane in 0..w {
+                for e in 0..n {
+                    self.regs[(p.slot(res) + e) * lp + base + lane] = d[lane * n + e];
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -215,6 +215,7 @@ impl<'a> Exec<'a> {
                 | Op::If { .. }
                 | Op::For { .. }
                 | Op::Yield(_)
+                | Op::Mma { .. }
                 | Op::Perm { .. }
                 | Op::Dot { .. }
                 | Op::PackedConvert { .. } => {}
@@ -429,6 +430,7 @@ impl<'a> Exec<'a> {
                 self.wave_argmax(inst, m, *value, *index, res(0), res(1))?
             }
             Op::Tsum { p: tokens, values } => self.tsum(inst, m, *tokens, values, res(0))?,
+            Op::Mma { kind, a, b, c } => self.mma(inst, m, *kind, [*a, *b, *c], res(0))?,
             Op::If { cond, then_block, else_block } => {
                 let c = &self.regs[p.slot(*cond) * self.lp..][..self.lp];
                 let then_mask = m.subset(|l| c[l] & 1 != 0);

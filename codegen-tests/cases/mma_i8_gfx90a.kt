@@ -1,0 +1,11 @@
+; gfx90a (wave 64): the i8 tile is two v_mfma_i32_16x16x16i8 (A/B one VGPR of 4 bytes, C/D 4 AGPRs); no scratch.
+; kernel: mma_tile
+; variant: mfma_i8k16
+; arch: gfx90a
+; check: asm
+; implicit-check-not: v_mfma|scratch_load|scratch_store|buffer_store|buffer_load
+CHECK-LABEL: mma_i8:
+CHECK: v_mfma_i32_16x16x16i8 a[0:3], v
+CHECK-SAME: a[0:3]
+CHECK: v_mfma_i32_16x16x16i8 a[0:3], v
+CHECK-SAME: a[0:3]
