@@ -10,7 +10,7 @@
 //! |-------|----------------------|----------------------------------------------|
 //! | `x`   | u32, read, `3 * n`   | operand a, operand b, accumulator, a lane    |
 //! | `n`   | u32                  | lanes                                        |
-//! | `out` | u32, write, `w * n`  | the result's bits (`w` = 4 for `i8x4_to_f32x4`, else 1) |
+//! | `out` | write, `w * n`       | the result: u32, or f32 (`w` = 4 for `i8x4_to_f32x4`) or f16 (`w` = 2) for float results |
 //!
 //! Registered in [`crate::checks`]; `specs/checks.ron` builds them.
 
@@ -37,7 +37,9 @@ pub const FAMILIES: &[&str] = &[
     "packed_nibbles_high",
 ];
 
-/// The op a family applies to `(a, b, acc)`; the result's bits as `u32` (or `u32x4`).
+/// The op a family applies to `(a, b, acc)`: integer results as `u32`, float results in their
+/// own type ([`out_type`]), so parity compares them as floats (every NaN equal: NaN payload bits
+/// differ between the CPU and GPUs and are not part of kiln's contract).
 fn apply(b: &mut KernelBuilder, family: &str, [x, y, acc]: [Value; 3]) -> Value {
     let h2 = Type::vector(ScalarType::F16, 2);
     let int_dot = |b: &mut KernelBuilder, op| {
@@ -47,8 +49,7 @@ fn apply(b: &mut KernelBuilder, family: &str, [x, y, acc]: [Value; 3]) -> Value 
     };
     let f16_dot = |b: &mut KernelBuilder, op| {
         let (hx, hy, f) = (b.bitcast(x, h2), b.bitcast(y, h2), b.bitcast(acc, Type::F32));
-        let r = b.dot(op, hx, hy, f);
-        b.bitcast(r, Type::U32)
+        b.dot(op, hx, hy, f)
     };
     match family {
         "packed_perm" => b.perm(x, y, [1, 6, 3, 4]),
@@ -60,26 +61,30 @@ fn apply(b: &mut KernelBuilder, family: &str, [x, y, acc]: [Value; 3]) -> Value 
         "packed_f32x2_to_f16x2" => {
             let (fx, fy) = (b.bitcast(x, Type::F32), b.bitcast(y, Type::F32));
             let v = b.make_vector(&[fx, fy]);
-            let h = b.packed_convert(PackedConvertOp::F32x2ToF16x2, v);
-            b.bitcast(h, Type::U32)
+            b.packed_convert(PackedConvertOp::F32x2ToF16x2, v)
         }
-        "packed_i8x4_to_f32x4" => {
-            let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, x);
-            b.bitcast(f, Type::vector(ScalarType::U32, 4))
-        }
+        "packed_i8x4_to_f32x4" => b.packed_convert(PackedConvertOp::I8x4ToF32x4, x),
         "packed_nibbles_low" => b.packed_convert(PackedConvertOp::NibblesLow, x),
         "packed_nibbles_high" => b.packed_convert(PackedConvertOp::NibblesHigh, x),
         other => panic!("no packed family {other}"),
     }
 }
 
-/// Words of output a lane.
-fn width(family: &str) -> u32 {
-    if family == "packed_i8x4_to_f32x4" {
-        4
-    } else {
-        1
+/// The output's element type and elements a lane.
+fn out_type(family: &str) -> (ScalarType, u32) {
+    match family {
+        "packed_dot_f16" | "packed_dot_f16_approx" => (ScalarType::F32, 1),
+        "packed_i8x4_to_f32x4" => (ScalarType::F32, 4),
+        "packed_f32x2_to_f16x2" => (ScalarType::F16, 2),
+        _ => (ScalarType::U32, 1),
     }
+}
+
+/// Output bytes a lane.
+#[cfg(test)]
+fn out_bytes(family: &str) -> usize {
+    let (elem, w) = out_type(family);
+    elem.bytes() as usize * w as usize
 }
 
 /// The kernel of a family.
@@ -88,8 +93,8 @@ pub fn kernel(family: &str, wave: u32) -> Kernel {
     b.workgroup_size([BLOCK, 1, 1]);
     let x = b.buffer("x", ScalarType::U32, Access::Read);
     let n = b.scalar_param("n", ScalarType::U32);
-    let out = b.buffer("out", ScalarType::U32, Access::Write);
-    let w = width(family);
+    let (elem, w) = out_type(family);
+    let out = b.buffer("out", elem, Access::Write);
     b.set_buffer_len(x, ShapeExpr::scaled(&[n], 3, 1));
     b.set_buffer_len(out, ShapeExpr::scaled(&[n], w as u64, 1));
     b.grid([
@@ -268,7 +273,7 @@ mod tests {
                     let mut args = [
                         Arg::Buffer(c.inputs[0].2.clone()),
                         Arg::Scalar(n as u64),
-                        Arg::Buffer(vec![0; 4 * width(f) as usize * n]),
+                        Arg::Buffer(vec![0; out_bytes(f) * n]),
                     ];
                     interp::run(&k, &mut args, &RunOptions::default()).unwrap();
                 }

@@ -57,10 +57,13 @@ DONE:
 pub fn stream_copy_ir() -> Kernel {
     let mut b = KernelBuilder::new(STREAM_COPY, 32);
     b.workgroup_size([BLOCK, 1, 1]);
+    // Parameters in the PTX's order (dst, src, n16): the runtime passes them in the IR's.
+    let dst = b.buffer("dst", ScalarType::U32, Access::Write);
+    let src = b.buffer("src", ScalarType::U32, Access::Read);
     let n16 = b.scalar_param("n16", ScalarType::U32);
     let words = ShapeExpr::scaled(&[n16], 4, 1);
-    let dst = b.buffer_with_len("dst", ScalarType::U32, Access::Write, words.clone());
-    let src = b.buffer_with_len("src", ScalarType::U32, Access::Read, words);
+    b.set_buffer_len(dst, words.clone());
+    b.set_buffer_len(src, words);
     b.grid([
         ShapeExpr::scaled(&[n16], 1, u64::from(BLOCK)),
         ShapeExpr::constant(1),
@@ -144,6 +147,22 @@ pub fn copy_bandwidth(
 mod tests {
     use super::*;
     use kiln_runtime::CpuOptions;
+
+    /// The runtime passes arguments in the IR's parameter order, so the hand-written PTX must
+    /// declare them in that order (a swap faulted on the H200: the scalar landed in `p_dst`).
+    #[test]
+    fn the_ptx_declares_the_irs_parameters_in_order() {
+        let entry = STREAM_COPY_PTX.split(".entry").nth(1).unwrap();
+        let decl = &entry[..entry.find(')').unwrap()];
+        let ptx: Vec<&str> = decl
+            .split(".param")
+            .skip(1)
+            .map(|p| p.split_whitespace().nth(1).unwrap().trim_end_matches(','))
+            .collect();
+        let ir = stream_copy_ir();
+        let names: Vec<String> = ir.params.values().map(|p| format!("p_{}", p.name)).collect();
+        assert_eq!(ptx, names);
+    }
 
     /// The copy copies (random words, a length that is not a multiple of a workgroup), and the
     /// figure is a positive bandwidth over the bytes copied.
