@@ -201,9 +201,7 @@ impl Isa for AmdGpu {
         b: Bv<'ctx>,
         acc: Bv<'ctx>,
     ) -> LResult<Bv<'ctx>> {
-        let instr = l.t.dot(kind).ok_or_else(|| {
-            LowerError::Unsupported(format!("`{}` on {} (not in its dot table)", kind.name(), l.t))
-        })?;
+        let instr = super::dot_instr(l, kind)?;
         let flag = |on: bool| l.ctx.bool_type().const_int(on as u64, false).into();
         let args = match kind {
             DotKind::I8 | DotKind::U8 | DotKind::F16 => vec![a, b, acc, flag(false)],

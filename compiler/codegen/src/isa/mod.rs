@@ -8,7 +8,7 @@
 pub(crate) mod amdgpu;
 pub(crate) mod nvptx;
 
-use crate::lower::{Bv, LResult, Lowering};
+use crate::lower::{Bv, LResult, LowerError, Lowering};
 use inkwell::module::Module;
 use inkwell::targets::TargetMachine;
 use inkwell::values::{IntValue, PointerValue};
@@ -178,4 +178,15 @@ pub(crate) fn for_target(t: &Target) -> &'static dyn Isa {
         Vendor::Amd => &amdgpu::AmdGpu,
         Vendor::Nvidia => &nvptx::Nvptx,
     }
+}
+
+/// The target table's instruction for a dot-product flavour, or the lowering's refusal (the
+/// verifier refuses such an op first; this keeps a direct `compile` from aborting in LLVM).
+pub(crate) fn dot_instr(
+    l: &Lowering<'_, '_>,
+    kind: DotKind,
+) -> LResult<&'static kiln_ir::target::DotInstr> {
+    l.t.dot(kind).ok_or_else(|| {
+        LowerError::Unsupported(format!("`{}` on {} (not in its dot table)", kind.name(), l.t))
+    })
 }

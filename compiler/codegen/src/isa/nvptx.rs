@@ -189,9 +189,7 @@ impl Isa for Nvptx {
         b: Bv<'ctx>,
         acc: Bv<'ctx>,
     ) -> LResult<Bv<'ctx>> {
-        let instr = l.t.dot(kind).ok_or_else(|| {
-            LowerError::Unsupported(format!("`{}` on {} (not in its dot table)", kind.name(), l.t))
-        })?;
+        let instr = super::dot_instr(l, kind)?;
         let i32t = l.ctx.i32_type();
         let fty = i32t.fn_type(&[i32t.into(), i32t.into(), i32t.into()], false);
         let asm = l.ctx.create_inline_asm(
