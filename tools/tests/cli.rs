@@ -877,6 +877,23 @@ fn build_refuses_an_empty_matrix_clearly() {
     assert!(!env.path("p").exists());
 }
 
+/// An op check asked for only on archs that lack its op builds nothing: a clear refusal naming
+/// the archs it is built for, and no package (it used to fail on a manifest that was never
+/// written).
+#[test]
+fn an_op_check_on_an_arch_without_its_op_is_refused_clearly() {
+    let env = Env::new();
+    let checks = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/checks.ron");
+    let args = ["build", "--matrix", checks, "--arch", "gfx906", "--kernel", "packed_dot_i8u8"];
+    let err = env.kiln(&[&args[..], &["-o", "p"]].concat()).fails();
+    assert!(err.contains("nothing to build for gfx906") && err.contains("gfx1100"), "{err}");
+    assert!(!env.path("p").exists());
+    // Where the op exists, the same command builds it.
+    let args = ["build", "--matrix", checks, "--arch", "gfx1100", "--kernel", "packed_dot_i8u8"];
+    env.kiln(&[&args[..], &["-o", "p"]].concat()).ok();
+    assert!(env.path("p/manifest.ron").exists());
+}
+
 #[test]
 fn bench_floor_comes_from_a_copy_measured_in_the_run_or_the_flag() {
     let env = Env::new();

@@ -183,7 +183,7 @@ impl CpuDevice {
         };
         interp::run_with_memory(k, &mut args, &mut lent.regions, &opts)
             .map(|_| ())
-            .map_err(|e| DeviceError::Interp { kernel: l.label.to_string(), source: Box::new(e) })
+            .map_err(|e| DeviceError::Interp { kernel: l.label.to_string(), error: Box::new(e) })
     }
 }
 

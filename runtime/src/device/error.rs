@@ -26,12 +26,13 @@ pub enum DeviceError {
     #[error(transparent)]
     Hip(#[from] HipError),
     /// The interpreter stopped (sanitizer finding, division by zero, ...).
-    #[error("{kernel} on the cpu device: {source}")]
+    #[error("{kernel} on the cpu device: {error}")]
     Interp {
         /// `kernel/variant`.
         kernel: String,
-        /// The interpreter's error.
-        source: Box<kiln_ir::interp::InterpError>,
+        /// The interpreter's error (in the message, not a separate cause, so an error chain
+        /// does not print it twice).
+        error: Box<kiln_ir::interp::InterpError>,
     },
     /// A buffer from another device.
     #[error("buffer belongs to {found}, not to this device ({expected})")]

@@ -97,6 +97,24 @@ pub fn build(a: BuildArgs) -> Result<()> {
             }
         }
     }
+    if jobs.is_empty() {
+        let only: Vec<String> = families
+            .iter()
+            .filter_map(|f| f.archs.as_ref().map(|a| format!("{} ({})", f.name, a.join(", "))))
+            .collect();
+        bail!(
+            "nothing to build for {}: {}",
+            targets.iter().map(|t| t.name).collect::<Vec<_>>().join(", "),
+            if only.is_empty() {
+                "no family selected".to_string()
+            } else {
+                format!(
+                    "these are built only for the archs that have their ops: {}",
+                    only.join("; ")
+                )
+            }
+        );
+    }
     let routes = families
         .iter()
         .map(|f| KernelRoutes {
