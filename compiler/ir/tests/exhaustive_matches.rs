@@ -6,7 +6,7 @@
 use std::path::Path;
 
 const FILES: &[&str] = &[
-    "src/ops.rs",
+    "src/ops",
     "src/print.rs",
     "src/uniformity.rs",
     "src/verifier",

@@ -38,7 +38,7 @@
 //! - the entry block has no parameters and contains no `yield`; every nested block ends with a
 //!   `yield`, and `yield` appears nowhere else.
 //!
-//! **Types** (`types.rs`), per op (ops.rs says what each op means); every value's type is legal
+//! **Types** (`types.rs`), per op (ops/mod.rs says what each op means); every value's type is legal
 //! ([`Type::is_legal`]: a scalar, or 2, 3, 4, 8 or 16 non-`i1` lanes within 16 bytes), and every
 //! instruction has exactly the results its op defines, of the types it defines:
 //! - `const`: scalar type, and the bits fit the type;
