@@ -47,6 +47,7 @@ pub fn spec() -> KernelSpec {
              kiln bench's bandwidth measurement times device copies",
         ),
         archs: None,
+        budgets: vec![],
     }
 }
 

@@ -95,6 +95,10 @@ pub struct KernelSpec {
     /// The archs it is built for: `None` for every arch; `Some` for a family whose ops some
     /// targets lack (the op checks), so `--all-archs` builds it only where it verifies.
     pub archs: Option<Vec<String>>,
+    /// The family's own resource budgets (each names this family), checked by every build on
+    /// top of the build matrix's (`specs/build.ron` keeps the rules for every family: no
+    /// scratch, no spills).
+    pub budgets: Vec<Budget>,
 }
 
 impl KernelSpec {
@@ -329,6 +333,20 @@ mod tests {
                     }
                 }
                 Bench::Without(why) => assert!(!why.is_empty(), "{}: say why no bench", f.name),
+            }
+        }
+    }
+
+    /// A family's own budgets name the family (a budget for another would be checked on the
+    /// wrong kernel, or on none) and only archs of the target table.
+    #[test]
+    fn family_budgets_name_their_family() {
+        for f in all_families() {
+            for b in &f.budgets {
+                assert_eq!(b.kernel, f.name, "a budget in family {}", f.name);
+                for a in &b.archs {
+                    assert!(kiln_ir::Target::by_name(a).is_ok(), "{}: arch {a}", f.name);
+                }
             }
         }
     }

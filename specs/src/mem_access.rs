@@ -33,6 +33,7 @@ pub fn specs() -> Vec<KernelSpec> {
         parity: Parity::Buffers(parity),
         bench: Bench::Without("an op check: its cases prove bits, not speed"),
         archs: None,
+        budgets: vec![],
     };
     vec![
         family("mem_unaligned_q8", unaligned_q8, |rng, _| cases(rng.next_u64(), "unaligned_q8")),

@@ -126,6 +126,7 @@ pub fn specs() -> Vec<KernelSpec> {
         parity,
         bench: Bench::Without("a correctness test of mma, not a decode kernel"),
         archs: Some(archs(inputs)),
+        budgets: vec![],
     };
     vec![
         spec(

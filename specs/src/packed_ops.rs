@@ -187,6 +187,7 @@ pub fn specs() -> Vec<KernelSpec> {
                 parity: Parity::Buffers(parity),
                 bench: Bench::Without("an op check: its cases prove bits, not speed"),
                 archs: Some(archs(name)),
+                budgets: vec![],
             }
         })
         .collect()

@@ -136,6 +136,7 @@ pub fn specs() -> Vec<KernelSpec> {
             parity: Parity::Buffers(parity),
             bench,
             archs: None,
+            budgets: vec![],
         }
     }
     const ONE_BENCH: Bench = Bench::Without(

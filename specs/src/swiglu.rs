@@ -35,6 +35,7 @@ pub fn specs() -> Vec<KernelSpec> {
             parity: Parity::Buffers(parity_cases),
             bench: Bench::Cases(|| bench_cases("swiglu_t1_d14336", 14336 * 4)),
             archs: None,
+            budgets: vec![],
         },
         KernelSpec {
             name: "swiglu_quantize_q8_0",
@@ -53,6 +54,7 @@ pub fn specs() -> Vec<KernelSpec> {
             parity: Parity::Buffers(parity_cases),
             bench: Bench::Cases(|| bench_cases("swiglu_quantize_q8_0_t1_d14336", 14336 / 32 * 34)),
             archs: None,
+            budgets: vec![],
         },
     ]
 }

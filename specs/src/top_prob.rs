@@ -74,6 +74,7 @@ pub fn spec() -> KernelSpec {
         parity: Parity::Buffers(logit_row_cases),
         bench: Bench::Cases(bench_cases),
         archs: None,
+        budgets: vec![],
     }
 }
 

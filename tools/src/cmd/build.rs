@@ -115,6 +115,7 @@ pub fn build(a: BuildArgs) -> Result<()> {
             }
         );
     }
+    let budgets = budgets_for(&matrix, &families);
     let routes = families
         .iter()
         .map(|f| KernelRoutes {
@@ -137,7 +138,7 @@ pub fn build(a: BuildArgs) -> Result<()> {
     let rep = build_package(
         &jobs,
         routes,
-        &matrix.budgets,
+        &budgets,
         strict,
         &out,
         &cache,
@@ -180,4 +181,41 @@ pub fn build(a: BuildArgs) -> Result<()> {
         std::fs::write(&p, s).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())
+}
+
+/// The budgets a build checks: the matrix's, then each built family's own.
+fn budgets_for(
+    matrix: &kiln_specs::BuildMatrix,
+    families: &[&kiln_specs::KernelSpec],
+) -> Vec<kiln_specs::Budget> {
+    matrix.budgets.iter().chain(families.iter().flat_map(|f| f.budgets.iter())).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_specs::Budget;
+
+    /// A family's own budget is checked beside the matrix's; a family that is not built adds
+    /// none.
+    #[test]
+    fn a_familys_budgets_join_the_matrix_budgets() {
+        let budget = |kernel: &str, vgprs| Budget {
+            kernel: kernel.into(),
+            archs: vec!["gfx1201".into()],
+            max_vgprs: Some(vgprs),
+            max_scratch: None,
+            max_spills: None,
+        };
+        let mut lib = kiln_specs::library();
+        let (first, second) = (lib[0].name, lib[1].name);
+        lib[0].budgets.push(budget(first, 45));
+        lib[1].budgets.push(budget(second, 59));
+        let matrix = kiln_specs::build_matrix();
+        let built = [&lib[0]];
+        let all = budgets_for(&matrix, &built);
+        assert_eq!(all.len(), matrix.budgets.len() + 1);
+        assert_eq!(all[..matrix.budgets.len()], matrix.budgets[..]);
+        assert_eq!(all.last(), Some(&budget(first, 45)));
+    }
 }
