@@ -28,8 +28,9 @@ KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o
 ./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64
 
 # The op checks (specs/checks.ron: a small kernel an IR op or access form), every arch that has
-# the op, then parity against the interpreter at wave 32 and wave 64.
+# the op, then parity against the interpreter at wave 32 and wave 64 on archs with a matrix unit.
 checks=target/ci-checks
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --matrix specs/checks.ron --all-archs --strict -o "$checks"
-./target/debug/kiln parity --device cpu --package "$checks"
-./target/debug/kiln parity --device cpu --arch gfx906 --package "$checks"
+# gfx1100 (wave 32) has every op, WMMA included; gfx942 (wave 64) has MFMA.
+./target/debug/kiln parity --device cpu --arch gfx1100 --package "$checks"
+./target/debug/kiln parity --device cpu --arch gfx942 --package "$checks"
