@@ -18,6 +18,7 @@ pub mod bench;
 pub mod cases;
 mod common;
 pub mod copy;
+pub mod gemv;
 pub mod math;
 pub mod mem_access;
 pub mod mma;
@@ -235,6 +236,7 @@ pub fn library() -> Vec<KernelSpec> {
     v.extend(swiglu::specs());
     v.extend(rmsnorm::specs());
     v.push(copy::spec());
+    v.extend(gemv::specs());
     v
 }
 

@@ -219,8 +219,23 @@ pub fn quantize(
     let out = b.buffer("out", ScalarType::U8, Access::Write);
     let n = b.scalar_param("n", ScalarType::U32);
     b.set_buffer_len(x, ShapeExpr::scaled(&[n], 1, 1));
-    build_body(&mut b, format, Source::Buffer(x, input), out, n, by_wave);
+    build_body(&mut b, format, Source::Buffer(x, input), Dest::Blocks(out), n, by_wave);
     b.finish()
+}
+
+/// Where the blocks go.
+#[derive(Clone, Copy)]
+pub(crate) enum Dest {
+    /// ggml's interleaved blocks, one `u8` buffer.
+    Blocks(Param),
+    /// Q8_1 split for the GEMV (`crate::gemv`): the quants `q` (`u8`, `n`, 16-byte aligned
+    /// blocks of 32) and the scales `s` (`u32` a block: `d | s << 16`, ggml's two halves).
+    Split {
+        /// The quants.
+        q: Param,
+        /// The scales.
+        s: Param,
+    },
 }
 
 /// The body shared with the fused SwiGLU kernel: sets the workgroup size, grid, output length,
@@ -229,7 +244,7 @@ pub(crate) fn build_body(
     b: &mut KernelBuilder,
     format: Format,
     src: Source,
-    out: Param,
+    dest: Dest,
     n: Param,
     by_wave: bool,
 ) {
@@ -243,7 +258,16 @@ pub(crate) fn build_body(
     b.const_param("block", BLOCK as i64);
     b.const_param("lanes_per_qblock", lanes as i64);
     b.const_param("values_per_lane", vals as i64);
-    b.set_buffer_len(out, ShapeExpr::scaled(&[n], format.block_bytes() as u64, QK as u64));
+    match dest {
+        Dest::Blocks(out) => {
+            b.set_buffer_len(out, ShapeExpr::scaled(&[n], format.block_bytes() as u64, QK as u64))
+        }
+        Dest::Split { q, s } => {
+            assert_eq!(format, Format::Q8_1, "only Q8_1 has a split layout");
+            b.set_buffer_len(q, ShapeExpr::scaled(&[n], 1, 1));
+            b.set_buffer_len(s, ShapeExpr::scaled(&[n], 1, QK as u64));
+        }
+    }
     let per_wg = (BLOCK / lanes * QK) as u64;
     b.grid([ShapeExpr::scaled(&[n], 1, per_wg), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
 
@@ -323,8 +347,8 @@ pub(crate) fn build_body(
         let d16 = b.convert(d, Type::F16);
         let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
         let is_head = b.eq(j, zero);
-        b.if_then(valid, |b| match format {
-            Format::Q8_0 => {
+        b.if_then(valid, |b| match (format, dest) {
+            (Format::Q8_0, Dest::Blocks(out)) => {
                 // In u16 units: d at 17 * blk, qs from 17 * blk + 1.
                 let c17 = b.u32(17);
                 let base = b.mul(blk, c17);
@@ -343,10 +367,22 @@ pub(crate) fn build_body(
                     b.store(out, at, w);
                 }
             }
-            Format::Q8_1 => {
-                // In u32 units: d | s << 16 at 9 * blk, qs from 9 * blk + 1.
-                let c9 = b.u32(9);
-                let base = b.mul(blk, c9);
+            (Format::Q8_1, _) => {
+                // In u32 units: d | s << 16 at 9 * blk, qs from 9 * blk + 1 (interleaved), or
+                // d | s << 16 at blk of `s` and qs from 8 * blk of `q` (split).
+                let (qbuf, sbuf, qstart, sat) = match dest {
+                    Dest::Blocks(out) => {
+                        let c9 = b.u32(9);
+                        let base = b.mul(blk, c9);
+                        let qs = b.add(base, one);
+                        (out, out, qs, base)
+                    }
+                    Dest::Split { q, s } => {
+                        let c8 = b.u32(8);
+                        let qs = b.mul(blk, c8);
+                        (q, s, qs, blk)
+                    }
+                };
                 b.if_then(is_head, |b| {
                     let sf = b.convert(sum, Type::F32);
                     let s = b.mul(sf, d);
@@ -357,12 +393,11 @@ pub(crate) fn build_body(
                     let sixteen = b.u32(16);
                     let s32 = b.shl(s32, sixteen);
                     let ds = b.or(d32, s32);
-                    b.store(out, base, ds);
+                    b.store(sbuf, sat, ds);
                 });
                 let quarter = b.u32(vals / 4);
                 let qoff = b.mul(j, quarter);
-                let qbase = b.add(base, qoff);
-                let qbase = b.add(qbase, one);
+                let qbase = b.add(qstart, qoff);
                 for k in 0..vals / 4 {
                     let mut w = bytes[4 * k as usize];
                     for e in 1..4u32 {
@@ -372,9 +407,10 @@ pub(crate) fn build_body(
                     }
                     let kk = b.u32(k);
                     let at = b.add(qbase, kk);
-                    b.store(out, at, w);
+                    b.store(qbuf, at, w);
                 }
             }
+            (Format::Q8_0, Dest::Split { .. }) => unreachable!("checked above"),
         });
     });
 }

@@ -13,7 +13,7 @@
 use crate::bench::{u32_arg, BenchCase};
 use crate::cases::{activations, floats, u32s, Case, Rng};
 use crate::math::silu;
-use crate::quantize::{build_body, Format, Source};
+use crate::quantize::{build_body, Dest, Format, Source};
 use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{Access, Dim, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target, Type};
@@ -170,6 +170,6 @@ pub fn fused(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
     let n = b.scalar_param("n", ScalarType::U32);
     b.set_buffer_len(gate, ShapeExpr::scaled(&[n], 1, 1));
     b.set_buffer_len(up, ShapeExpr::scaled(&[n], 1, 1));
-    build_body(&mut b, Format::Q8_0, Source::Swiglu(gate, up), out, n, by_wave);
+    build_body(&mut b, Format::Q8_0, Source::Swiglu(gate, up), Dest::Blocks(out), n, by_wave);
     b.finish()
 }

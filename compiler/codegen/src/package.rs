@@ -269,7 +269,7 @@ fn check_budget(
 ) -> Result<(), PackageError> {
     // Spills are measured when the VGPR spills are (NVIDIA has no SGPRs: none is zero there).
     let spills = res.vgpr_spills.map(|v| v + res.sgpr_spills.unwrap_or(0));
-    for b in budgets.iter().filter(|b| b.applies(&job.kernel, job.target.name)) {
+    for b in budgets.iter().filter(|b| b.applies_to(&job.kernel, &job.variant, job.target.name)) {
         let checks = [
             ("VGPRs", res.vgprs, b.max_vgprs),
             ("scratch bytes", res.scratch_bytes, b.max_scratch),
@@ -587,6 +587,7 @@ mod tests {
             max_vgprs: Some(32),
             max_scratch: Some(0),
             max_spills: Some(0),
+            variants: vec![],
         }
     }
 

@@ -70,13 +70,23 @@ pub struct Budget {
     pub max_scratch: Option<u32>,
     /// Most spills (VGPR + SGPR).
     pub max_spills: Option<u32>,
+    /// Variants it applies to (empty: all), for a budget that differs by tile shape (a GEMV's
+    /// tokens a pass).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
 }
 
 impl Budget {
-    /// True when the budget applies to `kernel` on `arch`.
+    /// True when the budget applies to `kernel` on `arch` (any variant).
     pub fn applies(&self, kernel: &str, arch: &str) -> bool {
         (self.kernel == "*" || self.kernel == kernel)
             && (self.archs.is_empty() || self.archs.iter().any(|a| a == arch))
+    }
+
+    /// True when the budget applies to `variant` of `kernel` on `arch`.
+    pub fn applies_to(&self, kernel: &str, variant: &str, arch: &str) -> bool {
+        self.applies(kernel, arch)
+            && (self.variants.is_empty() || self.variants.iter().any(|v| v == variant))
     }
 }
 
@@ -251,5 +261,8 @@ mod tests {
         assert!(!b.applies("swiglu", "sm_80") && !b.applies("copy", "sm_90"));
         let all = Budget { kernel: "*".into(), ..Budget::default() };
         assert!(all.applies("copy", "gfx906"));
+        let p3 = Budget { variants: vec!["p3".into()], ..b.clone() };
+        assert!(p3.applies_to("swiglu", "p3", "sm_90") && !p3.applies_to("swiglu", "p4", "sm_90"));
+        assert!(b.applies_to("swiglu", "p4", "sm_90"));
     }
 }

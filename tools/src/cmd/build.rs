@@ -206,6 +206,7 @@ mod tests {
             max_vgprs: Some(vgprs),
             max_scratch: None,
             max_spills: None,
+            variants: vec![],
         };
         let mut lib = kiln_specs::library();
         let (first, second) = (lib[0].name, lib[1].name);

@@ -1,0 +1,456 @@
+//! Quantized GEMV for decode: dense (`gemv_*`) and MoE (`gemv_moe_*`), the weight repack and the
+//! split Q8_1 activation quantize they read.
+//!
+//! - [`format`]: weight formats (Q8_0, Q4_0, Q4_1, f16, bf16) and layouts (ggml's blocks, or
+//!   repacked: quants 16-byte aligned, scales apart), block loads, and the one definition of a
+//!   block's f32 arithmetic.
+//! - [`dense`]: `gemv_<fmt>[_rp][_res|_swiglu]`, the order every variant keeps, variants `pN`.
+//! - [`moe`]: `gemv_moe_<fmt>_rp`, per-token expert ids over stacked experts.
+//! - [`repack`]: ggml blocks to the repacked layout.
+//! - [`host`]: the cases' data.
+//!
+//! Every family here keeps the dense order, so the ggml and repacked layouts of the same bytes,
+//! every `pN`, and each MoE output against the dense product of its expert are equal bit for
+//! bit (tests below and `kiln parity`).
+
+pub mod dense;
+pub mod format;
+pub mod host;
+pub mod moe;
+pub mod repack;
+
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::{floats, u32s, Case, Rng};
+use crate::quantize::{build_body, Dest, Format, Source};
+use crate::{Bench, BuildFn, KernelSpec, Parity, VariantSpec};
+use dense::{build, Epilogue, Gemv};
+use format::{Layout, WType, QK};
+use kiln_ir::package::{Admission, Budget};
+use kiln_ir::{Access, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target};
+
+/// The admission of `pN` in a family with variants `ps`: the `t` from just above the previous
+/// variant's N up to N (the last takes every larger `t`).
+fn admit(ps: &[u32], p: u32) -> Admission {
+    let i = ps.iter().position(|&x| x == p).expect("p is one of ps");
+    let lo = if i == 0 { 1 } else { ps[i - 1] as u64 + 1 };
+    let hi = if i + 1 == ps.len() { u32::MAX as u64 } else { p as u64 };
+    Admission { archs: vec![], shapes: vec![("t".into(), lo, hi)] }
+}
+
+/// A dense family: `$name` (checked against [`dense::family_name`] by a test), its format,
+/// layout, epilogue and the `pN` variants.
+macro_rules! dense_family {
+    ($name:literal, $wt:expr, $layout:expr, $epi:expr, [$($p:literal),*], $bench:expr) => {{
+        const PS: &[u32] = &[$($p),*];
+        KernelSpec {
+            name: $name,
+            variants: vec![
+                VariantSpec {
+                    name: "baseline",
+                    build: |t, w| build(t, w, Gemv { wt: $wt, layout: $layout, epi: $epi, tokens: None }),
+                    admit: Admission::default(),
+                },
+                $(VariantSpec {
+                    name: concat!("p", $p),
+                    build: |t, w| build(t, w, Gemv { wt: $wt, layout: $layout, epi: $epi, tokens: Some($p) }),
+                    admit: admit(PS, $p),
+                },)*
+            ],
+            parity: Parity::Buffers(|rng, large| dense_cases(rng, large, $wt, $layout, $epi)),
+            bench: $bench,
+            archs: None,
+            budgets: vec![],
+        }
+    }};
+}
+
+/// The families of this module.
+pub fn specs() -> Vec<KernelSpec> {
+    use Epilogue::{Plain, Residual, Swiglu};
+    use Layout::{Ggml, Repacked};
+    use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
+    let mut v = vec![
+        dense_family!(
+            "gemv_q8_0",
+            Q8_0,
+            Ggml,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q8_0"))
+        ),
+        dense_family!(
+            "gemv_q4_0",
+            Q4_0,
+            Ggml,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q4_0"))
+        ),
+        dense_family!(
+            "gemv_q4_1",
+            Q4_1,
+            Ggml,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q4_1"))
+        ),
+        dense_family!(
+            "gemv_f16",
+            F16,
+            Ggml,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_f16"))
+        ),
+        dense_family!(
+            "gemv_bf16",
+            Bf16,
+            Ggml,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_bf16"))
+        ),
+        dense_family!(
+            "gemv_q8_0_rp",
+            Q8_0,
+            Repacked,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q8_0_rp"))
+        ),
+        dense_family!(
+            "gemv_q4_0_rp",
+            Q4_0,
+            Repacked,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q4_0_rp"))
+        ),
+        dense_family!(
+            "gemv_q4_1_rp",
+            Q4_1,
+            Repacked,
+            Plain,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q4_1_rp"))
+        ),
+        dense_family!(
+            "gemv_q8_0_rp_res",
+            Q8_0,
+            Repacked,
+            Residual,
+            [1, 2, 4, 8],
+            Bench::Cases(|| bench("gemv_q8_0_rp_res"))
+        ),
+        dense_family!(
+            "gemv_q4_0_rp_res",
+            Q4_0,
+            Repacked,
+            Residual,
+            [1, 2, 4, 8],
+            Bench::Without("timed as gemv_q8_0_rp_res: the same epilogue")
+        ),
+        dense_family!(
+            "gemv_q8_0_rp_swiglu",
+            Q8_0,
+            Repacked,
+            Swiglu,
+            [1, 2, 3, 4, 5, 6, 7, 8],
+            Bench::Cases(|| bench("gemv_q8_0_rp_swiglu"))
+        ),
+        dense_family!(
+            "gemv_q4_0_rp_swiglu",
+            Q4_0,
+            Repacked,
+            Swiglu,
+            [1, 2, 3, 4, 5, 6, 7, 8],
+            Bench::Cases(|| bench("gemv_q4_0_rp_swiglu"))
+        ),
+    ];
+    // The seeds' fused tsum GEMV-up kernel on gfx1201: 45/59/68/77/86/95 VGPRs for T = 1..6.
+    for f in v.iter_mut().filter(|f| f.name.ends_with("_swiglu") && std::env::var("NOB").is_err()) {
+        for (p, vgprs) in [(1, 45), (2, 59), (3, 68), (4, 77), (5, 86), (6, 95)] {
+            f.budgets.push(Budget {
+                kernel: f.name.into(),
+                archs: vec!["gfx1201".into()],
+                max_vgprs: Some(vgprs),
+                max_scratch: Some(0),
+                max_spills: Some(0),
+                variants: vec![format!("p{p}")],
+            });
+        }
+    }
+    type CasesFn = fn(&mut Rng, bool) -> Vec<Case>;
+    let repack = |name: &'static str, build: BuildFn, cases: CasesFn| KernelSpec {
+        name,
+        variants: vec![VariantSpec { name: "baseline", build, admit: Admission::default() }],
+        parity: Parity::Buffers(cases),
+        bench: Bench::Without("run once at load, not per decode step"),
+        archs: None,
+        budgets: vec![],
+    };
+    v.push(repack(
+        "repack_q8_0",
+        |t, w| repack::build(t, w, Q8_0),
+        |r, l| repack_cases(r, l, Q8_0),
+    ));
+    v.push(repack(
+        "repack_q4_0",
+        |t, w| repack::build(t, w, Q4_0),
+        |r, l| repack_cases(r, l, Q4_0),
+    ));
+    v.push(repack(
+        "repack_q4_1",
+        |t, w| repack::build(t, w, Q4_1),
+        |r, l| repack_cases(r, l, Q4_1),
+    ));
+    v.push(KernelSpec {
+        name: "quantize_q8_1s_f32",
+        variants: vec![
+            VariantSpec {
+                name: "baseline",
+                build: |t, w| quantize_split(t, w, false),
+                admit: Admission::default(),
+            },
+            VariantSpec {
+                name: "wave",
+                build: |t, w| quantize_split(t, w, true),
+                admit: Admission::default(),
+            },
+        ],
+        parity: Parity::Buffers(quantize_cases),
+        bench: Bench::Without("timed as quantize_q8_0_f32: the same bytes"),
+        archs: None,
+        budgets: vec![],
+    });
+    v.extend(moe::specs());
+    v
+}
+
+/// `quantize_q8_1s_f32`: f32 activations `x` (`n`) to Q8_1 in the split layout (`xq`, `xs`),
+/// with the quantize family's arithmetic (so its blocks equal `quantize_q8_1_f32`'s).
+pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
+    let suffix = if by_wave { "_wave" } else { "" };
+    let mut b = KernelBuilder::new(format!("quantize_q8_1s_f32{suffix}"), wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let q = b.buffer("xq", ScalarType::U8, Access::Write);
+    let s = b.buffer("xs", ScalarType::U32, Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    b.set_buffer_len(x, ShapeExpr::scaled(&[n], 1, 1));
+    build_body(
+        &mut b,
+        Format::Q8_1,
+        Source::Buffer(x, ScalarType::F32),
+        Dest::Split { q, s },
+        n,
+        by_wave,
+    );
+    b.finish()
+}
+
+fn quantize_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+    let mut sizes = vec![32, 32 * 13, 4096 * 3];
+    if large {
+        sizes.push(14336 * 8);
+    }
+    sizes
+        .into_iter()
+        .map(|n| {
+            let v = crate::cases::activations(rng, n, true);
+            Case {
+                name: format!("n={n} (edge blocks)"),
+                scalars: vec![u32s("n", n as u32)],
+                inputs: vec![floats("x", ScalarType::F32, &v)],
+            }
+        })
+        .collect()
+}
+
+fn repack_cases(rng: &mut Rng, large: bool, wt: WType) -> Vec<Case> {
+    let mut shapes = vec![(1, 32), (7, 416), (33, 4096)];
+    if large {
+        shapes.push((4096, 4096));
+    }
+    shapes
+        .into_iter()
+        .map(|(n, k)| Case {
+            name: format!("n={n} k={k}"),
+            scalars: vec![u32s("n", n as u32), u32s("k", k as u32)],
+            inputs: vec![("w".into(), ScalarType::U8, host::weights(rng, wt, n, k, true))],
+        })
+        .collect()
+}
+
+/// The inputs of a dense case: weights (one or two matrices), activations, residual.
+pub(crate) fn dense_inputs(
+    rng: &mut Rng,
+    wt: WType,
+    layout: Layout,
+    epi: Epilogue,
+    (n, k, t): (usize, usize, usize),
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let mut inputs = vec![];
+    let prefixes: &[&str] = match epi {
+        Epilogue::Swiglu => &["gate_w", "up_w"],
+        Epilogue::Plain | Epilogue::Residual => &["w"],
+    };
+    for p in prefixes {
+        inputs.extend(weight_inputs(rng, wt, layout, p, n, k));
+    }
+    if wt.is_quant() {
+        let (q, s) = host::q8_1(rng, t, k, true);
+        inputs.push(("xq".into(), ScalarType::U8, q));
+        inputs.push(("xs".into(), ScalarType::U32, s));
+    } else {
+        inputs.push(floats("x", ScalarType::F32, &host::floats(rng, t * k)));
+    }
+    if epi == Epilogue::Residual {
+        inputs.push(floats("res", ScalarType::F32, &host::floats(rng, t * n)));
+    }
+    inputs
+}
+
+/// One matrix's inputs named with `prefix`.
+pub(crate) fn weight_inputs(
+    rng: &mut Rng,
+    wt: WType,
+    layout: Layout,
+    prefix: &str,
+    rows: usize,
+    k: usize,
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let bytes = host::weights(rng, wt, rows, k, true);
+    match (layout, wt) {
+        (Layout::Ggml, WType::F16) => vec![(prefix.into(), ScalarType::F16, bytes)],
+        (Layout::Ggml, WType::Bf16) => vec![(prefix.into(), ScalarType::BF16, bytes)],
+        (Layout::Ggml, WType::Q8_0 | WType::Q4_0 | WType::Q4_1) => {
+            vec![(prefix.into(), ScalarType::U8, bytes)]
+        }
+        (Layout::Repacked, _) => {
+            let (q, s) = host::repack(wt, &bytes);
+            vec![
+                (format!("{prefix}q"), ScalarType::U8, q),
+                (format!("{prefix}s"), wt.scale_type(), s),
+            ]
+        }
+    }
+}
+
+/// Odd `n`, `k` not a multiple of 256, every `t` in 1..=8; `large` adds a model width.
+fn dense_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilogue) -> Vec<Case> {
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (37, 416, t)).collect();
+    shapes.extend([(1, 32, 1), (5, 32, 3), (67, 4096 + 32, 5)]);
+    if large {
+        shapes.extend([(4097, 4096, 1), (1000, 4096, 8)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n, k, t)| Case {
+            name: format!("n={n} k={k} t={t}"),
+            scalars: vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)],
+            inputs: dense_inputs(rng, wt, layout, epi, (n, k, t)),
+        })
+        .collect()
+}
+
+/// The bytes one call of a dense family reads and writes at least.
+pub fn dense_bytes(wt: WType, epi: Epilogue, n: u64, k: u64, t: u64) -> u64 {
+    let mats = if epi == Epilogue::Swiglu { 2 } else { 1 };
+    let w = n * k / QK as u64 * wt.block_bytes() * mats;
+    let x = if wt.is_quant() { t * k + t * k / QK as u64 * 4 } else { t * k * 4 };
+    let res = if epi == Epilogue::Residual { t * n * 4 } else { 0 };
+    w + x + res + t * n * 4
+}
+
+/// The inputs of a dense bench case (element counts).
+fn bench_inputs(
+    wt: WType,
+    layout: Layout,
+    epi: Epilogue,
+    n: usize,
+    k: usize,
+    t: usize,
+) -> Vec<(&'static str, ScalarType, usize)> {
+    let mut v = vec![];
+    let names: &[(&'static str, &'static str, &'static str)] = match epi {
+        Epilogue::Swiglu => &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")],
+        Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
+    };
+    let blocks = n * k / QK as usize;
+    for &(w, wq, ws) in names {
+        match (layout, wt) {
+            (Layout::Ggml, WType::F16) => v.push((w, ScalarType::F16, n * k)),
+            (Layout::Ggml, WType::Bf16) => v.push((w, ScalarType::BF16, n * k)),
+            (Layout::Ggml, WType::Q8_0 | WType::Q4_0 | WType::Q4_1) => {
+                v.push((w, ScalarType::U8, blocks * wt.block_bytes() as usize))
+            }
+            (Layout::Repacked, _) => {
+                v.push((wq, ScalarType::U8, blocks * wt.quant_bytes() as usize));
+                v.push((ws, wt.scale_type(), blocks));
+            }
+        }
+    }
+    if wt.is_quant() {
+        v.push(("xq", ScalarType::U8, t * k));
+        v.push(("xs", ScalarType::U32, t * k / QK as usize));
+    } else {
+        v.push(("x", ScalarType::F32, t * k));
+    }
+    if epi == Epilogue::Residual {
+        v.push(("res", ScalarType::F32, t * n));
+    }
+    v
+}
+
+/// The decode shapes each dense family is timed at (llama.cpp's peer shapes: N = 14336 and 4096,
+/// K = 4096; the down projection K = 14336 for the residual).
+fn bench(family: &str) -> Vec<BenchCase> {
+    let case = |name: &'static str, wt, layout, epi, n: usize, k: usize, t: usize| BenchCase {
+        name,
+        scalars: vec![u32_arg("n", n as u32), u32_arg("k", k as u32), u32_arg("t", t as u32)],
+        inputs: bench_inputs(wt, layout, epi, n, k, t),
+        bytes: dense_bytes(wt, epi, n as u64, k as u64, t as u64),
+    };
+    use Epilogue::{Plain, Residual, Swiglu};
+    use Layout::{Ggml, Repacked};
+    use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
+    match family {
+        "gemv_q8_0" => vec![
+            case("gemv_q8_0_n14336_t1", Q8_0, Ggml, Plain, 14336, 4096, 1),
+            case("gemv_q8_0_n14336_t8", Q8_0, Ggml, Plain, 14336, 4096, 8),
+        ],
+        "gemv_q4_0" => vec![case("gemv_q4_0_n14336_t1", Q4_0, Ggml, Plain, 14336, 4096, 1)],
+        "gemv_q4_1" => vec![case("gemv_q4_1_n14336_t1", Q4_1, Ggml, Plain, 14336, 4096, 1)],
+        "gemv_f16" => vec![case("gemv_f16_n14336_t1", F16, Ggml, Plain, 14336, 4096, 1)],
+        "gemv_bf16" => vec![case("gemv_bf16_n14336_t1", Bf16, Ggml, Plain, 14336, 4096, 1)],
+        "gemv_q8_0_rp" => vec![
+            case("gemv_q8_0_rp_n14336_t1", Q8_0, Repacked, Plain, 14336, 4096, 1),
+            case("gemv_q8_0_rp_n14336_t2", Q8_0, Repacked, Plain, 14336, 4096, 2),
+            case("gemv_q8_0_rp_n14336_t4", Q8_0, Repacked, Plain, 14336, 4096, 4),
+            case("gemv_q8_0_rp_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
+            case("gemv_q8_0_rp_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
+            case("gemv_q8_0_rp_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
+        ],
+        "gemv_q4_0_rp" => vec![
+            case("gemv_q4_0_rp_n14336_t1", Q4_0, Repacked, Plain, 14336, 4096, 1),
+            case("gemv_q4_0_rp_n14336_t8", Q4_0, Repacked, Plain, 14336, 4096, 8),
+        ],
+        "gemv_q4_1_rp" => {
+            vec![case("gemv_q4_1_rp_n14336_t1", Q4_1, Repacked, Plain, 14336, 4096, 1)]
+        }
+        "gemv_q8_0_rp_res" => {
+            vec![case("gemv_q8_0_rp_res_n4096_k14336_t1", Q8_0, Repacked, Residual, 4096, 14336, 1)]
+        }
+        "gemv_q8_0_rp_swiglu" => vec![
+            case("gemv_q8_0_rp_swiglu_n14336_t1", Q8_0, Repacked, Swiglu, 14336, 4096, 1),
+            case("gemv_q8_0_rp_swiglu_n14336_t4", Q8_0, Repacked, Swiglu, 14336, 4096, 4),
+        ],
+        "gemv_q4_0_rp_swiglu" => {
+            vec![case("gemv_q4_0_rp_swiglu_n14336_t1", Q4_0, Repacked, Swiglu, 14336, 4096, 1)]
+        }
+        other => panic!("no bench cases for {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

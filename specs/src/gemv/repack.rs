@@ -1,0 +1,71 @@
+//! `repack_{q8_0,q4_0,q4_1}`: ggml blocks (`w`, the GGUF bytes) into the repacked layout
+//! (`wq`: every block's quants, 16-byte aligned; `ws`: the scales, `u16` d or `u32` d | m << 16),
+//! the layout the `gemv_*_rp` families read. One lane a block; pure byte movement, so exact.
+//! An engine repacks once at load.
+
+use super::format::{WType, QK};
+const U16: Type = Type::scalar(ScalarType::U16);
+use kiln_ir::{
+    Access, Dim, IndexUnit, Kernel, KernelBuilder, ScalarRule, ScalarType, ShapeExpr, Target, Type,
+};
+
+/// Lanes a workgroup.
+const BLOCK: u32 = 256;
+
+/// The repack kernel of `wt` (a quantized format): `w`, `wq`, `ws`, `n`, `k`.
+pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
+    let mut b = KernelBuilder::new(format!("repack_{}", wt.name()), wave);
+    let w = b.buffer("w", ScalarType::U8, Access::Read);
+    let wq = b.buffer("wq", ScalarType::U8, Access::Write);
+    let ws = b.buffer("ws", wt.scale_type(), Access::Write);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let k = b.scalar_param("k", ScalarType::U32);
+    b.scalar_rule(n, ScalarRule::AtLeast(1));
+    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
+    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
+    b.set_buffer_len(w, ShapeExpr::scaled(&[n, k], wt.block_bytes(), QK as u64));
+    b.set_buffer_len(wq, ShapeExpr::scaled(&[n, k], wt.quant_bytes(), QK as u64));
+    b.set_buffer_len(ws, ShapeExpr::scaled(&[n, k], 1, QK as u64));
+    b.workgroup_size([BLOCK, 1, 1]);
+    b.const_param("block", BLOCK as i64);
+    b.grid([
+        ShapeExpr::scaled(&[n, k], 1, (QK * BLOCK) as u64),
+        ShapeExpr::constant(1),
+        ShapeExpr::constant(1),
+    ]);
+    let nv = b.arg(n);
+    let kv = b.arg(k);
+    let qk = b.u32(QK);
+    let nb = b.div(kv, qk);
+    let n64 = b.convert(nv, Type::U64);
+    let nb64 = b.convert(nb, Type::U64);
+    let blocks = b.mul(n64, nb64);
+    let wg = b.workgroup_id(Dim::X);
+    let local = b.local_id();
+    let bs = b.u32(BLOCK);
+    let i = b.mul(wg, bs);
+    let i = b.add(i, local);
+    let i = b.convert(i, Type::U64);
+    let ok = b.lt(i, blocks);
+    b.if_then(ok, |b| {
+        let bb = b.u64(wt.block_bytes());
+        let at = b.mul(i, bb);
+        let (head_ty, head, align) = match wt {
+            WType::Q4_1 => (Type::U32, 4u64, 4),
+            WType::Q8_0 | WType::Q4_0 | WType::F16 | WType::Bf16 => (U16, 2, 2),
+        };
+        let s = b.load_with(w, at, head_ty, IndexUnit::Byte, Some(align));
+        b.store(ws, i, s);
+        let qb = b.u64(wt.quant_bytes());
+        let to = b.mul(i, qb);
+        for j in 0..wt.quant_bytes() / 4 {
+            let off = b.u64(head + 4 * j);
+            let a = b.add(at, off);
+            let v = b.load_with(w, a, Type::U32, IndexUnit::Byte, Some(align));
+            let off = b.u64(4 * j);
+            let d = b.add(to, off);
+            b.store_with(wq, d, v, IndexUnit::Byte, Some(4));
+        }
+    });
+    b.finish()
+}
