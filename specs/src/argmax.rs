@@ -92,6 +92,7 @@ fn bench_cases() -> Vec<BenchCase> {
             scalars: vec![u32_arg("rows", rows), u32_arg("n", v)],
             inputs: vec![("logits", ScalarType::F32, (rows * v) as usize)],
             bytes: u64::from(rows * v * 4 + rows * 4),
+            values: vec![],
         })
         .collect()
 }

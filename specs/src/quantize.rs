@@ -201,6 +201,7 @@ fn bench_cases() -> Vec<BenchCase> {
         scalars: vec![u32_arg("n", 4096)],
         inputs: vec![("x", ScalarType::F32, 4096)],
         bytes: 4096 * 4 + 128 * 34,
+        values: vec![],
     }]
 }
 

@@ -116,6 +116,7 @@ fn bench_cases() -> Vec<BenchCase> {
         scalars: vec![u32_arg("rows", 8), u32_arg("n", 4096), f32_arg("eps", 1e-6)],
         inputs: vec![("x", ScalarType::F32, 8 * 4096), ("weight", ScalarType::F32, 4096)],
         bytes: 8 * 4096 * 4 * 2 + 4096 * 4,
+        values: vec![],
     }]
 }
 

@@ -90,6 +90,7 @@ fn bench_cases(name: &'static str, out_bytes: u64) -> Vec<BenchCase> {
         scalars: vec![u32_arg("n", n)],
         inputs: vec![("gate", ScalarType::F32, n as usize), ("up", ScalarType::F32, n as usize)],
         bytes: u64::from(n) * 8 + out_bytes,
+        values: vec![],
     }]
 }
 

@@ -86,6 +86,7 @@ fn bench_cases() -> Vec<BenchCase> {
         scalars: vec![u32_arg("rows", 1), u32_arg("n", v)],
         inputs: vec![("logits", ScalarType::F32, v as usize)],
         bytes: u64::from(v * 4 + 4),
+        values: vec![],
     }]
 }
 

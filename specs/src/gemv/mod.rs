@@ -410,6 +410,7 @@ fn bench(family: &str) -> Vec<BenchCase> {
         scalars: vec![u32_arg("n", n as u32), u32_arg("k", k as u32), u32_arg("t", t as u32)],
         inputs: bench_inputs(wt, layout, epi, n, k, t),
         bytes: dense_bytes(wt, epi, n as u64, k as u64, t as u64),
+        values: vec![],
     };
     use Epilogue::{Plain, Residual, Swiglu};
     use Layout::{Ggml, Repacked};

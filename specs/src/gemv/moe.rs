@@ -1,7 +1,444 @@
-//! MoE GEMV (to come in this file).
-use crate::KernelSpec;
+//! MoE GEMV: `y[t][j][n] = sum_k W[ids[t][j]][n][k] * x[t][k]` for `t` tokens (1..=8), each with
+//! `topk` expert ids into `e` stacked experts (repacked layout, 64-bit offsets: the stack may be
+//! past 4 GiB).
+//!
+//! Every output keeps the dense order ([`super::dense`]), so it equals the dense GEMV of its
+//! expert's matrix bit for bit. An id `>= e` reads nothing and gives NaN (the engine's router
+//! produced garbage; kiln does not read out of bounds for it).
+//!
+//! Variants:
+//! - `baseline`: one wave a workgroup, one row a wave, one workgroup row per (token, slot).
+//! - `slot`: four waves a workgroup, otherwise as the baseline: each (token, slot) reads its
+//!   expert's rows; no LDS, no cross-token sharing. For one token (the seeds' `<1>`
+//!   specialization) that is every expert read once.
+//! - `grouped`: a workgroup row per expert; it finds the tokens routed to its expert, reads each
+//!   weight block once for all of them (up to 8, `tsum<8>`), and exits at once when no token
+//!   chose it. Each expert's weights are read once per step.
+
+use super::dense::WAVES;
+use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
+use super::host;
+use crate::bench::{u32_arg, BenchCase};
+use crate::cases::{u32s, Case, Rng};
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target,
+    Type, Value,
+};
+
+/// Tokens a call at most.
+pub const MAX_T: u32 = 8;
+
+/// The variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// One wave a workgroup, a (token, slot) a workgroup row.
+    Baseline,
+    /// Four waves, a (token, slot) a workgroup row.
+    Slot,
+    /// A workgroup row per expert, tokens grouped.
+    Grouped,
+}
+
+struct Params {
+    w: Weights,
+    acts: Acts,
+    ids: Param,
+    y: Param,
+    n: Param,
+    k: Param,
+    t: Param,
+    e: Param,
+    topk: Param,
+}
+
+fn declare(b: &mut KernelBuilder, wt: WType) -> Params {
+    let n = b.scalar_param("n", ScalarType::U32);
+    let k = b.scalar_param("k", ScalarType::U32);
+    let t = b.scalar_param("t", ScalarType::U32);
+    let e = b.scalar_param("e", ScalarType::U32);
+    let topk = b.scalar_param("topk", ScalarType::U32);
+    b.scalar_rule(n, ScalarRule::AtLeast(1));
+    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
+    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
+    b.scalar_rule(t, ScalarRule::AtLeast(1));
+    b.scalar_rule(t, ScalarRule::AtMost(MAX_T as u64));
+    b.scalar_rule(e, ScalarRule::AtLeast(1));
+    b.scalar_rule(topk, ScalarRule::AtLeast(1));
+    let w = Weights::declare(b, "w", wt, Layout::Repacked, &[e, n], k);
+    let acts = Acts::declare(b, wt, t, k);
+    let ids = b.buffer("ids", ScalarType::U32, Access::Read);
+    b.set_buffer_len(ids, ShapeExpr::scaled(&[t, topk], 1, 1));
+    let y = b.buffer("y", ScalarType::F32, Access::Write);
+    b.set_buffer_len(y, ShapeExpr::scaled(&[t, topk, n], 1, 1));
+    Params { w, acts, ids, y, n, k, t, e, topk }
+}
+
+/// Builds one MoE kernel.
+pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
+    let vname = match v {
+        Variant::Baseline => "baseline",
+        Variant::Slot => "slot",
+        Variant::Grouped => "grouped",
+    };
+    let mut b = KernelBuilder::new(format!("gemv_moe_{}_rp_{vname}", wt.name()), wave);
+    let p = declare(&mut b, wt);
+    let waves = if v == Variant::Baseline { 1 } else { WAVES };
+    b.workgroup_size([waves * wave, 1, 1]);
+    b.const_param("waves", waves as i64);
+    let rows = ShapeExpr::scaled(&[p.n], 1, waves as u64);
+    let ys = match v {
+        Variant::Baseline | Variant::Slot => ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
+        Variant::Grouped => ShapeExpr::scaled(&[p.e], 1, 1),
+    };
+    b.grid([rows, ys, ShapeExpr::constant(1)]);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let t = b.arg(p.t);
+    let e = b.arg(p.e);
+    let topk = b.arg(p.topk);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let wx = b.workgroup_id(Dim::X);
+    let wy = b.workgroup_id(Dim::Y);
+    let wv = b.u32(waves);
+    let row0 = b.mul(wx, wv);
+    let row = b.add(row0, wave_id);
+    let valid = b.lt(row, n);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let row_c = b.min(row, last);
+    let zero = b.u32(0);
+    let w = b.u32(wave);
+    // Blocks before row `row_c` of expert `ex`, as u64.
+    let row_base = |b: &mut KernelBuilder, ex: Value| {
+        let e64 = b.convert(ex, Type::U64);
+        let n64 = b.convert(n, Type::U64);
+        let r64 = b.convert(row_c, Type::U64);
+        let nb64 = b.convert(nb, Type::U64);
+        let er = b.mul(e64, n64);
+        let er = b.add(er, r64);
+        b.mul(er, nb64)
+    };
+    match v {
+        Variant::Baseline | Variant::Slot => {
+            // wy = token * topk + slot.
+            let tok = b.div(wy, topk);
+            let id = b.load(p.ids, wy, Type::U32);
+            let ok_id = b.lt(id, e);
+            let last_e = b.sub(e, one);
+            let id_c = b.min(id, last_e);
+            let base = row_base(&mut b, id_c);
+            let fz = b.f32(0.0);
+            let acc = b.if_else(
+                ok_id,
+                |b| {
+                    b.for_range(lane, nb, w, 2, &[fz], |b, blk, acc| {
+                        let blk64 = b.convert(blk, Type::U64);
+                        let at = b.add(base, blk64);
+                        let wb = p.w.load(b, at);
+                        let ab = b.mul(tok, nb);
+                        let ab = b.add(ab, blk);
+                        let a = p.acts.load(b, ab);
+                        vec![accumulate(b, &wb, &a, acc[0])]
+                    })
+                },
+                |b| vec![b.f32(f32::NAN)],
+            )[0];
+            let s = b.wave_reduce(ReduceOp::Add, acc);
+            let first = b.eq(lane, zero);
+            let ok = b.and(first, valid);
+            b.if_then(ok, |b| {
+                let i = b.mul(wy, n);
+                let i = b.add(i, row);
+                b.store(p.y, i, s);
+            });
+        }
+        Variant::Grouped => {
+            let ex = wy;
+            // uses[j]: token j (< t) has `ex` among its ids (uniform).
+            let tl = b.sub(t, one);
+            let mut uses = Vec::with_capacity(MAX_T as usize);
+            for j in 0..MAX_T {
+                let jj = b.u32(j);
+                let in_t = b.lt(jj, t);
+                let jc = b.min(jj, tl);
+                let first = b.mul(jc, topk);
+                let r = b.for_range(zero, topk, one, 1, &[zero], |b, s, acc| {
+                    let i = b.add(first, s);
+                    let id = b.load(p.ids, i, Type::U32);
+                    let hit = b.eq(id, ex);
+                    let hit = b.convert(hit, Type::U32);
+                    vec![b.or(acc[0], hit)]
+                })[0];
+                let hit = b.ne(r, zero);
+                uses.push(b.and(hit, in_t));
+            }
+            let mut any = uses[0];
+            for &u in &uses[1..] {
+                any = b.or(any, u);
+            }
+            // Slots whose id is out of range get NaN from the expert-0 workgroups (as the
+            // baseline gives), lane 0 of each wave a slot.
+            let ex0 = b.eq(ex, zero);
+            let lane0 = b.eq(lane, zero);
+            let nan_writer = b.and(ex0, lane0);
+            let nan_writer = b.and(nan_writer, valid);
+            b.if_then(nan_writer, |b| {
+                let slots = b.mul(t, topk);
+                b.for_range(zero, slots, one, 1, &[], |b, i, _| {
+                    let id = b.load(p.ids, i, Type::U32);
+                    let bad = b.ge(id, e);
+                    b.if_then(bad, |b| {
+                        let o = b.mul(i, n);
+                        let o = b.add(o, row);
+                        let nan = b.f32(f32::NAN);
+                        b.store(p.y, o, nan);
+                    });
+                    vec![]
+                });
+            });
+            b.if_then(any, |b| {
+                let base = row_base(b, ex);
+                let fz = b.f32(0.0);
+                let init = vec![fz; MAX_T as usize];
+                let accs = b.for_range(lane, nb, w, 1, &init, |b, blk, acc| {
+                    let blk64 = b.convert(blk, Type::U64);
+                    let at = b.add(base, blk64);
+                    let wb = p.w.load(b, at);
+                    let mut next = Vec::with_capacity(acc.len());
+                    for j in 0..MAX_T {
+                        let a0 = acc[j as usize];
+                        let r = b.if_else(
+                            uses[j as usize],
+                            |b| {
+                                let jj = b.u32(j);
+                                let ab = b.mul(jj, nb);
+                                let ab = b.add(ab, blk);
+                                let a = p.acts.load(b, ab);
+                                vec![accumulate(b, &wb, &a, a0)]
+                            },
+                            |_| vec![a0],
+                        );
+                        next.push(r[0]);
+                    }
+                    next
+                });
+                let sum = b.tsum(MAX_T, &accs);
+                // Lanes [j*W/8, (j+1)*W/8) hold token j's sum; the first stores it into every
+                // slot of token j that chose `ex`.
+                let span = b.u32(wave / MAX_T);
+                let j = b.div(lane, span);
+                let head = b.rem(lane, span);
+                let is_head = b.eq(head, zero);
+                let in_t = b.lt(j, t);
+                let ok = b.and(is_head, in_t);
+                let ok = b.and(ok, valid);
+                b.if_then(ok, |b| {
+                    let first = b.mul(j, topk);
+                    b.for_range(zero, topk, one, 1, &[], |b, slot, _| {
+                        let i = b.add(first, slot);
+                        let id = b.load(p.ids, i, Type::U32);
+                        let hit = b.eq(id, ex);
+                        b.if_then(hit, |b| {
+                            let o = b.mul(i, n);
+                            let o = b.add(o, row);
+                            b.store(p.y, o, sum);
+                        });
+                        vec![]
+                    });
+                });
+            });
+        }
+    }
+    b.finish()
+}
+
+macro_rules! moe_family {
+    ($name:literal, $wt:expr, $bench:expr) => {
+        KernelSpec {
+            name: $name,
+            variants: vec![
+                VariantSpec {
+                    name: "baseline",
+                    build: |t, w| build(t, w, $wt, Variant::Baseline),
+                    admit: Admission::default(),
+                },
+                VariantSpec {
+                    name: "slot",
+                    build: |t, w| build(t, w, $wt, Variant::Slot),
+                    admit: Admission { archs: vec![], shapes: vec![("t".into(), 1, 1)] },
+                },
+                VariantSpec {
+                    name: "grouped",
+                    build: |t, w| build(t, w, $wt, Variant::Grouped),
+                    admit: Admission { archs: vec![], shapes: vec![("t".into(), 2, MAX_T as u64)] },
+                },
+            ],
+            parity: Parity::Buffers(|rng, large| cases(rng, large, $wt)),
+            bench: $bench,
+            archs: None,
+            budgets: vec![],
+        }
+    };
+}
 
 /// The MoE families.
 pub fn specs() -> Vec<KernelSpec> {
-    vec![]
+    vec![
+        moe_family!("gemv_moe_q8_0_rp", WType::Q8_0, Bench::Cases(bench_q8_0)),
+        moe_family!(
+            "gemv_moe_q4_0_rp",
+            WType::Q4_0,
+            Bench::Without("timed as gemv_moe_q8_0_rp: the same kernel over fewer bytes")
+        ),
+    ]
+}
+
+/// Routing of `t` tokens to `topk` distinct experts each out of `e`, using exactly `used`
+/// distinct experts (`used >= topk`, at most `t * topk`): a random set of `used` experts, each
+/// given to at least one token, the rest of the slots filled at random from the set.
+pub fn routing(rng: &mut Rng, t: usize, topk: usize, e: usize, used: usize) -> Vec<u32> {
+    assert!(used >= topk && used <= t * topk && used <= e, "routing: {used} of {e} experts");
+    let mut all: Vec<u32> = (0..e as u32).collect();
+    for i in 0..used {
+        let j = i + rng.below((e - i) as u64) as usize;
+        all.swap(i, j);
+    }
+    let set = &all[..used];
+    let mut ids = vec![u32::MAX; t * topk];
+    // Deal the set round-robin over the slots (distinct within a token while used >= topk),
+    // then fill the remaining slots with distinct picks.
+    let mut next = 0;
+    for tok in 0..t {
+        let mut have: Vec<u32> = vec![];
+        for slot in 0..topk {
+            let id = if next < used {
+                next += 1;
+                set[next - 1]
+            } else {
+                loop {
+                    let c = set[rng.below(used as u64) as usize];
+                    if !have.contains(&c) {
+                        break c;
+                    }
+                }
+            };
+            have.push(id);
+            ids[tok * topk + slot] = id;
+        }
+    }
+    ids
+}
+
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Small stacks with repeated experts (shared by tokens) and unused ones, every `t` in 1..=8,
+/// plus an out-of-range id (NaN) and a token listing one expert twice; `large` adds a
+/// Qwen3-30B-A3B-like shape.
+fn cases(rng: &mut Rng, large: bool, wt: WType) -> Vec<Case> {
+    let mut shapes: Vec<(usize, usize, usize, usize, usize)> =
+        (1..=8).map(|t| (6, 2, 37, 416, t)).collect();
+    shapes.push((9, 3, 5, 64, 4));
+    if large {
+        shapes.push((128, 8, 768, 2048, 8));
+    }
+    let last = shapes.len() - 1;
+    shapes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (e, topk, n, k, t))| {
+            let used =
+                (topk + rng.below((t * topk - topk + 1).min(e - topk + 1) as u64) as usize).min(e);
+            let mut ids = routing(rng, t, topk, e, used);
+            let mut name = format!("e={e} topk={topk} n={n} k={k} t={t} experts used={used}");
+            if i == 4 {
+                ids[1] = e as u32 + 3;
+                name.push_str(" (an id out of range)");
+            }
+            if i == last && !large || i == 6 {
+                ids[0] = ids[topk - 1];
+                name.push_str(" (an expert twice in a token)");
+            }
+            let mut inputs = super::weight_inputs(rng, wt, Layout::Repacked, "w", e * n, k);
+            let (q, s) = host::q8_1(rng, t, k, true);
+            inputs.push(("xq".into(), ScalarType::U8, q));
+            inputs.push(("xs".into(), ScalarType::U32, s));
+            inputs.push(("ids".into(), ScalarType::U32, u32_bytes(&ids)));
+            Case {
+                name,
+                scalars: vec![
+                    u32s("n", n as u32),
+                    u32s("k", k as u32),
+                    u32s("t", t as u32),
+                    u32s("e", e as u32),
+                    u32s("topk", topk as u32),
+                ],
+                inputs,
+            }
+        })
+        .collect()
+}
+
+/// Expected distinct experts of random top-`topk` routing of `t` tokens over `e` experts,
+/// rounded: `e * (1 - (1 - topk/e)^t)`.
+pub fn expected_used(e: usize, topk: usize, t: usize) -> usize {
+    let p = 1.0 - (1.0 - topk as f64 / e as f64).powi(t as i32);
+    ((e as f64 * p).round() as usize).clamp(topk, (t * topk).min(e))
+}
+
+/// Qwen3-30B-A3B-like (128 experts, top-8, hidden 2048 -> expert FFN 768) and Mixtral-like
+/// (8 experts, top-2, 4096 -> 14336), T = 1 and 8, with random routing over the expected number
+/// of distinct experts; the bytes count only the experts touched.
+fn bench_q8_0() -> Vec<BenchCase> {
+    let case = |name: &'static str,
+                e: usize,
+                topk: usize,
+                n: usize,
+                k: usize,
+                t: usize,
+                ids: fn(&mut Rng) -> Vec<u8>| {
+        let used = expected_used(e, topk, t) as u64;
+        let (n64, k64, t64) = (n as u64, k as u64, t as u64);
+        BenchCase {
+            name,
+            scalars: vec![
+                u32_arg("n", n as u32),
+                u32_arg("k", k as u32),
+                u32_arg("t", t as u32),
+                u32_arg("e", e as u32),
+                u32_arg("topk", topk as u32),
+            ],
+            inputs: vec![
+                ("wq", ScalarType::U8, e * n * k),
+                ("ws", ScalarType::U16, e * n * k / QK as usize),
+                ("xq", ScalarType::U8, t * k),
+                ("xs", ScalarType::U32, t * k / QK as usize),
+                ("ids", ScalarType::U32, t * topk),
+            ],
+            bytes: used * n64 * k64 / QK as u64 * 34
+                + t64 * k64 * 9 / 8
+                + t64 * topk as u64 * (4 + 4 * n64),
+            values: vec![("ids", ids)],
+        }
+    };
+    vec![
+        case("gemv_moe_q8_0_qwen3_t1", 128, 8, 768, 2048, 1, |r| {
+            u32_bytes(&routing(r, 1, 8, 128, expected_used(128, 8, 1)))
+        }),
+        case("gemv_moe_q8_0_qwen3_t8", 128, 8, 768, 2048, 8, |r| {
+            u32_bytes(&routing(r, 8, 8, 128, expected_used(128, 8, 8)))
+        }),
+        case("gemv_moe_q8_0_mixtral_t1", 8, 2, 14336, 4096, 1, |r| {
+            u32_bytes(&routing(r, 1, 2, 8, expected_used(8, 2, 1)))
+        }),
+        case("gemv_moe_q8_0_mixtral_t8", 8, 2, 14336, 4096, 8, |r| {
+            u32_bytes(&routing(r, 8, 2, 8, expected_used(8, 2, 8)))
+        }),
+    ]
 }

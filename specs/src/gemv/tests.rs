@@ -1,1 +1,206 @@
+//! The identities that hold across families because they share the dense order: the ggml and
+//! repacked layouts of the same bytes, the repack kernel, and MoE against the dense product of
+//! each output's expert, all bit for bit on the interpreter at wave 32 and 64; plus the
+//! arithmetic against a float64 model of ggml's formats with the stated bound.
+
 use super::*;
+use crate::cases::rng_for;
+use kiln_ir::interp::{self, Arg, RunOptions};
+use kiln_ir::{ParamKind, TARGETS};
+use std::collections::BTreeMap;
+
+type Bytes = Vec<u8>;
+
+/// Runs `k` on the interpreter with inputs and scalars by name; returns every written buffer by
+/// name (sized by the ABI's length rules, filled with 0xA5 first).
+fn run(
+    k: &Kernel,
+    inputs: &[(String, ScalarType, Bytes)],
+    scalars: &[(String, ScalarType, u64)],
+) -> BTreeMap<String, Bytes> {
+    let scalar = |name: &str| scalars.iter().find(|s| s.0 == name).map(|s| s.2);
+    let by_param: BTreeMap<kiln_ir::Param, u64> =
+        k.params.iter().filter_map(|(p, d)| scalar(&d.name).map(|v| (p, v))).collect();
+    let mut args = vec![];
+    let mut outs = vec![];
+    for (i, (_, d)) in k.params.iter().enumerate() {
+        match &d.kind {
+            ParamKind::Scalar(_) => args.push(Arg::Scalar(scalar(&d.name).expect(&d.name))),
+            ParamKind::Buffer { elem, access, len } => {
+                if let Some(inp) = inputs.iter().find(|x| x.0 == d.name) {
+                    args.push(Arg::Buffer(inp.2.clone()));
+                } else {
+                    assert!(access.writes(), "no input {}", d.name);
+                    let n = len.as_ref().unwrap().eval(|p| by_param[&p]).unwrap();
+                    args.push(Arg::Buffer(vec![0xA5; n as usize * elem.bytes() as usize]));
+                    outs.push((i, d.name.clone()));
+                }
+            }
+        }
+    }
+    interp::run(k, &mut args, &RunOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    outs.into_iter()
+        .map(|(i, name)| match &args[i] {
+            Arg::Buffer(b) => (name, b.clone()),
+            Arg::Scalar(_) | Arg::Region(_) => unreachable!(),
+        })
+        .collect()
+}
+
+fn fam(name: &str) -> KernelSpec {
+    specs().into_iter().find(|f| f.name == name).unwrap()
+}
+
+fn target(wave: u32) -> &'static Target {
+    let name = if wave == 64 { "gfx906" } else { "gfx1100" };
+    TARGETS.iter().find(|t| t.name == name).unwrap()
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// The same random bytes in ggml's layout and repacked give the same `y`, bit for bit, for every
+/// quantized format, at both wave sizes; and the repack kernel makes the host's repacked bytes.
+#[test]
+fn ggml_and_repacked_layouts_agree_bit_for_bit() {
+    let mut rng = rng_for("gemv-layouts", std::process::id() as u64);
+    for (wt, ggml, rp, rk) in [
+        (WType::Q8_0, "gemv_q8_0", "gemv_q8_0_rp", "repack_q8_0"),
+        (WType::Q4_0, "gemv_q4_0", "gemv_q4_0_rp", "repack_q4_0"),
+        (WType::Q4_1, "gemv_q4_1", "gemv_q4_1_rp", "repack_q4_1"),
+    ] {
+        for wave in [32, 64] {
+            let tg = target(wave);
+            let (n, k, t) = (19, 32 * 11, 3);
+            let w = host::weights(&mut rng, wt, n, k, true);
+            let (q, s) = host::q8_1(&mut rng, t, k, true);
+            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+            let acts =
+                vec![("xq".to_string(), ScalarType::U8, q), ("xs".to_string(), ScalarType::U32, s)];
+            let mut gi = vec![("w".to_string(), ScalarType::U8, w.clone())];
+            gi.extend(acts.clone());
+            let (hq, hs) = host::repack(wt, &w);
+            let mut ri = vec![
+                ("wq".to_string(), ScalarType::U8, hq.clone()),
+                ("ws".to_string(), wt.scale_type(), hs.clone()),
+            ];
+            ri.extend(acts);
+            let yg = run(&(fam(ggml).variant("p4").unwrap().build)(tg, wave), &gi, &scalars);
+            let yr = run(&(fam(rp).variant("p2").unwrap().build)(tg, wave), &ri, &scalars);
+            assert_eq!(yg["y"], yr["y"], "{ggml} vs {rp} at wave {wave}");
+            assert!(f32s(&yg["y"]).iter().any(|v| *v != 0.0 && v.is_finite()), "{ggml}: all zero?");
+            let rep = run(
+                &(fam(rk).baseline().build)(tg, wave),
+                &[("w".into(), ScalarType::U8, w)],
+                &scalars,
+            );
+            assert_eq!(rep["wq"], hq, "{rk} quants");
+            assert_eq!(rep["ws"], hs, "{rk} scales");
+        }
+    }
+}
+
+/// Each MoE output equals the dense GEMV of its expert's rows, bit for bit, for every variant.
+#[test]
+fn moe_outputs_equal_the_dense_product_of_their_expert() {
+    let mut rng = rng_for("gemv-moe", std::process::id() as u64);
+    for wave in [32, 64] {
+        let tg = target(wave);
+        let (e, topk, n, k, t) = (5, 2, 13, 32 * 7, 6);
+        let w = host::weights(&mut rng, WType::Q8_0, e * n, k, true);
+        let (hq, hs) = host::repack(WType::Q8_0, &w);
+        let (q, s) = host::q8_1(&mut rng, t, k, true);
+        let ids = moe::routing(&mut rng, t, topk, e, 4);
+        let ids_b: Bytes = ids.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let scalars = vec![
+            u32s("n", n as u32),
+            u32s("k", k as u32),
+            u32s("t", t as u32),
+            u32s("e", e as u32),
+            u32s("topk", topk as u32),
+        ];
+        let inputs = vec![
+            ("wq".to_string(), ScalarType::U8, hq.clone()),
+            ("ws".to_string(), ScalarType::U16, hs.clone()),
+            ("xq".to_string(), ScalarType::U8, q.clone()),
+            ("xs".to_string(), ScalarType::U32, s.clone()),
+            ("ids".to_string(), ScalarType::U32, ids_b),
+        ];
+        // Dense reference: every expert on every token.
+        let qb = k;
+        let sb = k / 32 * 2;
+        let dense = fam("gemv_q8_0_rp").variant("p8").unwrap().build;
+        let mut per_expert = vec![];
+        for ex in 0..e {
+            let di = vec![
+                ("wq".to_string(), ScalarType::U8, hq[ex * n * qb..(ex + 1) * n * qb].to_vec()),
+                ("ws".to_string(), ScalarType::U16, hs[ex * n * sb..(ex + 1) * n * sb].to_vec()),
+                ("xq".to_string(), ScalarType::U8, q.clone()),
+                ("xs".to_string(), ScalarType::U32, s.clone()),
+            ];
+            let ds = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+            per_expert.push(f32s(&run(&dense(tg, wave), &di, &ds)["y"]));
+        }
+        for v in ["baseline", "slot", "grouped"] {
+            let y = f32s(
+                &run(
+                    &(fam("gemv_moe_q8_0_rp").variant(v).unwrap().build)(tg, wave),
+                    &inputs,
+                    &scalars,
+                )["y"],
+            );
+            for tok in 0..t {
+                for j in 0..topk {
+                    let ex = ids[tok * topk + j] as usize;
+                    for r in 0..n {
+                        let got = y[(tok * topk + j) * n + r];
+                        let want = per_expert[ex][tok * n + r];
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{v} wave {wave} t{tok} slot{j} row{r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `routing` uses exactly the number of experts asked, distinct within each token.
+#[test]
+fn routing_uses_the_asked_number_of_experts() {
+    let mut rng = rng_for("routing", std::process::id() as u64);
+    for (t, topk, e) in [(1, 8, 128), (8, 8, 128), (8, 2, 8), (3, 2, 5)] {
+        let used = moe::expected_used(e, topk, t);
+        let ids = moe::routing(&mut rng, t, topk, e, used);
+        let distinct: std::collections::BTreeSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), used);
+        for tok in ids.chunks(topk) {
+            let d: std::collections::BTreeSet<_> = tok.iter().collect();
+            assert_eq!(d.len(), topk, "{tok:?}");
+            assert!(tok.iter().all(|&i| (i as usize) < e));
+        }
+    }
+}
+
+/// Every dense family's name is the one its shape gives, and every variant verifies on every
+/// target at its default wave size.
+#[test]
+fn family_names_match_their_shapes_and_every_variant_verifies() {
+    for f in specs() {
+        for t in TARGETS {
+            for v in &f.variants {
+                let k = (v.build)(t, t.default_wave());
+                kiln_ir::verify(&k, Some(t))
+                    .unwrap_or_else(|e| panic!("{}/{} on {t}: {e:?}", f.name, v.name));
+            }
+        }
+    }
+    assert_eq!(
+        dense::family_name(WType::Q4_1, Layout::Repacked, dense::Epilogue::Residual),
+        "gemv_q4_1_rp_res"
+    );
+    assert!(specs().iter().any(|f| f.name == "gemv_q8_0_rp_swiglu"));
+}

@@ -223,7 +223,22 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         for s in 0..sets {
             for (name, ty, n) in &c.case.inputs {
                 let b = dev.alloc(*ty, *n)?;
-                b.write_bytes(&random_bytes(*ty, *n, &mut rng))?;
+                let bytes = match c.case.values.iter().find(|(v, _)| v == name) {
+                    Some((_, gen)) => {
+                        let v = gen(&mut rng);
+                        if v.len() != *n * ty.bytes() as usize {
+                            bail!(
+                                "{}: input {name}: the generator gave {} bytes, expected {}",
+                                c.case.name,
+                                v.len(),
+                                *n * ty.bytes() as usize
+                            );
+                        }
+                        v
+                    }
+                    None => random_bytes(*ty, *n, &mut rng),
+                };
+                b.write_bytes(&bytes)?;
                 g.add_buffer(format!("{name}{s}"), b)?;
             }
             for p in entry.abi.params.iter().filter(|p| !p.workspace) {
