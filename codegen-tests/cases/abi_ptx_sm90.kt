@@ -4,4 +4,4 @@
 CHECK: .version 7.8
 CHECK: .target sm_90
 CHECK: .visible .entry workgroup_sum(
-CHECK: .reqntid 256, 1, 1
+CHECK-NOT: ntid

@@ -56,6 +56,8 @@ pub struct Gemv {
     pub epi: Epilogue,
     /// Tokens a pass (`None`: the baseline).
     pub tokens: Option<u32>,
+    /// Rows a wave (each activation block loaded once for all of them).
+    pub rows: u32,
 }
 
 /// Waves a workgroup of the `pN` variants.
@@ -130,22 +132,30 @@ pub(crate) fn finish(
     }
 }
 
+/// The variant name: `baseline`, `pN` (one row a wave) or `pNrR`.
+pub fn variant_name(g: &Gemv) -> String {
+    match (g.tokens, g.rows) {
+        (None, _) => "baseline".to_string(),
+        (Some(p), 1) => format!("p{p}"),
+        (Some(p), r) => format!("p{p}r{r}"),
+    }
+}
+
 /// Builds one dense GEMV kernel.
 pub fn build(_t: &Target, wave: u32, g: Gemv) -> Kernel {
-    let variant = match g.tokens {
-        None => "baseline".to_string(),
-        Some(p) => format!("p{p}"),
-    };
-    let mut b =
-        KernelBuilder::new(format!("{}_{variant}", family_name(g.wt, g.layout, g.epi)), wave);
+    let mut b = KernelBuilder::new(
+        format!("{}_{}", family_name(g.wt, g.layout, g.epi), variant_name(&g)),
+        wave,
+    );
     let p = declare(&mut b, &g);
     let waves = if g.tokens.is_some() { WAVES } else { 1 };
+    let rows = if g.tokens.is_some() { g.rows } else { 1 };
     b.workgroup_size([waves * wave, 1, 1]);
     b.const_param("waves", waves as i64);
-    b.const_param("rows_per_wave", 1);
+    b.const_param("rows_per_wave", rows as i64);
     b.const_param("tokens_per_pass", g.tokens.unwrap_or(1) as i64);
     b.grid([
-        ShapeExpr::scaled(&[p.n], 1, waves as u64),
+        ShapeExpr::scaled(&[p.n], 1, (waves * rows) as u64),
         ShapeExpr::constant(1),
         ShapeExpr::constant(1),
     ]);
@@ -159,90 +169,121 @@ pub fn build(_t: &Target, wave: u32, g: Gemv) -> Kernel {
     let wg = b.workgroup_id(Dim::X);
     let wv = b.u32(waves);
     let row0 = b.mul(wg, wv);
-    let row = b.add(row0, wave_id);
-    let valid = b.lt(row, n);
+    let row0 = b.add(row0, wave_id);
+    let rv = b.u32(rows);
+    let row0 = b.mul(row0, rv);
     let one = b.u32(1);
     let last = b.sub(n, one);
-    // Rows past `n` compute on the last row and skip the store, so the cross-lane sums run
-    // with the whole wave.
-    let row_c = b.min(row, last);
-    let row64 = b.convert(row_c, Type::U64);
     let nb64 = b.convert(nb, Type::U64);
-    let wrow = b.mul(row64, nb64);
+    // Row r of the wave: its index, whether it exists, and its first block. Rows past `n`
+    // compute on the last row and skip the store, so the cross-lane sums run with the whole
+    // wave.
+    let mut row_of = vec![];
+    for r in 0..rows {
+        let rr = b.u32(r);
+        let row = b.add(row0, rr);
+        let valid = b.lt(row, n);
+        let row_c = b.min(row, last);
+        let row64 = b.convert(row_c, Type::U64);
+        let wrow = b.mul(row64, nb64);
+        row_of.push((row, valid, row_c, wrow));
+    }
     let per = g.tokens.unwrap_or(1);
     let step = b.u32(per);
     let zero = b.u32(0);
     let w = b.u32(wave);
     let mats = p.weights.len();
+    let rn = rows as usize;
+    let pn = per as usize;
+    // acc[(mi * rows + r) * per + j]
+    let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
     b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
         let fz = b.f32(0.0);
-        let init = vec![fz; mats * per as usize];
-        let unroll = if g.wt.is_quant() && g.epi != Epilogue::Swiglu { 2 } else { 1 };
+        let init = vec![fz; mats * rn * pn];
+        let unroll = if g.layout == Layout::Repacked && g.epi != Epilogue::Swiglu && rows == 1 {
+            2
+        } else {
+            1
+        };
         let accs = b.for_range(lane, nb, w, unroll, &init, |b, blk, acc| {
             let blk64 = b.convert(blk, Type::U64);
-            let at = b.add(wrow, blk64);
             let tl = b.sub(t, one);
-            let mut next = Vec::with_capacity(acc.len());
+            let mut next = acc.to_vec();
             // One matrix at a time (gate, then up): fewer registers live.
             for (mi, m) in p.weights.iter().enumerate() {
-                let wb = &m.load(b, at);
+                let wbs: Vec<_> = row_of
+                    .iter()
+                    .map(|&(_, _, _, wrow)| {
+                        let at = b.add(wrow, blk64);
+                        m.load(b, at)
+                    })
+                    .collect();
                 for j in 0..per {
                     let jj = b.u32(j);
                     let tok = b.add(tok0, jj);
                     let tok = b.min(tok, tl);
                     let ab = b.mul(tok, nb);
                     let ab = b.add(ab, blk);
-                    // Activation blocks are reloaded per matrix: the loads hit L1, and it
-                    // keeps fewer registers live.
+                    // One activation block for every row of the wave (reloaded per matrix:
+                    // the loads hit L1, and it keeps fewer registers live).
                     let a = p.acts.load(b, ab);
-                    next.push(accumulate(b, wb, &a, acc[mi * per as usize + j as usize]));
+                    for (r, wb) in wbs.iter().enumerate() {
+                        let i = at_acc(mi, r, j as usize);
+                        next[i] = accumulate(b, wb, &a, next[i]);
+                    }
                 }
             }
             next
         });
-        match g.tokens {
-            None => {
-                // Baseline: one token a pass, each matrix's sum by the plain butterfly.
-                let sums: Vec<Value> =
-                    accs.iter().map(|&a| b.wave_reduce(ReduceOp::Add, a)).collect();
-                let res = p.res.map(|r| {
-                    let i = b.mul(tok0, n);
-                    let i = b.add(i, row_c);
-                    b.load(r, i, Type::F32)
-                });
-                let out = finish(b, g.epi, &sums, res);
-                let first = b.eq(lane, zero);
-                let ok = b.and(first, valid);
-                b.if_then(ok, |b| {
-                    let i = b.mul(tok0, n);
-                    let i = b.add(i, row);
-                    b.store(p.y, i, out);
-                });
-            }
-            Some(per) => {
-                let pp = per.next_power_of_two();
-                let sums: Vec<Value> = (0..mats)
-                    .map(|mi| b.tsum(pp, &accs[mi * per as usize..(mi + 1) * per as usize]))
-                    .collect();
-                // Lanes [j*W/P, (j+1)*W/P) hold token j's sums; the first of them stores.
-                let span = b.u32(wave / pp);
-                let j = b.div(lane, span);
-                let head = b.rem(lane, span);
-                let tok = b.add(tok0, j);
-                let is_head = b.eq(head, zero);
-                let perv = b.u32(per);
-                let in_pass = b.lt(j, perv);
-                let in_t = b.lt(tok, t);
-                let ok = b.and(is_head, in_pass);
-                let ok = b.and(ok, in_t);
-                let ok = b.and(ok, valid);
-                b.if_then(ok, |b| {
-                    let i = b.mul(tok, n);
-                    let i = b.add(i, row);
-                    let res = p.res.map(|r| b.load(r, i, Type::F32));
+        for (r, &(row, valid, row_c, _)) in row_of.iter().enumerate() {
+            match g.tokens {
+                None => {
+                    // Baseline: one token a pass, each matrix's sum by the plain butterfly.
+                    let sums: Vec<Value> = (0..mats)
+                        .map(|mi| b.wave_reduce(ReduceOp::Add, accs[at_acc(mi, r, 0)]))
+                        .collect();
+                    let res = p.res.map(|rp| {
+                        let i = b.mul(tok0, n);
+                        let i = b.add(i, row_c);
+                        b.load(rp, i, Type::F32)
+                    });
                     let out = finish(b, g.epi, &sums, res);
-                    b.store(p.y, i, out);
-                });
+                    let first = b.eq(lane, zero);
+                    let ok = b.and(first, valid);
+                    b.if_then(ok, |b| {
+                        let i = b.mul(tok0, n);
+                        let i = b.add(i, row);
+                        b.store(p.y, i, out);
+                    });
+                }
+                Some(per) => {
+                    let pp = per.next_power_of_two();
+                    let sums: Vec<Value> = (0..mats)
+                        .map(|mi| {
+                            let first = at_acc(mi, r, 0);
+                            b.tsum(pp, &accs[first..first + per as usize])
+                        })
+                        .collect();
+                    // Lanes [j*W/P, (j+1)*W/P) hold token j's sums; the first of them stores.
+                    let span = b.u32(wave / pp);
+                    let j = b.div(lane, span);
+                    let head = b.rem(lane, span);
+                    let tok = b.add(tok0, j);
+                    let is_head = b.eq(head, zero);
+                    let perv = b.u32(per);
+                    let in_pass = b.lt(j, perv);
+                    let in_t = b.lt(tok, t);
+                    let ok = b.and(is_head, in_pass);
+                    let ok = b.and(ok, in_t);
+                    let ok = b.and(ok, valid);
+                    b.if_then(ok, |b| {
+                        let i = b.mul(tok, n);
+                        let i = b.add(i, row);
+                        let res = p.res.map(|rp| b.load(rp, i, Type::F32));
+                        let out = finish(b, g.epi, &sums, res);
+                        b.store(p.y, i, out);
+                    });
+                }
             }
         }
         vec![]

@@ -11,6 +11,10 @@
 //! - `slot`: four waves a workgroup, otherwise as the baseline: each (token, slot) reads its
 //!   expert's rows; no LDS, no cross-token sharing. For one token (the seeds' `<1>`
 //!   specialization) that is every expert read once.
+//! Routes (measured on the H200, bench/results/gemv-h200-2026-11-30.md): `grouped` for 2..8
+//! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
+//! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
+//!
 //! - `grouped`: a workgroup row per expert; it finds the tokens routed to its expert, reads each
 //!   weight block once for all of them (up to 8, `tsum<8>`), and exits at once when no token
 //!   chose it. Each expert's weights are read once per step.
@@ -29,6 +33,8 @@ use kiln_ir::{
 
 /// Tokens a call at most.
 pub const MAX_T: u32 = 8;
+/// Rows a wave of the grouped variant (each activation block loaded once for both).
+const ROWS: u32 = 2;
 
 /// The variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,9 +91,10 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let mut b = KernelBuilder::new(format!("gemv_moe_{}_rp_{vname}", wt.name()), wave);
     let p = declare(&mut b, wt);
     let waves = if v == Variant::Baseline { 1 } else { WAVES };
+    let rows_per_wave = if v == Variant::Grouped { ROWS } else { 1 };
     b.workgroup_size([waves * wave, 1, 1]);
     b.const_param("waves", waves as i64);
-    let rows = ShapeExpr::scaled(&[p.n], 1, waves as u64);
+    let rows = ShapeExpr::scaled(&[p.n], 1, (waves * rows_per_wave) as u64);
     let ys = match v {
         Variant::Baseline | Variant::Slot => ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
         Variant::Grouped => ShapeExpr::scaled(&[p.e], 1, 1),
@@ -107,6 +114,8 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let wv = b.u32(waves);
     let row0 = b.mul(wx, wv);
     let row = b.add(row0, wave_id);
+    let rpw = b.u32(rows_per_wave);
+    let row = b.mul(row, rpw);
     let valid = b.lt(row, n);
     let one = b.u32(1);
     let last = b.sub(n, one);
@@ -114,7 +123,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let zero = b.u32(0);
     let w = b.u32(wave);
     // Blocks before row `row_c` of expert `ex`, as u64.
-    let row_base = |b: &mut KernelBuilder, ex: Value| {
+    let row_base = |b: &mut KernelBuilder, ex: Value, row_c: Value| {
         let e64 = b.convert(ex, Type::U64);
         let n64 = b.convert(n, Type::U64);
         let r64 = b.convert(row_c, Type::U64);
@@ -131,7 +140,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
             let ok_id = b.lt(id, e);
             let last_e = b.sub(e, one);
             let id_c = b.min(id, last_e);
-            let base = row_base(&mut b, id_c);
+            let base = row_base(&mut b, id_c, row_c);
             let fz = b.f32(0.0);
             let acc = b.if_else(
                 ok_id,
@@ -159,59 +168,79 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
         }
         Variant::Grouped => {
             let ex = wy;
-            // uses[j]: token j (< t) has `ex` among its ids (uniform).
-            let tl = b.sub(t, one);
-            let mut uses = Vec::with_capacity(MAX_T as usize);
-            for j in 0..MAX_T {
-                let jj = b.u32(j);
-                let in_t = b.lt(jj, t);
-                let jc = b.min(jj, tl);
-                let first = b.mul(jc, topk);
-                let r = b.for_range(zero, topk, one, 1, &[zero], |b, s, acc| {
-                    let i = b.add(first, s);
-                    let id = b.load(p.ids, i, Type::U32);
-                    let hit = b.eq(id, ex);
-                    let hit = b.convert(hit, Type::U32);
-                    vec![b.or(acc[0], hit)]
-                })[0];
-                let hit = b.ne(r, zero);
-                uses.push(b.and(hit, in_t));
-            }
+            // uses[j]: token j (< t) chose `ex`, from one ballot a token over each wave-wide
+            // chunk of the `t * topk` ids (uniform). The expert-0 workgroups also give NaN to
+            // every slot whose id is out of range (what the baseline gives).
+            let slots = b.mul(t, topk);
+            let ex0 = b.eq(ex, zero);
+            let init = vec![zero; MAX_T as usize];
+            let uses_u = b.for_range(zero, slots, w, 1, &init, |b, c0, acc| {
+                let i = b.add(c0, lane);
+                let in_s = b.lt(i, slots);
+                let last_s = b.sub(slots, one);
+                let ic = b.min(i, last_s);
+                let id = b.load(p.ids, ic, Type::U32);
+                let hit = b.eq(id, ex);
+                let hit = b.and(hit, in_s);
+                let tok = b.div(ic, topk);
+                let bad = b.ge(id, e);
+                let bad = b.and(bad, in_s);
+                let nan_here = b.and(bad, ex0);
+                for r in 0..ROWS {
+                    let rr = b.u32(r);
+                    let row_r = b.add(row, rr);
+                    let ok_r = b.lt(row_r, n);
+                    let st = b.and(nan_here, ok_r);
+                    b.if_then(st, |b| {
+                        let o = b.mul(ic, n);
+                        let o = b.add(o, row_r);
+                        let nan = b.f32(f32::NAN);
+                        b.store(p.y, o, nan);
+                    });
+                }
+                let z64 = b.u64(0);
+                let mut next = Vec::with_capacity(acc.len());
+                for j in 0..MAX_T {
+                    let jj = b.u32(j);
+                    let mine = b.eq(tok, jj);
+                    let h = b.and(hit, mine);
+                    let m = b.ballot(h);
+                    let any = b.ne(m, z64);
+                    let any = b.convert(any, Type::U32);
+                    next.push(b.or(acc[j as usize], any));
+                }
+                next
+            });
+            let uses: Vec<Value> = uses_u.iter().map(|&u| b.ne(u, zero)).collect();
             let mut any = uses[0];
             for &u in &uses[1..] {
                 any = b.or(any, u);
             }
-            // Slots whose id is out of range get NaN from the expert-0 workgroups (as the
-            // baseline gives), lane 0 of each wave a slot.
-            let ex0 = b.eq(ex, zero);
-            let lane0 = b.eq(lane, zero);
-            let nan_writer = b.and(ex0, lane0);
-            let nan_writer = b.and(nan_writer, valid);
-            b.if_then(nan_writer, |b| {
-                let slots = b.mul(t, topk);
-                b.for_range(zero, slots, one, 1, &[], |b, i, _| {
-                    let id = b.load(p.ids, i, Type::U32);
-                    let bad = b.ge(id, e);
-                    b.if_then(bad, |b| {
-                        let o = b.mul(i, n);
-                        let o = b.add(o, row);
-                        let nan = b.f32(f32::NAN);
-                        b.store(p.y, o, nan);
-                    });
-                    vec![]
-                });
-            });
             b.if_then(any, |b| {
-                let base = row_base(b, ex);
+                let bases: Vec<(Value, Value, Value)> = (0..ROWS)
+                    .map(|r| {
+                        let rr = b.u32(r);
+                        let row_r = b.add(row, rr);
+                        let valid_r = b.lt(row_r, n);
+                        let rc = b.min(row_r, last);
+                        (row_r, valid_r, row_base(b, ex, rc))
+                    })
+                    .collect();
                 let fz = b.f32(0.0);
-                let init = vec![fz; MAX_T as usize];
+                let init = vec![fz; (MAX_T * ROWS) as usize];
                 let accs = b.for_range(lane, nb, w, 1, &init, |b, blk, acc| {
                     let blk64 = b.convert(blk, Type::U64);
-                    let at = b.add(base, blk64);
-                    let wb = p.w.load(b, at);
-                    let mut next = Vec::with_capacity(acc.len());
+                    let wbs: Vec<_> = bases
+                        .iter()
+                        .map(|&(_, _, base)| {
+                            let at = b.add(base, blk64);
+                            p.w.load(b, at)
+                        })
+                        .collect();
+                    let mut next = acc.to_vec();
                     for j in 0..MAX_T {
-                        let a0 = acc[j as usize];
+                        let olds: Vec<Value> =
+                            (0..ROWS).map(|r| acc[(r * MAX_T + j) as usize]).collect();
                         let r = b.if_else(
                             uses[j as usize],
                             |b| {
@@ -219,15 +248,19 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
                                 let ab = b.mul(jj, nb);
                                 let ab = b.add(ab, blk);
                                 let a = p.acts.load(b, ab);
-                                vec![accumulate(b, &wb, &a, a0)]
+                                wbs.iter()
+                                    .zip(&olds)
+                                    .map(|(wb, &o)| accumulate(b, wb, &a, o))
+                                    .collect()
                             },
-                            |_| vec![a0],
+                            |_| olds.clone(),
                         );
-                        next.push(r[0]);
+                        for (ri, v) in r.into_iter().enumerate() {
+                            next[ri * MAX_T as usize + j as usize] = v;
+                        }
                     }
                     next
                 });
-                let sum = b.tsum(MAX_T, &accs);
                 // Lanes [j*W/8, (j+1)*W/8) hold token j's sum; the first stores it into every
                 // slot of token j that chose `ex`.
                 let span = b.u32(wave / MAX_T);
@@ -235,22 +268,26 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
                 let head = b.rem(lane, span);
                 let is_head = b.eq(head, zero);
                 let in_t = b.lt(j, t);
-                let ok = b.and(is_head, in_t);
-                let ok = b.and(ok, valid);
-                b.if_then(ok, |b| {
-                    let first = b.mul(j, topk);
-                    b.for_range(zero, topk, one, 1, &[], |b, slot, _| {
-                        let i = b.add(first, slot);
-                        let id = b.load(p.ids, i, Type::U32);
-                        let hit = b.eq(id, ex);
-                        b.if_then(hit, |b| {
-                            let o = b.mul(i, n);
-                            let o = b.add(o, row);
-                            b.store(p.y, o, sum);
+                let ok0 = b.and(is_head, in_t);
+                for (ri, &(row_r, valid_r, _)) in bases.iter().enumerate() {
+                    let first = ri * MAX_T as usize;
+                    let sum = b.tsum(MAX_T, &accs[first..first + MAX_T as usize]);
+                    let ok = b.and(ok0, valid_r);
+                    b.if_then(ok, |b| {
+                        let first = b.mul(j, topk);
+                        b.for_range(zero, topk, one, 1, &[], |b, slot, _| {
+                            let i = b.add(first, slot);
+                            let id = b.load(p.ids, i, Type::U32);
+                            let hit = b.eq(id, ex);
+                            b.if_then(hit, |b| {
+                                let o = b.mul(i, n);
+                                let o = b.add(o, row_r);
+                                b.store(p.y, o, sum);
+                            });
+                            vec![]
                         });
-                        vec![]
                     });
-                });
+                }
             });
         }
     }
@@ -268,14 +305,20 @@ macro_rules! moe_family {
                     admit: Admission::default(),
                 },
                 VariantSpec {
-                    name: "slot",
-                    build: |t, w| build(t, w, $wt, Variant::Slot),
-                    admit: Admission { archs: vec![], shapes: vec![("t".into(), 1, 1)] },
-                },
-                VariantSpec {
                     name: "grouped",
                     build: |t, w| build(t, w, $wt, Variant::Grouped),
-                    admit: Admission { archs: vec![], shapes: vec![("t".into(), 2, MAX_T as u64)] },
+                    admit: Admission {
+                        archs: vec![],
+                        shapes: vec![
+                            ("t".into(), 2, MAX_T as u64),
+                            ("n".into(), 4096, u32::MAX as u64),
+                        ],
+                    },
+                },
+                VariantSpec {
+                    name: "slot",
+                    build: |t, w| build(t, w, $wt, Variant::Slot),
+                    admit: Admission { archs: vec![], shapes: vec![("t".into(), 1, MAX_T as u64)] },
                 },
             ],
             parity: Parity::Buffers(|rng, large| cases(rng, large, $wt)),

@@ -86,8 +86,8 @@ fn ggml_and_repacked_layouts_agree_bit_for_bit() {
                 ("ws".to_string(), wt.scale_type(), hs.clone()),
             ];
             ri.extend(acts);
-            let yg = run(&(fam(ggml).variant("p4").unwrap().build)(tg, wave), &gi, &scalars);
-            let yr = run(&(fam(rp).variant("p2").unwrap().build)(tg, wave), &ri, &scalars);
+            let yg = run(&(fam(ggml).variant("p4r4").unwrap().build)(tg, wave), &gi, &scalars);
+            let yr = run(&(fam(rp).variant("p2r2").unwrap().build)(tg, wave), &ri, &scalars);
             assert_eq!(yg["y"], yr["y"], "{ggml} vs {rp} at wave {wave}");
             assert!(f32s(&yg["y"]).iter().any(|v| *v != 0.0 && v.is_finite()), "{ggml}: all zero?");
             let rep = run(
@@ -130,7 +130,7 @@ fn moe_outputs_equal_the_dense_product_of_their_expert() {
         // Dense reference: every expert on every token.
         let qb = k;
         let sb = k / 32 * 2;
-        let dense = fam("gemv_q8_0_rp").variant("p8").unwrap().build;
+        let dense = fam("gemv_q8_0_rp").variant("p8r4").unwrap().build;
         let mut per_expert = vec![];
         for ex in 0..e {
             let di = vec![

@@ -4,7 +4,7 @@
 //!
 //! | IR | NVPTX |
 //! |---|---|
-//! | kernel | `ptx_kernel` calling convention plus `!nvvm.annotations` `kernel` and `reqntid{x,y,z}` (the static workgroup size; ptxas refuses `.maxntid` next to `.reqntid`) |
+//! | kernel | `ptx_kernel` calling convention plus `!nvvm.annotations` `kernel` and no `reqntid`/`maxntid` (with either, ptxas caps registers for an occupancy target and spills) |
 //! | buffer param | `ptr addrspace(1) noalias` (+ `readonly` / `writeonly`); distinct buffers must not overlap |
 //! | scalar param | `.param` by value |
 //! | LDS | one `addrspace(3)` (`.shared`) array |
@@ -259,19 +259,11 @@ fn setup_kernel(l: &mut Lowering) {
         f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
     }
     let fptr: BasicMetadataValueEnum = f.as_global_value().as_pointer_value().into();
-    let mut entries = vec![("kernel", 1)];
-    for (d, n) in ["x", "y", "z"].iter().zip(l.k.workgroup_size) {
-        entries.push((
-            if *d == "x" {
-                "reqntidx"
-            } else if *d == "y" {
-                "reqntidy"
-            } else {
-                "reqntidz"
-            },
-            n,
-        ));
-    }
+    // Only `kernel`: with `.reqntid` or `.maxntid` ptxas caps the registers for an occupancy
+    // target of its own and spills (the GEMV: 4-8 bytes at 40-80 registers); without, it
+    // allocates what the code needs. The runtime launches the static workgroup size and refuses a
+    // kernel whose registers cannot hold it.
+    let entries = [("kernel", 1)];
     for (key, n) in entries {
         let node =
             l.ctx.metadata_node(&[fptr, l.ctx.metadata_string(key).into(), l.i32c(n).into()]);
