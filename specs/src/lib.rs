@@ -14,6 +14,7 @@ use kiln_ir::package::Admission;
 use kiln_ir::{Kernel, Target};
 
 pub mod argmax;
+pub mod attention;
 pub mod bench;
 pub mod cases;
 mod common;
@@ -237,6 +238,7 @@ pub fn library() -> Vec<KernelSpec> {
     v.extend(rmsnorm::specs());
     v.push(copy::spec());
     v.extend(gemv::specs());
+    v.extend(attention::specs());
     v
 }
 

@@ -1,0 +1,699 @@
+//! `attention_decode_{q8_0,f16}_d{64,128}`: decode attention of `T = 1..8` query rows at
+//! positions `pos..pos+T` (row `t` sees keys `0..=pos+t`), grouped-query (`group` q heads a KV
+//! head), over a Q8_0 or f16 cache (`[kv_head][ctx_max][head_dim]`, see
+//! [`super::kv_append`]), with the portable exp: every variant gives the baseline's bits, and
+//! every device the interpreter's.
+//!
+//! ABI (every variant; the split ones add the workspace `partials` and `counters`, left zeroed):
+//!
+//! | param        | kind                                          | meaning                      |
+//! |--------------|-----------------------------------------------|------------------------------|
+//! | `q`          | f32, read, `n_tokens*n_kv_heads*group*D`      | `[T][n_q][D]`, rotated       |
+//! | `k_cache`, `v_cache` | u8 `n_kv*ctx_max*D/32*34` (q8_0) or f16 `n_kv*ctx_max*D`, read | the caches |
+//! | `out`        | f32, write, like `q`                          | `[T][n_q][D]`                |
+//! | `pos`        | u32                                           | position of row 0            |
+//! | `n_tokens`   | u32, 1..=8                                    | query rows a head `T`        |
+//! | `n_kv_heads` | u32                                           | KV heads                     |
+//! | `group`      | u32, >= 1                                     | q heads a KV head            |
+//! | `ctx_max`    | u32                                           | cache capacity (rows)        |
+//! | `scale`      | f32                                           | softmax scale                |
+//!
+//! Query head `qh = kv * group + j`; keys past `ctx_max` are never read (`kv_len =
+//! min(pos + T, ctx_max)`).
+//!
+//! # The order (part of the result; every variant keeps it)
+//! With `W` the wave size, lane `l` owns dimensions `[l D/W, (l+1) D/W)`.
+//! 1. Score of key `k` for a row: the lane's partial `q[d0] k[d0]`, then `fma(q[d], k[d], .)`
+//!    over its other dimensions in order; the sum over the wave by the xor butterfly with
+//!    offsets `W/2, ..., 1` (R4/R8 use `tsum<R>`, bitwise that butterfly row by row);
+//!    `s = sum * scale`. A Q8_0 value is `f32(q) * f32(d)` (exact); f16 widens exactly.
+//! 2. The context is cut into chunks of [`CHUNK`] keys; residue `r` (0..[`SPLITS`]) owns the
+//!    chunks `r, r + SPLITS, ...` and runs an online softmax over their keys in order, from
+//!    `(m, l, acc) = (-inf, 0, 0)`: for a key the row sees, `m' = max(m, s)`,
+//!    `a = exp_sub(m, m')`, `p = exp_sub(s, m')`, `l' = fma(l, a, p)`,
+//!    `acc' = fma(p, v, acc * a)`; a key the row does not see leaves the state as it is.
+//! 3. The residues' states merge in order `r = 0, 1, ..., SPLITS - 1` into `F`, from
+//!    `(-inf, 0, 0)`: `m = max(mF, mr)`, `a1 = exp_sub(mF, m)`, `a2 = exp_sub(mr, m)`,
+//!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
+//!
+//! # Variants
+//! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
+//! - `r1`, `r4`, `r8`: one workgroup a KV head and `R` rows (`[n_kv, ceil(T group / R)]`); the
+//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`).
+//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`): each
+//!   stores its state in `partials`; the last workgroup of a (KV head, row group) merges the
+//!   `SPLITS` states in order (step 3), so split and unsplit agree bit for bit. No float atomics.
+
+use super::kv_append::quantize_q8_0_block;
+use super::CacheType;
+use crate::bench::{f32_arg, u32_arg, BenchCase};
+use crate::cases::{floats, u32s, Case, Rng};
+use crate::common::{last_workgroup, reset_counter};
+use crate::math::exp_sub;
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use half::f16;
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule,
+    ScalarType, Scope, ShapeExpr, Target, Type, Value,
+};
+
+/// Keys a chunk.
+pub const CHUNK: u32 = 128;
+/// Residues (chunk classes), and workgroups a row group in the split variants.
+pub const SPLITS: u32 = 32;
+/// Position from which the router takes a split variant: below it there are fewer than
+/// `SPLITS / 4` chunks, and one workgroup a (head, row group) scans them as fast.
+pub const SPLIT_MIN_POS: u64 = 1024;
+
+/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows a pass `R`,
+/// `SPLIT` (a workgroup a residue), `ALL` (the baseline: one workgroup runs every row).
+fn build<const Q8: bool, const D: u32, const R: u32, const SPLIT: bool, const ALL: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    attention(t, wave, cache, D, Shape { rows: R, split: SPLIT, all_rows: ALL })
+}
+
+/// A variant's shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// Rows a pass (1, 4 or 8).
+    pub rows: u32,
+    /// A workgroup a residue, with the last-workgroup merge.
+    pub split: bool,
+    /// One workgroup a KV head runs every row (the baseline).
+    pub all_rows: bool,
+}
+
+fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+    let max = u64::from(u32::MAX);
+    let long = ("pos".to_string(), SPLIT_MIN_POS, max);
+    let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
+    let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    KernelSpec {
+        name,
+        variants: vec![
+            v("baseline", build::<Q8, D, 1, false, true>, Admission::default()),
+            v(
+                "split_r8",
+                build::<Q8, D, 8, true, false>,
+                admit(vec![long.clone(), ("n_tokens".into(), 2, 8)]),
+            ),
+            v(
+                "split_r4",
+                build::<Q8, D, 4, true, false>,
+                admit(vec![long.clone(), ("group".into(), 4, max)]),
+            ),
+            v("split_r1", build::<Q8, D, 1, true, false>, admit(vec![long])),
+            v("r8", build::<Q8, D, 8, false, false>, admit(vec![("n_tokens".into(), 2, 8)])),
+            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 4, max)])),
+            v("r1", build::<Q8, D, 1, false, false>, Admission::default()),
+        ],
+        parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
+        bench: if D == 128 {
+            Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
+        } else {
+            Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
+        },
+        archs: None,
+        budgets: vec![],
+    }
+}
+
+/// The four families.
+pub fn specs() -> Vec<KernelSpec> {
+    vec![
+        family::<true, 64>("attention_decode_q8_0_d64"),
+        family::<true, 128>("attention_decode_q8_0_d128"),
+        family::<false, 64>("attention_decode_f16_d64"),
+        family::<false, 128>("attention_decode_f16_d128"),
+    ]
+}
+
+/// One case: `(pos, T, n_kv, group, ctx_max)`.
+type CaseShape = (u32, u32, u32, u32, u32);
+
+/// T = 1..8 at contexts up to 8, then longer ones: 9 q / 3 kv heads at head dim 64 and
+/// 32 q / 8 kv at 128. The interpreter runs each case 15 times (7 variants, twice each, and
+/// the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (33
+/// chunks: residue 0 folds chunks 0 and 32), with one row; every family has 133 or 129 keys
+/// (two chunks) with 8 or 3 rows. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
+/// and 8 for every family.
+pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
+    let (kv, g) = if d == 64 { (3, 3) } else { (8, 4) };
+    let mut v: Vec<CaseShape> = [
+        (0, 1, 3),
+        (6, 1, 9),
+        (5, 2, 7),
+        (4, 3, 7),
+        (3, 4, 8),
+        (2, 5, 7),
+        (1, 6, 10),
+        (0, 7, 7),
+        (0, 8, 8),
+    ]
+    .into_iter()
+    .map(|(p, t, c)| (p, t, kv, g, c))
+    .collect();
+    if d == 64 {
+        v.push((125, 8, kv, g, 133));
+        if q8 {
+            v.push((4098, 1, kv, g, 4101));
+        }
+    } else {
+        v.push((126, 3, kv, g, 130));
+    }
+    if large {
+        if !(d == 64 && q8) {
+            v.push((4098, 1, kv, g, 4101));
+        }
+        v.extend([
+            (4094, 5, kv, g, 4099),
+            (4091, 8, kv, g, 4099),
+            (32_767, 1, kv, g, 32_768),
+            (32_760, 8, kv, g, 32_768),
+        ]);
+    }
+    v
+}
+
+/// Builds the cache bytes of `n` rows of `d` values from `x` (Q8_0 blocks by ggml's rules, or
+/// f16).
+pub fn cache_bytes(cache: CacheType, x: &[f32]) -> Vec<u8> {
+    match cache {
+        CacheType::Q8_0 => x.chunks(32).flat_map(quantize_q8_0_block).collect(),
+        CacheType::F16 => x.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()).collect(),
+    }
+}
+
+fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<Case> {
+    let cache = if q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    case_shapes(large, q8, d)
+        .into_iter()
+        .map(|(pos, t, kv, g, ctx)| {
+            let nq = (t * kv * g * d) as usize;
+            let q: Vec<f32> = (0..nq).map(|_| rng.normal(1.0)).collect();
+            let ncache = (kv * ctx * d) as usize;
+            let kx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
+            let vx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
+            let scale = 1.0 / (d as f32).sqrt();
+            Case {
+                name: format!("ctx={} pos={pos} T={t} kv={kv} group={g} ctx_max={ctx}", pos + t),
+                scalars: vec![
+                    u32s("pos", pos),
+                    u32s("n_tokens", t),
+                    u32s("n_kv_heads", kv),
+                    u32s("group", g),
+                    u32s("ctx_max", ctx),
+                    ("scale".into(), ScalarType::F32, u64::from(scale.to_bits())),
+                ],
+                inputs: vec![
+                    floats("q", ScalarType::F32, &q),
+                    ("k_cache".into(), cache.elem(), cache_bytes(cache, &kx)),
+                    ("v_cache".into(), cache.elem(), cache_bytes(cache, &vx)),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// 32 q / 8 kv heads, head dim 128, contexts 4096 and 32768, T = 1, 4, 8: the K/V bytes of
+/// the context read once, plus Q read and out written. The harness fills the caches with random
+/// bytes: a Q8_0 block's f16 scale may then be inf or NaN (fine for timing, not for values).
+fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
+    let names: [[&'static str; 3]; 2] = match cache {
+        CacheType::Q8_0 => [
+            ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"],
+            ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"],
+        ],
+        CacheType::F16 => [
+            ["attn_f16_ctx4k_t1", "attn_f16_ctx4k_t4", "attn_f16_ctx4k_t8"],
+            ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"],
+        ],
+    };
+    let (kv, g, d) = (8u32, 4u32, 128u32);
+    let mut v = vec![];
+    for (ci, ctx) in [4096u32, 32_768].into_iter().enumerate() {
+        for (ti, t) in [1u32, 4, 8].into_iter().enumerate() {
+            let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
+            let qn = (t * kv * g * d) as u64;
+            v.push(BenchCase {
+                name: names[ci][ti],
+                scalars: vec![
+                    u32_arg("pos", ctx - t),
+                    u32_arg("n_tokens", t),
+                    u32_arg("n_kv_heads", kv),
+                    u32_arg("group", g),
+                    u32_arg("ctx_max", ctx),
+                    f32_arg("scale", 1.0 / (d as f32).sqrt()),
+                ],
+                inputs: vec![
+                    ("q", ScalarType::F32, qn as usize),
+                    ("k_cache", cache.elem(), cache_elems),
+                    ("v_cache", cache.elem(), cache_elems),
+                ],
+                bytes: 2 * u64::from(kv * ctx * cache.row_bytes(d)) + 2 * qn * 4,
+                values: vec![],
+            });
+        }
+    }
+    v
+}
+
+/// What the pieces of a kernel share.
+struct Ctx {
+    cache: CacheType,
+    d: u32,
+    wave: u32,
+    /// Dimensions a lane.
+    dpl: u32,
+    q: Param,
+    k_cache: Param,
+    v_cache: Param,
+    out: Param,
+    /// The KV head.
+    h: Value,
+    group: Value,
+    n_q: Value,
+    ctx_max: Value,
+    pos: Value,
+    scale: Value,
+    kv_len: Value,
+    n_chunks: Value,
+    rows_per_head: Value,
+    /// The lane's first dimension.
+    d0: Value,
+}
+
+/// One query row of a pass.
+struct Row {
+    /// The row exists (`i < T * group`; padding rows of the last pass do not).
+    valid: Value,
+    /// Last key it sees (`pos + t`).
+    limit: Value,
+    /// Element of the lane's first value in `q` / `out`.
+    at: Value,
+    /// The lane's q values.
+    q: Vec<Value>,
+}
+
+/// `(m, l, acc[dpl])` of a row, flattened.
+type State = Vec<Value>;
+
+fn identity(b: &mut KernelBuilder, dpl: u32) -> State {
+    let mut s = vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)];
+    s.extend((0..dpl).map(|_| b.f32(0.0)));
+    s
+}
+
+/// Loads `n` f32 (a vector when `n > 1`) at element `at`.
+fn load_f32s(b: &mut KernelBuilder, p: Param, at: Value, n: u32) -> Vec<Value> {
+    if n == 1 {
+        vec![b.load(p, at, Type::F32)]
+    } else {
+        let x = b.load(p, at, Type::vector(ScalarType::F32, n as u8));
+        (0..n as u8).map(|e| b.extract(x, e)).collect()
+    }
+}
+
+fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
+    let valid = b.lt(i, c.rows_per_head);
+    let one = b.u32(1);
+    let last = b.sub(c.rows_per_head, one);
+    let ic = b.min(i, last);
+    let t = b.div(ic, c.group);
+    let j = b.rem(ic, c.group);
+    let hg = b.mul(c.h, c.group);
+    let qh = b.add(hg, j);
+    let tq = b.mul(t, c.n_q);
+    let qrow = b.add(tq, qh);
+    let dd = b.u32(c.d);
+    let at = b.mul(qrow, dd);
+    let at = b.add(at, c.d0);
+    let q = load_f32s(b, c.q, at, c.dpl);
+    let limit = b.add(c.pos, t);
+    Row { valid, limit, at, q }
+}
+
+/// The lane's `dpl` values of cache row `key` of head `h`, as f32.
+fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
+    let hr = b.mul(c.h, c.ctx_max);
+    let r = b.add(hr, key);
+    match c.cache {
+        CacheType::Q8_0 => {
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            let base = b.mul(r, rb);
+            let c32 = b.u32(32);
+            let bi = b.div(c.d0, c32);
+            let o = b.rem(c.d0, c32);
+            let c34 = b.u32(34);
+            let boff = b.mul(bi, c34);
+            let blk = b.add(base, boff);
+            let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
+            let sc = b.bitcast(sc, Type::F16);
+            let sc = b.convert(sc, Type::F32);
+            let two = b.u32(2);
+            let qa = b.add(blk, two);
+            let qa = b.add(qa, o);
+            let (ty, align) = match c.dpl {
+                4 => (ScalarType::U32, 2),
+                2 => (ScalarType::U16, 2),
+                _ => (ScalarType::U8, 1),
+            };
+            let w = b.load_with(p, qa, ty, IndexUnit::Byte, Some(align));
+            let w = if ty == ScalarType::U32 { w } else { b.convert(w, Type::U32) };
+            (0..c.dpl)
+                .map(|e| {
+                    let sh = b.u32(8 * e);
+                    let x = b.shr(w, sh);
+                    let x = b.convert(x, Type::scalar(ScalarType::U8));
+                    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+                    let x = b.convert(x, Type::F32);
+                    b.mul(x, sc)
+                })
+                .collect()
+        }
+        CacheType::F16 => {
+            let dd = b.u32(c.d);
+            let at = b.mul(r, dd);
+            let at = b.add(at, c.d0);
+            let xs: Vec<Value> = if c.dpl == 1 {
+                vec![b.load(p, at, Type::F16)]
+            } else {
+                let x = b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8));
+                (0..c.dpl as u8).map(|e| b.extract(x, e)).collect()
+            };
+            xs.into_iter().map(|x| b.convert(x, Type::F32)).collect()
+        }
+    }
+}
+
+/// One key for every row of the pass: scores (step 1), then the online update (step 2).
+fn key_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], key: Value, st: &[Value]) -> Vec<Value> {
+    let kd = load_row(b, c, c.k_cache, key);
+    let partials: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut acc = b.mul(r.q[0], kd[0]);
+            for (&qe, &ke) in r.q.iter().zip(&kd).skip(1) {
+                acc = b.fma(qe, ke, acc);
+            }
+            acc
+        })
+        .collect();
+    let dots: Vec<Value> = if rows.len() == 1 {
+        vec![b.wave_reduce(ReduceOp::Add, partials[0])]
+    } else {
+        let n = rows.len() as u32;
+        let ts = b.tsum(n, &partials);
+        (0..n).map(|k| b.broadcast(ts, k * c.wave / n)).collect()
+    };
+    let vd = load_row(b, c, c.v_cache, key);
+    let w = 2 + c.dpl as usize;
+    let mut next = vec![];
+    for (ri, r) in rows.iter().enumerate() {
+        let s0 = &st[ri * w..ri * w + w];
+        let s = b.mul(dots[ri], c.scale);
+        let sees = b.le(key, r.limit);
+        let (m, l) = (s0[0], s0[1]);
+        let m2 = b.max(m, s);
+        let a = exp_sub(b, m, m2);
+        let p = exp_sub(b, s, m2);
+        let l2 = b.fma(l, a, p);
+        next.push(b.select(sees, m2, m));
+        next.push(b.select(sees, l2, l));
+        for e in 0..c.dpl as usize {
+            let acc = s0[2 + e];
+            let sa = b.mul(acc, a);
+            let acc2 = b.fma(p, vd[e], sa);
+            next.push(b.select(sees, acc2, acc));
+        }
+    }
+    next
+}
+
+/// Residue `r`'s states for the rows (step 2).
+fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], r: Value) -> Vec<Value> {
+    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+    let splits = b.u32(SPLITS);
+    b.for_range(r, c.n_chunks, splits, 1, &init, |b, chunk, st| {
+        let cs = b.u32(CHUNK);
+        let k0 = b.mul(chunk, cs);
+        let k1 = b.add(k0, cs);
+        let k1 = b.min(k1, c.kv_len);
+        let one = b.u32(1);
+        b.for_range(k0, k1, one, 1, st, |b, key, st| key_step(b, c, rows, key, st))
+    })
+}
+
+/// Step 3 for one row: `f` merged with `x`.
+fn merge(b: &mut KernelBuilder, f: &[Value], x: &[Value]) -> Vec<Value> {
+    let m = b.max(f[0], x[0]);
+    let a1 = exp_sub(b, f[0], m);
+    let a2 = exp_sub(b, x[0], m);
+    let mut out = vec![m];
+    for e in 1..f.len() {
+        let xa = b.mul(x[e], a2);
+        out.push(b.fma(f[e], a1, xa));
+    }
+    out
+}
+
+/// `out = acc / l` for a row that exists.
+fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, f: &[Value]) {
+    let out = c.out;
+    let dpl = c.dpl;
+    let at = r.at;
+    let ys: Vec<Value> = (0..dpl as usize).map(|e| b.div(f[2 + e], f[1])).collect();
+    b.if_then(r.valid, |b| {
+        if dpl == 1 {
+            b.store(out, at, ys[0]);
+        } else {
+            let y = b.make_vector(&ys);
+            b.store(out, at, y);
+        }
+    });
+}
+
+/// All residues in order, merged as they come (steps 2 and 3 in one workgroup).
+fn all_residues(b: &mut KernelBuilder, c: &Ctx, rows: &[Row]) {
+    let w = 2 + c.dpl as usize;
+    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+    let zero = b.u32(0);
+    let one = b.u32(1);
+    let splits = b.u32(SPLITS);
+    let f = b.for_range(zero, splits, one, 1, &init, |b, r, fs| {
+        let xs = scan(b, c, rows, r);
+        (0..rows.len())
+            .flat_map(|k| merge(b, &fs[k * w..k * w + w], &xs[k * w..k * w + w]))
+            .collect()
+    });
+    for (k, r) in rows.iter().enumerate() {
+        store_row(b, c, r, &f[k * w..k * w + w]);
+    }
+}
+
+/// One attention kernel.
+pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
+    let suffix = match (shape.all_rows, shape.split) {
+        (true, _) => String::new(),
+        (false, false) => format!("_r{}", shape.rows),
+        (false, true) => format!("_split_r{}", shape.rows),
+    };
+    let mut b = KernelBuilder::new(format!("attention_decode_{}_d{d}{suffix}", cache.name()), wave);
+    b.workgroup_size([wave, 1, 1]);
+    b.const_param("head_dim", d as i64);
+    b.const_param("rows_per_pass", shape.rows as i64);
+    b.const_param("chunk", CHUNK as i64);
+    b.const_param("splits", SPLITS as i64);
+    let q = b.buffer("q", ScalarType::F32, Access::Read);
+    let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
+    let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let pos = b.scalar_param("pos", ScalarType::U32);
+    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
+    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
+    let group = b.scalar_param("group", ScalarType::U32);
+    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
+    let scale = b.scalar_param("scale", ScalarType::F32);
+    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
+    b.scalar_rule(n_tokens, ScalarRule::AtMost(8));
+    b.scalar_rule(group, ScalarRule::AtLeast(1));
+    b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
+    let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
+    b.set_buffer_len(q, qlen.clone());
+    b.set_buffer_len(out, qlen);
+    let clen = match cache {
+        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
+        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
+    };
+    b.set_buffer_len(k_cache, clen.clone());
+    b.set_buffer_len(v_cache, clen);
+    let gy = if shape.all_rows {
+        ShapeExpr::constant(1)
+    } else {
+        ShapeExpr::scaled(&[n_tokens, group], 1, shape.rows as u64)
+    };
+    let gz = ShapeExpr::constant(if shape.split { SPLITS as u64 } else { 1 });
+    b.grid([ShapeExpr::scaled(&[n_kv], 1, 1), gy, gz]);
+    let ws = if shape.split {
+        let per_row = SPLITS as u64 * (d as u64 + 2);
+        let partials = b.workspace(
+            "partials",
+            ScalarType::F32,
+            ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1),
+        );
+        let counters = b.workspace(
+            "counters",
+            ScalarType::U32,
+            ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1),
+        );
+        Some((partials, counters))
+    } else {
+        None
+    };
+
+    let lane = b.lane();
+    let h = b.workgroup_id(Dim::X);
+    let rg = b.workgroup_id(Dim::Y);
+    let (pos_v, t_v, kv_v, g_v, ctx_v, sc_v) =
+        (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
+    let n_q = b.mul(kv_v, g_v);
+    let end = b.add(pos_v, t_v);
+    let kv_len = b.min(end, ctx_v);
+    let cm1 = b.u32(CHUNK - 1);
+    let cs = b.u32(CHUNK);
+    let n_chunks = b.add(kv_len, cm1);
+    let n_chunks = b.div(n_chunks, cs);
+    let rows_per_head = b.mul(t_v, g_v);
+    let dpl = d / wave;
+    let dplv = b.u32(dpl);
+    let d0 = b.mul(lane, dplv);
+    let c = Ctx {
+        cache,
+        d,
+        wave,
+        dpl,
+        q,
+        k_cache,
+        v_cache,
+        out,
+
+        h,
+        group: g_v,
+        n_q,
+        ctx_max: ctx_v,
+        pos: pos_v,
+        scale: sc_v,
+        kv_len,
+        n_chunks,
+        rows_per_head,
+        d0,
+    };
+    if shape.all_rows {
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
+            let r = row(b, &c, i);
+            all_residues(b, &c, &[r]);
+            vec![]
+        });
+        return b.finish();
+    }
+    let rv = b.u32(shape.rows);
+    let i0 = b.mul(rg, rv);
+    let rows: Vec<Row> = (0..shape.rows)
+        .map(|k| {
+            let kk = b.u32(k);
+            let i = b.add(i0, kk);
+            row(&mut b, &c, i)
+        })
+        .collect();
+    let Some((partials, counters)) = ws else {
+        all_residues(&mut b, &c, &rows);
+        return b.finish();
+    };
+    // Split: this workgroup's residue, stored; the last of the (head, row group) merges.
+    let r = b.workgroup_id(Dim::Z);
+    let st = scan(&mut b, &c, &rows, r);
+    let w = 2 + dpl as usize;
+    let splits = b.u32(SPLITS);
+    let zero = b.u32(0);
+    let one = b.u32(1);
+    let two = b.u32(2);
+    let first = b.eq(lane, zero);
+    let hrows = b.mul(h, rows_per_head);
+    // Element of (head, row i, residue r)'s state: ((h * rows + i) * SPLITS + r) * (D + 2).
+    let slot = |b: &mut KernelBuilder, k: usize, r: Value| {
+        let kk = b.u32(k as u32);
+        let i = b.add(i0, kk);
+        let s = b.add(hrows, i);
+        let s = b.mul(s, splits);
+        let s = b.add(s, r);
+        let ww = b.u32(d + 2);
+        b.mul(s, ww)
+    };
+    for (k, rw) in rows.iter().enumerate() {
+        let base = slot(&mut b, k, r);
+        let s = &st[k * w..k * w + w];
+        b.if_then(rw.valid, |b| {
+            b.if_then(first, |b| {
+                b.store(partials, base, s[0]);
+                let b1 = b.add(base, one);
+                b.store(partials, b1, s[1]);
+            });
+            let a0 = b.add(base, two);
+            let a0 = b.add(a0, d0);
+            for e in 0..dpl {
+                let ee = b.u32(e);
+                let at = b.add(a0, ee);
+                b.store(partials, at, s[2 + e as usize]);
+            }
+        });
+    }
+    b.fence(Scope::Device);
+    b.barrier(BarrierKind::All);
+    let counter = b.add(hrows, rg);
+    last_workgroup(&mut b, lane, counters, counter, SPLITS, |b| {
+        for (k, rw) in rows.iter().enumerate() {
+            b.if_then(rw.valid, |b| {
+                // Lane `r < SPLITS` reads residue r's (m, l) and zeroes them (each slot has one
+                // reader-writer); the merge takes them by `shuffle_idx`.
+                let sm1 = b.u32(SPLITS - 1);
+                let mine = b.min(lane, sm1);
+                let owner = b.lt(lane, splits);
+                let base = slot(b, k, mine);
+                let m_l = b.load(partials, base, Type::F32);
+                let b1 = b.add(base, one);
+                let l_l = b.load(partials, b1, Type::F32);
+                b.if_then(owner, |b| {
+                    let fz = b.f32(0.0);
+                    b.store(partials, base, fz);
+                    b.store(partials, b1, fz);
+                });
+                let init = identity(b, dpl);
+                let f = b.for_range(zero, splits, one, 1, &init, |b, r, f| {
+                    let base = slot(b, k, r);
+                    let m = b.shuffle_idx(m_l, r);
+                    let l = b.shuffle_idx(l_l, r);
+                    let a0 = b.add(base, two);
+                    let a0 = b.add(a0, d0);
+                    let mut x = vec![m, l];
+                    let fz = b.f32(0.0);
+                    for e in 0..dpl {
+                        let ee = b.u32(e);
+                        let at = b.add(a0, ee);
+                        x.push(b.load(partials, at, Type::F32));
+                        b.store(partials, at, fz);
+                    }
+                    merge(b, f, &x)
+                });
+                store_row(b, &c, rw, &f);
+            });
+        }
+        reset_counter(b, lane, counters, counter);
+    });
+    b.finish()
+}
