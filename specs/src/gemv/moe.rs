@@ -11,13 +11,13 @@
 //! - `slot`: four waves a workgroup, otherwise as the baseline: each (token, slot) reads its
 //!   expert's rows; no LDS, no cross-token sharing. For one token (the seeds' `<1>`
 //!   specialization) that is every expert read once.
-//! Routes (measured on the H200, bench/results/gemv-h200-2026-11-30.md): `grouped` for 2..8
-//! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
-//! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
-//!
 //! - `grouped`: a workgroup row per expert; it finds the tokens routed to its expert, reads each
 //!   weight block once for all of them (up to 8, `tsum<8>`), and exits at once when no token
 //!   chose it. Each expert's weights are read once per step.
+//!
+//! Routes (measured on the H200, bench/results/gemv-h200-2026-11-30.md): `grouped` for 2..8
+//! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
+//! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
 
 use super::dense::WAVES;
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
