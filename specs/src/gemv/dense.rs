@@ -58,6 +58,33 @@ pub struct Gemv {
     pub tokens: Option<u32>,
     /// Rows a wave (each activation block loaded once for all of them).
     pub rows: u32,
+    /// Unroll of the block loop (0: the default, 2 for one repacked row, else 1).
+    pub unroll: u32,
+    /// Waves a workgroup (0: [`WAVES`]).
+    pub waves: u32,
+}
+
+impl Gemv {
+    /// A `pN` / `pNrR` variant with the default unroll and waves.
+    pub const fn tiled(wt: WType, layout: Layout, epi: Epilogue, tokens: u32, rows: u32) -> Gemv {
+        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0 }
+    }
+    /// The baseline.
+    pub const fn baseline(wt: WType, layout: Layout, epi: Epilogue) -> Gemv {
+        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0 }
+    }
+    fn unroll_of(&self) -> u32 {
+        match self.unroll {
+            0 if self.layout == Layout::Repacked
+                && self.epi != Epilogue::Swiglu
+                && self.rows == 1 =>
+            {
+                2
+            }
+            0 => 1,
+            u => u,
+        }
+    }
 }
 
 /// Waves a workgroup of the `pN` variants.
@@ -134,11 +161,18 @@ pub(crate) fn finish(
 
 /// The variant name: `baseline`, `pN` (one row a wave) or `pNrR`.
 pub fn variant_name(g: &Gemv) -> String {
-    match (g.tokens, g.rows) {
-        (None, _) => "baseline".to_string(),
-        (Some(p), 1) => format!("p{p}"),
-        (Some(p), r) => format!("p{p}r{r}"),
+    let Some(p) = g.tokens else { return "baseline".to_string() };
+    let mut s = format!("p{p}");
+    if g.rows != 1 {
+        s += &format!("r{}", g.rows);
     }
+    if g.unroll != 0 {
+        s += &format!("u{}", g.unroll);
+    }
+    if g.waves != 0 {
+        s += &format!("w{}", g.waves);
+    }
+    s
 }
 
 /// Builds one dense GEMV kernel.
@@ -148,7 +182,11 @@ pub fn build(_t: &Target, wave: u32, g: Gemv) -> Kernel {
         wave,
     );
     let p = declare(&mut b, &g);
-    let waves = if g.tokens.is_some() { WAVES } else { 1 };
+    let waves = match (g.tokens, g.waves) {
+        (None, _) => 1,
+        (Some(_), 0) => WAVES,
+        (Some(_), w) => w,
+    };
     let rows = if g.tokens.is_some() { g.rows } else { 1 };
     b.workgroup_size([waves * wave, 1, 1]);
     b.const_param("waves", waves as i64);
@@ -200,11 +238,7 @@ pub fn build(_t: &Target, wave: u32, g: Gemv) -> Kernel {
     b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
         let fz = b.f32(0.0);
         let init = vec![fz; mats * rn * pn];
-        let unroll = if g.layout == Layout::Repacked && g.epi != Epilogue::Swiglu && rows == 1 {
-            2
-        } else {
-            1
-        };
+        let unroll = g.unroll_of();
         let accs = b.for_range(lane, nb, w, unroll, &init, |b, blk, acc| {
             let blk64 = b.convert(blk, Type::U64);
             let tl = b.sub(t, one);

@@ -44,19 +44,19 @@ fn admit(ps: &[u32], p: u32) -> Admission {
 /// layout, epilogue and the `pN` / `pNrR` variants (tokens a pass, rows a wave), admitted by `t`
 /// in the order listed (see [`admit`]).
 macro_rules! dense_family {
-    ($name:literal, $wt:expr, $layout:expr, $epi:expr, [$(($p:literal, $r:literal)),*], $bench:expr) => {{
+    ($name:literal, $wt:expr, $layout:expr, $epi:expr, [$(($vn:literal, $p:literal, $r:literal, $u:literal, $w:literal)),*], $bench:expr) => {{
         const PS: &[u32] = &[$($p),*];
         KernelSpec {
             name: $name,
             variants: vec![
                 VariantSpec {
                     name: "baseline",
-                    build: |t, w| build(t, w, Gemv { wt: $wt, layout: $layout, epi: $epi, tokens: None, rows: 1 }),
+                    build: |t, w| build(t, w, Gemv::baseline($wt, $layout, $epi)),
                     admit: Admission::default(),
                 },
                 $(VariantSpec {
-                    name: if $r == 1 { concat!("p", $p) } else { concat!("p", $p, "r", $r) },
-                    build: |t, w| build(t, w, Gemv { wt: $wt, layout: $layout, epi: $epi, tokens: Some($p), rows: $r }),
+                    name: $vn,
+                    build: |t, w| build(t, w, Gemv { unroll: $u, waves: $w, ..Gemv::tiled($wt, $layout, $epi, $p, $r) }),
                     admit: admit(PS, $p),
                 },)*
             ],
@@ -79,7 +79,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Q8_0,
             Ggml,
             Plain,
-            [(1, 2), (2, 2), (4, 4), (8, 4)],
+            [
+                ("p1r2", 1, 2, 0, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r4", 4, 4, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q8_0"))
         ),
         dense_family!(
@@ -87,7 +92,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_0,
             Ggml,
             Plain,
-            [(1, 2), (2, 2), (4, 4), (8, 4)],
+            [
+                ("p1r2", 1, 2, 0, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r4", 4, 4, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q4_0"))
         ),
         dense_family!(
@@ -95,7 +105,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_1,
             Ggml,
             Plain,
-            [(1, 2), (2, 2), (4, 4), (8, 4)],
+            [
+                ("p1r2", 1, 2, 0, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r4", 4, 4, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q4_1"))
         ),
         dense_family!(
@@ -103,7 +118,12 @@ pub fn specs() -> Vec<KernelSpec> {
             F16,
             Ggml,
             Plain,
-            [(1, 2), (2, 2), (4, 2), (8, 2)],
+            [
+                ("p1r4", 1, 4, 0, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r2", 4, 2, 0, 0),
+                ("p8r2", 8, 2, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_f16"))
         ),
         dense_family!(
@@ -111,7 +131,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Bf16,
             Ggml,
             Plain,
-            [(1, 2), (2, 2), (4, 2), (8, 2)],
+            [
+                ("p1r4", 1, 4, 0, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r2", 4, 2, 0, 0),
+                ("p8r2", 8, 2, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_bf16"))
         ),
         dense_family!(
@@ -119,7 +144,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Q8_0,
             Repacked,
             Plain,
-            [(1, 1), (2, 2), (4, 2), (8, 4)],
+            [
+                ("p1r2u2", 1, 2, 2, 0),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r2", 4, 2, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q8_0_rp"))
         ),
         dense_family!(
@@ -127,7 +157,7 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_0,
             Repacked,
             Plain,
-            [(1, 1), (2, 2), (4, 2), (8, 4)],
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
             Bench::Cases(|| bench("gemv_q4_0_rp"))
         ),
         dense_family!(
@@ -135,7 +165,7 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_1,
             Repacked,
             Plain,
-            [(1, 1), (2, 2), (4, 2), (8, 4)],
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
             Bench::Cases(|| bench("gemv_q4_1_rp"))
         ),
         dense_family!(
@@ -143,7 +173,7 @@ pub fn specs() -> Vec<KernelSpec> {
             Q8_0,
             Repacked,
             Residual,
-            [(1, 1), (2, 2), (4, 2), (8, 4)],
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
             Bench::Cases(|| bench("gemv_q8_0_rp_res"))
         ),
         dense_family!(
@@ -151,7 +181,7 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_0,
             Repacked,
             Residual,
-            [(1, 1), (2, 2), (4, 2), (8, 4)],
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
             Bench::Without("timed as gemv_q8_0_rp_res: the same epilogue")
         ),
         dense_family!(
@@ -159,7 +189,16 @@ pub fn specs() -> Vec<KernelSpec> {
             Q8_0,
             Repacked,
             Swiglu,
-            [(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 1)],
+            [
+                ("p1", 1, 1, 0, 0),
+                ("p2", 2, 1, 0, 0),
+                ("p3", 3, 1, 0, 0),
+                ("p4", 4, 1, 0, 0),
+                ("p5", 5, 1, 0, 0),
+                ("p6", 6, 1, 0, 0),
+                ("p7", 7, 1, 0, 0),
+                ("p8", 8, 1, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q8_0_rp_swiglu"))
         ),
         dense_family!(
@@ -167,7 +206,16 @@ pub fn specs() -> Vec<KernelSpec> {
             Q4_0,
             Repacked,
             Swiglu,
-            [(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 1)],
+            [
+                ("p1", 1, 1, 0, 0),
+                ("p2", 2, 1, 0, 0),
+                ("p3", 3, 1, 0, 0),
+                ("p4", 4, 1, 0, 0),
+                ("p5", 5, 1, 0, 0),
+                ("p6", 6, 1, 0, 0),
+                ("p7", 7, 1, 0, 0),
+                ("p8", 8, 1, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q4_0_rp_swiglu"))
         ),
     ];

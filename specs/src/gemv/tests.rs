@@ -204,3 +204,17 @@ fn family_names_match_their_shapes_and_every_variant_verifies() {
     );
     assert!(specs().iter().any(|f| f.name == "gemv_q8_0_rp_swiglu"));
 }
+
+/// Every dense variant's name is the one its shape gives ([`dense::variant_name`]): the macro
+/// lists both, and a typo would route a name to another shape.
+#[test]
+fn dense_variant_names_match_their_shapes() {
+    for f in
+        specs().iter().filter(|f| f.name.starts_with("gemv_") && !f.name.starts_with("gemv_moe"))
+    {
+        for v in &f.variants {
+            let k = (v.build)(target(32), 32);
+            assert_eq!(k.name, format!("{}_{}", f.name, v.name), "{}", f.name);
+        }
+    }
+}
