@@ -67,6 +67,7 @@ impl KernelBuilder {
                 insts: PrimaryMap::new(),
                 blocks,
                 entry,
+                max_registers: None,
             },
             cur: entry,
         }
@@ -85,6 +86,11 @@ impl KernelBuilder {
     /// Sets the workgroup size.
     pub fn workgroup_size(&mut self, size: [u32; 3]) {
         self.k.workgroup_size = size;
+    }
+
+    /// Caps the registers a lane may use ([`crate::Kernel::max_registers`]).
+    pub fn max_registers(&mut self, n: u32) {
+        self.k.max_registers = Some(n);
     }
 
     /// Records a compile-time parameter (tile shape or knob).

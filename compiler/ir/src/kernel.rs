@@ -225,6 +225,14 @@ pub struct Kernel {
     pub blocks: PrimaryMap<Block, BlockData>,
     /// The body.
     pub entry: Block,
+    /// A cap on the registers a lane may use (`None`: the back end's choice), like CUDA's
+    /// `__launch_bounds__` register limit: a memory-bound kernel can run with fewer registers
+    /// live (its loads issued later) for an occupancy or a resource budget. Lowered as
+    /// `amdgpu-num-vgpr` on AMD and `maxnreg` on NVIDIA; the build's resource report shows what
+    /// the back end used (a cap it cannot meet spills, which the no-spill budget refuses). Left
+    /// out of the serialized form when unset, so kernels without one keep their content hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_registers: Option<u32>,
 }
 
 impl Kernel {

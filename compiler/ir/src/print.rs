@@ -302,6 +302,9 @@ impl Printer<'_> {
         for (n, v) in &k.consts {
             let _ = writeln!(self.out, "  const {} = {v}", name(n));
         }
+        if let Some(cap) = k.max_registers {
+            let _ = writeln!(self.out, "  max_registers {cap}");
+        }
         let grid: Vec<String> = k.grid.iter().map(shape_expr).collect();
         let _ = writeln!(self.out, "  grid [{}]", grid.join(", "));
         for (p, d) in &k.params {

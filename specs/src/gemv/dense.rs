@@ -18,6 +18,7 @@
 
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use crate::math::silu;
+use kiln_ir::target::Family;
 use kiln_ir::{
     Access, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target,
     Type, Value,
@@ -175,13 +176,23 @@ pub fn variant_name(g: &Gemv) -> String {
     s
 }
 
+/// The seeds' fused tsum GEMV-up kernel's VGPRs on gfx1201 for T = 1..6: the fused gate/up
+/// variants `p1`..`p6` cap their registers there on AMD (so the scheduler issues loads later
+/// instead of raising the count past what the seeds needed), and the family's budgets check it.
+pub const SEED_SWIGLU_VGPRS: [u32; 6] = [45, 59, 68, 77, 86, 95];
+
 /// Builds one dense GEMV kernel.
-pub fn build(_t: &Target, wave: u32, g: Gemv) -> Kernel {
+pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let mut b = KernelBuilder::new(
         format!("{}_{}", family_name(g.wt, g.layout, g.epi), variant_name(&g)),
         wave,
     );
     let p = declare(&mut b, &g);
+    // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
+    let rdna = matches!(target.family, Family::Rdna3 | Family::Rdna4);
+    if let (Epilogue::Swiglu, Some(t @ 1..=6), true) = (g.epi, g.tokens, rdna) {
+        b.max_registers(SEED_SWIGLU_VGPRS[t as usize - 1]);
+    }
     let waves = match (g.tokens, g.waves) {
         (None, _) => 1,
         (Some(_), 0) => WAVES,

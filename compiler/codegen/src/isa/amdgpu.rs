@@ -258,6 +258,13 @@ fn setup_kernel(l: &mut Lowering) {
     for (k, v) in attrs {
         f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
     }
+    if let Some(cap) = l.k.max_registers {
+        let v = cap.to_string();
+        f.add_attribute(
+            AttributeLoc::Function,
+            l.ctx.create_string_attribute("amdgpu-num-vgpr", &v),
+        );
+    }
 }
 
 fn wave64(l: &Lowering) -> bool {

@@ -263,7 +263,10 @@ fn setup_kernel(l: &mut Lowering) {
     // target of its own and spills (the GEMV: 4-8 bytes at 40-80 registers); without, it
     // allocates what the code needs. The runtime launches the static workgroup size and refuses a
     // kernel whose registers cannot hold it.
-    let entries = [("kernel", 1)];
+    let mut entries = vec![("kernel", 1)];
+    if let Some(cap) = l.k.max_registers {
+        entries.push(("maxnreg", cap));
+    }
     for (key, n) in entries {
         let node =
             l.ctx.metadata_node(&[fptr, l.ctx.metadata_string(key).into(), l.i32c(n).into()]);

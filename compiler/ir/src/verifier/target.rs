@@ -145,6 +145,17 @@ impl Verifier<'_> {
                 ),
             );
         }
+        if let Some(cap) = k.max_registers {
+            if cap == 0 || cap > t.max_vgprs {
+                self.report(
+                    Location::Kernel,
+                    format!(
+                        "max_registers on {t}: expected 1..={} (the most a lane may use), found {cap}",
+                        t.max_vgprs
+                    ),
+                );
+            }
+        }
         for (i, d) in &k.insts {
             if let Some(r) = op_requirement(&d.op).filter(|r| !r.met_by(t)) {
                 self.refuse_op(i, t, r);
