@@ -16,6 +16,12 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# gguf and NumPy: the outside references (bench/gemv_ref.py) quantize with ggml's Python package.
+if ! python3 -c 'import gguf, numpy' >/dev/null 2>&1; then
+    python3 -m pip install -q gguf numpy >/dev/null 2>&1 \
+        || { echo "setup: could not install gguf and numpy (pip); the outside references need them" >&2; exit 1; }
+fi
+
 # ptxas, so every PTX is assembled in the tests and `kiln build` reports NVIDIA registers.
 # Best effort: without it those checks say "not measured" / skip with a message.
 if ! command -v ptxas >/dev/null && [[ -z "${KILN_PTXAS:-}" ]]; then

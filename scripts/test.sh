@@ -26,6 +26,9 @@ pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
 ./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
 ./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64
+# The GEMV against an outside reference: ggml's formats by the PyPI package gguf, the product in
+# float64, every output within the bound the formats' arithmetic gives (bench/gemv_ref.py).
+python3 bench/gemv_ref.py --package "$pkg"
 
 # The op checks (specs/checks.ron: a small kernel an IR op or access form), every arch that has
 # the op, then parity against the interpreter at wave 32 and wave 64 on archs with a matrix unit.
