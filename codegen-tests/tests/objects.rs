@@ -10,26 +10,28 @@ use kiln_ir::{Kernel, Target, TARGETS};
 use std::process::Command;
 
 fn objects() -> Vec<(Kernel, &'static Target, CompiledObject)> {
-    let mut v = vec![];
+    use rayon::prelude::*;
+    let mut jobs: Vec<(Kernel, &'static Target)> = vec![];
     for t in TARGETS {
         for &w in t.wave_sizes {
-            for k in kernels::examples(w) {
-                let o = compile(&k, t, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
-                v.push((k, t, o));
-            }
+            jobs.extend(kernels::examples(w).into_iter().map(|k| (k, t)));
         }
         // Every library kernel (kiln-specs), every variant, at the target's own wave size: the
         // same gates, so no library kernel ships with scratch, spills or a wrong wave size.
         for f in kiln_specs::library() {
             for var in &f.variants {
-                let k = (var.build)(t, t.default_wave());
-                let o = compile(&k, t, &Options::default())
-                    .unwrap_or_else(|e| panic!("{}/{} on {}: {e}", f.name, var.name, t.name));
-                v.push((k, t, o));
+                jobs.push(((var.build)(t, t.default_wave()), t));
             }
         }
     }
-    v
+    // In parallel (the library is a few thousand objects over all archs).
+    jobs.into_par_iter()
+        .map(|(k, t)| {
+            let o = compile(&k, t, &Options::default())
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", k.name, t.name));
+            (k, t, o)
+        })
+        .collect()
 }
 
 fn objdump() -> Option<&'static str> {
