@@ -309,33 +309,15 @@ pub(crate) fn build_body(
             amax = b.max(amax, other);
             o /= 2;
         }
-        let c127 = b.f32(127.0);
-        let d = b.div(amax, c127);
-        let fzero = b.f32(0.0);
-        let fone = b.f32(1.0);
-        let nz = b.ne(d, fzero);
-        let inv = b.div(fone, d);
-        let id = b.select(nz, inv, fzero);
-        // q as the byte ggml stores (x86's float -> int conversion, then the low byte).
-        let limit = b.f32(2_147_483_648.0);
-        let int_min = b.i32(i32::MIN);
-        let mask = b.u32(0xff);
+        let (d, id) = scale_of(b, amax);
         let mut bytes = Vec::new();
         let mut sum = b.i32(0);
         for &v in &xs {
-            let p = b.mul(v, id);
-            let r = b.unary(kiln_ir::UnaryOp::Round, p);
-            let ar = b.abs(r);
-            let fits = b.lt(ar, limit);
-            let qi = b.convert(r, Type::I32);
-            let qi = b.select(fits, qi, int_min);
-            let q8 = b.convert(qi, Type::I8);
-            if format == Format::Q8_1 {
-                let q32 = b.convert(q8, Type::I32);
+            let (byte, q32) = quant_byte(b, v, id, format == Format::Q8_1);
+            if let Some(q32) = q32 {
                 sum = b.add(sum, q32);
             }
-            let qu = b.bitcast(qi, Type::U32);
-            bytes.push(b.and(qu, mask));
+            bytes.push(byte);
         }
         if format == Format::Q8_1 {
             let mut o = lanes / 2;
@@ -385,15 +367,7 @@ pub(crate) fn build_body(
                     }
                 };
                 b.if_then(is_head, |b| {
-                    let sf = b.convert(sum, Type::F32);
-                    let s = b.mul(sf, d);
-                    let s16 = b.convert(s, Type::F16);
-                    let s16 = b.bitcast(s16, Type::scalar(ScalarType::U16));
-                    let s32 = b.convert(s16, Type::U32);
-                    let d32 = b.convert(d16, Type::U32);
-                    let sixteen = b.u32(16);
-                    let s32 = b.shl(s32, sixteen);
-                    let ds = b.or(d32, s32);
+                    let ds = ds_word(b, d, d16, sum);
                     b.store(sbuf, sat, ds);
                 });
                 let quarter = b.u32(vals / 4);
@@ -414,4 +388,54 @@ pub(crate) fn build_body(
             (Format::Q8_0, Dest::Split { .. }) => unreachable!("checked above"),
         });
     });
+}
+
+/// `(d, id)` of a block from its `amax`: `d = amax / 127`, `id = d != 0 ? 1 / d : 0` (ggml's).
+pub(crate) fn scale_of(b: &mut KernelBuilder, amax: Value) -> (Value, Value) {
+    let c127 = b.f32(127.0);
+    let d = b.div(amax, c127);
+    let fzero = b.f32(0.0);
+    let fone = b.f32(1.0);
+    let nz = b.ne(d, fzero);
+    let inv = b.div(fone, d);
+    let id = b.select(nz, inv, fzero);
+    (d, id)
+}
+
+/// One value's quant as the byte ggml stores (`u32`, 0..=255: x86's float -> int conversion of
+/// `roundf(x * id)`, then the low byte), and with `signed_value` the quant as `i32` (for Q8_1's sum).
+pub(crate) fn quant_byte(
+    b: &mut KernelBuilder,
+    x: Value,
+    id: Value,
+    signed_value: bool,
+) -> (Value, Option<Value>) {
+    let limit = b.f32(2_147_483_648.0);
+    let int_min = b.i32(i32::MIN);
+    let mask = b.u32(0xff);
+    let p = b.mul(x, id);
+    let r = b.unary(kiln_ir::UnaryOp::Round, p);
+    let ar = b.abs(r);
+    let fits = b.lt(ar, limit);
+    let qi = b.convert(r, Type::I32);
+    let qi = b.select(fits, qi, int_min);
+    let q32 = signed_value.then(|| {
+        let q8 = b.convert(qi, Type::I8);
+        b.convert(q8, Type::I32)
+    });
+    let qu = b.bitcast(qi, Type::U32);
+    (b.and(qu, mask), q32)
+}
+
+/// Q8_1's scale word: `d` (as f16 bits `d16`) in the low half, `s = f16(f32(sum) * d)` in the high.
+pub(crate) fn ds_word(b: &mut KernelBuilder, d: Value, d16: Value, sum: Value) -> Value {
+    let sf = b.convert(sum, Type::F32);
+    let s = b.mul(sf, d);
+    let s16 = b.convert(s, Type::F16);
+    let s16 = b.bitcast(s16, Type::scalar(ScalarType::U16));
+    let s32 = b.convert(s16, Type::U32);
+    let d32 = b.convert(d16, Type::U32);
+    let sixteen = b.u32(16);
+    let s32 = b.shl(s32, sixteen);
+    b.or(d32, s32)
 }

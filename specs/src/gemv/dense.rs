@@ -18,10 +18,11 @@
 
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use crate::math::silu;
+use crate::quantize::{ds_word, quant_byte, scale_of};
 use kiln_ir::target::Family;
 use kiln_ir::{
-    Access, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target,
-    Type, Value,
+    Access, BarrierKind, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType,
+    ShapeExpr, Target, Type, Value,
 };
 
 /// What is done with the sums.
@@ -33,15 +34,29 @@ pub enum Epilogue {
     Residual,
     /// `y = silu(Wg x) * (Wu x)`: gate and up in one pass.
     Swiglu,
+    /// As [`Epilogue::Swiglu`], with `y` quantized to Q8_1 in the split layout (`yq`, `ys`) for
+    /// the next GEMV (the seeds' fused up path): bit for bit `quantize_q8_1s_f32` of the
+    /// SwiGLU output. A workgroup owns 32 rows (one block a token: 8 waves of 4 rows), so `n` is
+    /// a multiple of 32. Passes of 1 or 2 tokens (`p1`, `p2`): more would need more than the 128
+    /// VGPRs gfx906 allows a 512-lane workgroup (4 rows x 2 matrices x tokens accumulators).
+    SwigluQ8,
 }
 
 impl Epilogue {
+    /// Weight matrices a call reads (gate and up for the SwiGLU epilogues).
+    pub fn matrices(self) -> usize {
+        match self {
+            Epilogue::Plain | Epilogue::Residual => 1,
+            Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
+        }
+    }
     /// The suffix of the family name.
     pub fn suffix(self) -> &'static str {
         match self {
             Epilogue::Plain => "",
             Epilogue::Residual => "_res",
             Epilogue::Swiglu => "_swiglu",
+            Epilogue::SwigluQ8 => "_swiglu_q8_1s",
         }
     }
 }
@@ -76,12 +91,7 @@ impl Gemv {
     }
     fn unroll_of(&self) -> u32 {
         match self.unroll {
-            0 if self.layout == Layout::Repacked
-                && self.epi != Epilogue::Swiglu
-                && self.rows == 1 =>
-            {
-                2
-            }
+            0 if self.layout == Layout::Repacked && self.epi.matrices() == 1 && self.rows == 1 => 2,
             0 => 1,
             u => u,
         }
@@ -100,12 +110,33 @@ pub fn family_name(wt: WType, layout: Layout, epi: Epilogue) -> String {
     format!("gemv_{}{l}{}", wt.name(), epi.suffix())
 }
 
+/// Where the results go.
+#[derive(Clone, Copy)]
+pub(crate) enum Out {
+    /// f32 `y`.
+    F32(Param),
+    /// Q8_1 split `yq`, `ys`, through `lds` (a pass's 32 rows x tokens).
+    Q8 {
+        /// Quants.
+        q: Param,
+        /// Scales.
+        s: Param,
+        /// The pass's outputs before quantizing.
+        lds: kiln_ir::LdsSlot,
+    },
+}
+
+/// Rows a workgroup of the quantizing epilogue: one Q8 block of outputs.
+pub const Q8_ROWS: u32 = QK;
+/// Rows a wave of the quantizing epilogue (8 waves a workgroup).
+pub const Q8_WAVE_ROWS: u32 = 4;
+
 /// The declared parameters.
 pub(crate) struct Params {
     pub weights: Vec<Weights>,
     pub acts: Acts,
     pub res: Option<Param>,
-    pub y: Param,
+    pub out: Out,
     pub n: Param,
     pub k: Param,
     pub t: Param,
@@ -121,7 +152,7 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
     b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
     b.scalar_rule(t, ScalarRule::AtLeast(1));
     let weights = match g.epi {
-        Epilogue::Swiglu => vec![
+        Epilogue::Swiglu | Epilogue::SwigluQ8 => vec![
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
             Weights::declare(b, "up_w", g.wt, g.layout, &[n], k),
         ],
@@ -136,11 +167,26 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             b.set_buffer_len(r, ShapeExpr::scaled(&[t, n], 1, 1));
             Some(r)
         }
-        Epilogue::Plain | Epilogue::Swiglu => None,
+        Epilogue::Plain | Epilogue::Swiglu | Epilogue::SwigluQ8 => None,
     };
-    let y = b.buffer("y", ScalarType::F32, Access::Write);
-    b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
-    Params { weights, acts, res, y, n, k, t }
+    let out = match g.epi {
+        Epilogue::SwigluQ8 => {
+            b.scalar_rule(n, ScalarRule::MultipleOf(QK as u64));
+            let q = b.buffer("yq", ScalarType::U8, Access::Write);
+            b.set_buffer_len(q, ShapeExpr::scaled(&[t, n], 1, 1));
+            let s = b.buffer("ys", ScalarType::U32, Access::Write);
+            b.set_buffer_len(s, ShapeExpr::scaled(&[t, n], 1, QK as u64));
+            let per = g.tokens.unwrap_or(1);
+            let lds = b.lds("y_pass", ScalarType::F32, per * Q8_ROWS);
+            Out::Q8 { q, s, lds }
+        }
+        Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu => {
+            let y = b.buffer("y", ScalarType::F32, Access::Write);
+            b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
+            Out::F32(y)
+        }
+    };
+    Params { weights, acts, res, out, n, k, t }
 }
 
 /// The epilogue of one output: `sums` has one value a matrix.
@@ -153,11 +199,111 @@ pub(crate) fn finish(
     match epi {
         Epilogue::Plain => sums[0],
         Epilogue::Residual => b.add(res.expect("a residual"), sums[0]),
-        Epilogue::Swiglu => {
+        Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             let s = silu(b, sums[0]);
             b.mul(s, sums[1])
         }
     }
+}
+
+/// Where one output goes: `y`, or the pass's LDS tile (token `j` of the pass, row `local_row`
+/// of the workgroup) for the quantizing epilogue.
+fn emit(
+    b: &mut KernelBuilder,
+    out: Out,
+    n: Value,
+    tok: Value,
+    row: Value,
+    j: Value,
+    local_row: Value,
+    v: Value,
+) {
+    match out {
+        Out::F32(y) => {
+            let i = b.mul(tok, n);
+            let i = b.add(i, row);
+            b.store(y, i, v);
+        }
+        Out::Q8 { lds, .. } => {
+            let c = b.u32(Q8_ROWS);
+            let i = b.mul(j, c);
+            let i = b.add(i, local_row);
+            b.store(lds, i, v);
+        }
+    }
+}
+
+/// The quantizing epilogue of a pass: wave 0 turns the pass's `per` tokens x 32 rows in LDS
+/// into Q8_1 blocks (lanes `32i..32i+32` one token), with `quantize_q8_1s_f32`'s arithmetic.
+#[allow(clippy::too_many_arguments)]
+fn quantize_pass(
+    b: &mut KernelBuilder,
+    out: Out,
+    wave: u32,
+    per: u32,
+    n: Value,
+    t: Value,
+    tok0: Value,
+    wg: Value,
+) {
+    let Out::Q8 { q, s, lds } = out else { return };
+    b.barrier(BarrierKind::Lds);
+    let wave_id = b.wave();
+    let zero = b.u32(0);
+    let first = b.eq(wave_id, zero);
+    b.if_then(first, |b| {
+        let lane = b.lane();
+        let c32 = b.u32(QK);
+        let sub = b.div(lane, c32);
+        let r = b.rem(lane, c32);
+        let halves = wave / QK;
+        for j0 in (0..per).step_by(halves as usize) {
+            let j0v = b.u32(j0);
+            let j = b.add(j0v, sub);
+            let last = b.u32(per - 1);
+            let jc = b.min(j, last);
+            let i = b.mul(jc, c32);
+            let i = b.add(i, r);
+            let v = b.load(lds, i, Type::F32);
+            let mut amax = b.abs(v);
+            for o in [16, 8, 4, 2, 1] {
+                let other = b.shuffle_xor(amax, o);
+                amax = b.max(amax, other);
+            }
+            let (d, id) = scale_of(b, amax);
+            let (byte, q32) = quant_byte(b, v, id, true);
+            let mut sum = q32.expect("asked for the signed value");
+            for o in [16, 8, 4, 2, 1] {
+                let other = b.shuffle_xor(sum, o);
+                sum = b.add(sum, other);
+            }
+            let d16 = b.convert(d, Type::F16);
+            let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+            let ds = ds_word(b, d, d16, sum);
+            let tok = b.add(tok0, j);
+            let perv = b.u32(per);
+            let in_pass = b.lt(j, perv);
+            let in_t = b.lt(tok, t);
+            let ok = b.and(in_pass, in_t);
+            b.if_then(ok, |b| {
+                let row0 = b.mul(wg, c32);
+                let at = b.mul(tok, n);
+                let at = b.add(at, row0);
+                let at = b.add(at, r);
+                let q8 = b.convert(byte, Type::scalar(ScalarType::U8));
+                b.store(q, at, q8);
+                let head = b.eq(r, zero);
+                b.if_then(head, |b| {
+                    let blocks = b.div(n, c32);
+                    let at = b.mul(tok, blocks);
+                    let at = b.add(at, wg);
+                    b.store(s, at, ds);
+                });
+            });
+        }
+    });
+    // The next pass writes the tile again.
+    b.barrier(BarrierKind::Lds);
 }
 
 /// The variant name: `baseline`, `pN` (one row a wave) or `pNrR`.
@@ -193,12 +339,13 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     if let (Epilogue::Swiglu, Some(t @ 1..=6), true) = (g.epi, g.tokens, rdna) {
         b.max_registers(SEED_SWIGLU_VGPRS[t as usize - 1]);
     }
-    let waves = match (g.tokens, g.waves) {
-        (None, _) => 1,
-        (Some(_), 0) => WAVES,
-        (Some(_), w) => w,
+    let (waves, rows) = match (g.epi, g.tokens, g.waves) {
+        // 32 rows a workgroup: one Q8 block of outputs a token.
+        (Epilogue::SwigluQ8, _, _) => (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS),
+        (_, None, _) => (1, 1),
+        (_, Some(_), 0) => (WAVES, g.rows),
+        (_, Some(_), w) => (w, g.rows),
     };
-    let rows = if g.tokens.is_some() { g.rows } else { 1 };
     b.workgroup_size([waves * wave, 1, 1]);
     b.const_param("waves", waves as i64);
     b.const_param("rows_per_wave", rows as i64);
@@ -295,11 +442,10 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let out = finish(b, g.epi, &sums, res);
                     let first = b.eq(lane, zero);
                     let ok = b.and(first, valid);
-                    b.if_then(ok, |b| {
-                        let i = b.mul(tok0, n);
-                        let i = b.add(i, row);
-                        b.store(p.y, i, out);
-                    });
+                    let rl = b.u32(r as u32);
+                    let local_row = b.mul(wave_id, rv);
+                    let local_row = b.add(local_row, rl);
+                    b.if_then(ok, |b| emit(b, p.out, n, tok0, row, zero, local_row, out));
                 }
                 Some(per) => {
                     let pp = per.next_power_of_two();
@@ -319,18 +465,30 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let in_pass = b.lt(j, perv);
                     let in_t = b.lt(tok, t);
                     let ok = b.and(is_head, in_pass);
-                    let ok = b.and(ok, in_t);
+                    // The quantizing epilogue fills its whole tile (tokens past `t` too: their
+                    // sums are of clamped activations and never stored), so every LDS word it
+                    // reads was written.
+                    let ok = match p.out {
+                        Out::F32(_) => b.and(ok, in_t),
+                        Out::Q8 { .. } => ok,
+                    };
                     let ok = b.and(ok, valid);
+                    let rl = b.u32(r as u32);
+                    let local_row = b.mul(wave_id, rv);
+                    let local_row = b.add(local_row, rl);
                     b.if_then(ok, |b| {
-                        let i = b.mul(tok, n);
-                        let i = b.add(i, row);
-                        let res = p.res.map(|rp| b.load(rp, i, Type::F32));
+                        let res = p.res.map(|rp| {
+                            let i = b.mul(tok, n);
+                            let i = b.add(i, row);
+                            b.load(rp, i, Type::F32)
+                        });
                         let out = finish(b, g.epi, &sums, res);
-                        b.store(p.y, i, out);
+                        emit(b, p.out, n, tok, row, j, local_row, out);
                     });
                 }
             }
         }
+        quantize_pass(b, p.out, wave, per, n, t, tok0, wg);
         vec![]
     });
     b.finish()

@@ -70,7 +70,7 @@ macro_rules! dense_family {
 
 /// The families of this module.
 pub fn specs() -> Vec<KernelSpec> {
-    use Epilogue::{Plain, Residual, Swiglu};
+    use Epilogue::{Plain, Residual, Swiglu, SwigluQ8};
     use Layout::{Ggml, Repacked};
     use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
     let mut v = vec![
@@ -219,6 +219,22 @@ pub fn specs() -> Vec<KernelSpec> {
             Bench::Cases(|| bench("gemv_q4_0_rp_swiglu"))
         ),
     ];
+    v.push(dense_family!(
+        "gemv_q8_0_rp_swiglu_q8_1s",
+        Q8_0,
+        Repacked,
+        SwigluQ8,
+        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        Bench::Cases(|| bench("gemv_q8_0_rp_swiglu_q8_1s"))
+    ));
+    v.push(dense_family!(
+        "gemv_q4_0_rp_swiglu_q8_1s",
+        Q4_0,
+        Repacked,
+        SwigluQ8,
+        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
+    ));
     // The seeds' fused tsum GEMV-up kernel used 45/59/68/77/86/95 VGPRs on gfx1201 for T = 1..6
     // (gfx1100 has the same register file): the fused variants must be at or under, with no
     // scratch and no spills.
@@ -345,7 +361,7 @@ pub(crate) fn dense_inputs(
 ) -> Vec<(String, ScalarType, Vec<u8>)> {
     let mut inputs = vec![];
     let prefixes: &[&str] = match epi {
-        Epilogue::Swiglu => &["gate_w", "up_w"],
+        Epilogue::Swiglu | Epilogue::SwigluQ8 => &["gate_w", "up_w"],
         Epilogue::Plain | Epilogue::Residual => &["w"],
     };
     for p in prefixes {
@@ -397,6 +413,10 @@ fn dense_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilo
     if large {
         shapes.extend([(4097, 4096, 1), (1000, 4096, 8)]);
     }
+    if epi == Epilogue::SwigluQ8 {
+        // A workgroup quantizes 32 rows: n is a multiple of 32 (refused otherwise).
+        shapes.iter_mut().for_each(|s| s.0 = s.0.div_ceil(32) * 32);
+    }
     shapes
         .into_iter()
         .map(|(n, k, t)| Case {
@@ -409,11 +429,12 @@ fn dense_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilo
 
 /// The bytes one call of a dense family reads and writes at least.
 pub fn dense_bytes(wt: WType, epi: Epilogue, n: u64, k: u64, t: u64) -> u64 {
-    let mats = if epi == Epilogue::Swiglu { 2 } else { 1 };
+    let mats = epi.matrices() as u64;
     let w = n * k / QK as u64 * wt.block_bytes() * mats;
     let x = if wt.is_quant() { t * k + t * k / QK as u64 * 4 } else { t * k * 4 };
     let res = if epi == Epilogue::Residual { t * n * 4 } else { 0 };
-    w + x + res + t * n * 4
+    let out = if epi == Epilogue::SwigluQ8 { t * n + t * n / QK as u64 * 4 } else { t * n * 4 };
+    w + x + res + out
 }
 
 /// The inputs of a dense bench case (element counts).
@@ -427,7 +448,9 @@ fn bench_inputs(
 ) -> Vec<(&'static str, ScalarType, usize)> {
     let mut v = vec![];
     let names: &[(&'static str, &'static str, &'static str)] = match epi {
-        Epilogue::Swiglu => &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")],
+        Epilogue::Swiglu | Epilogue::SwigluQ8 => {
+            &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
+        }
         Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
     };
     let blocks = n * k / QK as usize;
@@ -500,6 +523,15 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_swiglu_n14336_t1", Q8_0, Repacked, Swiglu, 14336, 4096, 1),
             case("gemv_q8_0_rp_swiglu_n14336_t4", Q8_0, Repacked, Swiglu, 14336, 4096, 4),
         ],
+        "gemv_q8_0_rp_swiglu_q8_1s" => vec![case(
+            "gemv_q8_0_rp_swiglu_q8_1s_n14336_t1",
+            Q8_0,
+            Repacked,
+            Epilogue::SwigluQ8,
+            14336,
+            4096,
+            1,
+        )],
         "gemv_q4_0_rp_swiglu" => {
             vec![case("gemv_q4_0_rp_swiglu_n14336_t1", Q4_0, Repacked, Swiglu, 14336, 4096, 1)]
         }

@@ -218,3 +218,37 @@ fn dense_variant_names_match_their_shapes() {
         }
     }
 }
+
+/// The quantizing gate/up kernel gives, bit for bit, `quantize_q8_1s_f32` of the plain fused
+/// kernel's `y`, for every variant, at both wave sizes (tokens past a pass, t = 1..8).
+#[test]
+fn the_quantizing_swiglu_equals_swiglu_then_quantize() {
+    let mut rng = rng_for("gemv-swiglu-q8", std::process::id() as u64);
+    for wave in [32, 64] {
+        let tg = target(wave);
+        for (n, k, t) in [(64, 32 * 9, 5), (32, 64, 8), (96, 128, 1)] {
+            let inputs = dense_inputs(
+                &mut rng,
+                WType::Q8_0,
+                Layout::Repacked,
+                dense::Epilogue::Swiglu,
+                (n, k, t),
+            );
+            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+            let y =
+                run(&(fam("gemv_q8_0_rp_swiglu").baseline().build)(tg, wave), &inputs, &scalars)
+                    ["y"]
+                    .clone();
+            let qs = run(
+                &quantize_split(tg, wave, false),
+                &[("x".to_string(), ScalarType::F32, y)],
+                &[u32s("n", (t * n) as u32)],
+            );
+            for v in &fam("gemv_q8_0_rp_swiglu_q8_1s").variants {
+                let got = run(&(v.build)(tg, wave), &inputs, &scalars);
+                assert_eq!(got["yq"], qs["xq"], "{} quants, wave {wave}, n={n} t={t}", v.name);
+                assert_eq!(got["ys"], qs["xs"], "{} scales, wave {wave}, n={n} t={t}", v.name);
+            }
+        }
+    }
+}
