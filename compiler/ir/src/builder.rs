@@ -640,6 +640,15 @@ impl KernelBuilder {
         self.push1(Op::MakeVector { ty, elems }, ty)
     }
 
+    /// A fragment of operand `role` of `kind` from this lane's elements (in the lane map's element
+    /// order, [`crate::matrix::MmaShape::coord`]): for operands loaded some other way than
+    /// [`Self::frag_load`] (wide loads of consecutive elements).
+    pub fn fragment_of(&mut self, kind: MmaKind, role: FragmentRole, elems: &[Value]) -> Value {
+        let ty = Type::fragment(kind, role);
+        assert_eq!(elems.len(), ty.lanes as usize, "fragment_of: one value an element");
+        self.push1(Op::MakeVector { ty, elems: elems.iter().copied().collect() }, ty)
+    }
+
     /// The lane's part of element `e`'s index, `base + row * rs + col * cs`, from the affine lane
     /// maps ([`crate::matrix::MmaShape::affine`]); `fields` are `t`, `q`, `h` of the lane.
     fn fragment_index(

@@ -16,6 +16,7 @@
 pub mod dense;
 pub mod format;
 pub mod host;
+pub mod k4;
 pub mod moe;
 pub mod repack;
 
@@ -219,6 +220,25 @@ pub fn specs() -> Vec<KernelSpec> {
             Bench::Cases(|| bench("gemv_q4_0_rp_swiglu"))
         ),
     ];
+    v.push(KernelSpec {
+        name: "gemv_q8_0_rp_k4",
+        variants: vec![
+            VariantSpec {
+                name: "baseline",
+                build: |t, w| k4::build(t, w, false),
+                admit: Admission::default(),
+            },
+            VariantSpec {
+                name: "mma",
+                build: |t, w| k4::build(t, w, true),
+                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
+            },
+        ],
+        parity: Parity::Buffers(k4_cases),
+        bench: Bench::Cases(|| bench("gemv_q8_0_rp_k4")),
+        archs: None,
+        budgets: vec![],
+    });
     v.push(dense_family!(
         "gemv_q8_0_rp_swiglu_q8_1s",
         Q8_0,
@@ -316,6 +336,11 @@ pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
         by_wave,
     );
     b.finish()
+}
+
+/// `gemv_q8_0_rp_k4`'s cases: the dense ones with `t <= 8`, and `n` not a multiple of the MMA rows.
+fn k4_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+    dense_cases(rng, large, WType::Q8_0, Layout::Repacked, Epilogue::Plain)
 }
 
 fn quantize_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
@@ -522,6 +547,12 @@ fn bench(family: &str) -> Vec<BenchCase> {
         "gemv_q8_0_rp_swiglu" => vec![
             case("gemv_q8_0_rp_swiglu_n14336_t1", Q8_0, Repacked, Swiglu, 14336, 4096, 1),
             case("gemv_q8_0_rp_swiglu_n14336_t4", Q8_0, Repacked, Swiglu, 14336, 4096, 4),
+        ],
+        "gemv_q8_0_rp_k4" => vec![
+            case("gemv_q8_0_rp_k4_n14336_t1", Q8_0, Repacked, Plain, 14336, 4096, 1),
+            case("gemv_q8_0_rp_k4_n14336_t4", Q8_0, Repacked, Plain, 14336, 4096, 4),
+            case("gemv_q8_0_rp_k4_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
+            case("gemv_q8_0_rp_k4_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
         ],
         "gemv_q8_0_rp_swiglu_q8_1s" => vec![case(
             "gemv_q8_0_rp_swiglu_q8_1s_n14336_t1",

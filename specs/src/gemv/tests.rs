@@ -252,3 +252,47 @@ fn the_quantizing_swiglu_equals_swiglu_then_quantize() {
         }
     }
 }
+
+/// Every 8-bit MMA shape's A and B lane maps come in runs of four consecutive elements along K
+/// (what the `gemv_q8_0_rp_k4` `mma` variant's 32-bit fragment loads rely on).
+#[test]
+fn every_int8_lane_map_has_runs_of_four_along_k() {
+    use kiln_ir::matrix::{FragmentRole, MmaKind};
+    for kind in MmaKind::all().into_iter().filter(|k| k.a() != ScalarType::F16) {
+        assert!(k4::runs_of_four(kind, FragmentRole::A), "{kind:?} A");
+        assert!(k4::runs_of_four(kind, FragmentRole::B), "{kind:?} B");
+    }
+}
+
+/// `gemv_q8_0_rp_k4`'s `mma` variant equals its baseline bit for bit on the interpreter, on every
+/// arch with an 8-bit matrix shape (WMMA gfx11 / gfx12, MFMA gfx90a / gfx942, mma.sync sm_75 /
+/// sm_80+), for t = 1..8 and rows that do not fill the last tile.
+#[test]
+fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
+    let mut rng = rng_for("gemv-k4", std::process::id() as u64);
+    let f = fam("gemv_q8_0_rp_k4");
+    let archs = k4::mma_archs();
+    assert!(archs.len() >= 9, "{archs:?}");
+    for arch in &archs {
+        let tg = Target::by_name(arch).unwrap();
+        let wave = tg.default_wave();
+        for (n, k, t) in [(37, 32 * 9, 8), (19, 32 * 5, 3), (5, 32, 1)] {
+            let inputs = dense_inputs(
+                &mut rng,
+                WType::Q8_0,
+                Layout::Repacked,
+                dense::Epilogue::Plain,
+                (n, k, t),
+            );
+            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+            let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
+            let mma = run(&(f.variant("mma").unwrap().build)(tg, wave), &inputs, &scalars);
+            assert_eq!(base["y"], mma["y"], "{arch} n={n} k={k} t={t}");
+            let k_name = (f.variant("mma").unwrap().build)(tg, wave)
+                .insts
+                .values()
+                .any(|d| matches!(d.op, kiln_ir::Op::Mma { .. }));
+            assert!(k_name, "{arch}: the mma variant issues no mma");
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! `gemv_q8_0_rp_k4`: the Q8_0 GEMV for 1..=8 tokens on the matrix units (integer MMA), with
+//! its own f32 order, chosen so that an MMA tile and a plain lane can both keep it.
+//!
+//! The order (every variant of this family): for each output `(row, token)`, block `b` of the
+//! `k / 32` goes to slot `b mod 4`; a slot adds its blocks in increasing `b` with the dense
+//! family's block term `fma(dw * da, f32(sumi), acc)` from `+0.0`; the four slots are added as
+//! `(s0 + s1) + (s2 + s3)`. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the two
+//! families differ in the last bits; within this one, every variant is bit for bit the same.
+//!
+//! Variants:
+//! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
+//! - `mma`: a workgroup of four waves owns `m` rows (the MMA shape's); wave `w` is slot `w`. Per
+//!   block, the weights of `m` rows and the activations of the tokens (padded to the shape's `n`)
+//!   are loaded as 32-bit words straight into fragments (each lane's elements come in runs of four
+//!   consecutive bytes in every shape's lane map), the exact integer `sumi` of every (row, token)
+//!   comes from the integer MMA (one or two a block: `k` is 32 or 16), then each lane applies the
+//!   block term to its accumulator elements. The slot partials meet in LDS. On archs without an
+//!   8-bit matrix shape (gfx906, gfx1030) the variant is the baseline's code, and it is not
+//!   routed there.
+//!
+//! ABI as `gemv_q8_0_rp` (`wq`, `ws`, `xq`, `xs`, `y`, `n`, `k`, `t`), with `t <= 8`.
+
+use super::format::{halves, WType, QK};
+use crate::mma::kind_for;
+use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
+use kiln_ir::{
+    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ScalarRule,
+    ScalarType, ShapeExpr, Target, Type, Value,
+};
+
+/// K slots.
+pub const SLOTS: u32 = 4;
+/// Tokens a call at most.
+pub const MAX_T: u32 = 8;
+/// Rows a workgroup of the baseline (times 8 tokens times 4 slots = 128 lanes).
+const BASE_ROWS: u32 = 4;
+
+struct Params {
+    wq: Param,
+    ws: Param,
+    xq: Param,
+    xs: Param,
+    y: Param,
+    n: Param,
+    k: Param,
+    t: Param,
+}
+
+fn declare(b: &mut KernelBuilder) -> Params {
+    let n = b.scalar_param("n", ScalarType::U32);
+    let k = b.scalar_param("k", ScalarType::U32);
+    let t = b.scalar_param("t", ScalarType::U32);
+    b.scalar_rule(n, ScalarRule::AtLeast(1));
+    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
+    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
+    b.scalar_rule(t, ScalarRule::AtLeast(1));
+    b.scalar_rule(t, ScalarRule::AtMost(MAX_T as u64));
+    let wt = WType::Q8_0;
+    let wq = b.buffer("wq", ScalarType::U8, Access::Read);
+    b.set_buffer_len(wq, ShapeExpr::scaled(&[n, k], 1, 1));
+    let ws = b.buffer("ws", wt.scale_type(), Access::Read);
+    b.set_buffer_len(ws, ShapeExpr::scaled(&[n, k], 1, QK as u64));
+    let xq = b.buffer("xq", ScalarType::U8, Access::Read);
+    b.set_buffer_len(xq, ShapeExpr::scaled(&[t, k], 1, 1));
+    let xs = b.buffer("xs", ScalarType::U32, Access::Read);
+    b.set_buffer_len(xs, ShapeExpr::scaled(&[t, k], 1, QK as u64));
+    let y = b.buffer("y", ScalarType::F32, Access::Write);
+    b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
+    Params { wq, ws, xq, xs, y, n, k, t }
+}
+
+/// f16 bits (`u16`) to f32.
+fn f16_to_f32(b: &mut KernelBuilder, bits: Value) -> Value {
+    let h = b.bitcast(bits, Type::F16);
+    b.convert(h, Type::F32)
+}
+
+/// The block term: `fma(dw * da, f32(sumi), acc)`.
+fn term(b: &mut KernelBuilder, dw: Value, da: Value, sumi: Value, acc: Value) -> Value {
+    let fs = b.convert(sumi, Type::F32);
+    let dd = b.mul(dw, da);
+    b.fma(dd, fs, acc)
+}
+
+/// Builds `gemv_q8_0_rp_k4`'s baseline (`mma == false`) or its `mma` variant.
+pub fn build(t: &Target, wave: u32, mma: bool) -> Kernel {
+    let kind = if mma { kind_for(t, MmaInputs::Int8) } else { None };
+    let kind = kind.filter(|k| k.shape().wave_size() == wave);
+    let name = if mma { "gemv_q8_0_rp_k4_mma" } else { "gemv_q8_0_rp_k4_baseline" };
+    let mut b = KernelBuilder::new(name, wave);
+    let p = declare(&mut b);
+    match kind {
+        Some(kind) => body_mma(&mut b, &p, wave, kind),
+        None => body_lanes(&mut b, &p),
+    }
+    b.finish()
+}
+
+/// A lane per (row, token, slot): 4 rows x 8 tokens x 4 slots a workgroup.
+fn body_lanes(b: &mut KernelBuilder, p: &Params) {
+    let lanes = BASE_ROWS * MAX_T * SLOTS;
+    b.workgroup_size([lanes, 1, 1]);
+    b.const_param("rows", BASE_ROWS as i64);
+    b.grid([
+        ShapeExpr::scaled(&[p.n], 1, BASE_ROWS as u64),
+        ShapeExpr::constant(1),
+        ShapeExpr::constant(1),
+    ]);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let t = b.arg(p.t);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let local = b.local_id();
+    let slots = b.u32(SLOTS);
+    let slot = b.rem(local, slots);
+    let pair = b.div(local, slots);
+    let tokens = b.u32(MAX_T);
+    let tok = b.rem(pair, tokens);
+    let rloc = b.div(pair, tokens);
+    let wg = b.workgroup_id(Dim::X);
+    let rows = b.u32(BASE_ROWS);
+    let row0 = b.mul(wg, rows);
+    let row = b.add(row0, rloc);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let row_c = b.min(row, last);
+    let tl = b.sub(t, one);
+    let tok_c = b.min(tok, tl);
+    let row64 = b.convert(row_c, Type::U64);
+    let nb64 = b.convert(nb, Type::U64);
+    let wrow = b.mul(row64, nb64);
+    let abase = b.mul(tok_c, nb);
+    let fz = b.f32(0.0);
+    let acc = b.for_range(slot, nb, slots, 1, &[fz], |b, blk, acc| {
+        let blk64 = b.convert(blk, Type::U64);
+        let wb = b.add(wrow, blk64);
+        let c32 = b.u64(32);
+        let wat = b.mul(wb, c32);
+        let ab = b.add(abase, blk);
+        let aat = b.mul(ab, qk);
+        let mut sumi = b.i32(0);
+        for i in 0..8u64 {
+            let off = b.u64(4 * i);
+            let a = b.add(wat, off);
+            let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
+            let off = b.u32(4 * i as u32);
+            let a = b.add(aat, off);
+            let x = b.load_with(p.xq, a, Type::U32, IndexUnit::Byte, Some(4));
+            sumi = b.dot(DotOp::I8, w, x, sumi);
+        }
+        let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
+        let dw = f16_to_f32(b, dwb);
+        let ds = b.load(p.xs, ab, Type::U32);
+        let (da, _) = halves(b, ds);
+        vec![term(b, dw, da, sumi, acc[0])]
+    })[0];
+    // (s0 + s1) + (s2 + s3): lanes 4i..4i+4 are the slots of one output.
+    let o1 = b.shuffle_xor(acc, 1);
+    let s = b.add(acc, o1);
+    let o2 = b.shuffle_xor(s, 2);
+    let s = b.add(s, o2);
+    let zero = b.u32(0);
+    let head = b.eq(slot, zero);
+    let in_t = b.lt(tok, t);
+    let in_n = b.lt(row, n);
+    let ok = b.and(head, in_t);
+    let ok = b.and(ok, in_n);
+    b.if_then(ok, |b| {
+        let i = b.mul(tok, n);
+        let i = b.add(i, row);
+        b.store(p.y, i, s);
+    });
+}
+
+/// The lane's `(row, col)` of element `e` of `role`, from the affine lane map.
+fn coord(
+    b: &mut KernelBuilder,
+    kind: MmaKind,
+    role: FragmentRole,
+    e: u32,
+    fields: [Value; 3],
+) -> (Value, Value) {
+    let fit = kind.shape().affine(role, e).expect("every lane map is affine (tested)");
+    let mut eval = |c: [u32; 4]| {
+        let mut v = b.u32(c[0]);
+        for (f, &m) in fields.iter().zip(&c[1..]) {
+            if m != 0 {
+                let mm = b.u32(m);
+                let term = b.mul(*f, mm);
+                v = b.add(v, term);
+            }
+        }
+        v
+    };
+    let row = eval(fit.row);
+    (row, eval(fit.col))
+}
+
+/// Runs of four consecutive elements along K in `role`'s lane map (A: same row, columns `k..k+4`;
+/// B: same column, rows `k..k+4`) at every lane: what lets a 32-bit load fill four elements.
+pub fn runs_of_four(kind: MmaKind, role: FragmentRole) -> bool {
+    let shape = kind.shape();
+    let per = shape.elements_per_lane(role);
+    per % 4 == 0
+        && (0..shape.wave_size()).all(|lane| {
+            (0..per).step_by(4).all(|e0| {
+                let (r0, c0) = shape.coord(role, lane, e0).expect("in range");
+                (1..4).all(|d| {
+                    let (r, c) = shape.coord(role, lane, e0 + d).expect("in range");
+                    match role {
+                        FragmentRole::A => r == r0 && c == c0 + d,
+                        FragmentRole::B => c == c0 && r == r0 + d,
+                        FragmentRole::C => false,
+                    }
+                })
+            })
+        })
+}
+
+/// Four signed bytes of a `u32` word, low first.
+fn bytes_of(b: &mut KernelBuilder, w: Value) -> [Value; 4] {
+    let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
+    [0u8, 1, 2, 3].map(|i| b.extract(v, i))
+}
+
+/// Four waves own `m` rows; wave `w` takes the blocks of slot `w`.
+fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
+    assert!(
+        runs_of_four(kind, FragmentRole::A) && runs_of_four(kind, FragmentRole::B),
+        "{kind:?}: the lane map has no runs of four along K"
+    );
+    let (m, nt, kk) = kind.shape().mnk();
+    assert!(nt >= MAX_T && QK % kk == 0, "{kind:?}: shape {m}x{nt}x{kk}");
+    b.workgroup_size([SLOTS * wave, 1, 1]);
+    b.const_param("rows", m as i64);
+    b.const_param("tokens", nt as i64);
+    b.grid([
+        ShapeExpr::scaled(&[p.n], 1, m as u64),
+        ShapeExpr::constant(1),
+        ShapeExpr::constant(1),
+    ]);
+    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * m * nt);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let t = b.arg(p.t);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let wg = b.workgroup_id(Dim::X);
+    let mv = b.u32(m);
+    let row0 = b.mul(wg, mv);
+    let slot = b.wave();
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let tl = b.sub(t, one);
+    let lane = b.lane();
+    let fields = {
+        let (three, two, four) = (b.u32(3), b.u32(2), b.u32(4));
+        let tt = b.and(lane, three);
+        let q = b.shr(lane, two);
+        let q = b.and(q, three);
+        let h = b.shr(lane, four);
+        [tt, q, h]
+    };
+    let nb64 = b.convert(nb, Type::U64);
+    // Per word of A: the byte of block 0 of its row (u64) and its column within the block; per
+    // word of B: its token's first quant and its row within the block.
+    let per_a = kind.shape().elements_per_lane(FragmentRole::A);
+    let per_b = kind.shape().elements_per_lane(FragmentRole::B);
+    let a_words: Vec<(Value, Value)> = (0..per_a)
+        .step_by(4)
+        .map(|e| {
+            let (r, c) = coord(b, kind, FragmentRole::A, e, fields);
+            let row = b.add(row0, r);
+            let row = b.min(row, last);
+            let row64 = b.convert(row, Type::U64);
+            let base = b.mul(row64, nb64);
+            let c32 = b.u64(32);
+            let base = b.mul(base, c32);
+            (base, c)
+        })
+        .collect();
+    let b_words: Vec<(Value, Value)> = (0..per_b)
+        .step_by(4)
+        .map(|e| {
+            let (r, c) = coord(b, kind, FragmentRole::B, e, fields);
+            let tok = b.min(c, tl);
+            let base = b.mul(tok, k);
+            (base, r)
+        })
+        .collect();
+    let per_c = kind.shape().elements_per_lane(FragmentRole::C);
+    // Per C element: its row's first scale (u64), its token's first scale, and (row, token).
+    let c_elems: Vec<(Value, Value, Value, Value)> = (0..per_c)
+        .map(|e| {
+            let (r, c) = coord(b, kind, FragmentRole::C, e, fields);
+            let row = b.add(row0, r);
+            let row = b.min(row, last);
+            let row64 = b.convert(row, Type::U64);
+            let wbase = b.mul(row64, nb64);
+            let tok = b.min(c, tl);
+            let abase = b.mul(tok, nb);
+            (wbase, abase, r, c)
+        })
+        .collect();
+    let slots = b.u32(SLOTS);
+    let fz = b.f32(0.0);
+    let init = vec![fz; per_c as usize];
+    let iz = b.i32(0);
+    let accs = b.for_range(slot, nb, slots, 1, &init, |b, blk, acc| {
+        let blk64 = b.convert(blk, Type::U64);
+        let c32 = b.u64(32);
+        let wblk = b.mul(blk64, c32);
+        let ablk = b.mul(blk, qk);
+        let mut c = b.fragment_splat(kind, FragmentRole::C, iz);
+        for kc in 0..QK / kk {
+            let mut a_el = Vec::with_capacity(per_a as usize);
+            for &(base, col) in &a_words {
+                let at = b.add(base, wblk);
+                let off = b.u32(kc * kk);
+                let col = b.add(col, off);
+                let col64 = b.convert(col, Type::U64);
+                let at = b.add(at, col64);
+                let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
+                a_el.extend(bytes_of(b, w));
+            }
+            let mut b_el = Vec::with_capacity(per_b as usize);
+            for &(base, row) in &b_words {
+                let at = b.add(base, ablk);
+                let off = b.u32(kc * kk);
+                let row = b.add(row, off);
+                let at = b.add(at, row);
+                let w = b.load_with(p.xq, at, Type::U32, IndexUnit::Byte, Some(4));
+                b_el.extend(bytes_of(b, w));
+            }
+            let af = b.fragment_of(kind, FragmentRole::A, &a_el);
+            let bf = b.fragment_of(kind, FragmentRole::B, &b_el);
+            c = b.mma(kind, af, bf, c);
+        }
+        let mut next = Vec::with_capacity(acc.len());
+        for (e, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+            let wi = b.add(wbase, blk64);
+            let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
+            let dw = f16_to_f32(b, dwb);
+            let ai = b.add(abase, blk);
+            let ds = b.load(p.xs, ai, Type::U32);
+            let (da, _) = halves(b, ds);
+            let sumi = b.extract(c, e as u8);
+            next.push(term(b, dw, da, sumi, acc[e]));
+        }
+        next
+    });
+    // Slot partials to LDS: [slot][row][token].
+    let ntv = b.u32(nt);
+    for (e, &(_, _, r, c)) in c_elems.iter().enumerate() {
+        let i = b.mul(slot, mv);
+        let i = b.add(i, r);
+        let i = b.mul(i, ntv);
+        let i = b.add(i, c);
+        b.store(part, i, accs[e]);
+    }
+    b.barrier(BarrierKind::Lds);
+    let local = b.local_id();
+    let pairs = b.u32(m * nt);
+    let step = b.u32(SLOTS * wave);
+    b.for_range(local, pairs, step, 1, &[], |b, pi, _| {
+        let r = b.div(pi, ntv);
+        let tok = b.rem(pi, ntv);
+        let s: Vec<Value> = (0..SLOTS)
+            .map(|w| {
+                let off = b.u32(w * m * nt);
+                let i = b.add(pi, off);
+                b.load(part, i, Type::F32)
+            })
+            .collect();
+        let a = b.add(s[0], s[1]);
+        let c = b.add(s[2], s[3]);
+        let sum = b.add(a, c);
+        let row = b.add(row0, r);
+        let in_n = b.lt(row, n);
+        let in_t = b.lt(tok, t);
+        let ok = b.and(in_n, in_t);
+        b.if_then(ok, |b| {
+            let i = b.mul(tok, n);
+            let i = b.add(i, row);
+            b.store(p.y, i, sum);
+        });
+        vec![]
+    });
+}
+
+/// The archs the `mma` variant is routed on: those with an 8-bit matrix shape at their default
+/// wave size.
+pub fn mma_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| {
+            kind_for(t, MmaInputs::Int8).is_some_and(|k| k.shape().wave_size() == t.default_wave())
+        })
+        .map(|t| t.name.to_string())
+        .collect()
+}
