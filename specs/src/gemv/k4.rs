@@ -202,7 +202,7 @@ fn coord(
 pub fn runs_of_four(kind: MmaKind, role: FragmentRole) -> bool {
     let shape = kind.shape();
     let per = shape.elements_per_lane(role);
-    per % 4 == 0
+    per.is_multiple_of(4)
         && (0..shape.wave_size()).all(|lane| {
             (0..per).step_by(4).all(|e0| {
                 let (r0, c0) = shape.coord(role, lane, e0).expect("in range");
@@ -231,7 +231,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
         "{kind:?}: the lane map has no runs of four along K"
     );
     let (m, nt, kk) = kind.shape().mnk();
-    assert!(nt >= MAX_T && QK % kk == 0, "{kind:?}: shape {m}x{nt}x{kk}");
+    assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
     b.workgroup_size([SLOTS * wave, 1, 1]);
     b.const_param("rows", m as i64);
     b.const_param("tokens", nt as i64);
