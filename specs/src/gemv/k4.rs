@@ -82,15 +82,20 @@ fn term(b: &mut KernelBuilder, dw: Value, da: Value, sumi: Value, acc: Value) ->
     b.fma(dd, fs, acc)
 }
 
-/// Builds `gemv_q8_0_rp_k4`'s baseline (`mma == false`) or its `mma` variant.
-pub fn build(t: &Target, wave: u32, mma: bool) -> Kernel {
-    let kind = if mma { kind_for(t, MmaInputs::Int8) } else { None };
+/// Builds `gemv_q8_0_rp_k4`'s baseline (`tiles == 0`) or an `mma` variant with `tiles` row
+/// tiles of the shape's `m` rows a workgroup (the activation fragments shared by them).
+pub fn build(t: &Target, wave: u32, tiles: u32) -> Kernel {
+    let kind = if tiles > 0 { kind_for(t, MmaInputs::Int8) } else { None };
     let kind = kind.filter(|k| k.shape().wave_size() == wave);
-    let name = if mma { "gemv_q8_0_rp_k4_mma" } else { "gemv_q8_0_rp_k4_baseline" };
+    let name = match tiles {
+        0 => "gemv_q8_0_rp_k4_baseline".to_string(),
+        1 => "gemv_q8_0_rp_k4_mma".to_string(),
+        n => format!("gemv_q8_0_rp_k4_mma_t{n}"),
+    };
     let mut b = KernelBuilder::new(name, wave);
     let p = declare(&mut b);
     match kind {
-        Some(kind) => body_mma(&mut b, &p, wave, kind),
+        Some(kind) => body_mma(&mut b, &p, wave, kind, tiles),
         None => body_lanes(&mut b, &p),
     }
     b.finish()
@@ -224,31 +229,33 @@ fn bytes_of(b: &mut KernelBuilder, w: Value) -> [Value; 4] {
     [0u8, 1, 2, 3].map(|i| b.extract(v, i))
 }
 
-/// Four waves own `m` rows; wave `w` takes the blocks of slot `w`.
-fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
+/// Four waves own `tiles * m` rows; wave `w` takes the blocks of slot `w`.
+fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: u32) {
     assert!(
         runs_of_four(kind, FragmentRole::A) && runs_of_four(kind, FragmentRole::B),
         "{kind:?}: the lane map has no runs of four along K"
     );
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
+    let rows = tiles * m;
     b.workgroup_size([SLOTS * wave, 1, 1]);
-    b.const_param("rows", m as i64);
+    b.const_param("rows", rows as i64);
+    b.const_param("tiles", tiles as i64);
     b.const_param("tokens", nt as i64);
     b.grid([
-        ShapeExpr::scaled(&[p.n], 1, m as u64),
+        ShapeExpr::scaled(&[p.n], 1, rows as u64),
         ShapeExpr::constant(1),
         ShapeExpr::constant(1),
     ]);
-    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * m * nt);
+    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
     let n = b.arg(p.n);
     let k = b.arg(p.k);
     let t = b.arg(p.t);
     let qk = b.u32(QK);
     let nb = b.div(k, qk);
     let wg = b.workgroup_id(Dim::X);
-    let mv = b.u32(m);
-    let row0 = b.mul(wg, mv);
+    let rv = b.u32(rows);
+    let row0 = b.mul(wg, rv);
     let slot = b.wave();
     let one = b.u32(1);
     let last = b.sub(n, one);
@@ -263,23 +270,30 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
         [tt, q, h]
     };
     let nb64 = b.convert(nb, Type::U64);
-    // Per word of A: the byte of block 0 of its row (u64) and its column within the block; per
-    // word of B: its token's first quant and its row within the block.
     let per_a = kind.shape().elements_per_lane(FragmentRole::A);
     let per_b = kind.shape().elements_per_lane(FragmentRole::B);
-    let a_words: Vec<(Value, Value)> = (0..per_a)
-        .step_by(4)
-        .map(|e| {
-            let (r, c) = coord(b, kind, FragmentRole::A, e, fields);
-            let row = b.add(row0, r);
-            let row = b.min(row, last);
-            let row64 = b.convert(row, Type::U64);
-            let base = b.mul(row64, nb64);
-            let c32 = b.u64(32);
-            let base = b.mul(base, c32);
-            (base, c)
+    let per_c = kind.shape().elements_per_lane(FragmentRole::C);
+    // Per tile and word of A: the byte of block 0 of its row (u64) and its column in the block.
+    let a_words: Vec<Vec<(Value, Value)>> = (0..tiles)
+        .map(|ti| {
+            (0..per_a)
+                .step_by(4)
+                .map(|e| {
+                    let (r, c) = coord(b, kind, FragmentRole::A, e, fields);
+                    let off = b.u32(ti * m);
+                    let row = b.add(row0, off);
+                    let row = b.add(row, r);
+                    let row = b.min(row, last);
+                    let row64 = b.convert(row, Type::U64);
+                    let base = b.mul(row64, nb64);
+                    let c32 = b.u64(32);
+                    let base = b.mul(base, c32);
+                    (base, c)
+                })
+                .collect()
         })
         .collect();
+    // Per word of B: its token's first quant and its row (K) in the block.
     let b_words: Vec<(Value, Value)> = (0..per_b)
         .step_by(4)
         .map(|e| {
@@ -289,41 +303,35 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
             (base, r)
         })
         .collect();
-    let per_c = kind.shape().elements_per_lane(FragmentRole::C);
-    // Per C element: its row's first scale (u64), its token's first scale, and (row, token).
-    let c_elems: Vec<(Value, Value, Value, Value)> = (0..per_c)
-        .map(|e| {
+    // Per tile and C element: its row's first scale (u64), its token's first scale, and its
+    // (row in the workgroup, token).
+    let c_elems: Vec<(Value, Value, Value, Value)> = (0..tiles)
+        .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
+        .map(|(ti, e)| {
             let (r, c) = coord(b, kind, FragmentRole::C, e, fields);
-            let row = b.add(row0, r);
+            let off = b.u32(ti * m);
+            let rl = b.add(r, off);
+            let row = b.add(row0, rl);
             let row = b.min(row, last);
             let row64 = b.convert(row, Type::U64);
             let wbase = b.mul(row64, nb64);
             let tok = b.min(c, tl);
             let abase = b.mul(tok, nb);
-            (wbase, abase, r, c)
+            (wbase, abase, rl, c)
         })
         .collect();
     let slots = b.u32(SLOTS);
     let fz = b.f32(0.0);
-    let init = vec![fz; per_c as usize];
+    let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
     let accs = b.for_range(slot, nb, slots, 1, &init, |b, blk, acc| {
         let blk64 = b.convert(blk, Type::U64);
         let c32 = b.u64(32);
         let wblk = b.mul(blk64, c32);
         let ablk = b.mul(blk, qk);
-        let mut c = b.fragment_splat(kind, FragmentRole::C, iz);
+        let mut cs: Vec<Value> =
+            (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
         for kc in 0..QK / kk {
-            let mut a_el = Vec::with_capacity(per_a as usize);
-            for &(base, col) in &a_words {
-                let at = b.add(base, wblk);
-                let off = b.u32(kc * kk);
-                let col = b.add(col, off);
-                let col64 = b.convert(col, Type::U64);
-                let at = b.add(at, col64);
-                let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
-                a_el.extend(bytes_of(b, w));
-            }
             let mut b_el = Vec::with_capacity(per_b as usize);
             for &(base, row) in &b_words {
                 let at = b.add(base, ablk);
@@ -333,42 +341,55 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind) {
                 let w = b.load_with(p.xq, at, Type::U32, IndexUnit::Byte, Some(4));
                 b_el.extend(bytes_of(b, w));
             }
-            let af = b.fragment_of(kind, FragmentRole::A, &a_el);
             let bf = b.fragment_of(kind, FragmentRole::B, &b_el);
-            c = b.mma(kind, af, bf, c);
+            for (ti, words) in a_words.iter().enumerate() {
+                let mut a_el = Vec::with_capacity(per_a as usize);
+                for &(base, col) in words {
+                    let at = b.add(base, wblk);
+                    let off = b.u32(kc * kk);
+                    let col = b.add(col, off);
+                    let col64 = b.convert(col, Type::U64);
+                    let at = b.add(at, col64);
+                    let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
+                    a_el.extend(bytes_of(b, w));
+                }
+                let af = b.fragment_of(kind, FragmentRole::A, &a_el);
+                cs[ti] = b.mma(kind, af, bf, cs[ti]);
+            }
         }
         let mut next = Vec::with_capacity(acc.len());
-        for (e, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+        for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+            let (ti, e) = (i / per_c as usize, i % per_c as usize);
             let wi = b.add(wbase, blk64);
             let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
             let dw = f16_to_f32(b, dwb);
             let ai = b.add(abase, blk);
             let ds = b.load(p.xs, ai, Type::U32);
             let (da, _) = halves(b, ds);
-            let sumi = b.extract(c, e as u8);
-            next.push(term(b, dw, da, sumi, acc[e]));
+            let sumi = b.extract(cs[ti], e as u8);
+            next.push(term(b, dw, da, sumi, acc[i]));
         }
         next
     });
     // Slot partials to LDS: [slot][row][token].
     let ntv = b.u32(nt);
-    for (e, &(_, _, r, c)) in c_elems.iter().enumerate() {
-        let i = b.mul(slot, mv);
-        let i = b.add(i, r);
-        let i = b.mul(i, ntv);
-        let i = b.add(i, c);
-        b.store(part, i, accs[e]);
+    for (i, &(_, _, r, c)) in c_elems.iter().enumerate() {
+        let at = b.mul(slot, rv);
+        let at = b.add(at, r);
+        let at = b.mul(at, ntv);
+        let at = b.add(at, c);
+        b.store(part, at, accs[i]);
     }
     b.barrier(BarrierKind::Lds);
     let local = b.local_id();
-    let pairs = b.u32(m * nt);
+    let pairs = b.u32(rows * nt);
     let step = b.u32(SLOTS * wave);
     b.for_range(local, pairs, step, 1, &[], |b, pi, _| {
         let r = b.div(pi, ntv);
         let tok = b.rem(pi, ntv);
         let s: Vec<Value> = (0..SLOTS)
             .map(|w| {
-                let off = b.u32(w * m * nt);
+                let off = b.u32(w * rows * nt);
                 let i = b.add(pi, off);
                 b.load(part, i, Type::F32)
             })

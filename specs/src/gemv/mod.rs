@@ -225,12 +225,22 @@ pub fn specs() -> Vec<KernelSpec> {
         variants: vec![
             VariantSpec {
                 name: "baseline",
-                build: |t, w| k4::build(t, w, false),
+                build: |t, w| k4::build(t, w, 0),
                 admit: Admission::default(),
             },
             VariantSpec {
                 name: "mma",
-                build: |t, w| k4::build(t, w, true),
+                build: |t, w| k4::build(t, w, 1),
+                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
+            },
+            VariantSpec {
+                name: "mma_t2",
+                build: |t, w| k4::build(t, w, 2),
+                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
+            },
+            VariantSpec {
+                name: "mma_t4",
+                build: |t, w| k4::build(t, w, 4),
                 admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
             },
         ],

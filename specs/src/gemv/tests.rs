@@ -286,13 +286,14 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
             );
             let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
-            let mma = run(&(f.variant("mma").unwrap().build)(tg, wave), &inputs, &scalars);
-            assert_eq!(base["y"], mma["y"], "{arch} n={n} k={k} t={t}");
-            let k_name = (f.variant("mma").unwrap().build)(tg, wave)
-                .insts
-                .values()
-                .any(|d| matches!(d.op, kiln_ir::Op::Mma { .. }));
-            assert!(k_name, "{arch}: the mma variant issues no mma");
+            for v in ["mma", "mma_t2", "mma_t4"] {
+                let kernel = (f.variant(v).unwrap().build)(tg, wave);
+                let mma = run(&kernel, &inputs, &scalars);
+                assert_eq!(base["y"], mma["y"], "{v} on {arch} n={n} k={k} t={t}");
+                let issues_mma =
+                    kernel.insts.values().any(|d| matches!(d.op, kiln_ir::Op::Mma { .. }));
+                assert!(issues_mma, "{arch}: {v} issues no mma");
+            }
         }
     }
 }
