@@ -32,7 +32,8 @@
 //!    `(m, l, acc) = (-inf, 0, 0)`: for a key the row sees, `m' = max(m, s)`,
 //!    `a = exp_sub(m, m')`, `p = exp_sub(s, m')`, `l' = fma(l, a, p)`,
 //!    `acc' = fma(p, v, acc * a)`; a key the row does not see leaves the state as it is.
-//! 3. The residues' states merge in order `r = 0, 1, ..., SPLITS - 1` into `F`, from
+//! 3. The states of the residues that own a chunk merge in order `r = 0, 1, ...,
+//!    min(SPLITS, chunks) - 1` into `F`, from
 //!    `(-inf, 0, 0)`: `m = max(mF, mr)`, `a1 = exp_sub(mF, m)`, `a2 = exp_sub(mr, m)`,
 //!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
 //!
@@ -40,22 +41,23 @@
 //! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
 //! - `r1`, `r4`, `r8`: one workgroup a KV head and `R` rows (`[n_kv, ceil(T group / R)]`); the
 //!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`).
-//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`): each
-//!   stores its state in `partials`; the last workgroup of a (KV head, row group) merges the
-//!   `SPLITS` states in order (step 3), so split and unsplit agree bit for bit. No float atomics.
+//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`; a residue
+//!   with no chunk returns at once): each stores its state in `partials`; the last workgroup of
+//!   a (KV head, row group) (a counter in `counters`) merges the states in order (step 3), so
+//!   split and unsplit agree bit for bit. No float atomics; the workspace is left zeroed.
 
 use super::kv_append::quantize_q8_0_block;
 use super::CacheType;
 use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::cases::{floats, u32s, Case, Rng};
-use crate::common::{last_workgroup, reset_counter};
+use crate::common::reset_counter;
 use crate::math::exp_sub;
 use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use half::f16;
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule,
-    ScalarType, Scope, ShapeExpr, Target, Type, Value,
+    Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp,
+    ScalarRule, ScalarType, Scope, ShapeExpr, Target, Type, Value,
 };
 
 /// Keys a chunk.
@@ -281,6 +283,8 @@ struct Ctx {
     scale: Value,
     kv_len: Value,
     n_chunks: Value,
+    /// Residues that own a chunk, `min(SPLITS, n_chunks)`.
+    n_res: Value,
     rows_per_head: Value,
     /// The lane's first dimension.
     d0: Value,
@@ -482,8 +486,7 @@ fn all_residues(b: &mut KernelBuilder, c: &Ctx, rows: &[Row]) {
     let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
     let zero = b.u32(0);
     let one = b.u32(1);
-    let splits = b.u32(SPLITS);
-    let f = b.for_range(zero, splits, one, 1, &init, |b, r, fs| {
+    let f = b.for_range(zero, c.n_res, one, 1, &init, |b, r, fs| {
         let xs = scan(b, c, rows, r);
         (0..rows.len())
             .flat_map(|k| merge(b, &fs[k * w..k * w + w], &xs[k * w..k * w + w]))
@@ -492,6 +495,38 @@ fn all_residues(b: &mut KernelBuilder, c: &Ctx, rows: &[Row]) {
     for (k, r) in rows.iter().enumerate() {
         store_row(b, c, r, &f[k * w..k * w + w]);
     }
+}
+
+/// The last-workgroup handshake of [`crate::common::last_workgroup`] with a count known only at
+/// run time (`total`, uniform): lane 0 makes this workgroup's stores visible and counts it; the
+/// workgroup that brings the count to `total` runs `finish` after another device fence.
+fn last_of(
+    b: &mut KernelBuilder,
+    lane: Value,
+    counters: Param,
+    index: Value,
+    total: Value,
+    finish: impl FnOnce(&mut KernelBuilder),
+) {
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    let old = b.if_else(
+        first,
+        |b| {
+            b.fence(Scope::Device);
+            let one = b.u32(1);
+            vec![b.atomic(AtomicOp::Add, counters, index, one, Scope::Device)]
+        },
+        |b| vec![b.u32(0)],
+    )[0];
+    let old = b.broadcast(old, 0);
+    let one = b.u32(1);
+    let last = b.sub(total, one);
+    let is_last = b.eq(old, last);
+    b.if_then(is_last, |b| {
+        b.fence(Scope::Device);
+        finish(b)
+    });
 }
 
 /// One attention kernel.
@@ -566,6 +601,8 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     let cs = b.u32(CHUNK);
     let n_chunks = b.add(kv_len, cm1);
     let n_chunks = b.div(n_chunks, cs);
+    let splits_c = b.u32(SPLITS);
+    let n_res = b.min(n_chunks, splits_c);
     let rows_per_head = b.mul(t_v, g_v);
     let dpl = d / wave;
     let dplv = b.u32(dpl);
@@ -588,6 +625,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         scale: sc_v,
         kv_len,
         n_chunks,
+        n_res,
         rows_per_head,
         d0,
     };
@@ -614,85 +652,92 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         all_residues(&mut b, &c, &rows);
         return b.finish();
     };
-    // Split: this workgroup's residue, stored; the last of the (head, row group) merges.
+    // Split: this workgroup's residue, stored; the last of the (head, row group) merges. A
+    // residue that owns no chunk (short contexts) has nothing to do.
     let r = b.workgroup_id(Dim::Z);
-    let st = scan(&mut b, &c, &rows, r);
-    let w = 2 + dpl as usize;
-    let splits = b.u32(SPLITS);
-    let zero = b.u32(0);
-    let one = b.u32(1);
-    let two = b.u32(2);
-    let first = b.eq(lane, zero);
-    let hrows = b.mul(h, rows_per_head);
-    // Element of (head, row i, residue r)'s state: ((h * rows + i) * SPLITS + r) * (D + 2).
-    let slot = |b: &mut KernelBuilder, k: usize, r: Value| {
-        let kk = b.u32(k as u32);
-        let i = b.add(i0, kk);
-        let s = b.add(hrows, i);
-        let s = b.mul(s, splits);
-        let s = b.add(s, r);
-        let ww = b.u32(d + 2);
-        b.mul(s, ww)
-    };
-    for (k, rw) in rows.iter().enumerate() {
-        let base = slot(&mut b, k, r);
-        let s = &st[k * w..k * w + w];
-        b.if_then(rw.valid, |b| {
-            b.if_then(first, |b| {
-                b.store(partials, base, s[0]);
-                let b1 = b.add(base, one);
-                b.store(partials, b1, s[1]);
-            });
-            let a0 = b.add(base, two);
-            let a0 = b.add(a0, d0);
-            for e in 0..dpl {
-                let ee = b.u32(e);
-                let at = b.add(a0, ee);
-                b.store(partials, at, s[2 + e as usize]);
-            }
-        });
-    }
-    b.fence(Scope::Device);
-    b.barrier(BarrierKind::All);
-    let counter = b.add(hrows, rg);
-    last_workgroup(&mut b, lane, counters, counter, SPLITS, |b| {
+    let n_res = c.n_res;
+    let busy = b.lt(r, n_res);
+    b.if_then(busy, |b| {
+        let st = scan(b, &c, &rows, r);
+        let w = 2 + dpl as usize;
+        let splits = b.u32(SPLITS);
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        let two = b.u32(2);
+        let first = b.eq(lane, zero);
+        let hrows = b.mul(h, rows_per_head);
+        // Element of (head, row i, residue r)'s state: ((h * rows + i) * SPLITS + r) * (D + 2).
+        let slot = |b: &mut KernelBuilder, k: usize, r: Value| {
+            let kk = b.u32(k as u32);
+            let i = b.add(i0, kk);
+            let s = b.add(hrows, i);
+            let s = b.mul(s, splits);
+            let s = b.add(s, r);
+            let ww = b.u32(d + 2);
+            b.mul(s, ww)
+        };
         for (k, rw) in rows.iter().enumerate() {
+            let base = slot(b, k, r);
+            let s = &st[k * w..k * w + w];
             b.if_then(rw.valid, |b| {
-                // Lane `r < SPLITS` reads residue r's (m, l) and zeroes them (each slot has one
-                // reader-writer); the merge takes them by `shuffle_idx`.
-                let sm1 = b.u32(SPLITS - 1);
-                let mine = b.min(lane, sm1);
-                let owner = b.lt(lane, splits);
-                let base = slot(b, k, mine);
-                let m_l = b.load(partials, base, Type::F32);
-                let b1 = b.add(base, one);
-                let l_l = b.load(partials, b1, Type::F32);
-                b.if_then(owner, |b| {
-                    let fz = b.f32(0.0);
-                    b.store(partials, base, fz);
-                    b.store(partials, b1, fz);
+                b.if_then(first, |b| {
+                    b.store(partials, base, s[0]);
+                    let b1 = b.add(base, one);
+                    b.store(partials, b1, s[1]);
                 });
-                let init = identity(b, dpl);
-                let f = b.for_range(zero, splits, one, 1, &init, |b, r, f| {
-                    let base = slot(b, k, r);
-                    let m = b.shuffle_idx(m_l, r);
-                    let l = b.shuffle_idx(l_l, r);
-                    let a0 = b.add(base, two);
-                    let a0 = b.add(a0, d0);
-                    let mut x = vec![m, l];
-                    let fz = b.f32(0.0);
-                    for e in 0..dpl {
-                        let ee = b.u32(e);
-                        let at = b.add(a0, ee);
-                        x.push(b.load(partials, at, Type::F32));
-                        b.store(partials, at, fz);
-                    }
-                    merge(b, f, &x)
-                });
-                store_row(b, &c, rw, &f);
+                let a0 = b.add(base, two);
+                let a0 = b.add(a0, d0);
+                for e in 0..dpl {
+                    let ee = b.u32(e);
+                    let at = b.add(a0, ee);
+                    b.store(partials, at, s[2 + e as usize]);
+                }
             });
         }
-        reset_counter(b, lane, counters, counter);
+        // Every lane's stores before lane 0's count (the workgroup is one wave).
+        b.fence(Scope::Device);
+        b.barrier(BarrierKind::All);
+        let counter = b.add(hrows, rg);
+        last_of(b, lane, counters, counter, n_res, |b| {
+            for (k, rw) in rows.iter().enumerate() {
+                b.if_then(rw.valid, |b| {
+                    // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has
+                    // one reader-writer); the merge takes them by `shuffle_idx`.
+                    let one = b.u32(1);
+                    let last = b.sub(n_res, one);
+                    let mine = b.min(lane, last);
+                    let owner = b.lt(lane, n_res);
+                    let base = slot(b, k, mine);
+                    let m_l = b.load(partials, base, Type::F32);
+                    let b1 = b.add(base, one);
+                    let l_l = b.load(partials, b1, Type::F32);
+                    b.if_then(owner, |b| {
+                        let fz = b.f32(0.0);
+                        b.store(partials, base, fz);
+                        b.store(partials, b1, fz);
+                    });
+                    let init = identity(b, dpl);
+                    let f = b.for_range(zero, n_res, one, 1, &init, |b, r, f| {
+                        let base = slot(b, k, r);
+                        let m = b.shuffle_idx(m_l, r);
+                        let l = b.shuffle_idx(l_l, r);
+                        let a0 = b.add(base, two);
+                        let a0 = b.add(a0, d0);
+                        let mut x = vec![m, l];
+                        let fz = b.f32(0.0);
+                        for e in 0..dpl {
+                            let ee = b.u32(e);
+                            let at = b.add(a0, ee);
+                            x.push(b.load(partials, at, Type::F32));
+                            b.store(partials, at, fz);
+                        }
+                        merge(b, f, &x)
+                    });
+                    store_row(b, &c, rw, &f);
+                });
+            }
+            reset_counter(b, lane, counters, counter);
+        });
     });
     b.finish()
 }
