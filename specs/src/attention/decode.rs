@@ -278,6 +278,7 @@ struct Ctx {
     h: Value,
     group: Value,
     n_q: Value,
+    lane: Value,
     ctx_max: Value,
     pos: Value,
     scale: Value,
@@ -302,12 +303,43 @@ struct Row {
     q: Vec<Value>,
 }
 
-/// `(m, l, acc[dpl])` of a row, flattened.
-type State = Vec<Value>;
+/// The `R` rows one wave runs at once. The softmax scalars `(m, l)` and the weights `(a, p)` of
+/// row `k` live in lanes `[k W/R, (k+1) W/R)` (where `tsum<R>` leaves row k's score), so each
+/// lane computes one row's exps; the accumulators of every row live in every lane (its
+/// dimensions) and take row k's weights by a broadcast from lane `k W/R`. With `R = 1` every
+/// lane holds the one row's scalars. The op sequence of a row's scalars is the same in every
+/// layout, so the bits are.
+struct Pass {
+    rows: Vec<Row>,
+    /// Lanes a row (`W / R`).
+    span: u32,
+    /// The last key the lane's own row sees.
+    own_limit: Value,
+    /// The lane's own row exists.
+    own_valid: Value,
+    /// The lane's own row index within the head (`i0 + lane / span`).
+    own_row: Value,
+}
 
-fn identity(b: &mut KernelBuilder, dpl: u32) -> State {
-    let mut s = vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)];
-    s.extend((0..dpl).map(|_| b.f32(0.0)));
+impl Pass {
+    /// Row `k`'s copy of a per-row scalar held by its lanes.
+    fn take(&self, b: &mut KernelBuilder, v: Value, k: usize) -> Value {
+        if self.rows.len() == 1 {
+            v
+        } else {
+            b.broadcast(v, k as u32 * self.span)
+        }
+    }
+    /// Values a state holds in each lane: `m, l`, then `acc[row][dim]`.
+    fn width(&self, c: &Ctx) -> usize {
+        2 + self.rows.len() * c.dpl as usize
+    }
+}
+
+/// The identity state `(m, l, acc) = (-inf, 0, 0)`.
+fn identity(b: &mut KernelBuilder, width: usize) -> Vec<Value> {
+    let mut s = vec![b.f32(f32::NEG_INFINITY)];
+    s.extend((1..width).map(|_| b.f32(0.0)));
     s
 }
 
@@ -321,12 +353,19 @@ fn load_f32s(b: &mut KernelBuilder, p: Param, at: Value, n: u32) -> Vec<Value> {
     }
 }
 
-fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
+/// Row `i` (clamped to the last row for loads; `valid` says whether it exists): its token is
+/// `i / group`, its q head `h * group + i % group`.
+fn row_token(b: &mut KernelBuilder, c: &Ctx, i: Value) -> (Value, Value, Value) {
     let valid = b.lt(i, c.rows_per_head);
     let one = b.u32(1);
     let last = b.sub(c.rows_per_head, one);
     let ic = b.min(i, last);
     let t = b.div(ic, c.group);
+    (valid, ic, t)
+}
+
+fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
+    let (valid, ic, t) = row_token(b, c, i);
     let j = b.rem(ic, c.group);
     let hg = b.mul(c.h, c.group);
     let qh = b.add(hg, j);
@@ -338,6 +377,24 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     let q = load_f32s(b, c.q, at, c.dpl);
     let limit = b.add(c.pos, t);
     Row { valid, limit, at, q }
+}
+
+/// The pass of rows `i0 .. i0 + n`.
+fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32) -> Pass {
+    let rows: Vec<Row> = (0..n)
+        .map(|k| {
+            let kk = b.u32(k);
+            let i = b.add(i0, kk);
+            row(b, c, i)
+        })
+        .collect();
+    let span = c.wave / n;
+    let sp = b.u32(span);
+    let own = b.div(c.lane, sp);
+    let own_row = b.add(i0, own);
+    let (own_valid, _, t) = row_token(b, c, own_row);
+    let own_limit = b.add(c.pos, t);
+    Pass { rows, span, own_limit, own_valid, own_row }
 }
 
 /// The lane's `dpl` values of cache row `key` of head `h`, as f32.
@@ -394,9 +451,10 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
 }
 
 /// One key for every row of the pass: scores (step 1), then the online update (step 2).
-fn key_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], key: Value, st: &[Value]) -> Vec<Value> {
+fn key_step(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, key: Value, st: &[Value]) -> Vec<Value> {
     let kd = load_row(b, c, c.k_cache, key);
-    let partials: Vec<Value> = rows
+    let partials: Vec<Value> = ps
+        .rows
         .iter()
         .map(|r| {
             let mut acc = b.mul(r.q[0], kd[0]);
@@ -406,40 +464,39 @@ fn key_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], key: Value, st: &[Valu
             acc
         })
         .collect();
-    let dots: Vec<Value> = if rows.len() == 1 {
-        vec![b.wave_reduce(ReduceOp::Add, partials[0])]
+    // The lane's own row's score.
+    let dot = if ps.rows.len() == 1 {
+        b.wave_reduce(ReduceOp::Add, partials[0])
     } else {
-        let n = rows.len() as u32;
-        let ts = b.tsum(n, &partials);
-        (0..n).map(|k| b.broadcast(ts, k * c.wave / n)).collect()
+        b.tsum(ps.rows.len() as u32, &partials)
     };
     let vd = load_row(b, c, c.v_cache, key);
-    let w = 2 + c.dpl as usize;
-    let mut next = vec![];
-    for (ri, r) in rows.iter().enumerate() {
-        let s0 = &st[ri * w..ri * w + w];
-        let s = b.mul(dots[ri], c.scale);
-        let sees = b.le(key, r.limit);
-        let (m, l) = (s0[0], s0[1]);
-        let m2 = b.max(m, s);
-        let a = exp_sub(b, m, m2);
-        let p = exp_sub(b, s, m2);
-        let l2 = b.fma(l, a, p);
-        next.push(b.select(sees, m2, m));
-        next.push(b.select(sees, l2, l));
-        for e in 0..c.dpl as usize {
-            let acc = s0[2 + e];
-            let sa = b.mul(acc, a);
-            let acc2 = b.fma(p, vd[e], sa);
-            next.push(b.select(sees, acc2, acc));
+    let s = b.mul(dot, c.scale);
+    let sees = b.le(key, ps.own_limit);
+    let (m, l) = (st[0], st[1]);
+    let m2 = b.max(m, s);
+    let a = exp_sub(b, m, m2);
+    let p = exp_sub(b, s, m2);
+    let l2 = b.fma(l, a, p);
+    let mut next = vec![b.select(sees, m2, m), b.select(sees, l2, l)];
+    let dpl = c.dpl as usize;
+    for (k, r) in ps.rows.iter().enumerate() {
+        let ak = ps.take(b, a, k);
+        let pk = ps.take(b, p, k);
+        let sees_k = b.le(key, r.limit);
+        for (e, &v) in vd.iter().enumerate() {
+            let acc = st[2 + k * dpl + e];
+            let sa = b.mul(acc, ak);
+            let acc2 = b.fma(pk, v, sa);
+            next.push(b.select(sees_k, acc2, acc));
         }
     }
     next
 }
 
 /// Residue `r`'s states for the rows (step 2).
-fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], r: Value) -> Vec<Value> {
-    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+fn scan(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, r: Value) -> Vec<Value> {
+    let init = identity(b, ps.width(c));
     let splits = b.u32(SPLITS);
     b.for_range(r, c.n_chunks, splits, 1, &init, |b, chunk, st| {
         let cs = b.u32(CHUNK);
@@ -447,31 +504,47 @@ fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], r: Value) -> Vec<Value> {
         let k1 = b.add(k0, cs);
         let k1 = b.min(k1, c.kv_len);
         let one = b.u32(1);
-        b.for_range(k0, k1, one, 1, st, |b, key, st| key_step(b, c, rows, key, st))
+        b.for_range(k0, k1, one, 1, st, |b, key, st| key_step(b, c, ps, key, st))
     })
 }
 
-/// Step 3 for one row: `f` merged with `x`.
-fn merge(b: &mut KernelBuilder, f: &[Value], x: &[Value]) -> Vec<Value> {
+/// Step 3: `f` merged with `x` (states of `ps`'s layout; `ps = None`: one row held by every
+/// lane).
+fn merge(
+    b: &mut KernelBuilder,
+    ps: Option<&Pass>,
+    dpl: u32,
+    f: &[Value],
+    x: &[Value],
+) -> Vec<Value> {
     let m = b.max(f[0], x[0]);
     let a1 = exp_sub(b, f[0], m);
     let a2 = exp_sub(b, x[0], m);
-    let mut out = vec![m];
-    for e in 1..f.len() {
-        let xa = b.mul(x[e], a2);
-        out.push(b.fma(f[e], a1, xa));
+    let xl = b.mul(x[1], a2);
+    let l = b.fma(f[1], a1, xl);
+    let mut out = vec![m, l];
+    let rows = (f.len() - 2) / dpl as usize;
+    for k in 0..rows {
+        let (a1k, a2k) = match ps {
+            Some(ps) => (ps.take(b, a1, k), ps.take(b, a2, k)),
+            None => (a1, a2),
+        };
+        for e in 0..dpl as usize {
+            let i = 2 + k * dpl as usize + e;
+            let xa = b.mul(x[i], a2k);
+            out.push(b.fma(f[i], a1k, xa));
+        }
     }
     out
 }
 
-/// `out = acc / l` for a row that exists.
-fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, f: &[Value]) {
+/// `out = acc / l` for row `r` that exists, with `l` its sum.
+fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, l: Value, acc: &[Value]) {
     let out = c.out;
-    let dpl = c.dpl;
     let at = r.at;
-    let ys: Vec<Value> = (0..dpl as usize).map(|e| b.div(f[2 + e], f[1])).collect();
+    let ys: Vec<Value> = acc.iter().map(|&x| b.div(x, l)).collect();
     b.if_then(r.valid, |b| {
-        if dpl == 1 {
+        if ys.len() == 1 {
             b.store(out, at, ys[0]);
         } else {
             let y = b.make_vector(&ys);
@@ -481,19 +554,121 @@ fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, f: &[Value]) {
 }
 
 /// All residues in order, merged as they come (steps 2 and 3 in one workgroup).
-fn all_residues(b: &mut KernelBuilder, c: &Ctx, rows: &[Row]) {
-    let w = 2 + c.dpl as usize;
-    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+fn all_residues(b: &mut KernelBuilder, c: &Ctx, ps: &Pass) {
+    let init = identity(b, ps.width(c));
     let zero = b.u32(0);
     let one = b.u32(1);
     let f = b.for_range(zero, c.n_res, one, 1, &init, |b, r, fs| {
-        let xs = scan(b, c, rows, r);
-        (0..rows.len())
-            .flat_map(|k| merge(b, &fs[k * w..k * w + w], &xs[k * w..k * w + w]))
-            .collect()
+        let xs = scan(b, c, ps, r);
+        merge(b, Some(ps), c.dpl, fs, &xs)
     });
-    for (k, r) in rows.iter().enumerate() {
-        store_row(b, c, r, &f[k * w..k * w + w]);
+    let dpl = c.dpl as usize;
+    for (k, r) in ps.rows.iter().enumerate() {
+        let l = ps.take(b, f[1], k);
+        store_row(b, c, r, l, &f[2 + k * dpl..2 + (k + 1) * dpl]);
+    }
+}
+
+/// Where the residue states go: `partials[((h * rows + i) * SPLITS + r) * (D + 2) ..]` holds
+/// `m, l, acc[D]` of row `i` of head `h`, residue `r`.
+struct Ws {
+    partials: Param,
+    /// `h * T * group`.
+    hrows: Value,
+    /// The pass's first row.
+    i0: Value,
+}
+
+impl Ws {
+    fn slot(&self, b: &mut KernelBuilder, d: u32, i: Value, r: Value) -> Value {
+        let splits = b.u32(SPLITS);
+        let s = b.add(self.hrows, i);
+        let s = b.mul(s, splits);
+        let s = b.add(s, r);
+        let ww = b.u32(d + 2);
+        b.mul(s, ww)
+    }
+    fn row(&self, b: &mut KernelBuilder, k: usize) -> Value {
+        let kk = b.u32(k as u32);
+        b.add(self.i0, kk)
+    }
+}
+
+/// Stores residue `r`'s state of the pass's rows: `(m, l)` from the first lane of each row's
+/// span, the accumulators from every lane.
+fn store_state(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws, r: Value, st: &[Value]) {
+    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
+    let sp = b.u32(ps.span);
+    let in_span = b.rem(c.lane, sp);
+    let head = b.eq(in_span, zero);
+    let keeps = b.and(head, ps.own_valid);
+    let partials = w.partials;
+    let own = ps.own_row;
+    b.if_then(keeps, |b| {
+        let base = w.slot(b, c.d, own, r);
+        b.store(partials, base, st[0]);
+        let b1 = b.add(base, one);
+        b.store(partials, b1, st[1]);
+    });
+    let dpl = c.dpl as usize;
+    for (k, rw) in ps.rows.iter().enumerate() {
+        let i = w.row(b, k);
+        let base = w.slot(b, c.d, i, r);
+        b.if_then(rw.valid, |b| {
+            let a0 = b.add(base, two);
+            let a0 = b.add(a0, c.d0);
+            for e in 0..dpl {
+                let ee = b.u32(e as u32);
+                let at = b.add(a0, ee);
+                b.store(partials, at, st[2 + k * dpl + e]);
+            }
+        });
+    }
+}
+
+/// Step 3 from the stored states, row by row (every lane holds the row's scalars), zeroing
+/// what it reads; then `out`.
+fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
+    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
+    let partials = w.partials;
+    let n_res = c.n_res;
+    let dpl = c.dpl;
+    for (k, rw) in ps.rows.iter().enumerate() {
+        let i = w.row(b, k);
+        b.if_then(rw.valid, |b| {
+            // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has one
+            // reader-writer); the merge takes them by `shuffle_idx`.
+            let last = b.sub(n_res, one);
+            let mine = b.min(c.lane, last);
+            let owner = b.lt(c.lane, n_res);
+            let base = w.slot(b, c.d, i, mine);
+            let m_l = b.load(partials, base, Type::F32);
+            let b1 = b.add(base, one);
+            let l_l = b.load(partials, b1, Type::F32);
+            b.if_then(owner, |b| {
+                let fz = b.f32(0.0);
+                b.store(partials, base, fz);
+                b.store(partials, b1, fz);
+            });
+            let init = identity(b, 2 + dpl as usize);
+            let f = b.for_range(zero, n_res, one, 1, &init, |b, r, f| {
+                let base = w.slot(b, c.d, i, r);
+                let m = b.shuffle_idx(m_l, r);
+                let l = b.shuffle_idx(l_l, r);
+                let a0 = b.add(base, two);
+                let a0 = b.add(a0, c.d0);
+                let mut x = vec![m, l];
+                let fz = b.f32(0.0);
+                for e in 0..dpl {
+                    let ee = b.u32(e);
+                    let at = b.add(a0, ee);
+                    x.push(b.load(partials, at, Type::F32));
+                    b.store(partials, at, fz);
+                }
+                merge(b, None, dpl, f, &x)
+            });
+            store_row(b, c, rw, f[1], &f[2..]);
+        });
     }
 }
 
@@ -572,22 +747,16 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     };
     let gz = ShapeExpr::constant(if shape.split { SPLITS as u64 } else { 1 });
     b.grid([ShapeExpr::scaled(&[n_kv], 1, 1), gy, gz]);
-    let ws = if shape.split {
+    // The residue states (every variant but the baseline), and the split's counters.
+    let partials = (!shape.all_rows).then(|| {
         let per_row = SPLITS as u64 * (d as u64 + 2);
-        let partials = b.workspace(
-            "partials",
-            ScalarType::F32,
-            ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1),
-        );
-        let counters = b.workspace(
-            "counters",
-            ScalarType::U32,
-            ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1),
-        );
-        Some((partials, counters))
-    } else {
-        None
-    };
+        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1);
+        b.workspace("partials", ScalarType::F32, len)
+    });
+    let counters = shape.split.then(|| {
+        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1);
+        b.workspace("counters", ScalarType::U32, len)
+    });
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -620,6 +789,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         h,
         group: g_v,
         n_q,
+        lane,
         ctx_max: ctx_v,
         pos: pos_v,
         scale: sc_v,
@@ -633,109 +803,43 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         let zero = b.u32(0);
         let one = b.u32(1);
         b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
-            let r = row(b, &c, i);
-            all_residues(b, &c, &[r]);
+            let ps = pass(b, &c, i, 1);
+            all_residues(b, &c, &ps);
             vec![]
         });
         return b.finish();
     }
     let rv = b.u32(shape.rows);
     let i0 = b.mul(rg, rv);
-    let rows: Vec<Row> = (0..shape.rows)
-        .map(|k| {
-            let kk = b.u32(k);
-            let i = b.add(i0, kk);
-            row(&mut b, &c, i)
-        })
-        .collect();
-    let Some((partials, counters)) = ws else {
-        all_residues(&mut b, &c, &rows);
+    let ps = pass(&mut b, &c, i0, shape.rows);
+    let hrows = b.mul(h, rows_per_head);
+    let w = Ws { partials: partials.expect("a workspace"), hrows, i0 };
+    let Some(counters) = counters else {
+        // One workgroup: the residues one after another, each stored, then merged.
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        b.for_range(zero, n_res, one, 1, &[], |b, r, _| {
+            let st = scan(b, &c, &ps, r);
+            store_state(b, &c, &ps, &w, r, &st);
+            vec![]
+        });
+        b.barrier(BarrierKind::All);
+        finish(&mut b, &c, &ps, &w);
         return b.finish();
     };
     // Split: this workgroup's residue, stored; the last of the (head, row group) merges. A
     // residue that owns no chunk (short contexts) has nothing to do.
     let r = b.workgroup_id(Dim::Z);
-    let n_res = c.n_res;
     let busy = b.lt(r, n_res);
     b.if_then(busy, |b| {
-        let st = scan(b, &c, &rows, r);
-        let w = 2 + dpl as usize;
-        let splits = b.u32(SPLITS);
-        let zero = b.u32(0);
-        let one = b.u32(1);
-        let two = b.u32(2);
-        let first = b.eq(lane, zero);
-        let hrows = b.mul(h, rows_per_head);
-        // Element of (head, row i, residue r)'s state: ((h * rows + i) * SPLITS + r) * (D + 2).
-        let slot = |b: &mut KernelBuilder, k: usize, r: Value| {
-            let kk = b.u32(k as u32);
-            let i = b.add(i0, kk);
-            let s = b.add(hrows, i);
-            let s = b.mul(s, splits);
-            let s = b.add(s, r);
-            let ww = b.u32(d + 2);
-            b.mul(s, ww)
-        };
-        for (k, rw) in rows.iter().enumerate() {
-            let base = slot(b, k, r);
-            let s = &st[k * w..k * w + w];
-            b.if_then(rw.valid, |b| {
-                b.if_then(first, |b| {
-                    b.store(partials, base, s[0]);
-                    let b1 = b.add(base, one);
-                    b.store(partials, b1, s[1]);
-                });
-                let a0 = b.add(base, two);
-                let a0 = b.add(a0, d0);
-                for e in 0..dpl {
-                    let ee = b.u32(e);
-                    let at = b.add(a0, ee);
-                    b.store(partials, at, s[2 + e as usize]);
-                }
-            });
-        }
+        let st = scan(b, &c, &ps, r);
+        store_state(b, &c, &ps, &w, r, &st);
         // Every lane's stores before lane 0's count (the workgroup is one wave).
         b.fence(Scope::Device);
         b.barrier(BarrierKind::All);
         let counter = b.add(hrows, rg);
         last_of(b, lane, counters, counter, n_res, |b| {
-            for (k, rw) in rows.iter().enumerate() {
-                b.if_then(rw.valid, |b| {
-                    // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has
-                    // one reader-writer); the merge takes them by `shuffle_idx`.
-                    let one = b.u32(1);
-                    let last = b.sub(n_res, one);
-                    let mine = b.min(lane, last);
-                    let owner = b.lt(lane, n_res);
-                    let base = slot(b, k, mine);
-                    let m_l = b.load(partials, base, Type::F32);
-                    let b1 = b.add(base, one);
-                    let l_l = b.load(partials, b1, Type::F32);
-                    b.if_then(owner, |b| {
-                        let fz = b.f32(0.0);
-                        b.store(partials, base, fz);
-                        b.store(partials, b1, fz);
-                    });
-                    let init = identity(b, dpl);
-                    let f = b.for_range(zero, n_res, one, 1, &init, |b, r, f| {
-                        let base = slot(b, k, r);
-                        let m = b.shuffle_idx(m_l, r);
-                        let l = b.shuffle_idx(l_l, r);
-                        let a0 = b.add(base, two);
-                        let a0 = b.add(a0, d0);
-                        let mut x = vec![m, l];
-                        let fz = b.f32(0.0);
-                        for e in 0..dpl {
-                            let ee = b.u32(e);
-                            let at = b.add(a0, ee);
-                            x.push(b.load(partials, at, Type::F32));
-                            b.store(partials, at, fz);
-                        }
-                        merge(b, f, &x)
-                    });
-                    store_row(b, &c, rw, &f);
-                });
-            }
+            finish(b, &c, &ps, &w);
             reset_counter(b, lane, counters, counter);
         });
     });
