@@ -64,6 +64,17 @@ use kiln_ir::{
 pub const CHUNK: u32 = 128;
 /// Residues (chunk classes), and workgroups a row group in the split variants.
 pub const SPLITS: u32 = 32;
+/// Keys whose K/V rows a variant loads ahead of the one being folded (a software pipeline: the
+/// key loop carries them, so their loads are in flight during the key's exps; the order of the
+/// arithmetic is unchanged; a chunk's last keys load rows past it, inside the context). Two,
+/// except R8: one for `split_r8`, none for `r8` (more spill on gfx906, gfx90a, sm_75, sm_80).
+pub fn prefetch(shape: Shape) -> u32 {
+    match (shape.rows >= 8, shape.split) {
+        (false, _) => 2,
+        (true, true) => 1,
+        (true, false) => 0,
+    }
+}
 /// Position from which the router takes a split variant: below it there are fewer than
 /// `SPLITS / 4` chunks, and one workgroup a (head, row group) scans them as fast.
 pub const SPLIT_MIN_POS: u64 = 1024;
@@ -319,6 +330,8 @@ struct Pass {
     own_valid: Value,
     /// The lane's own row index within the head (`i0 + lane / span`).
     own_row: Value,
+    /// Keys loaded ahead ([`prefetch`]).
+    prefetch: u32,
 }
 
 impl Pass {
@@ -380,7 +393,7 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
 }
 
 /// The pass of rows `i0 .. i0 + n`.
-fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32) -> Pass {
+fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32, prefetch: u32) -> Pass {
     let rows: Vec<Row> = (0..n)
         .map(|k| {
             let kk = b.u32(k);
@@ -394,7 +407,7 @@ fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32) -> Pass {
     let own_row = b.add(i0, own);
     let (own_valid, _, t) = row_token(b, c, own_row);
     let own_limit = b.add(c.pos, t);
-    Pass { rows, span, own_limit, own_valid, own_row }
+    Pass { rows, span, own_limit, own_valid, own_row, prefetch }
 }
 
 /// The lane's `dpl` values of cache row `key` of head `h`, as f32.
@@ -450,15 +463,23 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
     }
 }
 
-/// One key for every row of the pass: scores (step 1), then the online update (step 2).
-fn key_step(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, key: Value, st: &[Value]) -> Vec<Value> {
-    let kd = load_row(b, c, c.k_cache, key);
+/// One key (its K and V values `kd`, `vd`) for every row of the pass: scores (step 1), then
+/// the online update (step 2).
+fn key_step(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    ps: &Pass,
+    key: Value,
+    st: &[Value],
+    kd: &[Value],
+    vd: &[Value],
+) -> Vec<Value> {
     let partials: Vec<Value> = ps
         .rows
         .iter()
         .map(|r| {
             let mut acc = b.mul(r.q[0], kd[0]);
-            for (&qe, &ke) in r.q.iter().zip(&kd).skip(1) {
+            for (&qe, &ke) in r.q.iter().zip(kd).skip(1) {
                 acc = b.fma(qe, ke, acc);
             }
             acc
@@ -470,7 +491,6 @@ fn key_step(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, key: Value, st: &[Value])
     } else {
         b.tsum(ps.rows.len() as u32, &partials)
     };
-    let vd = load_row(b, c, c.v_cache, key);
     let s = b.mul(dot, c.scale);
     let sees = b.le(key, ps.own_limit);
     let (m, l) = (st[0], st[1]);
@@ -496,15 +516,48 @@ fn key_step(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, key: Value, st: &[Value])
 
 /// Residue `r`'s states for the rows (step 2).
 fn scan(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, r: Value) -> Vec<Value> {
-    let init = identity(b, ps.width(c));
+    let width = ps.width(c);
+    let init = identity(b, width);
     let splits = b.u32(SPLITS);
+    let row_vals = 2 * c.dpl as usize;
     b.for_range(r, c.n_chunks, splits, 1, &init, |b, chunk, st| {
         let cs = b.u32(CHUNK);
         let k0 = b.mul(chunk, cs);
         let k1 = b.add(k0, cs);
         let k1 = b.min(k1, c.kv_len);
         let one = b.u32(1);
-        b.for_range(k0, k1, one, 1, st, |b, key, st| key_step(b, c, ps, key, st))
+        let last = b.sub(c.kv_len, one);
+        // K then V of key `min(k, kv_len - 1)`.
+        let rows_of = |b: &mut KernelBuilder, k: Value| {
+            let k = b.min(k, last);
+            let mut v = load_row(b, c, c.k_cache, k);
+            v.extend(load_row(b, c, c.v_cache, k));
+            v
+        };
+        let mut carried = st.to_vec();
+        let depth = ps.prefetch;
+        for j in 0..depth {
+            let jj = b.u32(j);
+            let k = b.add(k0, jj);
+            carried.extend(rows_of(b, k));
+        }
+        let out = b.for_range(k0, k1, one, 1, &carried, |b, key, s| {
+            let (st, ahead) = s.split_at(width);
+            if depth == 0 {
+                let cur = rows_of(b, key);
+                let (kd, vd) = cur.split_at(c.dpl as usize);
+                return key_step(b, c, ps, key, st, kd, vd);
+            }
+            let (kd, vd) = ahead[..row_vals].split_at(c.dpl as usize);
+            let p = b.u32(depth);
+            let kp = b.add(key, p);
+            let next = rows_of(b, kp);
+            let mut n = key_step(b, c, ps, key, st, kd, vd);
+            n.extend_from_slice(&ahead[row_vals..]);
+            n.extend(next);
+            n
+        });
+        out[..width].to_vec()
     })
 }
 
@@ -803,7 +856,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         let zero = b.u32(0);
         let one = b.u32(1);
         b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
-            let ps = pass(b, &c, i, 1);
+            let ps = pass(b, &c, i, 1, prefetch(shape));
             all_residues(b, &c, &ps);
             vec![]
         });
@@ -811,7 +864,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     }
     let rv = b.u32(shape.rows);
     let i0 = b.mul(rg, rv);
-    let ps = pass(&mut b, &c, i0, shape.rows);
+    let ps = pass(&mut b, &c, i0, shape.rows, prefetch(shape));
     let hrows = b.mul(h, rows_per_head);
     let w = Ws { partials: partials.expect("a workspace"), hrows, i0 };
     let Some(counters) = counters else {
