@@ -37,10 +37,17 @@
 //!    `(-inf, 0, 0)`: `m = max(mF, mr)`, `a1 = exp_sub(mF, m)`, `a2 = exp_sub(mr, m)`,
 //!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
 //!
+//! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
+//! `split_r8` (pos >= [`SPLIT_MIN_POS`], T >= 2), `split_r4` (pos >= 1024, group >= 2),
+//! `split_r1` (pos >= 1024), `r8` (T >= 2), `r4` (group >= 2), `r1`.
+//!
 //! # Variants
 //! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
 //! - `r1`, `r4`, `r8`: one workgroup a KV head and `R` rows (`[n_kv, ceil(T group / R)]`); the
-//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`).
+//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`; each lane
+//!   computes the softmax scalars of the row `tsum` left in it, and the accumulators take them
+//!   by broadcast). The residues run one after another, each state stored in the workspace
+//!   `partials`, then merged as the split finish does.
 //! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`; a residue
 //!   with no chunk returns at once): each stores its state in `partials`; the last workgroup of
 //!   a (KV head, row group) (a counter in `counters`) merges the states in order (step 3), so
@@ -52,7 +59,7 @@ use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::cases::{floats, u32s, Case, Rng};
 use crate::common::reset_counter;
 use crate::math::exp_sub;
-use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use half::f16;
 use kiln_ir::package::Admission;
 use kiln_ir::{
@@ -117,11 +124,11 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
             v(
                 "split_r4",
                 build::<Q8, D, 4, true, false>,
-                admit(vec![long.clone(), ("group".into(), 4, max)]),
+                admit(vec![long.clone(), ("group".into(), 2, max)]),
             ),
             v("split_r1", build::<Q8, D, 1, true, false>, admit(vec![long])),
             v("r8", build::<Q8, D, 8, false, false>, admit(vec![("n_tokens".into(), 2, 8)])),
-            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 4, max)])),
+            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 2, max)])),
             v("r1", build::<Q8, D, 1, false, false>, Admission::default()),
         ],
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
@@ -131,9 +138,20 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
             Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
         },
         archs: None,
-        budgets: vec![],
+        budgets: vec![Budget {
+            kernel: name.to_string(),
+            archs: vec!["gfx1100".into(), "gfx1201".into()],
+            max_vgprs: Some(MAX_VGPRS_RDNA),
+            max_scratch: None,
+            max_spills: None,
+        }],
     }
 }
+
+/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD,
+/// granule 24): two waves a SIMD would allow the architectural 256; 128 keeps ten or more
+/// waves a SIMD to hide the key loop's load latency (R8 uses 73 to 113).
+pub const MAX_VGPRS_RDNA: u32 = 128;
 
 /// The four families.
 pub fn specs() -> Vec<KernelSpec> {
