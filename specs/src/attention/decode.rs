@@ -708,19 +708,25 @@ fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
         let i = w.row(b, k);
         b.if_then(rw.valid, |b| {
             // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has one
-            // reader-writer); the merge takes them by `shuffle_idx`.
+            // reader-writer, no other lane touches it); the merge takes them by `shuffle_idx`.
             let last = b.sub(n_res, one);
             let mine = b.min(c.lane, last);
             let owner = b.lt(c.lane, n_res);
             let base = w.slot(b, c.d, i, mine);
-            let m_l = b.load(partials, base, Type::F32);
             let b1 = b.add(base, one);
-            let l_l = b.load(partials, b1, Type::F32);
-            b.if_then(owner, |b| {
-                let fz = b.f32(0.0);
-                b.store(partials, base, fz);
-                b.store(partials, b1, fz);
-            });
+            let ml = b.if_else(
+                owner,
+                |b| {
+                    let m = b.load(partials, base, Type::F32);
+                    let l = b.load(partials, b1, Type::F32);
+                    let fz = b.f32(0.0);
+                    b.store(partials, base, fz);
+                    b.store(partials, b1, fz);
+                    vec![m, l]
+                },
+                |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
+            );
+            let (m_l, l_l) = (ml[0], ml[1]);
             let init = identity(b, 2 + dpl as usize);
             let f = b.for_range(zero, n_res, one, 1, &init, |b, r, f| {
                 let base = w.slot(b, c.d, i, r);
