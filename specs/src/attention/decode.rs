@@ -38,8 +38,8 @@
 //!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `split_r8` (pos >= [`SPLIT_MIN_POS`], T >= 2), `split_r4` (pos >= 1024, group >= 2),
-//! `split_r1` (pos >= 1024), `r8` (T >= 2), `r4` (group >= 2), `r1`.
+//! `split_r8` (pos >= [`SPLIT_MIN_POS`] = 128, T >= 2), `split_r4` (pos >= 128, group >= 2),
+//! `split_r1` (pos >= 128), `r8` (T >= 2), `r4` (group >= 2), `r1`.
 //!
 //! # Variants
 //! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
@@ -82,9 +82,10 @@ pub fn prefetch(shape: Shape) -> u32 {
         (true, false) => 0,
     }
 }
-/// Position from which the router takes a split variant: below it there are fewer than
-/// `SPLITS / 4` chunks, and one workgroup a (head, row group) scans them as fast.
-pub const SPLIT_MIN_POS: u64 = 1024;
+/// Position from which the router takes a split variant: from there on the context has two
+/// chunks or more, and the split runs them in parallel (an unsplit variant has only
+/// `n_kv * ceil(T group / R)` workgroups, each scanning the whole context).
+pub const SPLIT_MIN_POS: u64 = CHUNK as u64;
 
 /// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows a pass `R`,
 /// `SPLIT` (a workgroup a residue), `ALL` (the baseline: one workgroup runs every row).
