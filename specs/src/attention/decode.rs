@@ -82,6 +82,9 @@ pub fn prefetch(shape: Shape) -> u32 {
         (true, false) => 0,
     }
 }
+/// Residues whose accumulators the final merge loads ahead of the one it merges (the loads of
+/// a residue do not depend on the merge, so they overlap it).
+pub const FINISH_PREFETCH: u32 = 4;
 /// Position from which the router takes a split variant: from there on the context has two
 /// chunks or more, and the split runs them in parallel (an unsplit variant has only
 /// `n_kv * ceil(T group / R)` workgroups, each scanning the whole context).
@@ -728,24 +731,52 @@ fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
                 |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
             );
             let (m_l, l_l) = (ml[0], ml[1]);
-            let init = identity(b, 2 + dpl as usize);
-            let f = b.for_range(zero, n_res, one, 1, &init, |b, r, f| {
-                let base = w.slot(b, c.d, i, r);
-                let m = b.shuffle_idx(m_l, r);
-                let l = b.shuffle_idx(l_l, r);
+            // The accumulators of residue `r`, zeroed once read (a residue past the last is
+            // read again, as zeros, and never used): loaded FINISH_PREFETCH residues ahead.
+            let acc_of = |b: &mut KernelBuilder, r: Value| {
+                let real = b.lt(r, n_res);
+                let rc = b.min(r, last);
+                let base = w.slot(b, c.d, i, rc);
                 let a0 = b.add(base, two);
                 let a0 = b.add(a0, c.d0);
+                let xs: Vec<Value> = (0..dpl)
+                    .map(|e| {
+                        let ee = b.u32(e);
+                        let at = b.add(a0, ee);
+                        b.load(partials, at, Type::F32)
+                    })
+                    .collect();
+                b.if_then(real, |b| {
+                    let fz = b.f32(0.0);
+                    for e in 0..dpl {
+                        let ee = b.u32(e);
+                        let at = b.add(a0, ee);
+                        b.store(partials, at, fz);
+                    }
+                });
+                xs
+            };
+            let width = 2 + dpl as usize;
+            let mut init = identity(b, width);
+            for j in 0..FINISH_PREFETCH {
+                let r = b.u32(j);
+                init.extend(acc_of(b, r));
+            }
+            let f = b.for_range(zero, n_res, one, 1, &init, |b, r, s| {
+                let (f, ahead) = s.split_at(width);
+                let m = b.shuffle_idx(m_l, r);
+                let l = b.shuffle_idx(l_l, r);
                 let mut x = vec![m, l];
-                let fz = b.f32(0.0);
-                for e in 0..dpl {
-                    let ee = b.u32(e);
-                    let at = b.add(a0, ee);
-                    x.push(b.load(partials, at, Type::F32));
-                    b.store(partials, at, fz);
-                }
-                merge(b, None, dpl, f, &x)
+                x.extend_from_slice(&ahead[..dpl as usize]);
+                let p = b.u32(FINISH_PREFETCH);
+                let rp = b.add(r, p);
+                let next = acc_of(b, rp);
+                let mut n = merge(b, None, dpl, f, &x);
+                n.extend_from_slice(&ahead[dpl as usize..]);
+                n.extend(next);
+                n
             });
-            store_row(b, c, rw, f[1], &f[2..]);
+            store_row(b, c, rw, f[1], &f[2..width]);
         });
     }
 }
