@@ -32,39 +32,63 @@
 //!    `(m, l, acc) = (-inf, 0, 0)`: for a key the row sees, `m' = max(m, s)`,
 //!    `a = exp_sub(m, m')`, `p = exp_sub(s, m')`, `l' = fma(l, a, p)`,
 //!    `acc' = fma(p, v, acc * a)`; a key the row does not see leaves the state as it is.
-//! 3. The residues' states merge in order `r = 0, 1, ..., SPLITS - 1` into `F`, from
+//! 3. The states of the residues that own a chunk merge in order `r = 0, 1, ...,
+//!    min(SPLITS, chunks) - 1` into `F`, from
 //!    `(-inf, 0, 0)`: `m = max(mF, mr)`, `a1 = exp_sub(mF, m)`, `a2 = exp_sub(mr, m)`,
 //!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
+//!
+//! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
+//! `split_r8` (pos >= [`SPLIT_MIN_POS`] = 128, T >= 2), `split_r4` (pos >= 128, group >= 2),
+//! `split_r1` (pos >= 128), `r8` (T >= 2), `r4` (group >= 2), `r1`.
 //!
 //! # Variants
 //! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
 //! - `r1`, `r4`, `r8`: one workgroup a KV head and `R` rows (`[n_kv, ceil(T group / R)]`); the
-//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`).
-//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`): each
-//!   stores its state in `partials`; the last workgroup of a (KV head, row group) merges the
-//!   `SPLITS` states in order (step 3), so split and unsplit agree bit for bit. No float atomics.
+//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`; each lane
+//!   computes the softmax scalars of the row `tsum` left in it, and the accumulators take them
+//!   by broadcast). The residues run one after another, each state stored in the workspace
+//!   `partials`, then merged as the split finish does.
+//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`; a residue
+//!   with no chunk returns at once): each stores its state in `partials`; the last workgroup of
+//!   a (KV head, row group) (a counter in `counters`) merges the states in order (step 3), so
+//!   split and unsplit agree bit for bit. No float atomics; the workspace is left zeroed.
 
 use super::kv_append::quantize_q8_0_block;
 use super::CacheType;
 use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::cases::{floats, u32s, Case, Rng};
-use crate::common::{last_workgroup, reset_counter};
+use crate::common::reset_counter;
 use crate::math::exp_sub;
-use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use half::f16;
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule,
-    ScalarType, Scope, ShapeExpr, Target, Type, Value,
+    Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp,
+    ScalarRule, ScalarType, Scope, ShapeExpr, Target, Type, Value,
 };
 
 /// Keys a chunk.
 pub const CHUNK: u32 = 128;
 /// Residues (chunk classes), and workgroups a row group in the split variants.
 pub const SPLITS: u32 = 32;
-/// Position from which the router takes a split variant: below it there are fewer than
-/// `SPLITS / 4` chunks, and one workgroup a (head, row group) scans them as fast.
-pub const SPLIT_MIN_POS: u64 = 1024;
+/// Keys whose K/V rows a variant loads ahead of the one being folded (a software pipeline: the
+/// key loop carries them, so their loads are in flight during the key's exps; the order of the
+/// arithmetic is unchanged; a chunk's last keys load rows past it, inside the context). Two,
+/// except R8: one for `split_r8`, none for `r8` (more spill on gfx906, gfx90a, sm_75, sm_80).
+pub fn prefetch(shape: Shape) -> u32 {
+    match (shape.rows >= 8, shape.split) {
+        (false, _) => 2,
+        (true, true) => 1,
+        (true, false) => 0,
+    }
+}
+/// Residues whose accumulators the final merge loads ahead of the one it merges (the loads of
+/// a residue do not depend on the merge, so they overlap it).
+pub const FINISH_PREFETCH: u32 = 4;
+/// Position from which the router takes a split variant: from there on the context has two
+/// chunks or more, and the split runs them in parallel (an unsplit variant has only
+/// `n_kv * ceil(T group / R)` workgroups, each scanning the whole context).
+pub const SPLIT_MIN_POS: u64 = CHUNK as u64;
 
 /// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows a pass `R`,
 /// `SPLIT` (a workgroup a residue), `ALL` (the baseline: one workgroup runs every row).
@@ -104,11 +128,11 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
             v(
                 "split_r4",
                 build::<Q8, D, 4, true, false>,
-                admit(vec![long.clone(), ("group".into(), 4, max)]),
+                admit(vec![long.clone(), ("group".into(), 2, max)]),
             ),
             v("split_r1", build::<Q8, D, 1, true, false>, admit(vec![long])),
             v("r8", build::<Q8, D, 8, false, false>, admit(vec![("n_tokens".into(), 2, 8)])),
-            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 4, max)])),
+            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 2, max)])),
             v("r1", build::<Q8, D, 1, false, false>, Admission::default()),
         ],
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
@@ -118,9 +142,20 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
             Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
         },
         archs: None,
-        budgets: vec![],
+        budgets: vec![Budget {
+            kernel: name.to_string(),
+            archs: vec!["gfx1100".into(), "gfx1201".into()],
+            max_vgprs: Some(MAX_VGPRS_RDNA),
+            max_scratch: None,
+            max_spills: None,
+        }],
     }
 }
+
+/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD,
+/// granule 24): two waves a SIMD would allow the architectural 256; 128 keeps ten or more
+/// waves a SIMD to hide the key loop's load latency (R8 uses 73 to 113).
+pub const MAX_VGPRS_RDNA: u32 = 128;
 
 /// The four families.
 pub fn specs() -> Vec<KernelSpec> {
@@ -277,11 +312,14 @@ struct Ctx {
     h: Value,
     group: Value,
     n_q: Value,
+    lane: Value,
     ctx_max: Value,
     pos: Value,
     scale: Value,
     kv_len: Value,
     n_chunks: Value,
+    /// Residues that own a chunk, `min(SPLITS, n_chunks)`.
+    n_res: Value,
     rows_per_head: Value,
     /// The lane's first dimension.
     d0: Value,
@@ -299,12 +337,45 @@ struct Row {
     q: Vec<Value>,
 }
 
-/// `(m, l, acc[dpl])` of a row, flattened.
-type State = Vec<Value>;
+/// The `R` rows one wave runs at once. The softmax scalars `(m, l)` and the weights `(a, p)` of
+/// row `k` live in lanes `[k W/R, (k+1) W/R)` (where `tsum<R>` leaves row k's score), so each
+/// lane computes one row's exps; the accumulators of every row live in every lane (its
+/// dimensions) and take row k's weights by a broadcast from lane `k W/R`. With `R = 1` every
+/// lane holds the one row's scalars. The op sequence of a row's scalars is the same in every
+/// layout, so the bits are.
+struct Pass {
+    rows: Vec<Row>,
+    /// Lanes a row (`W / R`).
+    span: u32,
+    /// The last key the lane's own row sees.
+    own_limit: Value,
+    /// The lane's own row exists.
+    own_valid: Value,
+    /// The lane's own row index within the head (`i0 + lane / span`).
+    own_row: Value,
+    /// Keys loaded ahead ([`prefetch`]).
+    prefetch: u32,
+}
 
-fn identity(b: &mut KernelBuilder, dpl: u32) -> State {
-    let mut s = vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)];
-    s.extend((0..dpl).map(|_| b.f32(0.0)));
+impl Pass {
+    /// Row `k`'s copy of a per-row scalar held by its lanes.
+    fn take(&self, b: &mut KernelBuilder, v: Value, k: usize) -> Value {
+        if self.rows.len() == 1 {
+            v
+        } else {
+            b.broadcast(v, k as u32 * self.span)
+        }
+    }
+    /// Values a state holds in each lane: `m, l`, then `acc[row][dim]`.
+    fn width(&self, c: &Ctx) -> usize {
+        2 + self.rows.len() * c.dpl as usize
+    }
+}
+
+/// The identity state `(m, l, acc) = (-inf, 0, 0)`.
+fn identity(b: &mut KernelBuilder, width: usize) -> Vec<Value> {
+    let mut s = vec![b.f32(f32::NEG_INFINITY)];
+    s.extend((1..width).map(|_| b.f32(0.0)));
     s
 }
 
@@ -318,12 +389,19 @@ fn load_f32s(b: &mut KernelBuilder, p: Param, at: Value, n: u32) -> Vec<Value> {
     }
 }
 
-fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
+/// Row `i` (clamped to the last row for loads; `valid` says whether it exists): its token is
+/// `i / group`, its q head `h * group + i % group`.
+fn row_token(b: &mut KernelBuilder, c: &Ctx, i: Value) -> (Value, Value, Value) {
     let valid = b.lt(i, c.rows_per_head);
     let one = b.u32(1);
     let last = b.sub(c.rows_per_head, one);
     let ic = b.min(i, last);
     let t = b.div(ic, c.group);
+    (valid, ic, t)
+}
+
+fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
+    let (valid, ic, t) = row_token(b, c, i);
     let j = b.rem(ic, c.group);
     let hg = b.mul(c.h, c.group);
     let qh = b.add(hg, j);
@@ -335,6 +413,24 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     let q = load_f32s(b, c.q, at, c.dpl);
     let limit = b.add(c.pos, t);
     Row { valid, limit, at, q }
+}
+
+/// The pass of rows `i0 .. i0 + n`.
+fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32, prefetch: u32) -> Pass {
+    let rows: Vec<Row> = (0..n)
+        .map(|k| {
+            let kk = b.u32(k);
+            let i = b.add(i0, kk);
+            row(b, c, i)
+        })
+        .collect();
+    let span = c.wave / n;
+    let sp = b.u32(span);
+    let own = b.div(c.lane, sp);
+    let own_row = b.add(i0, own);
+    let (own_valid, _, t) = row_token(b, c, own_row);
+    let own_limit = b.add(c.pos, t);
+    Pass { rows, span, own_limit, own_valid, own_row, prefetch }
 }
 
 /// The lane's `dpl` values of cache row `key` of head `h`, as f32.
@@ -390,85 +486,141 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
     }
 }
 
-/// One key for every row of the pass: scores (step 1), then the online update (step 2).
-fn key_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], key: Value, st: &[Value]) -> Vec<Value> {
-    let kd = load_row(b, c, c.k_cache, key);
-    let partials: Vec<Value> = rows
+/// One key (its K and V values `kd`, `vd`) for every row of the pass: scores (step 1), then
+/// the online update (step 2).
+fn key_step(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    ps: &Pass,
+    key: Value,
+    st: &[Value],
+    kd: &[Value],
+    vd: &[Value],
+) -> Vec<Value> {
+    let partials: Vec<Value> = ps
+        .rows
         .iter()
         .map(|r| {
             let mut acc = b.mul(r.q[0], kd[0]);
-            for (&qe, &ke) in r.q.iter().zip(&kd).skip(1) {
+            for (&qe, &ke) in r.q.iter().zip(kd).skip(1) {
                 acc = b.fma(qe, ke, acc);
             }
             acc
         })
         .collect();
-    let dots: Vec<Value> = if rows.len() == 1 {
-        vec![b.wave_reduce(ReduceOp::Add, partials[0])]
+    // The lane's own row's score.
+    let dot = if ps.rows.len() == 1 {
+        b.wave_reduce(ReduceOp::Add, partials[0])
     } else {
-        let n = rows.len() as u32;
-        let ts = b.tsum(n, &partials);
-        (0..n).map(|k| b.broadcast(ts, k * c.wave / n)).collect()
+        b.tsum(ps.rows.len() as u32, &partials)
     };
-    let vd = load_row(b, c, c.v_cache, key);
-    let w = 2 + c.dpl as usize;
-    let mut next = vec![];
-    for (ri, r) in rows.iter().enumerate() {
-        let s0 = &st[ri * w..ri * w + w];
-        let s = b.mul(dots[ri], c.scale);
-        let sees = b.le(key, r.limit);
-        let (m, l) = (s0[0], s0[1]);
-        let m2 = b.max(m, s);
-        let a = exp_sub(b, m, m2);
-        let p = exp_sub(b, s, m2);
-        let l2 = b.fma(l, a, p);
-        next.push(b.select(sees, m2, m));
-        next.push(b.select(sees, l2, l));
-        for e in 0..c.dpl as usize {
-            let acc = s0[2 + e];
-            let sa = b.mul(acc, a);
-            let acc2 = b.fma(p, vd[e], sa);
-            next.push(b.select(sees, acc2, acc));
+    let s = b.mul(dot, c.scale);
+    let sees = b.le(key, ps.own_limit);
+    let (m, l) = (st[0], st[1]);
+    let m2 = b.max(m, s);
+    let a = exp_sub(b, m, m2);
+    let p = exp_sub(b, s, m2);
+    let l2 = b.fma(l, a, p);
+    let mut next = vec![b.select(sees, m2, m), b.select(sees, l2, l)];
+    let dpl = c.dpl as usize;
+    for (k, r) in ps.rows.iter().enumerate() {
+        let ak = ps.take(b, a, k);
+        let pk = ps.take(b, p, k);
+        let sees_k = b.le(key, r.limit);
+        for (e, &v) in vd.iter().enumerate() {
+            let acc = st[2 + k * dpl + e];
+            let sa = b.mul(acc, ak);
+            let acc2 = b.fma(pk, v, sa);
+            next.push(b.select(sees_k, acc2, acc));
         }
     }
     next
 }
 
 /// Residue `r`'s states for the rows (step 2).
-fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], r: Value) -> Vec<Value> {
-    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+fn scan(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, r: Value) -> Vec<Value> {
+    let width = ps.width(c);
+    let init = identity(b, width);
     let splits = b.u32(SPLITS);
+    let row_vals = 2 * c.dpl as usize;
     b.for_range(r, c.n_chunks, splits, 1, &init, |b, chunk, st| {
         let cs = b.u32(CHUNK);
         let k0 = b.mul(chunk, cs);
         let k1 = b.add(k0, cs);
         let k1 = b.min(k1, c.kv_len);
         let one = b.u32(1);
-        b.for_range(k0, k1, one, 1, st, |b, key, st| key_step(b, c, rows, key, st))
+        let last = b.sub(c.kv_len, one);
+        // K then V of key `min(k, kv_len - 1)`.
+        let rows_of = |b: &mut KernelBuilder, k: Value| {
+            let k = b.min(k, last);
+            let mut v = load_row(b, c, c.k_cache, k);
+            v.extend(load_row(b, c, c.v_cache, k));
+            v
+        };
+        let mut carried = st.to_vec();
+        let depth = ps.prefetch;
+        for j in 0..depth {
+            let jj = b.u32(j);
+            let k = b.add(k0, jj);
+            carried.extend(rows_of(b, k));
+        }
+        let out = b.for_range(k0, k1, one, 1, &carried, |b, key, s| {
+            let (st, ahead) = s.split_at(width);
+            if depth == 0 {
+                let cur = rows_of(b, key);
+                let (kd, vd) = cur.split_at(c.dpl as usize);
+                return key_step(b, c, ps, key, st, kd, vd);
+            }
+            let (kd, vd) = ahead[..row_vals].split_at(c.dpl as usize);
+            let p = b.u32(depth);
+            let kp = b.add(key, p);
+            let next = rows_of(b, kp);
+            let mut n = key_step(b, c, ps, key, st, kd, vd);
+            n.extend_from_slice(&ahead[row_vals..]);
+            n.extend(next);
+            n
+        });
+        out[..width].to_vec()
     })
 }
 
-/// Step 3 for one row: `f` merged with `x`.
-fn merge(b: &mut KernelBuilder, f: &[Value], x: &[Value]) -> Vec<Value> {
+/// Step 3: `f` merged with `x` (states of `ps`'s layout; `ps = None`: one row held by every
+/// lane).
+fn merge(
+    b: &mut KernelBuilder,
+    ps: Option<&Pass>,
+    dpl: u32,
+    f: &[Value],
+    x: &[Value],
+) -> Vec<Value> {
     let m = b.max(f[0], x[0]);
     let a1 = exp_sub(b, f[0], m);
     let a2 = exp_sub(b, x[0], m);
-    let mut out = vec![m];
-    for e in 1..f.len() {
-        let xa = b.mul(x[e], a2);
-        out.push(b.fma(f[e], a1, xa));
+    let xl = b.mul(x[1], a2);
+    let l = b.fma(f[1], a1, xl);
+    let mut out = vec![m, l];
+    let rows = (f.len() - 2) / dpl as usize;
+    for k in 0..rows {
+        let (a1k, a2k) = match ps {
+            Some(ps) => (ps.take(b, a1, k), ps.take(b, a2, k)),
+            None => (a1, a2),
+        };
+        for e in 0..dpl as usize {
+            let i = 2 + k * dpl as usize + e;
+            let xa = b.mul(x[i], a2k);
+            out.push(b.fma(f[i], a1k, xa));
+        }
     }
     out
 }
 
-/// `out = acc / l` for a row that exists.
-fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, f: &[Value]) {
+/// `out = acc / l` for row `r` that exists, with `l` its sum.
+fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, l: Value, acc: &[Value]) {
     let out = c.out;
-    let dpl = c.dpl;
     let at = r.at;
-    let ys: Vec<Value> = (0..dpl as usize).map(|e| b.div(f[2 + e], f[1])).collect();
+    let ys: Vec<Value> = acc.iter().map(|&x| b.div(x, l)).collect();
     b.if_then(r.valid, |b| {
-        if dpl == 1 {
+        if ys.len() == 1 {
             b.store(out, at, ys[0]);
         } else {
             let y = b.make_vector(&ys);
@@ -478,21 +630,188 @@ fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, f: &[Value]) {
 }
 
 /// All residues in order, merged as they come (steps 2 and 3 in one workgroup).
-fn all_residues(b: &mut KernelBuilder, c: &Ctx, rows: &[Row]) {
-    let w = 2 + c.dpl as usize;
-    let init: Vec<Value> = rows.iter().flat_map(|_| identity(b, c.dpl)).collect();
+fn all_residues(b: &mut KernelBuilder, c: &Ctx, ps: &Pass) {
+    let init = identity(b, ps.width(c));
     let zero = b.u32(0);
     let one = b.u32(1);
-    let splits = b.u32(SPLITS);
-    let f = b.for_range(zero, splits, one, 1, &init, |b, r, fs| {
-        let xs = scan(b, c, rows, r);
-        (0..rows.len())
-            .flat_map(|k| merge(b, &fs[k * w..k * w + w], &xs[k * w..k * w + w]))
-            .collect()
+    let f = b.for_range(zero, c.n_res, one, 1, &init, |b, r, fs| {
+        let xs = scan(b, c, ps, r);
+        merge(b, Some(ps), c.dpl, fs, &xs)
     });
-    for (k, r) in rows.iter().enumerate() {
-        store_row(b, c, r, &f[k * w..k * w + w]);
+    let dpl = c.dpl as usize;
+    for (k, r) in ps.rows.iter().enumerate() {
+        let l = ps.take(b, f[1], k);
+        store_row(b, c, r, l, &f[2 + k * dpl..2 + (k + 1) * dpl]);
     }
+}
+
+/// Where the residue states go: `partials[((h * rows + i) * SPLITS + r) * (D + 2) ..]` holds
+/// `m, l, acc[D]` of row `i` of head `h`, residue `r`.
+struct Ws {
+    partials: Param,
+    /// `h * T * group`.
+    hrows: Value,
+    /// The pass's first row.
+    i0: Value,
+}
+
+impl Ws {
+    fn slot(&self, b: &mut KernelBuilder, d: u32, i: Value, r: Value) -> Value {
+        let splits = b.u32(SPLITS);
+        let s = b.add(self.hrows, i);
+        let s = b.mul(s, splits);
+        let s = b.add(s, r);
+        let ww = b.u32(d + 2);
+        b.mul(s, ww)
+    }
+    fn row(&self, b: &mut KernelBuilder, k: usize) -> Value {
+        let kk = b.u32(k as u32);
+        b.add(self.i0, kk)
+    }
+}
+
+/// Stores residue `r`'s state of the pass's rows: `(m, l)` from the first lane of each row's
+/// span, the accumulators from every lane.
+fn store_state(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws, r: Value, st: &[Value]) {
+    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
+    let sp = b.u32(ps.span);
+    let in_span = b.rem(c.lane, sp);
+    let head = b.eq(in_span, zero);
+    let keeps = b.and(head, ps.own_valid);
+    let partials = w.partials;
+    let own = ps.own_row;
+    b.if_then(keeps, |b| {
+        let base = w.slot(b, c.d, own, r);
+        b.store(partials, base, st[0]);
+        let b1 = b.add(base, one);
+        b.store(partials, b1, st[1]);
+    });
+    let dpl = c.dpl as usize;
+    for (k, rw) in ps.rows.iter().enumerate() {
+        let i = w.row(b, k);
+        let base = w.slot(b, c.d, i, r);
+        b.if_then(rw.valid, |b| {
+            let a0 = b.add(base, two);
+            let a0 = b.add(a0, c.d0);
+            for e in 0..dpl {
+                let ee = b.u32(e as u32);
+                let at = b.add(a0, ee);
+                b.store(partials, at, st[2 + k * dpl + e]);
+            }
+        });
+    }
+}
+
+/// Step 3 from the stored states, row by row (every lane holds the row's scalars), zeroing
+/// what it reads; then `out`.
+fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
+    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
+    let partials = w.partials;
+    let n_res = c.n_res;
+    let dpl = c.dpl;
+    for (k, rw) in ps.rows.iter().enumerate() {
+        let i = w.row(b, k);
+        b.if_then(rw.valid, |b| {
+            // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has one
+            // reader-writer, no other lane touches it); the merge takes them by `shuffle_idx`.
+            let last = b.sub(n_res, one);
+            let mine = b.min(c.lane, last);
+            let owner = b.lt(c.lane, n_res);
+            let base = w.slot(b, c.d, i, mine);
+            let b1 = b.add(base, one);
+            let ml = b.if_else(
+                owner,
+                |b| {
+                    let m = b.load(partials, base, Type::F32);
+                    let l = b.load(partials, b1, Type::F32);
+                    let fz = b.f32(0.0);
+                    b.store(partials, base, fz);
+                    b.store(partials, b1, fz);
+                    vec![m, l]
+                },
+                |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
+            );
+            let (m_l, l_l) = (ml[0], ml[1]);
+            // The accumulators of residue `r`, zeroed once read (a residue past the last is
+            // read again, as zeros, and never used): loaded FINISH_PREFETCH residues ahead.
+            let acc_of = |b: &mut KernelBuilder, r: Value| {
+                let real = b.lt(r, n_res);
+                let rc = b.min(r, last);
+                let base = w.slot(b, c.d, i, rc);
+                let a0 = b.add(base, two);
+                let a0 = b.add(a0, c.d0);
+                let xs: Vec<Value> = (0..dpl)
+                    .map(|e| {
+                        let ee = b.u32(e);
+                        let at = b.add(a0, ee);
+                        b.load(partials, at, Type::F32)
+                    })
+                    .collect();
+                b.if_then(real, |b| {
+                    let fz = b.f32(0.0);
+                    for e in 0..dpl {
+                        let ee = b.u32(e);
+                        let at = b.add(a0, ee);
+                        b.store(partials, at, fz);
+                    }
+                });
+                xs
+            };
+            let width = 2 + dpl as usize;
+            let mut init = identity(b, width);
+            for j in 0..FINISH_PREFETCH {
+                let r = b.u32(j);
+                init.extend(acc_of(b, r));
+            }
+            let f = b.for_range(zero, n_res, one, 1, &init, |b, r, s| {
+                let (f, ahead) = s.split_at(width);
+                let m = b.shuffle_idx(m_l, r);
+                let l = b.shuffle_idx(l_l, r);
+                let mut x = vec![m, l];
+                x.extend_from_slice(&ahead[..dpl as usize]);
+                let p = b.u32(FINISH_PREFETCH);
+                let rp = b.add(r, p);
+                let next = acc_of(b, rp);
+                let mut n = merge(b, None, dpl, f, &x);
+                n.extend_from_slice(&ahead[dpl as usize..]);
+                n.extend(next);
+                n
+            });
+            store_row(b, c, rw, f[1], &f[2..width]);
+        });
+    }
+}
+
+/// The last-workgroup handshake of [`crate::common::last_workgroup`] with a count known only at
+/// run time (`total`, uniform): lane 0 makes this workgroup's stores visible and counts it; the
+/// workgroup that brings the count to `total` runs `finish` after another device fence.
+fn last_of(
+    b: &mut KernelBuilder,
+    lane: Value,
+    counters: Param,
+    index: Value,
+    total: Value,
+    finish: impl FnOnce(&mut KernelBuilder),
+) {
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    let old = b.if_else(
+        first,
+        |b| {
+            b.fence(Scope::Device);
+            let one = b.u32(1);
+            vec![b.atomic(AtomicOp::Add, counters, index, one, Scope::Device)]
+        },
+        |b| vec![b.u32(0)],
+    )[0];
+    let old = b.broadcast(old, 0);
+    let one = b.u32(1);
+    let last = b.sub(total, one);
+    let is_last = b.eq(old, last);
+    b.if_then(is_last, |b| {
+        b.fence(Scope::Device);
+        finish(b)
+    });
 }
 
 /// One attention kernel.
@@ -538,22 +857,16 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     };
     let gz = ShapeExpr::constant(if shape.split { SPLITS as u64 } else { 1 });
     b.grid([ShapeExpr::scaled(&[n_kv], 1, 1), gy, gz]);
-    let ws = if shape.split {
+    // The residue states (every variant but the baseline), and the split's counters.
+    let partials = (!shape.all_rows).then(|| {
         let per_row = SPLITS as u64 * (d as u64 + 2);
-        let partials = b.workspace(
-            "partials",
-            ScalarType::F32,
-            ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1),
-        );
-        let counters = b.workspace(
-            "counters",
-            ScalarType::U32,
-            ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1),
-        );
-        Some((partials, counters))
-    } else {
-        None
-    };
+        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1);
+        b.workspace("partials", ScalarType::F32, len)
+    });
+    let counters = shape.split.then(|| {
+        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1);
+        b.workspace("counters", ScalarType::U32, len)
+    });
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -567,6 +880,8 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     let cs = b.u32(CHUNK);
     let n_chunks = b.add(kv_len, cm1);
     let n_chunks = b.div(n_chunks, cs);
+    let splits_c = b.u32(SPLITS);
+    let n_res = b.min(n_chunks, splits_c);
     let rows_per_head = b.mul(t_v, g_v);
     let dpl = d / wave;
     let dplv = b.u32(dpl);
@@ -584,11 +899,13 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         h,
         group: g_v,
         n_q,
+        lane,
         ctx_max: ctx_v,
         pos: pos_v,
         scale: sc_v,
         kv_len,
         n_chunks,
+        n_res,
         rows_per_head,
         d0,
     };
@@ -596,104 +913,45 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         let zero = b.u32(0);
         let one = b.u32(1);
         b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
-            let r = row(b, &c, i);
-            all_residues(b, &c, &[r]);
+            let ps = pass(b, &c, i, 1, prefetch(shape));
+            all_residues(b, &c, &ps);
             vec![]
         });
         return b.finish();
     }
     let rv = b.u32(shape.rows);
     let i0 = b.mul(rg, rv);
-    let rows: Vec<Row> = (0..shape.rows)
-        .map(|k| {
-            let kk = b.u32(k);
-            let i = b.add(i0, kk);
-            row(&mut b, &c, i)
-        })
-        .collect();
-    let Some((partials, counters)) = ws else {
-        all_residues(&mut b, &c, &rows);
+    let ps = pass(&mut b, &c, i0, shape.rows, prefetch(shape));
+    let hrows = b.mul(h, rows_per_head);
+    let w = Ws { partials: partials.expect("a workspace"), hrows, i0 };
+    let Some(counters) = counters else {
+        // One workgroup: the residues one after another, each stored, then merged.
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        b.for_range(zero, n_res, one, 1, &[], |b, r, _| {
+            let st = scan(b, &c, &ps, r);
+            store_state(b, &c, &ps, &w, r, &st);
+            vec![]
+        });
+        b.barrier(BarrierKind::All);
+        finish(&mut b, &c, &ps, &w);
         return b.finish();
     };
-    // Split: this workgroup's residue, stored; the last of the (head, row group) merges.
+    // Split: this workgroup's residue, stored; the last of the (head, row group) merges. A
+    // residue that owns no chunk (short contexts) has nothing to do.
     let r = b.workgroup_id(Dim::Z);
-    let st = scan(&mut b, &c, &rows, r);
-    let w = 2 + dpl as usize;
-    let splits = b.u32(SPLITS);
-    let zero = b.u32(0);
-    let one = b.u32(1);
-    let two = b.u32(2);
-    let first = b.eq(lane, zero);
-    let hrows = b.mul(h, rows_per_head);
-    // Element of (head, row i, residue r)'s state: ((h * rows + i) * SPLITS + r) * (D + 2).
-    let slot = |b: &mut KernelBuilder, k: usize, r: Value| {
-        let kk = b.u32(k as u32);
-        let i = b.add(i0, kk);
-        let s = b.add(hrows, i);
-        let s = b.mul(s, splits);
-        let s = b.add(s, r);
-        let ww = b.u32(d + 2);
-        b.mul(s, ww)
-    };
-    for (k, rw) in rows.iter().enumerate() {
-        let base = slot(&mut b, k, r);
-        let s = &st[k * w..k * w + w];
-        b.if_then(rw.valid, |b| {
-            b.if_then(first, |b| {
-                b.store(partials, base, s[0]);
-                let b1 = b.add(base, one);
-                b.store(partials, b1, s[1]);
-            });
-            let a0 = b.add(base, two);
-            let a0 = b.add(a0, d0);
-            for e in 0..dpl {
-                let ee = b.u32(e);
-                let at = b.add(a0, ee);
-                b.store(partials, at, s[2 + e as usize]);
-            }
+    let busy = b.lt(r, n_res);
+    b.if_then(busy, |b| {
+        let st = scan(b, &c, &ps, r);
+        store_state(b, &c, &ps, &w, r, &st);
+        // Every lane's stores before lane 0's count (the workgroup is one wave).
+        b.fence(Scope::Device);
+        b.barrier(BarrierKind::All);
+        let counter = b.add(hrows, rg);
+        last_of(b, lane, counters, counter, n_res, |b| {
+            finish(b, &c, &ps, &w);
+            reset_counter(b, lane, counters, counter);
         });
-    }
-    b.fence(Scope::Device);
-    b.barrier(BarrierKind::All);
-    let counter = b.add(hrows, rg);
-    last_workgroup(&mut b, lane, counters, counter, SPLITS, |b| {
-        for (k, rw) in rows.iter().enumerate() {
-            b.if_then(rw.valid, |b| {
-                // Lane `r < SPLITS` reads residue r's (m, l) and zeroes them (each slot has one
-                // reader-writer); the merge takes them by `shuffle_idx`.
-                let sm1 = b.u32(SPLITS - 1);
-                let mine = b.min(lane, sm1);
-                let owner = b.lt(lane, splits);
-                let base = slot(b, k, mine);
-                let m_l = b.load(partials, base, Type::F32);
-                let b1 = b.add(base, one);
-                let l_l = b.load(partials, b1, Type::F32);
-                b.if_then(owner, |b| {
-                    let fz = b.f32(0.0);
-                    b.store(partials, base, fz);
-                    b.store(partials, b1, fz);
-                });
-                let init = identity(b, dpl);
-                let f = b.for_range(zero, splits, one, 1, &init, |b, r, f| {
-                    let base = slot(b, k, r);
-                    let m = b.shuffle_idx(m_l, r);
-                    let l = b.shuffle_idx(l_l, r);
-                    let a0 = b.add(base, two);
-                    let a0 = b.add(a0, d0);
-                    let mut x = vec![m, l];
-                    let fz = b.f32(0.0);
-                    for e in 0..dpl {
-                        let ee = b.u32(e);
-                        let at = b.add(a0, ee);
-                        x.push(b.load(partials, at, Type::F32));
-                        b.store(partials, at, fz);
-                    }
-                    merge(b, f, &x)
-                });
-                store_row(b, &c, rw, &f);
-            });
-        }
-        reset_counter(b, lane, counters, counter);
     });
     b.finish()
 }

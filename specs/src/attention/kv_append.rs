@@ -1,5 +1,5 @@
 //! `kv_append_q8_0` and `kv_append_f16`: the step's K and V rows (f32, 1..8 tokens) into the
-//! cache at positions `pos..pos+T`, K rotated on the way in ([`super::rope::Rope`], the bits of
+//! cache at positions `pos..pos+T`, K rotated on the way in (`rope::Rope`, the bits of
 //! `rope_f32`), stored as ggml Q8_0 blocks or as f16.
 //!
 //! Cache layout: `[kv_head][ctx_max][head_dim]`; a Q8_0 row is `head_dim / 32` blocks of 34
