@@ -148,6 +148,7 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
             max_vgprs: Some(MAX_VGPRS_RDNA),
             max_scratch: None,
             max_spills: None,
+            variants: vec![],
         }],
     }
 }
