@@ -17,8 +17,8 @@ Usage (from the repository root, after `cargo build -p kiln` and a package that 
 attention families):
     ./target/debug/kiln build --arch gfx1030 --kernel kv_append_q8_0,kv_append_f16,rope_f32,\
 attention_decode_q8_0_d64,attention_decode_q8_0_d128,attention_decode_f16_d64,\
-attention_decode_f16_d128 -o /tmp/attn-dist
-    python3 bench/attention_ref.py --package /tmp/attn-dist [--device cuda --arch sm_90] [--large]
+attention_decode_f16_d128 -o target/dist-attn
+    python3 bench/attention_ref.py --package target/dist-attn [--device cuda --arch sm_90] [--large]
 Needs `pip install gguf numpy`. Exits non-zero on the first failed check.
 """
 
