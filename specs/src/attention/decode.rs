@@ -38,8 +38,8 @@
 //!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `split_r8` (pos >= [`SPLIT_MIN_POS`] = 128, T >= 2), `split_r4` (pos >= 128, group >= 2),
-//! `split_r1` (pos >= 128), `r8` (T >= 2), `r4` (group >= 2), `r1`.
+//! `split_r8` (pos >= [`SPLIT_MIN_POS`] = 64, T >= 2), `split_r4` (pos >= 64, group >= 2),
+//! `split_r1` (pos >= 64), `r8` (T >= 2), `r4` (group >= 2), `r1`.
 //!
 //! # Variants
 //! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
@@ -68,9 +68,9 @@ use kiln_ir::{
 };
 
 /// Keys a chunk.
-pub const CHUNK: u32 = 128;
+pub const CHUNK: u32 = 64;
 /// Residues (chunk classes), and workgroups a row group in the split variants.
-pub const SPLITS: u32 = 32;
+pub const SPLITS: u32 = 64;
 /// Keys whose K/V rows a variant loads ahead of the one being folded (a software pipeline: the
 /// key loop carries them, so their loads are in flight during the key's exps; the order of the
 /// arithmetic is unchanged; a chunk's last keys load rows past it, inside the context). Two,
@@ -171,10 +171,10 @@ pub fn specs() -> Vec<KernelSpec> {
 /// One case: `(pos, T, n_kv, group, ctx_max)`.
 type CaseShape = (u32, u32, u32, u32, u32);
 
-/// T = 1..8 at contexts up to 8, then longer ones: 9 q / 3 kv heads at head dim 64 and
+/// T = 1..8 at contexts up to 10, then longer ones: 9 q / 3 kv heads at head dim 64 and
 /// 32 q / 8 kv at 128. The interpreter runs each case 15 times (7 variants, twice each, and
-/// the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (33
-/// chunks: residue 0 folds chunks 0 and 32), with one row; every family has 133 or 129 keys
+/// the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (65
+/// chunks: residue 0 folds chunks 0 and 64), with one row; every family has 108 or 69 keys
 /// (two chunks) with 8 or 3 rows. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
 /// and 8 for every family.
 pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
@@ -194,12 +194,12 @@ pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
     .map(|(p, t, c)| (p, t, kv, g, c))
     .collect();
     if d == 64 {
-        v.push((125, 8, kv, g, 133));
+        v.push((100, 8, kv, g, 108));
         if q8 {
             v.push((4098, 1, kv, g, 4101));
         }
     } else {
-        v.push((126, 3, kv, g, 130));
+        v.push((66, 3, kv, g, 70));
     }
     if large {
         if !(d == 64 && q8) {
@@ -713,26 +713,34 @@ fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
     for (k, rw) in ps.rows.iter().enumerate() {
         let i = w.row(b, k);
         b.if_then(rw.valid, |b| {
-            // Lane `r < n_res` reads residue r's (m, l) and zeroes them (each slot has one
-            // reader-writer, no other lane touches it); the merge takes them by `shuffle_idx`.
+            // Lane `l` reads the (m, l) of residues `l, l + W, ...` below `n_res` and zeroes them
+            // (each slot has one reader-writer, no other lane touches it); the merge takes
+            // residue r's by `shuffle_idx` from lane `r % W` of the set `r / W`.
             let last = b.sub(n_res, one);
-            let mine = b.min(c.lane, last);
-            let owner = b.lt(c.lane, n_res);
-            let base = w.slot(b, c.d, i, mine);
-            let b1 = b.add(base, one);
-            let ml = b.if_else(
-                owner,
-                |b| {
-                    let m = b.load(partials, base, Type::F32);
-                    let l = b.load(partials, b1, Type::F32);
-                    let fz = b.f32(0.0);
-                    b.store(partials, base, fz);
-                    b.store(partials, b1, fz);
-                    vec![m, l]
-                },
-                |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
-            );
-            let (m_l, l_l) = (ml[0], ml[1]);
+            let sets = SPLITS.div_ceil(c.wave);
+            let held: Vec<(Value, Value)> = (0..sets)
+                .map(|j| {
+                    let jw = b.u32(j * c.wave);
+                    let rj = b.add(c.lane, jw);
+                    let owner = b.lt(rj, n_res);
+                    let mine = b.min(rj, last);
+                    let base = w.slot(b, c.d, i, mine);
+                    let b1 = b.add(base, one);
+                    let ml = b.if_else(
+                        owner,
+                        |b| {
+                            let m = b.load(partials, base, Type::F32);
+                            let l = b.load(partials, b1, Type::F32);
+                            let fz = b.f32(0.0);
+                            b.store(partials, base, fz);
+                            b.store(partials, b1, fz);
+                            vec![m, l]
+                        },
+                        |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
+                    );
+                    (ml[0], ml[1])
+                })
+                .collect();
             // The accumulators of residue `r`, zeroed once read (a residue past the last is
             // read again, as zeros, and never used): loaded FINISH_PREFETCH residues ahead.
             let acc_of = |b: &mut KernelBuilder, r: Value| {
@@ -766,8 +774,18 @@ fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
             }
             let f = b.for_range(zero, n_res, one, 1, &init, |b, r, s| {
                 let (f, ahead) = s.split_at(width);
-                let m = b.shuffle_idx(m_l, r);
-                let l = b.shuffle_idx(l_l, r);
+                let wv = b.u32(c.wave);
+                let src = b.rem(r, wv);
+                let set = b.div(r, wv);
+                let (mut m, mut l) = (b.shuffle_idx(held[0].0, src), b.shuffle_idx(held[0].1, src));
+                for (j, &(mj, lj)) in held.iter().enumerate().skip(1) {
+                    let jj = b.u32(j as u32);
+                    let here = b.eq(set, jj);
+                    let mj = b.shuffle_idx(mj, src);
+                    let lj = b.shuffle_idx(lj, src);
+                    m = b.select(here, mj, m);
+                    l = b.select(here, lj, l);
+                }
                 let mut x = vec![m, l];
                 x.extend_from_slice(&ahead[..dpl as usize]);
                 let p = b.u32(FINISH_PREFETCH);
