@@ -300,7 +300,7 @@ mod tests {
             let input = |name: &str| {
                 k.params.values().find(|p| p.name == name && !p.workspace).and_then(|p| {
                     match p.kind {
-                        ParamKind::Buffer { elem, access, .. } if !access.writes() => Some(elem),
+                        ParamKind::Buffer { elem, access, .. } if access.reads() => Some(elem),
                         _ => None,
                     }
                 })

@@ -57,13 +57,13 @@ pub fn specs() -> Vec<KernelSpec> {
         family(
             "kv_append_q8_0",
             |t, w| kv_append(t, w, CacheType::Q8_0),
-            parity_cases,
+            |r, l| parity_cases(r, l, CacheType::Q8_0),
             Bench::Cases(|| bench_cases(CacheType::Q8_0)),
         ),
         family(
             "kv_append_f16",
             |t, w| kv_append(t, w, CacheType::F16),
-            parity_cases,
+            |r, l| parity_cases(r, l, CacheType::F16),
             Bench::Cases(|| bench_cases(CacheType::F16)),
         ),
     ]
@@ -89,7 +89,7 @@ fn shapes(large: bool) -> Vec<Shape> {
 }
 
 /// Random K and V rows (with a Q8 edge block: zeros, exact halves, huge, tiny) for each shape.
-fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+fn parity_cases(rng: &mut Rng, large: bool, cache: CacheType) -> Vec<Case> {
     shapes(large)
         .into_iter()
         .map(|(pos, t, kv, hd, ctx, nd, neox)| {
@@ -111,10 +111,33 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
                     ("base".into(), ScalarType::F32, u64::from(10_000f32.to_bits())),
                     u32s("neox", neox),
                 ],
-                inputs: vec![floats("k", ScalarType::F32, &k), floats("v", ScalarType::F32, &v)],
+                inputs: vec![
+                    floats("k", ScalarType::F32, &k),
+                    floats("v", ScalarType::F32, &v),
+                    cache_bytes(rng, "k_cache", cache, kv, ctx, hd),
+                    cache_bytes(rng, "v_cache", cache, kv, ctx, hd),
+                ],
             }
         })
         .collect()
+}
+
+/// A cache's prior contents: random bytes (the kernel must leave every row but the step's as
+/// they are, which parity sees).
+fn cache_bytes(
+    rng: &mut Rng,
+    name: &str,
+    cache: CacheType,
+    kv: u32,
+    ctx: u32,
+    hd: u32,
+) -> (String, ScalarType, Vec<u8>) {
+    let elems = (kv * ctx * hd) as usize;
+    let bytes = match cache {
+        CacheType::Q8_0 => elems / 32 * 34,
+        CacheType::F16 => elems * 2,
+    };
+    (name.to_string(), cache.elem(), (0..bytes).map(|_| rng.next_u64() as u8).collect())
 }
 
 /// Eight tokens of an 8-KV-head, 128-dim model: K and V read, both caches' rows written.
@@ -135,15 +158,28 @@ fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
             u32_arg("n_tokens", 8),
             u32_arg("n_kv_heads", 8),
             u32_arg("head_dim", 128),
-            u32_arg("ctx_max", 32_768),
+            u32_arg("ctx_max", 4096 + 8),
             u32_arg("n_dims", 128),
             f32_arg("base", 10_000.0),
             u32_arg("neox", 1),
         ],
-        inputs: vec![("k", ScalarType::F32, n as usize), ("v", ScalarType::F32, n as usize)],
+        inputs: vec![
+            ("k", ScalarType::F32, n as usize),
+            ("v", ScalarType::F32, n as usize),
+            ("k_cache", cache.elem(), cache_elems(cache, 8, 4096 + 8, 128)),
+            ("v_cache", cache.elem(), cache_elems(cache, 8, 4096 + 8, 128)),
+        ],
         bytes: 2 * (n * 4 + written),
         values: vec![],
     }]
+}
+
+/// Elements of a cache of `kv` heads, `ctx` positions, `hd` dims.
+fn cache_elems(cache: CacheType, kv: usize, ctx: usize, hd: usize) -> usize {
+    match cache {
+        CacheType::Q8_0 => kv * ctx * hd / 32 * 34,
+        CacheType::F16 => kv * ctx * hd,
+    }
 }
 
 /// The parameters of a kv_append kernel.
@@ -161,8 +197,9 @@ pub fn kv_append(_t: &Target, wave: u32, cache: CacheType) -> Kernel {
     b.const_param("block", BLOCK as i64);
     let k = b.buffer("k", ScalarType::F32, Access::Read);
     let v = b.buffer("v", ScalarType::F32, Access::Read);
-    let k_cache = b.buffer("k_cache", cache.elem(), Access::Write);
-    let v_cache = b.buffer("v_cache", cache.elem(), Access::Write);
+    // Read-write: an append changes the step's rows and keeps every other row of the cache.
+    let k_cache = b.buffer("k_cache", cache.elem(), Access::ReadWrite);
+    let v_cache = b.buffer("v_cache", cache.elem(), Access::ReadWrite);
     let pos = b.scalar_param("pos", ScalarType::U32);
     let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
     let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);

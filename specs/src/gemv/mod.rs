@@ -254,7 +254,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q8_0,
         Repacked,
         SwigluQ8,
-        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        [("p2", 2, 1, 0, 0)],
         Bench::Cases(|| bench("gemv_q8_0_rp_swiglu_q8_1s"))
     ));
     v.push(dense_family!(
@@ -262,7 +262,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q4_0,
         Repacked,
         SwigluQ8,
-        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        [("p2", 2, 1, 0, 0)],
         Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
     ));
     // The seeds' fused tsum GEMV-up kernel used 45/59/68/77/86/95 VGPRs on gfx1201 for T = 1..6

@@ -101,6 +101,10 @@ fn interp_case(k: &Kernel, case: &Case, poison: u8) -> Result<Outputs> {
             ParamKind::Buffer { elem, access, .. } => {
                 if let Some((_, _, bytes)) = case.inputs.iter().find(|i| i.0 == d.name) {
                     args.push(interp::Arg::Buffer(bytes.clone()));
+                    // A read-write buffer (a cache an append updates) is compared after the run.
+                    if access.writes() && !d.workspace {
+                        outs.push((p.index(), d.name.clone(), *elem));
+                    }
                 } else {
                     let n = rule_len(&d.kind, &scalars, |q| k.params[q].name.as_str())
                         .ok_or_else(|| anyhow!("{}: no length rule", d.name))?;
