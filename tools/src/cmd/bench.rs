@@ -39,6 +39,10 @@ pub struct BenchArgs {
     /// Graph replays per sample.
     #[arg(long, default_value_t = 20)]
     replays: usize,
+    /// Only these variants (comma separated; default: every variant of each kernel). The row's
+    /// headline is the router's choice when timed, else the first timed.
+    #[arg(long, value_delimiter = ',')]
+    variant: Vec<String>,
 }
 
 /// A bench case with its family's name.
@@ -259,8 +263,18 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             args
         })?;
         let chosen = routed.chosen()?.to_string();
+        if !a.variant.is_empty() && !variants.iter().any(|v| a.variant.contains(v)) {
+            bail!(
+                "--variant {}: none is a variant of {} (it has: {})",
+                a.variant.join(","),
+                c.kernel,
+                variants.join(", ")
+            );
+        }
         for v in &variants {
-            if pkg.find(c.kernel, v, &arch).is_none() {
+            if pkg.find(c.kernel, v, &arch).is_none()
+                || !(a.variant.is_empty() || a.variant.contains(v))
+            {
                 continue;
             }
             let ov = Overrides::from_vars([(kiln_runtime::route::route_var(c.kernel), v.clone())]);
