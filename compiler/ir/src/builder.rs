@@ -659,19 +659,7 @@ impl KernelBuilder {
         stride: Value,
         layout: FragLayout,
     ) -> Value {
-        let coord = |b: &mut Self, c: [u32; 4]| {
-            let mut v = b.u32(c[0]);
-            for (f, &k) in fields.iter().zip(&c[1..]) {
-                if k != 0 {
-                    let kk = b.u32(k);
-                    let term = b.mul(*f, kk);
-                    v = b.add(v, term);
-                }
-            }
-            v
-        };
-        let row = coord(self, fit.row);
-        let col = coord(self, fit.col);
+        let (row, col) = self.affine_coord(fit, fields);
         let (major, minor) = match layout {
             FragLayout::RowMajor => (row, col),
             FragLayout::ColMajor => (col, row),
@@ -679,6 +667,37 @@ impl KernelBuilder {
         let off = self.mul(major, stride);
         let off = self.add(off, minor);
         self.add(base, off)
+    }
+
+    /// `(row, col)` of an affine lane map at this lane's `fields`.
+    fn affine_coord(&mut self, fit: AffineCoord, fields: [Value; 3]) -> (Value, Value) {
+        let mut eval = |c: [u32; 4]| {
+            let mut v = self.u32(c[0]);
+            for (f, &k) in fields.iter().zip(&c[1..]) {
+                if k != 0 {
+                    let kk = self.u32(k);
+                    let term = self.mul(*f, kk);
+                    v = self.add(v, term);
+                }
+            }
+            v
+        };
+        let row = eval(fit.row);
+        (row, eval(fit.col))
+    }
+
+    /// This lane's `(row, col)` of element `element` of operand `role` of `kind`
+    /// ([`crate::matrix::MmaShape::coord`], as affine ops on the lane id): for kernels that load
+    /// or use fragment elements themselves ([`Self::fragment_of`]).
+    pub fn fragment_coord(
+        &mut self,
+        kind: MmaKind,
+        role: FragmentRole,
+        element: u32,
+    ) -> (Value, Value) {
+        let fit = kind.shape().affine(role, element).expect("every lane map is affine (tested)");
+        let fields = self.lane_fields();
+        self.affine_coord(fit, fields)
     }
 
     /// `t = lane & 3`, `q = (lane >> 2) & 3`, `h = lane >> 4`.

@@ -145,13 +145,7 @@ pub(crate) struct Params {
 
 /// Declares a dense GEMV's parameters (weights, activations, residual, `y`, `n`, `k`, `t`).
 fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
-    let n = b.scalar_param("n", ScalarType::U32);
-    let k = b.scalar_param("k", ScalarType::U32);
-    let t = b.scalar_param("t", ScalarType::U32);
-    b.scalar_rule(n, ScalarRule::AtLeast(1));
-    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
-    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
-    b.scalar_rule(t, ScalarRule::AtLeast(1));
+    let (n, k, t) = declare_nkt(b, None);
     let weights = match g.epi {
         Epilogue::Swiglu | Epilogue::SwigluQ8 => vec![
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
@@ -188,6 +182,22 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
         }
     };
     Params { weights, acts, res, out, n, k, t }
+}
+
+/// The scalars every GEMV takes first, with their rules: `n` rows (at least 1), `k` (a positive
+/// multiple of 32), `t` tokens (at least 1, at most `max_t` when given).
+pub(crate) fn declare_nkt(b: &mut KernelBuilder, max_t: Option<u32>) -> (Param, Param, Param) {
+    let n = b.scalar_param("n", ScalarType::U32);
+    let k = b.scalar_param("k", ScalarType::U32);
+    let t = b.scalar_param("t", ScalarType::U32);
+    b.scalar_rule(n, ScalarRule::AtLeast(1));
+    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
+    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
+    b.scalar_rule(t, ScalarRule::AtLeast(1));
+    if let Some(m) = max_t {
+        b.scalar_rule(t, ScalarRule::AtMost(m as u64));
+    }
+    (n, k, t)
 }
 
 /// The epilogue of one output: `sums` has one value a matrix.

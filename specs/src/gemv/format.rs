@@ -232,7 +232,7 @@ impl Weights {
 }
 
 /// `f16` bits (`u16`) to f32 (exact).
-fn f16_bits(b: &mut KernelBuilder, bits: Value) -> Value {
+pub(crate) fn f16_bits(b: &mut KernelBuilder, bits: Value) -> Value {
     let h = b.bitcast(bits, Type::F16);
     b.convert(h, Type::F32)
 }
@@ -374,6 +374,19 @@ impl Acts {
     }
 }
 
+/// Q8_0's block term, `fma(dw * da, fs, acc)` with `fs = f32(sumi)`: shared with the
+/// matrix-unit family (`super::k4`), whose sums come from the MMA.
+pub(crate) fn q8_0_term(
+    b: &mut KernelBuilder,
+    dw: Value,
+    da: Value,
+    fs: Value,
+    acc: Value,
+) -> Value {
+    let dd = b.mul(dw, da);
+    b.fma(dd, fs, acc)
+}
+
 /// `acc` plus one block's contribution: the one definition of the f32 arithmetic, shared by
 /// every GEMV variant (so they agree bit for bit). With `sumi` the exact integer dot product
 /// of the block's quants (eight `dot4.i8`, order free: integers are exact):
@@ -390,10 +403,7 @@ pub fn accumulate(b: &mut KernelBuilder, w: &WBlock, a: &ABlock, acc: Value) -> 
             }
             let fs = b.convert(sumi, Type::F32);
             match wt {
-                WType::Q8_0 => {
-                    let dd = b.mul(*dw, *da);
-                    b.fma(dd, fs, acc)
-                }
+                WType::Q8_0 => q8_0_term(b, *dw, *da, fs, acc),
                 WType::Q4_0 => {
                     let m8 = b.f32(-8.0);
                     let ms = b.mul(*sa, m8);

@@ -20,12 +20,13 @@
 //!
 //! ABI as `gemv_q8_0_rp` (`wq`, `ws`, `xq`, `xs`, `y`, `n`, `k`, `t`), with `t <= 8`.
 
-use super::format::{halves, WType, QK};
+use super::dense::declare_nkt;
+use super::format::{f16_bits, halves, q8_0_term, WType, QK};
 use crate::mma::kind_for;
 use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
 use kiln_ir::{
-    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ScalarRule,
-    ScalarType, ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ScalarType,
+    ShapeExpr, Target, Type, Value,
 };
 
 /// K slots.
@@ -47,14 +48,7 @@ struct Params {
 }
 
 fn declare(b: &mut KernelBuilder) -> Params {
-    let n = b.scalar_param("n", ScalarType::U32);
-    let k = b.scalar_param("k", ScalarType::U32);
-    let t = b.scalar_param("t", ScalarType::U32);
-    b.scalar_rule(n, ScalarRule::AtLeast(1));
-    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
-    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
-    b.scalar_rule(t, ScalarRule::AtLeast(1));
-    b.scalar_rule(t, ScalarRule::AtMost(MAX_T as u64));
+    let (n, k, t) = declare_nkt(b, Some(MAX_T));
     let wt = WType::Q8_0;
     let wq = b.buffer("wq", ScalarType::U8, Access::Read);
     b.set_buffer_len(wq, ShapeExpr::scaled(&[n, k], 1, 1));
@@ -69,17 +63,10 @@ fn declare(b: &mut KernelBuilder) -> Params {
     Params { wq, ws, xq, xs, y, n, k, t }
 }
 
-/// f16 bits (`u16`) to f32.
-fn f16_to_f32(b: &mut KernelBuilder, bits: Value) -> Value {
-    let h = b.bitcast(bits, Type::F16);
-    b.convert(h, Type::F32)
-}
-
-/// The block term: `fma(dw * da, f32(sumi), acc)`.
+/// The block term of the dense family, from the integer dot product `sumi`.
 fn term(b: &mut KernelBuilder, dw: Value, da: Value, sumi: Value, acc: Value) -> Value {
     let fs = b.convert(sumi, Type::F32);
-    let dd = b.mul(dw, da);
-    b.fma(dd, fs, acc)
+    q8_0_term(b, dw, da, fs, acc)
 }
 
 /// Builds `gemv_q8_0_rp_k4`'s baseline (`tiles == 0`) or an `mma` variant with `tiles` row
@@ -155,7 +142,7 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
             sumi = b.dot(DotOp::I8, w, x, sumi);
         }
         let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
-        let dw = f16_to_f32(b, dwb);
+        let dw = f16_bits(b, dwb);
         let ds = b.load(p.xs, ab, Type::U32);
         let (da, _) = halves(b, ds);
         vec![term(b, dw, da, sumi, acc[0])]
@@ -176,30 +163,6 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
         let i = b.add(i, row);
         b.store(p.y, i, s);
     });
-}
-
-/// The lane's `(row, col)` of element `e` of `role`, from the affine lane map.
-fn coord(
-    b: &mut KernelBuilder,
-    kind: MmaKind,
-    role: FragmentRole,
-    e: u32,
-    fields: [Value; 3],
-) -> (Value, Value) {
-    let fit = kind.shape().affine(role, e).expect("every lane map is affine (tested)");
-    let mut eval = |c: [u32; 4]| {
-        let mut v = b.u32(c[0]);
-        for (f, &m) in fields.iter().zip(&c[1..]) {
-            if m != 0 {
-                let mm = b.u32(m);
-                let term = b.mul(*f, mm);
-                v = b.add(v, term);
-            }
-        }
-        v
-    };
-    let row = eval(fit.row);
-    (row, eval(fit.col))
 }
 
 /// Runs of four consecutive elements along K in `role`'s lane map (A: same row, columns `k..k+4`;
@@ -260,15 +223,6 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     let one = b.u32(1);
     let last = b.sub(n, one);
     let tl = b.sub(t, one);
-    let lane = b.lane();
-    let fields = {
-        let (three, two, four) = (b.u32(3), b.u32(2), b.u32(4));
-        let tt = b.and(lane, three);
-        let q = b.shr(lane, two);
-        let q = b.and(q, three);
-        let h = b.shr(lane, four);
-        [tt, q, h]
-    };
     let nb64 = b.convert(nb, Type::U64);
     let per_a = kind.shape().elements_per_lane(FragmentRole::A);
     let per_b = kind.shape().elements_per_lane(FragmentRole::B);
@@ -279,7 +233,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             (0..per_a)
                 .step_by(4)
                 .map(|e| {
-                    let (r, c) = coord(b, kind, FragmentRole::A, e, fields);
+                    let (r, c) = b.fragment_coord(kind, FragmentRole::A, e);
                     let off = b.u32(ti * m);
                     let row = b.add(row0, off);
                     let row = b.add(row, r);
@@ -297,7 +251,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     let b_words: Vec<(Value, Value)> = (0..per_b)
         .step_by(4)
         .map(|e| {
-            let (r, c) = coord(b, kind, FragmentRole::B, e, fields);
+            let (r, c) = b.fragment_coord(kind, FragmentRole::B, e);
             let tok = b.min(c, tl);
             let base = b.mul(tok, k);
             (base, r)
@@ -308,7 +262,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     let c_elems: Vec<(Value, Value, Value, Value)> = (0..tiles)
         .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
         .map(|(ti, e)| {
-            let (r, c) = coord(b, kind, FragmentRole::C, e, fields);
+            let (r, c) = b.fragment_coord(kind, FragmentRole::C, e);
             let off = b.u32(ti * m);
             let rl = b.add(r, off);
             let row = b.add(row0, rl);
@@ -362,7 +316,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             let (ti, e) = (i / per_c as usize, i % per_c as usize);
             let wi = b.add(wbase, blk64);
             let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
-            let dw = f16_to_f32(b, dwb);
+            let dw = f16_bits(b, dwb);
             let ai = b.add(abase, blk);
             let ds = b.load(p.xs, ai, Type::U32);
             let (da, _) = halves(b, ds);

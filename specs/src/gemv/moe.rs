@@ -19,7 +19,7 @@
 //! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
 //! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
 
-use super::dense::WAVES;
+use super::dense::{declare_nkt, WAVES};
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::host;
 use crate::bench::{u32_arg, BenchCase};
@@ -60,16 +60,9 @@ struct Params {
 }
 
 fn declare(b: &mut KernelBuilder, wt: WType) -> Params {
-    let n = b.scalar_param("n", ScalarType::U32);
-    let k = b.scalar_param("k", ScalarType::U32);
-    let t = b.scalar_param("t", ScalarType::U32);
+    let (n, k, t) = declare_nkt(b, Some(MAX_T));
     let e = b.scalar_param("e", ScalarType::U32);
     let topk = b.scalar_param("topk", ScalarType::U32);
-    b.scalar_rule(n, ScalarRule::AtLeast(1));
-    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
-    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
-    b.scalar_rule(t, ScalarRule::AtLeast(1));
-    b.scalar_rule(t, ScalarRule::AtMost(MAX_T as u64));
     b.scalar_rule(e, ScalarRule::AtLeast(1));
     b.scalar_rule(topk, ScalarRule::AtLeast(1));
     let w = Weights::declare(b, "w", wt, Layout::Repacked, &[e, n], k);
