@@ -294,7 +294,12 @@ impl Package {
         } else {
             first.entry.variant.clone()
         };
-        Some(KernelRoutes { kernel: kernel.to_string(), baseline, variants: vec![] })
+        Some(KernelRoutes {
+            kernel: kernel.to_string(),
+            baseline,
+            variants: vec![],
+            tuning: vec![],
+        })
     }
 }
 

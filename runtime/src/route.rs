@@ -292,6 +292,9 @@ pub struct RouteDecision {
     /// One step per variant, in order, the baseline last.
     pub steps: Vec<RouteStep>,
     outcome: Result<String, RouteError>,
+    /// For a family with a knob space: whether the variant taken is tuned (with the evidence)
+    /// or the family's default.
+    pub tuning: Option<String>,
 }
 
 impl RouteDecision {
@@ -309,6 +312,9 @@ impl RouteDecision {
         let mut s = head;
         for st in &self.steps {
             s += &format!("\n  {}: {}", st.variant, st.reason);
+        }
+        if let Some(t) = &self.tuning {
+            s += &format!("\n  {t}");
         }
         s
     }
@@ -473,8 +479,52 @@ impl Router {
                 })
             }
         };
-        RouteDecision { kernel: r.kernel.clone(), arch, steps, outcome }
+        let tuning = outcome.as_ref().ok().and_then(|v| tuning_note(r, &arch, v));
+        RouteDecision { kernel: r.kernel.clone(), arch, steps, outcome, tuning }
     }
+}
+
+/// What the explanation says about tuning: which bucket's tuned variant was taken and on what
+/// evidence, or that the family's defaults serve the call. `None` for a family without a knob
+/// space (nothing to say).
+fn tuning_note(r: &KernelRoutes, arch: &str, chosen: &str) -> Option<String> {
+    if let Some((b, t)) = r.tuned(arch, chosen) {
+        let knobs: Vec<String> = t.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let p = &t.provenance;
+        let runner_up = match &t.runner_up {
+            Some((name, us)) => format!(", runner-up {name} {us:.2} us"),
+            None => String::new(),
+        };
+        return Some(format!(
+            "tuned: bucket `{}` of {arch} ({}): {:.2} us against the default `{}` {:.2} us{runner_up}; \
+             measured on {} (driver {}, {}) on {} by kiln {} (LLVM {})",
+            b.bucket,
+            knobs.join(" "),
+            t.time_us,
+            t.default.0,
+            t.default.1,
+            p.device,
+            p.driver,
+            p.clocks,
+            p.date,
+            p.kiln,
+            p.llvm
+        ));
+    }
+    let on_arch: Vec<_> = r.tuning.iter().filter(|b| b.arch == arch).collect();
+    if on_arch.is_empty() {
+        return None;
+    }
+    let tuned = on_arch.iter().filter(|b| b.tuned.is_some()).count();
+    Some(if tuned == 0 {
+        format!("default: {} is untuned on {arch}; the family's default routes decide", r.kernel)
+    } else {
+        format!(
+            "default: no tuned bucket of {arch} admits the call ({tuned} of {} buckets tuned); \
+             the family's default routes decide",
+            on_arch.len()
+        )
+    })
 }
 
 fn admits(shapes: &[(String, u64, u64)], scalars: &dyn Fn(&str) -> Option<Scalar>) -> bool {
@@ -524,6 +574,7 @@ mod tests {
                     admit: Admission { archs: vec!["gfx1100".into()], shapes: vec![] },
                 },
             ],
+            tuning: vec![],
         }
     }
 

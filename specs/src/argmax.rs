@@ -82,6 +82,45 @@ pub fn spec() -> KernelSpec {
     }
 }
 
+/// The knob space of `kiln tune`: splits a row and lanes a workgroup of the split kernel
+/// (argmax is exact, so every candidate gives the baseline's result), for long rows: one row,
+/// two or three, and four to eight (timed at 248,320, a large vocabulary).
+pub fn tune_space() -> crate::tune::TuneSpace {
+    use crate::tune::{Bucket, Knob, TuneSpace};
+    let max = u64::from(u32::MAX);
+    let bucket = |name, rows: (u64, u64), timed: u32, case| Bucket {
+        name,
+        shapes: vec![("rows".into(), rows.0, rows.1), ("n".into(), SPLIT_MIN_N, max)],
+        case: BenchCase {
+            name: case,
+            scalars: vec![u32_arg("rows", timed), u32_arg("n", 248_320)],
+            inputs: vec![("logits", ScalarType::F32, timed as usize * 248_320)],
+            bytes: u64::from(timed) * (248_320 * 4 + 4),
+            values: vec![],
+        },
+    };
+    TuneSpace {
+        family: "argmax_rows",
+        knobs: vec![
+            Knob { name: "splits", values: vec![16, 32, 64, 128, 256] },
+            Knob { name: "block", values: vec![256, 512, 1024] },
+        ],
+        buckets: vec![
+            bucket("rows1", (1, 1), 1, "argmax_tune_rows1"),
+            bucket("rows2_3", (2, 3), 2, "argmax_tune_rows2"),
+            bucket("rows4_8", (4, max), 8, "argmax_tune_rows8"),
+        ],
+        build: |t, wave, k| {
+            let (splits, block) = (k[0], k[1]);
+            if block < wave {
+                return Err(format!("block {block} is less than a wave ({wave})"));
+            }
+            Ok(split_with(t, wave, splits, block, &format!("argmax_rows_s{splits}_b{block}")))
+        },
+        fits: |_, _| true,
+    }
+}
+
 /// One and eight rows of a 248,320-token vocabulary: the logits read, an index a row written.
 fn bench_cases() -> Vec<BenchCase> {
     let v = 248_320u32;

@@ -28,6 +28,7 @@ pub mod quantize;
 pub mod rmsnorm;
 pub mod swiglu;
 pub mod top_prob;
+pub mod tune;
 use serde::{Deserialize, Serialize};
 
 /// Builds one variant's IR for a target at a wave size.

@@ -78,6 +78,51 @@ pub fn spec() -> KernelSpec {
     }
 }
 
+/// The knob space of `kiln tune`: one workgroup a row with 1, 2 or 4 segments at once, or the
+/// split kernel (256 workgroups a row: the order fixes that number). Every candidate keeps the
+/// order above, so the gate passes them all; buckets by row length (the split's threshold) and
+/// rows.
+pub fn tune_space() -> crate::tune::TuneSpace {
+    use crate::tune::{Bucket, Knob, TuneSpace};
+    let max = u64::from(u32::MAX);
+    let bucket = |name, rows: (u64, u64), n: (u64, u64), timed: (u32, u32), case| Bucket {
+        name,
+        shapes: vec![("rows".into(), rows.0, rows.1), ("n".into(), n.0, n.1)],
+        case: BenchCase {
+            name: case,
+            scalars: vec![u32_arg("rows", timed.0), u32_arg("n", timed.1)],
+            inputs: vec![("logits", ScalarType::F32, (timed.0 * timed.1) as usize)],
+            bytes: u64::from(timed.0) * (u64::from(timed.1) * 4 + 4),
+            values: vec![],
+        },
+    };
+    TuneSpace {
+        family: "row_top_prob",
+        knobs: vec![
+            Knob { name: "wgs", values: vec![1, SEGMENT_LANES] },
+            Knob { name: "subgroups", values: vec![1, 2, 4] },
+        ],
+        buckets: vec![
+            bucket("rows1_nlo", (1, 1), (1, SPLIT_MIN_N - 1), (1, 4096), "top_prob_tune_r1_n4096"),
+            bucket("rows1_nhi", (1, 1), (SPLIT_MIN_N, max), (1, 248_320), "top_prob_tune_r1_v"),
+            bucket(
+                "rows2_nlo",
+                (2, max),
+                (1, SPLIT_MIN_N - 1),
+                (8, 4096),
+                "top_prob_tune_r8_n4096",
+            ),
+            bucket("rows2_nhi", (2, max), (SPLIT_MIN_N, max), (8, 248_320), "top_prob_tune_r8_v"),
+        ],
+        build: |t, wave, k| match (k[0], k[1]) {
+            (1, sub) => Ok(baseline_with(wave, sub, &format!("row_top_prob_sub{sub}"))),
+            (SEGMENT_LANES, 1) => Ok(split(t, wave)),
+            (w, sub) => Err(format!("wgs {w} with subgroups {sub}: the split kernel has none")),
+        },
+        fits: |_, _| true,
+    }
+}
+
 /// One row of a 248,320-token vocabulary: the logits read, one probability written.
 fn bench_cases() -> Vec<BenchCase> {
     let v = 248_320u32;
@@ -244,16 +289,23 @@ fn segments(b: &mut KernelBuilder, n: Value) -> Value {
 /// Baseline: one workgroup of `SUBGROUPS * 256` lanes a row (grid `[rows, 1, 1]`); group `g`
 /// handles segments `g, g + SUBGROUPS, ...`, and the lane that owns a segment's residue folds it.
 pub fn baseline(_t: &Target, wave: u32) -> Kernel {
-    let block = SUBGROUPS * SEGMENT_LANES;
+    baseline_with(wave, SUBGROUPS, "row_top_prob")
+}
+
+/// The baseline with `subgroups` segments at once (1, 2 or 4: a divisor of 256, so state `t`
+/// still lives in group `t % subgroups` and folds its segments in the same order).
+fn baseline_with(wave: u32, subgroups: u32, name: &str) -> Kernel {
+    assert!(SEGMENT_LANES % subgroups == 0, "subgroups {subgroups} must divide {SEGMENT_LANES}");
+    let block = subgroups * SEGMENT_LANES;
     let g_waves = SEGMENT_LANES / wave;
-    let mut b = KernelBuilder::new("row_top_prob", wave);
+    let mut b = KernelBuilder::new(name, wave);
     b.workgroup_size([block, 1, 1]);
     b.const_param("block", block as i64);
-    b.const_param("subgroups", SUBGROUPS as i64);
+    b.const_param("subgroups", subgroups as i64);
     let (logits, out, rows, n) = params(&mut b);
     b.grid([ShapeExpr::scaled(&[rows], 1, 1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
-    let lds_max = b.lds("wave_max", ScalarType::F32, SUBGROUPS * g_waves);
-    let lds_sum = b.lds("wave_sum", ScalarType::F32, SUBGROUPS * g_waves);
+    let lds_max = b.lds("wave_max", ScalarType::F32, subgroups * g_waves);
+    let lds_sum = b.lds("wave_sum", ScalarType::F32, subgroups * g_waves);
     let lds_mu = b.lds("state_mu", ScalarType::F32, SEGMENT_LANES);
     let lds_a = b.lds("state_a", ScalarType::F32, SEGMENT_LANES);
     let Ids { lane, wave: wave_id, local } = ids(&mut b);
@@ -282,8 +334,8 @@ pub fn baseline(_t: &Target, wave: u32) -> Kernel {
         waves: g_waves,
     };
     let nseg = segments(&mut b, n_v);
-    let sub = b.u32(SUBGROUPS);
-    let sub_m1 = b.u32(SUBGROUPS - 1);
+    let sub = b.u32(subgroups);
+    let sub_m1 = b.u32(subgroups - 1);
     let iters = b.add(nseg, sub_m1);
     let iters = b.div(iters, sub);
     let zero = b.u32(0);
@@ -309,7 +361,7 @@ pub fn baseline(_t: &Target, wave: u32) -> Kernel {
         )
     });
     let (mu, a) = (st[0], st[1]);
-    // State `t` lives in group `t % SUBGROUPS`.
+    // State `t` lives in group `t % subgroups`.
     let tg = b.rem(t, sub);
     let holder = b.eq(tg, g);
     b.if_then(holder, |b| {

@@ -47,7 +47,12 @@ fn jobs(kernels: &[fn(u32) -> Kernel], archs: &[&str]) -> (Vec<Job>, Vec<KernelR
             name = ir.name.clone();
             jobs.push(Job { kernel: ir.name.clone(), variant: "baseline".into(), target, ir });
         }
-        routes.push(KernelRoutes { kernel: name, baseline: "baseline".into(), variants: vec![] });
+        routes.push(KernelRoutes {
+            kernel: name,
+            baseline: "baseline".into(),
+            variants: vec![],
+            tuning: vec![],
+        });
     }
     (jobs, routes)
 }

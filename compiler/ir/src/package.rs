@@ -236,6 +236,70 @@ pub struct KernelRoutes {
     pub baseline: String,
     /// Speed variants, in preference order.
     pub variants: Vec<VariantRoute>,
+    /// For a family with a knob space (`kiln tune`): every shape bucket of every arch built,
+    /// tuned (the variant that `kiln tune` chose, with its provenance) or left to the family's
+    /// defaults. Empty for a family without a knob space (and left out of the manifest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tuning: Vec<TunedBucket>,
+}
+
+impl KernelRoutes {
+    /// The tuning record of `variant` on `arch`, when it is a tuned variant.
+    pub fn tuned(&self, arch: &str, variant: &str) -> Option<(&TunedBucket, &Tuned)> {
+        self.tuning.iter().find_map(|b| match &b.tuned {
+            Some(t) if b.arch == arch && t.variant == variant => Some((b, t)),
+            Some(_) | None => None,
+        })
+    }
+}
+
+/// One shape bucket of a tunable family on one arch, as built.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TunedBucket {
+    /// The arch.
+    pub arch: String,
+    /// The bucket's name in the family's knob space (`t1_n8192+`).
+    pub bucket: String,
+    /// The bucket's ranges `(scalar, min, max)`, inclusive.
+    pub shapes: Vec<(String, u64, u64)>,
+    /// The tuned variant, or `None`: the family's default routes serve the bucket (untuned).
+    pub tuned: Option<Tuned>,
+}
+
+/// What `kiln tune` chose for a bucket, and the evidence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tuned {
+    /// The variant built from the knobs (`tuned_<bucket>`).
+    pub variant: String,
+    /// The knob values, in the knob space's order.
+    pub knobs: Vec<(String, u32)>,
+    /// The winner's time (graph replay, median), us.
+    pub time_us: f64,
+    /// The variant the default routes take for the bucket's bench shape, and its time.
+    pub default: (String, f64),
+    /// The second fastest candidate (its knobs as a name) and its time, when there was one.
+    pub runner_up: Option<(String, f64)>,
+    /// Where and when it was measured.
+    pub provenance: Provenance,
+}
+
+/// Where a tuning measurement was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// Device name (`NVIDIA H200`).
+    pub device: String,
+    /// Driver version.
+    pub driver: String,
+    /// Clocks as the driver reported them at the time (`sm 1980 MHz, mem 3201 MHz`), or
+    /// `unknown`.
+    pub clocks: String,
+    /// UTC date and time of the measurement.
+    pub date: String,
+    /// kiln's version.
+    pub kiln: String,
+    /// The LLVM version the candidates were built with.
+    pub llvm: String,
 }
 
 #[cfg(test)]

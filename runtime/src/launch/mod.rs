@@ -35,6 +35,7 @@ pub(crate) struct LoadedKernel {
     pub(crate) workspaces: Mutex<BTreeMap<usize, Buffer>>,
 }
 
+#[derive(Clone)]
 struct KernelSlot {
     router: Router,
     variants: BTreeMap<String, Arc<LoadedKernel>>,
@@ -133,6 +134,20 @@ impl Runtime {
     /// The route overrides in force.
     pub fn overrides(&self) -> &Overrides {
         &self.overrides
+    }
+
+    /// The same loaded objects under other route overrides: nothing is loaded again (the code
+    /// objects and their workspaces are shared), so a measurement can force one variant after
+    /// another without reloading the package each time.
+    pub fn with_overrides(&self, overrides: Overrides) -> Runtime {
+        let names: Vec<&str> = self.kernels.keys().map(String::as_str).collect();
+        overrides.warn_unmatched(&names);
+        Runtime {
+            device: self.device.clone(),
+            arch: self.arch.clone(),
+            kernels: self.kernels.clone(),
+            overrides,
+        }
     }
 
     /// Every kernel of the package.
@@ -490,6 +505,7 @@ mod tests {
                 variant: "fast".into(),
                 admit: Admission { archs: vec![], shapes: vec![("n".into(), 1, 100)] },
             }],
+            tuning: vec![],
         });
         let dir = p.write();
         let pkg = Package::open(dir.path()).unwrap();

@@ -530,6 +530,79 @@ fn bench_inputs(
     v
 }
 
+/// The knob spaces of `kiln tune` for the repacked dense families (the layout the engine
+/// runs): tokens a pass, rows a wave, unroll and waves a workgroup. Every combination keeps the
+/// dense order (block `b` to slot `b mod W`, whatever the tile), so the gate passes them all.
+/// Buckets by tokens (1, 2, 3-4, 5-8) and rows (fewer than 8192, or more), timed at K = 4096 and
+/// N = 4096 or 14336; a bucket times the passes of `t/2..=t` tokens.
+pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
+    use crate::tune::{Bucket, Knob, TuneSpace};
+    use Epilogue::Plain;
+    use Layout::Repacked;
+    fn space(family: &'static str, wt: WType, build: crate::tune::TuneBuildFn) -> TuneSpace {
+        let max = u64::from(u32::MAX);
+        let (lo, hi) = ((1, 8191, 4096u32), (8192, max, 14336u32));
+        let table: [(&'static str, (u64, u64, u32), (u64, u64, u32)); 8] = [
+            ("t1_nlo", (1, 1, 1), lo),
+            ("t1_nhi", (1, 1, 1), hi),
+            ("t2_nlo", (2, 2, 2), lo),
+            ("t2_nhi", (2, 2, 2), hi),
+            ("t3_4_nlo", (3, 4, 4), lo),
+            ("t3_4_nhi", (3, 4, 4), hi),
+            ("t5_8_nlo", (5, max, 8), lo),
+            ("t5_8_nhi", (5, max, 8), hi),
+        ];
+        let buckets = table
+            .into_iter()
+            .map(|(name, (tlo, thi, t), (nlo, nhi, n))| {
+                let (n, k, t) = (n as usize, 4096usize, t as usize);
+                Bucket {
+                    name,
+                    shapes: vec![("t".into(), tlo, thi), ("n".into(), nlo, nhi)],
+                    case: BenchCase {
+                        name: "gemv_tune",
+                        scalars: vec![
+                            u32_arg("n", n as u32),
+                            u32_arg("k", k as u32),
+                            u32_arg("t", t as u32),
+                        ],
+                        inputs: bench_inputs(wt, Repacked, Plain, n, k, t),
+                        bytes: dense_bytes(wt, Plain, n as u64, k as u64, t as u64),
+                        values: vec![],
+                    },
+                }
+            })
+            .collect();
+        TuneSpace {
+            family,
+            knobs: vec![
+                Knob { name: "p", values: vec![1, 2, 4, 8] },
+                Knob { name: "r", values: vec![1, 2, 4] },
+                Knob { name: "u", values: vec![1, 2] },
+                Knob { name: "w", values: vec![2, 4, 8] },
+            ],
+            buckets,
+            build,
+            fits: |b, k| {
+                let t = b.case.scalars.iter().find(|s| s.0 == "t").map_or(1, |s| s.2 as u32);
+                k[0] <= t && 2 * k[0] >= t
+            },
+        }
+    }
+    fn tiled(wt: WType, k: &[u32]) -> Gemv {
+        Gemv {
+            unroll: k[2],
+            waves: k[3],
+            ..Gemv::tiled(wt, Layout::Repacked, Epilogue::Plain, k[0], k[1])
+        }
+    }
+    vec![
+        space("gemv_q8_0_rp", WType::Q8_0, |t, w, k| Ok(build(t, w, tiled(WType::Q8_0, k)))),
+        space("gemv_q4_0_rp", WType::Q4_0, |t, w, k| Ok(build(t, w, tiled(WType::Q4_0, k)))),
+        space("gemv_q4_1_rp", WType::Q4_1, |t, w, k| Ok(build(t, w, tiled(WType::Q4_1, k)))),
+    ]
+}
+
 /// The decode shapes each dense family is timed at (llama.cpp's peer shapes: N = 14336 and 4096,
 /// K = 4096; the down projection K = 14336 for the residual).
 fn bench(family: &str) -> Vec<BenchCase> {

@@ -125,6 +125,7 @@ pub fn build(a: BuildArgs) -> Result<()> {
                 .iter()
                 .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() })
                 .collect(),
+            tuning: vec![],
         })
         .collect();
     let cache = cache.unwrap_or_else(default_cache_dir);
