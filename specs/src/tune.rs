@@ -161,9 +161,11 @@ pub struct TuningEntry {
     pub kernel: String,
     /// The bucket.
     pub bucket: String,
-    /// The winner's knobs, in the space's order.
-    pub knobs: Vec<(String, u32)>,
-    /// The winner's time (graph replay, median), us.
+    /// The winner's knobs, in the space's order; `None` when the default routes were at least
+    /// as fast as every candidate (the bucket stays on the defaults, and the best candidate is
+    /// the runner-up).
+    pub knobs: Option<Vec<(String, u32)>>,
+    /// The time of what serves the bucket (graph replay, median), us.
     pub time_us: f64,
     /// The variant the default routes take for the bucket's timed call, and its time.
     pub default: (String, f64),
@@ -174,16 +176,16 @@ pub struct TuningEntry {
 }
 
 impl TuningEntry {
-    /// The manifest's record of this entry, built as `variant`.
-    pub fn tuned(&self, variant: String) -> Tuned {
-        Tuned {
+    /// The manifest's record of this entry, built as `variant`, when a candidate won.
+    pub fn tuned(&self, variant: String) -> Option<Tuned> {
+        Some(Tuned {
             variant,
-            knobs: self.knobs.clone(),
+            knobs: self.knobs.clone()?,
             time_us: self.time_us,
             default: self.default.clone(),
             runner_up: self.runner_up.clone(),
             provenance: self.provenance.clone(),
-        }
+        })
     }
 }
 
@@ -263,7 +265,9 @@ pub fn parse_tuning(origin: &str, arch: &str, text: &str) -> Result<TuningFile, 
             let known: Vec<&str> = space.buckets.iter().map(|b| b.name).collect();
             return Err(err(format!("no such bucket (buckets: {})", known.join(", "))));
         }
-        space.values_of(&e.knobs).map_err(err)?;
+        if let Some(knobs) = &e.knobs {
+            space.values_of(knobs).map_err(err)?;
+        }
         if f.entries[..index].iter().any(|o| o.kernel == e.kernel && o.bucket == e.bucket) {
             return Err(err("a second entry for the same bucket".into()));
         }
@@ -302,9 +306,9 @@ pub fn apply(space: &TuneSpace, arch: &str, file: Option<&TuningFile>) -> Applie
         let entry = file.and_then(|f| {
             f.entries.iter().find(|e| e.kernel == space.family && e.bucket == b.name)
         });
-        let tuned = entry.map(|e| {
+        let tuned = entry.and_then(|e| {
             let name = tuned_variant(b.name);
-            let values = space.values_of(&e.knobs).expect("checked when the file was parsed");
+            let values = space.values_of(e.knobs.as_ref()?).expect("checked when parsed");
             variants.push((name.clone(), values, b.clone()));
             e.tuned(name)
         });
@@ -419,7 +423,7 @@ mod tests {
         TuningEntry {
             kernel: kernel.into(),
             bucket: bucket.into(),
-            knobs,
+            knobs: Some(knobs),
             time_us: 3.0,
             default: ("split".into(), 3.5),
             runner_up: None,
@@ -467,11 +471,14 @@ mod tests {
         let s = space("argmax_rows").unwrap();
         let knobs: Vec<(String, u32)> =
             s.knobs.iter().map(|k| (k.name.to_string(), *k.values.last().unwrap())).collect();
+        let kept = TuningEntry { knobs: None, ..entry("argmax_rows", s.buckets[1].name, vec![]) };
         let f = TuningFile {
             arch: "sm_90".into(),
-            entries: vec![entry("argmax_rows", s.buckets[0].name, knobs.clone())],
+            entries: vec![entry("argmax_rows", s.buckets[0].name, knobs.clone()), kept],
         };
+        let f = parse_tuning("t.ron", "sm_90", &ron::to_string(&f).unwrap()).unwrap();
         let a = apply(&s, "sm_90", Some(&f));
+        // The bucket whose default won stays on the defaults.
         assert_eq!(a.variants.len(), 1);
         assert_eq!(a.variants[0].0, tuned_variant(s.buckets[0].name));
         assert_eq!(a.records.len(), s.buckets.len());

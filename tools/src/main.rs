@@ -39,6 +39,9 @@ enum Cmd {
     Parity(cmd::parity::ParityArgs),
     /// On a GPU: median us, GB/s, against the bandwidth floor.
     Bench(cmd::bench::BenchArgs),
+    /// Per-arch tuning of the families' knobs: candidates gated on parity, timed, the winner per
+    /// shape bucket written to specs/tuning/<arch>.ron with provenance.
+    Tune(cmd::tune::TuneArgs),
 }
 
 fn main() {
@@ -65,6 +68,7 @@ fn main() {
         Cmd::Run(a) => cmd::run::run(a),
         Cmd::Parity(a) => cmd::parity::parity(a),
         Cmd::Bench(a) => cmd::bench::bench(a),
+        Cmd::Tune(a) => cmd::tune::tune(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", error_text(&e));

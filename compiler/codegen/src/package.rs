@@ -261,7 +261,7 @@ pub fn remove_stale_cache_temps(dir: &Path) {
 
 /// Checks the budgets that apply to a job: over budget is an error; a budget on a resource that
 /// was not measured adds a line to `unchecked`.
-fn check_budget(
+pub fn check_budget(
     job: &Job,
     res: &Resources,
     budgets: &[Budget],

@@ -182,6 +182,116 @@ fn floor(a: &BenchArgs, dev: &Device) -> Result<Floor> {
     })
 }
 
+/// A bench case's inputs on the device: `sets` copies of every input (random, fresh from the
+/// generator; valid data where the case says), enough to rotate through more than the GPU's
+/// caches, and the outputs, as graph buffers `<param><set>`; with the case's scalars as the
+/// package's ABI takes them.
+pub(crate) struct CaseSetup {
+    kernel: &'static str,
+    entry: ObjectEntry,
+    graph: DecodeGraph,
+    /// Input sets rotated through.
+    pub sets: usize,
+    /// The case's scalars by ABI name.
+    pub scalars: Vec<(String, Scalar)>,
+}
+
+/// Allocates and fills a case's inputs for `kernel` as the package builds it for `arch`.
+pub(crate) fn setup_case(
+    dev: &Device,
+    pkg: &kiln_runtime::Package,
+    kernel: &'static str,
+    case: &BenchCase,
+    arch: &str,
+    rng: &mut kiln_specs::cases::Rng,
+) -> Result<CaseSetup> {
+    let c = Selected { kernel, case: case.clone() };
+    // Inputs rotate through enough sets to leave the GPU's caches cold between calls; the cpu
+    // device has no such cache, and its times mean nothing, so it takes the fewest sets.
+    let (rotate_bytes, min_sets): (u64, usize) = match dev.kind() {
+        kiln_runtime::DeviceKind::Cpu => (0, 1),
+        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => (120 << 20, 8),
+    };
+    let entry = entry_for(pkg, kernel, arch)?.clone();
+    let scalars = check_case(&c, &entry)?;
+    let in_bytes: u64 = case.inputs.iter().map(|i| (i.2 * i.1.bytes() as usize) as u64).sum();
+    let sets = (rotate_bytes.div_ceil(in_bytes.max(1)) as usize).clamp(min_sets, 4096);
+    let mut g = DecodeGraph::new();
+    let lens: BTreeMap<String, u64> =
+        scalars.iter().map(|(n, s)| (n.clone(), s.as_shape().unwrap_or(0))).collect();
+    for s in 0..sets {
+        for (name, ty, n) in &case.inputs {
+            let b = dev.alloc(*ty, *n)?;
+            let bytes = match case.values.iter().find(|(v, _)| v == name) {
+                Some((_, gen)) => {
+                    let v = gen(rng);
+                    if v.len() != *n * ty.bytes() as usize {
+                        bail!(
+                            "{}: input {name}: the generator gave {} bytes, expected {}",
+                            case.name,
+                            v.len(),
+                            *n * ty.bytes() as usize
+                        );
+                    }
+                    v
+                }
+                None => random_bytes(*ty, *n, rng),
+            };
+            b.write_bytes(&bytes)?;
+            g.add_buffer(format!("{name}{s}"), b)?;
+        }
+        for p in entry.abi.params.iter().filter(|p| !p.workspace) {
+            if let ParamKind::Buffer { elem, access: Access::Write, .. } = p.kind {
+                let n = len_of(&p.kind, &lens, &entry).unwrap_or(1);
+                g.add_buffer(format!("{}{s}", p.name), dev.alloc(elem, n as usize)?)?;
+            }
+        }
+    }
+    Ok(CaseSetup { kernel, entry, graph: g, sets, scalars })
+}
+
+/// Times the variant that `rt`'s routes take for the case (force one with
+/// [`kiln_runtime::Runtime::with_overrides`]): `(graph replay us, eager us)` a call, medians.
+pub(crate) fn time_variant(
+    rt: &kiln_runtime::Runtime,
+    s: &CaseSetup,
+    replays: usize,
+) -> Result<(f64, f64)> {
+    let mut gv = s.graph.clone();
+    for set in 0..s.sets {
+        let mut na = NodeArgs::new();
+        for p in s.entry.abi.params.iter().filter(|p| !p.workspace) {
+            if let ParamKind::Buffer { .. } = p.kind {
+                na = na.buffer(p.name.clone(), format!("{}{set}", p.name));
+            }
+        }
+        for (n, sv) in &s.scalars {
+            na = na.scalar(n.clone(), *sv);
+        }
+        gv.add_node(rt, s.kernel, na)?;
+    }
+    // The cpu device's times mean nothing (the interpreter): one sample of each is enough to
+    // run the path.
+    let dev = rt.device();
+    let samples = match dev.kind() {
+        kiln_runtime::DeviceKind::Cpu => 1,
+        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 7,
+    };
+    // Eager: every node launched in order, timed with events.
+    gv.run(rt)?;
+    rt.synchronize()?;
+    let mut eager = vec![];
+    for _ in 0..samples.min(5) {
+        let t0 = dev.record_event()?;
+        gv.run(rt)?;
+        let t1 = dev.record_event()?;
+        eager.push(t0.elapsed_ms(&t1)? * 1e3 / s.sets as f64);
+    }
+    eager.sort_by(f64::total_cmp);
+    let graph_us = launch_cost::graph_us_per_node(rt, &gv, replays, samples, None)?;
+    Ok((graph_us, eager[eager.len() / 2]))
+}
+
 /// `kiln bench`.
 pub fn bench(a: BenchArgs) -> Result<()> {
     let selected = select(&a.kernel)?;
@@ -203,12 +313,6 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let floor = floor(&a, &dev)?;
     println!("{}", floor.line);
-    // Inputs rotate through enough sets to leave the GPU's caches cold between calls; the cpu
-    // device has no such cache, and its times mean nothing, so it takes the fewest sets.
-    let rotate_bytes: u64 = match dev.kind() {
-        kiln_runtime::DeviceKind::Cpu => 0,
-        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 120 << 20,
-    };
     let mut rng = kiln_specs::cases::Rng::new(0x6b696c6e);
     let mut rows = vec![];
     let mut cases_json = serde_json::Map::new();
@@ -217,41 +321,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             println!("{}: kernel {} not in the package", c.case.name, c.kernel);
             continue;
         };
-        let entry = entry_for(&pkg, c.kernel, &arch)?.clone();
-        let case_scalars = check_case(c, &entry)?;
-        let in_bytes: u64 = c.case.inputs.iter().map(|i| (i.2 * i.1.bytes() as usize) as u64).sum();
-        let sets = (rotate_bytes.div_ceil(in_bytes.max(1)) as usize).clamp(8, 4096);
-        let mut g = DecodeGraph::new();
-        let scalars: BTreeMap<String, u64> =
-            case_scalars.iter().map(|(n, s)| (n.clone(), s.as_shape().unwrap_or(0))).collect();
-        for s in 0..sets {
-            for (name, ty, n) in &c.case.inputs {
-                let b = dev.alloc(*ty, *n)?;
-                let bytes = match c.case.values.iter().find(|(v, _)| v == name) {
-                    Some((_, gen)) => {
-                        let v = gen(&mut rng);
-                        if v.len() != *n * ty.bytes() as usize {
-                            bail!(
-                                "{}: input {name}: the generator gave {} bytes, expected {}",
-                                c.case.name,
-                                v.len(),
-                                *n * ty.bytes() as usize
-                            );
-                        }
-                        v
-                    }
-                    None => random_bytes(*ty, *n, &mut rng),
-                };
-                b.write_bytes(&bytes)?;
-                g.add_buffer(format!("{name}{s}"), b)?;
-            }
-            for p in entry.abi.params.iter().filter(|p| !p.workspace) {
-                if let ParamKind::Buffer { elem, access: Access::Write, .. } = p.kind {
-                    let n = len_of(&p.kind, &scalars, &entry).unwrap_or(1);
-                    g.add_buffer(format!("{}{s}", p.name), dev.alloc(elem, n as usize)?)?;
-                }
-            }
-        }
+        let setup = setup_case(&dev, &pkg, c.kernel, &c.case, &arch, &mut rng)?;
+        let case_scalars = setup.scalars.clone();
         let mut variants: Vec<String> = vec![routes.baseline.clone()];
         variants.extend(routes.variants.iter().map(|v| v.variant.clone()));
         let mut per_variant = vec![];
@@ -278,33 +349,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 continue;
             }
             let ov = Overrides::from_vars([(kiln_runtime::route::route_var(c.kernel), v.clone())]);
-            let rt = load_package(&dev, &pkg, &a.package, ov)?;
-            let mut gv = g.clone();
-            for s in 0..sets {
-                let mut na = NodeArgs::new();
-                for p in entry.abi.params.iter().filter(|p| !p.workspace) {
-                    if let ParamKind::Buffer { .. } = p.kind {
-                        na = na.buffer(p.name.clone(), format!("{}{s}", p.name));
-                    }
-                }
-                for (n, sv) in &case_scalars {
-                    na = na.scalar(n.clone(), *sv);
-                }
-                gv.add_node(&rt, c.kernel, na)?;
-            }
-            // Eager: every node launched in order, timed with events.
-            gv.run(&rt)?;
-            rt.synchronize()?;
-            let mut eager = vec![];
-            for _ in 0..5 {
-                let t0 = dev.record_event()?;
-                gv.run(&rt)?;
-                let t1 = dev.record_event()?;
-                eager.push(t0.elapsed_ms(&t1)? * 1e3 / sets as f64);
-            }
-            eager.sort_by(f64::total_cmp);
-            let graph_us = launch_cost::graph_us_per_node(&rt, &gv, a.replays, 7, None)?;
-            per_variant.push((v.clone(), graph_us, eager[eager.len() / 2]));
+            let (graph_us, eager_us) = time_variant(&probe.with_overrides(ov), &setup, a.replays)?;
+            per_variant.push((v.clone(), graph_us, eager_us));
         }
         let best = per_variant
             .iter()
@@ -333,7 +379,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             c.case.name.to_string(),
             json!({
                 "kernel": c.kernel, "variant": best.0, "kiln_us": best.1, "eager_us": best.2,
-                "bytes": bytes, "floor_us": floor_us, "gbps": gbps, "sets": sets,
+                "bytes": bytes, "floor_us": floor_us, "gbps": gbps, "sets": setup.sets,
                 "variants": variants_json,
             }),
         );

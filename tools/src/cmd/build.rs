@@ -2,7 +2,8 @@
 
 use anyhow::{bail, Context, Result};
 use kiln_codegen::package::{build_package, default_cache_dir, Job};
-use kiln_ir::package::{KernelRoutes, VariantRoute};
+use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Arguments of `kiln build`.
@@ -33,6 +34,80 @@ pub struct BuildArgs {
     /// (NVIDIA registers without ptxas); CI builds with it.
     #[arg(long)]
     strict: bool,
+    /// A tuning file (`kiln tune`'s output) for its arch, instead of the shipped
+    /// `specs/tuning/<arch>.ron`; other archs keep the shipped tuning.
+    #[arg(long, conflicts_with = "no_tuning")]
+    tuning: Option<PathBuf>,
+    /// Build the families' defaults only, ignoring every tuning file.
+    #[arg(long)]
+    no_tuning: bool,
+}
+
+/// Where each arch's tuning comes from.
+struct TuningSource {
+    given: Option<kiln_specs::tune::TuningFile>,
+    off: bool,
+}
+
+impl TuningSource {
+    fn for_arch(&self, arch: &str) -> Option<kiln_specs::tune::TuningFile> {
+        match (&self.given, self.off) {
+            (_, true) => None,
+            (Some(f), false) if f.arch == arch => Some(f.clone()),
+            (Some(_) | None, false) => kiln_specs::tune::shipped(arch),
+        }
+    }
+}
+
+/// Reads a tuning file given with `--tuning`; its arch is the one it names.
+fn read_tuning(p: &std::path::Path) -> Result<kiln_specs::tune::TuningFile> {
+    let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+    // The arch it names (a file that does not parse fails the checked parse below, with where).
+    let arch =
+        ron::from_str::<kiln_specs::tune::TuningFile>(&text).map(|f| f.arch).unwrap_or_default();
+    Ok(kiln_specs::tune::parse_tuning(&p.display().to_string(), &arch, &text)?)
+}
+
+/// The jobs, route entries and bucket records of the tuned buckets of the built families.
+fn tuned_jobs(
+    families: &[&kiln_specs::KernelSpec],
+    targets: &[&'static kiln_ir::Target],
+    source: &TuningSource,
+) -> Result<(Vec<Job>, BTreeMap<String, (Vec<VariantRoute>, Vec<kiln_ir::package::TunedBucket>)>)> {
+    let mut jobs = vec![];
+    let mut per_family = BTreeMap::new();
+    for f in families {
+        let Some(space) = kiln_specs::tune::space(f.name) else { continue };
+        let (routes, records): &mut (Vec<VariantRoute>, Vec<_>) =
+            per_family.entry(f.name.to_string()).or_default();
+        for &t in targets.iter().filter(|t| f.builds_for(t)) {
+            let file = source.for_arch(t.name);
+            let applied = kiln_specs::tune::apply(&space, t.name, file.as_ref());
+            for (variant, values, bucket) in applied.variants {
+                let ir = (space.build)(t, t.default_wave(), &values).map_err(|why| {
+                    anyhow::anyhow!(
+                        "{}: the tuning of {} for bucket {} ({}) does not build: {why}",
+                        f.name,
+                        t.name,
+                        bucket.name,
+                        space.candidate_name(&values)
+                    )
+                })?;
+                kiln_ir::verify(&ir, Some(t))
+                    .with_context(|| format!("{}/{variant} for {}", f.name, t.name))?;
+                jobs.push(Job { kernel: f.name.into(), variant: variant.clone(), target: t, ir });
+                match routes.iter_mut().find(|r| r.variant == variant) {
+                    Some(r) => r.admit.archs.push(t.name.to_string()),
+                    None => routes.push(VariantRoute {
+                        variant,
+                        admit: Admission { archs: vec![t.name.to_string()], shapes: bucket.shapes },
+                    }),
+                }
+            }
+            records.extend(applied.records);
+        }
+    }
+    Ok((jobs, per_family))
 }
 
 /// Resolves arch names against the target table (an unknown one is an error naming the list).
@@ -53,7 +128,10 @@ fn targets_for(
 
 /// `kiln build`.
 pub fn build(a: BuildArgs) -> Result<()> {
-    let BuildArgs { arch, all_archs, kernel, out, cache, times, matrix, strict } = a;
+    let BuildArgs { arch, all_archs, kernel, out, cache, times, matrix, strict, tuning, no_tuning } =
+        a;
+    let tuning =
+        TuningSource { given: tuning.as_deref().map(read_tuning).transpose()?, off: no_tuning };
 
     let matrix = match &matrix {
         Some(p) => {
@@ -116,21 +194,30 @@ pub fn build(a: BuildArgs) -> Result<()> {
         );
     }
     let budgets = budgets_for(&matrix, &families);
+    let (tuned, mut tuned_routes) = tuned_jobs(&families, &targets, &tuning)?;
+    let tuned_objects = tuned.len();
+    jobs.extend(tuned);
+    // Tuned variants come first: for their arch and bucket they beat the hand-written ones.
     let routes = families
         .iter()
-        .map(|f| KernelRoutes {
-            kernel: f.name.into(),
-            baseline: f.baseline().name.into(),
-            variants: f.variants[1..]
-                .iter()
-                .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() })
-                .collect(),
-            tuning: vec![],
+        .map(|f| {
+            let (mut variants, tuning) = tuned_routes.remove(f.name).unwrap_or_default();
+            variants.extend(
+                f.variants[1..]
+                    .iter()
+                    .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() }),
+            );
+            KernelRoutes {
+                kernel: f.name.into(),
+                baseline: f.baseline().name.into(),
+                variants,
+                tuning,
+            }
         })
         .collect();
     let cache = cache.unwrap_or_else(default_cache_dir);
     eprintln!(
-        "kiln build: {} jobs ({} families x variants x {} archs) -> {}",
+        "kiln build: {} jobs ({} families x variants x {} archs, {tuned_objects} of them tuned) -> {}",
         jobs.len(),
         families.len(),
         targets.len(),

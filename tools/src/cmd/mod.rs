@@ -8,6 +8,7 @@ pub mod build;
 pub mod inspect;
 pub mod parity;
 pub mod run;
+pub mod tune;
 
 use anyhow::{anyhow, bail, Result};
 use kiln_ir::package::ObjectEntry;

@@ -83,10 +83,10 @@ fn is_nan(ty: ScalarType, v: &[u8]) -> bool {
     exp == (1 << exp_bits) - 1 && bits & ((1 << man_bits) - 1) != 0
 }
 
-type Outputs = BTreeMap<String, (ScalarType, Vec<u8>)>;
+pub(crate) type Outputs = BTreeMap<String, (ScalarType, Vec<u8>)>;
 
 /// Runs a kernel's IR in the interpreter on a case; returns the written buffers.
-fn interp_case(k: &Kernel, case: &Case, poison: u8) -> Result<Outputs> {
+pub(crate) fn interp_case(k: &Kernel, case: &Case, poison: u8) -> Result<Outputs> {
     let scalars: BTreeMap<String, u64> =
         case.scalars.iter().map(|(n, _, b)| (n.clone(), *b)).collect();
     let mut args = vec![];
@@ -311,6 +311,36 @@ impl Tally {
     }
 }
 
+/// The device's run of one variant on a case against `expected` (the interpreter's outputs):
+/// bit for bit, or within the family's bound (what it measured is returned); on a GPU twice,
+/// with different poison, so an unwritten output element shows.
+pub(crate) fn device_against(
+    rt: &Runtime,
+    dev: &Device,
+    kernel: &str,
+    variant: &str,
+    entry: &ObjectEntry,
+    case: &Case,
+    expected: &Outputs,
+    on_cpu: bool,
+    within: Option<WithinFn>,
+) -> Result<String, String> {
+    let against = |what: &str, d: &Outputs| -> Result<String, String> {
+        match within {
+            None => compare(what, expected, d).map(|()| String::new()),
+            Some(f) => compare_within(what, expected, d, case, f),
+        }
+    };
+    let d1 = device_case(rt, dev, kernel, variant, entry, case, 0xA5).map_err(|e| e.to_string())?;
+    let measured = against("device vs interpreter", &d1)?;
+    if !on_cpu {
+        let d2 =
+            device_case(rt, dev, kernel, variant, entry, case, 0x5A).map_err(|e| e.to_string())?;
+        against("device, second poison (unwritten output?)", &d2)?;
+    }
+    Ok(measured)
+}
+
 /// Every variant of `kernel` on `cases`: the interpreter on the variant against the interpreter
 /// on the baseline, then the device against the interpreter (twice with different poison on a
 /// GPU, so an unwritten output element shows).
@@ -346,27 +376,10 @@ fn buffer_cases(
             let obj = pkg
                 .find(kernel, v, arch)
                 .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
-            let entry = &obj.entry;
-            // Bit for bit, or within the family's bound (what it measured is printed).
-            let against = |what: &str, iv: &Outputs, d: &Outputs| -> Result<String, String> {
-                match within {
-                    None => compare(what, iv, d).map(|()| String::new()),
-                    Some(f) => compare_within(what, iv, d, case, f),
-                }
-            };
             let check = || -> Result<String, String> {
                 let iv = interp_case(obj.ir(), case, 0xA5).map_err(|e| e.to_string())?;
                 compare("interpreter: variant vs baseline", &reference, &iv)?;
-                let d1 = device_case(rt, dev, kernel, v, entry, case, 0xA5)
-                    .map_err(|e| e.to_string())?;
-                let measured = against("device vs interpreter", &iv, &d1)?;
-                if !on_cpu {
-                    // A second poison shows any element the device left unwritten.
-                    let d2 = device_case(rt, dev, kernel, v, entry, case, 0x5A)
-                        .map_err(|e| e.to_string())?;
-                    against("device, second poison (unwritten output?)", &iv, &d2)?;
-                }
-                Ok(measured)
+                device_against(rt, dev, kernel, v, &obj.entry, case, &iv, on_cpu, within)
             };
             let r = check();
             if let Ok(m) = &r {

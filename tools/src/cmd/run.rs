@@ -125,7 +125,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let launched = match &a.variant {
         Some(v) => rt.launch_variant(&a.kernel, v, &args)?,
-        None => rt.launch(&a.kernel, &args)?,
+        None => {
+            // Why this variant (and, for a tuned family, whether it is tuned): on stderr, so
+            // stdout stays the outputs and the summary.
+            eprintln!("{}", rt.explain(&a.kernel, &args)?.explain());
+            rt.launch(&a.kernel, &args)?
+        }
     };
     rt.synchronize()?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;

@@ -306,6 +306,19 @@ fn check_routes(m: &Manifest, routes: &[KernelRoutes]) -> Result<(), InvalidPack
                 });
             }
         }
+        // A tuned bucket names a variant built for its arch.
+        for (b, t) in r.tuning.iter().filter_map(|b| b.tuned.as_ref().map(|t| (b, t))) {
+            let built = m
+                .objects
+                .iter()
+                .any(|e| e.kernel == r.kernel && e.variant == t.variant && e.arch == b.arch);
+            if !built || !r.variants.iter().any(|v| v.variant == t.variant) {
+                return Err(InvalidPackage::RouteWithoutObject {
+                    kernel: r.kernel.clone(),
+                    variant: format!("{} (tuned for {} on {})", t.variant, b.bucket, b.arch),
+                });
+            }
+        }
     }
     Ok(())
 }
