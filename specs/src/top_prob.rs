@@ -295,7 +295,10 @@ pub fn baseline(_t: &Target, wave: u32) -> Kernel {
 /// The baseline with `subgroups` segments at once (1, 2 or 4: a divisor of 256, so state `t`
 /// still lives in group `t % subgroups` and folds its segments in the same order).
 fn baseline_with(wave: u32, subgroups: u32, name: &str) -> Kernel {
-    assert!(SEGMENT_LANES % subgroups == 0, "subgroups {subgroups} must divide {SEGMENT_LANES}");
+    assert!(
+        SEGMENT_LANES.is_multiple_of(subgroups),
+        "subgroups {subgroups} must divide {SEGMENT_LANES}"
+    );
     let block = subgroups * SEGMENT_LANES;
     let g_waves = SEGMENT_LANES / wave;
     let mut b = KernelBuilder::new(name, wave);

@@ -89,9 +89,16 @@ impl Env {
 fn expected_objects(kernels: &str, archs: &str) -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
     for f in kiln_specs::library().iter().filter(|f| kernels.split(',').any(|k| k == f.name)) {
-        for v in &f.variants {
-            for a in archs.split(',') {
+        for a in archs.split(',') {
+            for v in &f.variants {
                 out.insert((f.name.to_string(), v.name.to_string(), a.to_string()));
+            }
+            // The shipped tuning's variants of the arch.
+            if let Some(space) = kiln_specs::tune::space(f.name) {
+                let file = kiln_specs::tune::shipped(a);
+                for (v, _, _) in kiln_specs::tune::apply(&space, a, file.as_ref()).variants {
+                    out.insert((f.name.to_string(), v, a.to_string()));
+                }
             }
         }
     }
