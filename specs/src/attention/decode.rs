@@ -28,13 +28,14 @@
 //! W)`), the chunks into splits of `cps = ceil(n_chunks / MAX_SPLITS)` consecutive chunks
 //! (`n_splits = ceil(n_chunks / cps)`, at most [`MAX_SPLITS`]). For every row:
 //! 1. Score of key `k` (lane `k % W` of its chunk): the dequantized key `x_d` (Q8_0: `f32(q) *
-//!    f32(d)`, exact as ggml; f16 widens exactly); from `dot = +0`, `fma(q_d, x_d, dot)` for
-//!    `d = 0..D` in order; `s = dot * scale`, or `-inf` for a key the row does not see.
+//!    f32(d)`, exact as ggml; f16 widens exactly); for each block of 32 dimensions `t =
+//!    fma(q_d, x_d, t)` over its dimensions in order from `+0`, then `dot = dot + t` over the
+//!    blocks in order from `+0`; `s = dot * scale`, or `-inf` for a key the row does not see.
 //! 2. A split runs its chunks in order from `(m, l_lane, acc) = (-inf, 0, 0)`: `mc` = the wave
 //!    max of the chunk's `s` (`wave_reduce(max)`), `m' = max(m, mc)`, `a = exp_sub(m, m')`, each
 //!    lane `p = exp_sub(s, m')` and `l_lane = fma(l_lane, a, p)`; then, lanes across dimensions,
-//!    `acc = acc * a` and `acc = fma(p_j, v_j, acc)` for the chunk's keys in the context
-//!    (`j = 0..min(W, kv_len - k0)`) in order.
+//!    `acc = acc * a` and `acc = fma(p_j, v_j, acc)` for the chunk's keys `j = 0..W` in order
+//!    (`p_j = 0` past the context).
 //!    The split's state is `(m, l = wave_reduce(add, l_lane), acc)`.
 //! 3. The splits combine with the maximum first: `M = max_s m_s` (exact), `w_s = exp_sub(m_s,
 //!    M)`, `L = fma(l_s, w_s, L)` and `acc = fma(acc_s, w_s, acc)` over `s = 0..n_splits` in
@@ -46,14 +47,18 @@
 //! # Variants
 //! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
 //!   another, stored in `partials`, then combined.
-//! - `rR` (R = 1, 4, 8; `rRwN`: N waves a workgroup, else [`WAVES`]): a workgroup a (row group
-//!   of `R` rows, KV head, group of `N` splits); a wave a split. The `R` rows share each K/V
-//!   read (q in LDS, read by broadcast); each wave stores its split's state; the last workgroup
-//!   of a (row group, KV head) (a counter in `counters`) combines (step 3) with all its lanes.
-//!   No float atomics.
+//! - `rR` (R = 1, 4, 8; `rRtN`: N lanes a workgroup, else [`THREADS`]): a workgroup a (row
+//!   group of `R` rows, KV head, group of `N / W` splits); a wave a split. The `R` rows share
+//!   each K/V read (q in LDS, read by broadcast). A chunk's K rows are staged in LDS by
+//!   coalesced loads (a lane reading its own key's row would touch `W` rows a load); up to 4
+//!   rows at wave 32, its V rows are loaded before the scores (in flight during them). Each
+//!   wave stores its split's state in `partials`; the last workgroup of a (row group, KV head)
+//!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `r8` (T >= 2), `r4` (group >= 2), `r1`.
+//! `r8` (T >= 6), `r4t256` (Q8_0, group >= 2), `r4` (group >= 2), `r1`; measured on the H200
+//! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
+//! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 use super::kv_append::quantize_q8_0_block;
 use super::CacheType;
@@ -70,12 +75,16 @@ use kiln_ir::{
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;
-/// Waves a workgroup of the `rR` variants (one split each).
-pub const WAVES: u32 = 4;
-/// Unroll of the P.V loop over a chunk's keys.
-const PV_UNROLL: u32 = 4;
+/// Lanes a workgroup of the `rR` variants (`128 / W` waves, a split each).
+pub const THREADS: u32 = 128;
+/// Waves up to this size load a chunk's V rows before its scores (straight-line P.V)...
+const PRELOAD_WAVE: u32 = 32;
+/// ... for up to this many rows (R8 spills on sm_90 with them).
+const PRELOAD_ROWS: usize = 4;
+/// Unroll of the P.V loop where the rows are not preloaded (more spills on gfx906).
+const PV_UNROLL_W64: u32 = 8;
 /// Unroll of the combine's loop over the splits.
-const COMBINE_UNROLL: u32 = 8;
+const COMBINE_UNROLL: u32 = 16;
 
 /// A variant's shape.
 #[derive(Clone, Copy, Debug)]
@@ -86,16 +95,18 @@ pub struct Shape {
     pub waves: u32,
     /// The baseline: one wave a KV head runs every row and every split.
     pub baseline: bool,
+    /// Lanes a workgroup asked for (its name; `waves` is this over the wave size).
+    pub threads: u32,
 }
 
-/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, waves `N`
-/// (`N = 0`: the baseline).
+/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
+/// workgroup (`N = 0`: the baseline, one wave).
 fn build<const Q8: bool, const D: u32, const R: u32, const N: u32>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape = Shape { rows: R, waves: N.max(1), baseline: N == 0 };
+    let shape = Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N };
     attention(t, wave, cache, D, shape)
 }
 
@@ -107,13 +118,20 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
         name,
         variants: vec![
             v("baseline", build::<Q8, D, 1, 0>, Admission::default()),
-            v("r8", build::<Q8, D, 8, WAVES>, admit(vec![("n_tokens".into(), 2, 8)])),
-            v("r4", build::<Q8, D, 4, WAVES>, admit(vec![("group".into(), 2, max)])),
-            v("r1", build::<Q8, D, 1, WAVES>, Admission::default()),
-            // Other waves a workgroup, for the bench (after `r1`, so only taken when forced).
-            v("r4w2", build::<Q8, D, 4, 2>, Admission::default()),
-            v("r4w8", build::<Q8, D, 4, 8>, Admission::default()),
-        ],
+            v("r8", build::<Q8, D, 8, THREADS>, admit(vec![("n_tokens".into(), 6, 8)])),
+        ]
+        .into_iter()
+        // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
+        .chain(
+            Q8.then(|| v("r4t256", build::<Q8, D, 4, 256>, admit(vec![("group".into(), 2, max)]))),
+        )
+        .chain([
+            v("r4", build::<Q8, D, 4, THREADS>, admit(vec![("group".into(), 2, max)])),
+            v("r1", build::<Q8, D, 1, THREADS>, Admission::default()),
+            // 64 lanes, for the bench (after `r1`, so only taken when forced).
+            v("r4t64", build::<Q8, D, 4, 64>, Admission::default()),
+        ])
+        .collect(),
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
         bench: if D == 128 {
             Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
@@ -135,7 +153,7 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
 /// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD,
 /// granule 24): two waves a SIMD would allow the architectural 256; 160 keeps nine or more
 /// waves a SIMD to hide the loads (R8 uses 116 to 149, R4 74 to 104).
-pub const MAX_VGPRS_RDNA: u32 = 160;
+pub const MAX_VGPRS_RDNA: u32 = 256;
 
 /// The four families.
 pub fn specs() -> Vec<KernelSpec> {
@@ -311,6 +329,11 @@ struct Ctx {
     d0: Value,
     /// `n_tokens >> 4`: zero (`n_tokens <= 8`), unknown to the compiler.
     rt_zero: Value,
+    n_kv: Value,
+    /// The waves' K chunks, `W` rows each (`W row_bytes` bytes a wave).
+    k_lds: LdsSlot,
+    /// This wave's K chunk in `k_lds`, in bytes.
+    region: Value,
     /// q of the pass's rows, `[R][D]`.
     q_lds: LdsSlot,
     /// The combine's weights `w_s`, `[R][MAX_SPLITS]`.
@@ -384,72 +407,65 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
     }
 }
 
-/// The lane's key's dot products with the rows' q (step 1, before the scale): from `+0`,
-/// `fma(q_d, x_d, dot)` for `d = 0..D` in order. The K row is read a piece at a time (a Q8_0
-/// block, or 16 f16 values) in a loop, so that few of its values are live at once.
+/// The lane's key's dot products with the rows' q (step 1, before the scale): for each block
+/// of 32 dimensions, `t = fma(q_d, x_d, t)` over its dimensions in order from `+0`; then
+/// `dot = dot + t` over the blocks in order from `+0`. The key's row is read from the wave's
+/// staged chunk ([`stage`]); the blocks' chains (and the rows') are independent.
 fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
+    let (q_lds, d) = (c.q_lds, c.d);
+    // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
+    // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
+    // instead of hoisting all of q into registers (which spills on every arch).
+    let c31 = b.u32(31);
+    let kz = b.shr(key, c31);
+    let kz = b.and(kz, c.rt_zero);
     let fz = b.f32(0.0);
-    let init = vec![fz; rows as usize];
-    let hr = b.mul(c.h, c.ctx_max);
-    let r = b.add(hr, key);
-    let (q_lds, d, k_cache) = (c.q_lds, c.d, c.k_cache);
-    // `xs` are dimensions `d0 ..` of the piece that starts at dimension `piece`.
-    let fold = |b: &mut KernelBuilder, piece: Value, d0: u32, xs: &[Value], dots: &mut [Value]| {
-        for (rr, dot) in dots.iter_mut().enumerate() {
+    let mut blocks: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; (d / 32) as usize];
+    let mut fold = |b: &mut KernelBuilder, d0: u32, xs: &[Value]| {
+        let t = &mut blocks[(d0 / 32) as usize];
+        for (rr, acc) in t.iter_mut().enumerate() {
             let at = b.u32(rr as u32 * d + d0);
-            let at = b.add(at, piece);
+            let at = b.add(at, kz);
             let qv = b.load(q_lds, at, Type::vector(ScalarType::F32, 4));
             for (e, &x) in xs.iter().enumerate() {
                 let qe = b.extract(qv, e as u8);
-                *dot = b.fma(qe, x, *dot);
+                *acc = b.fma(qe, x, *acc);
             }
         }
     };
-    // The pieces' loop starts at a zero the compiler cannot see and that changes with the key
-    // (`(key >> 31) & (n_tokens >> 4)`: `n_tokens <= 8` is an ABI rule), so the q loads stay
-    // in the chunk loop instead of being hoisted out of it with all of q live in registers
-    // (which spills at D = 64 on every arch).
-    let c31 = b.u32(31);
-    let kz = b.shr(key, c31);
-    let zero = b.and(kz, c.rt_zero);
-    let one = b.u32(1);
+    // The lane's row in the wave's staged chunk.
+    let rb = c.cache.row_bytes(d);
+    let rbv = b.u32(rb);
+    let base = b.mul(c.lane, rbv);
+    let base = b.add(c.region, base);
+    let k_lds = c.k_lds;
     match c.cache {
         CacheType::Q8_0 => {
-            // A row is `17 D / 16` bytes (a multiple of 4), so block `i` starts 0 (even `i`) or
-            // 2 (odd) bytes into a word: nine aligned words from the word it starts in cover it
-            // (an even block is never a row's last, so the ninth word stays in the row), and
-            // its scale and quants are picked by the parity (byte permutes for even blocks).
-            let rbv = b.u32(c.cache.row_bytes(d));
-            let base = b.mul(r, rbv);
-            let blocks = b.u32(d / 32);
-            b.for_range(zero, blocks, one, 1, &init, |b, i, dots| {
-                let mut dots = dots.to_vec();
-                let c34 = b.u32(34);
-                let at = b.mul(i, c34);
-                let at = b.add(base, at);
-                let odd = b.and(i, one);
-                let two = b.u32(2);
-                let back = b.mul(odd, two);
-                let at = b.sub(at, back);
-                let is_odd = b.eq(odd, one);
-                let words: Vec<Value> = (0..9)
-                    .map(|w| {
-                        let ov = b.u32(4 * w);
-                        let x = b.add(at, ov);
-                        b.load_with(k_cache, x, ScalarType::U32, IndexUnit::Byte, Some(4))
-                    })
-                    .collect();
-                let c32 = b.u32(32);
-                let piece = b.mul(i, c32);
-                let sh16 = b.u32(16);
-                let hi = b.shr(words[0], sh16);
-                let sc = b.select(is_odd, hi, words[0]);
+            // A row is `17 D / 16` bytes (a multiple of 4): its words are read aligned, and
+            // the quants of an even block (2 bytes into a word) rebuilt by byte permutes.
+            let words: Vec<Value> = (0..rb / 4)
+                .map(|w| {
+                    let ov = b.u32(4 * w);
+                    let at = b.add(base, ov);
+                    b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4))
+                })
+                .collect();
+            for bi in 0..d / 32 {
+                let o = 34 * bi;
+                let w = words[(o / 4) as usize];
+                let sh = b.u32(8 * (o % 4));
+                let sc = b.shr(w, sh);
                 let sc = b.convert(sc, Type::scalar(ScalarType::U16));
                 let sc = b.bitcast(sc, Type::F16);
                 let sc = b.convert(sc, Type::F32);
-                for g in 0..8usize {
-                    let even = b.perm(words[g], words[g + 1], [2, 3, 4, 5]);
-                    let x = b.select(is_odd, words[g + 1], even);
+                for g in 0..8 {
+                    let at = o + 2 + 4 * g;
+                    let wi = (at / 4) as usize;
+                    let x = if at % 4 == 0 {
+                        words[wi]
+                    } else {
+                        b.perm(words[wi], words[wi + 1], [2, 3, 4, 5])
+                    };
                     let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, x);
                     let xs: Vec<Value> = (0..4)
                         .map(|e| {
@@ -457,98 +473,87 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
                             b.mul(v, sc)
                         })
                         .collect();
-                    fold(b, piece, 4 * g as u32, &xs, &mut dots);
+                    fold(b, 32 * bi + 4 * g, &xs);
                 }
-                dots
-            })
+            }
         }
         CacheType::F16 => {
-            let dd = b.u32(d);
-            let base = b.mul(r, dd);
-            let pieces = b.u32(d / 16);
-            b.for_range(zero, pieces, one, 1, &init, |b, i, dots| {
-                let mut dots = dots.to_vec();
-                let c16 = b.u32(16);
-                let piece = b.mul(i, c16);
-                let pb = b.add(base, piece);
-                for g in 0..2u32 {
-                    let ov = b.u32(8 * g);
-                    let at = b.add(pb, ov);
-                    let x = b.load(k_cache, at, Type::vector(ScalarType::F16, 8));
-                    let xs: Vec<Value> = (0..8)
-                        .map(|e| {
-                            let h = b.extract(x, e);
-                            b.convert(h, Type::F32)
-                        })
-                        .collect();
-                    fold(b, piece, 8 * g, &xs[..4], &mut dots);
-                    fold(b, piece, 8 * g + 4, &xs[4..], &mut dots);
-                }
-                dots
-            })
+            for g in 0..d / 8 {
+                let ov = b.u32(16 * g);
+                let at = b.add(base, ov);
+                let ty = Type::vector(ScalarType::F16, 8);
+                let x = b.load_with(k_lds, at, ty, IndexUnit::Byte, Some(16));
+                let xs: Vec<Value> = (0..8)
+                    .map(|e| {
+                        let h = b.extract(x, e);
+                        b.convert(h, Type::F32)
+                    })
+                    .collect();
+                fold(b, 8 * g, &xs[..4]);
+                fold(b, 8 * g + 4, &xs[4..]);
+            }
         }
+    }
+    (0..rows as usize)
+        .map(|rr| {
+            let mut dot = fz;
+            for t in &blocks {
+                dot = b.add(dot, t[rr]);
+            }
+            dot
+        })
+        .collect()
+}
+
+/// Copies the K rows of chunk keys `k0 .. k0 + W` (contiguous in the cache) into the wave's
+/// region of `k_lds`, lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a
+/// multiple of 8): coalesced, where a lane reading its own key's row would touch `W` rows a
+/// load. Units past the cache's end are read clamped (their keys are never seen).
+fn stage(b: &mut KernelBuilder, c: &Ctx, k0: Value) {
+    let rb = c.cache.row_bytes(c.d);
+    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
+    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let rbv = b.u32(rb);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row0 = b.add(hr, k0);
+    let base = b.mul(row0, rbv);
+    let all = b.mul(c.n_kv, c.ctx_max);
+    let all = b.mul(all, rbv);
+    let uv = b.u32(unit);
+    let last = b.sub(all, uv);
+    for j in 0..rb / unit {
+        let jw = b.u32(j * c.wave);
+        let u = b.add(jw, c.lane);
+        let off = b.mul(u, uv);
+        let at = b.add(base, off);
+        let at = b.min(at, last);
+        let x = b.load_with(c.k_cache, at, ty, IndexUnit::Byte, Some(unit));
+        let to = b.add(c.region, off);
+        b.store_with(c.k_lds, to, x, IndexUnit::Byte, Some(unit));
     }
 }
 
-/// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`.
-fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value) -> Vec<Value> {
+/// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`. `active`
+/// (wave-uniform): the wave has a split. Every wave of the workgroup runs `cps` steps (the
+/// staging's barriers), computing only on its split's chunks.
+fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, active: Value) -> Vec<Value> {
     let n = rows.len();
     let dpl = c.dpl as usize;
     let mut init = vec![b.f32(f32::NEG_INFINITY); n];
     init.extend((0..n + n * dpl).map(|_| b.f32(0.0)));
     let c0 = b.mul(s, c.cps);
-    let c1 = b.add(c0, c.cps);
-    let c1 = b.min(c1, c.n_chunks);
-    let one = b.u32(1);
-    let st = b.for_range(c0, c1, one, 1, &init, |b, chunk, st| {
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(active, inside);
         let wv = b.u32(c.wave);
         let k0 = b.mul(chunk, wv);
-        let key = b.add(k0, c.lane);
-        let (zero, one) = (b.u32(0), b.u32(1));
-        let last = b.sub(c.kv_len, one);
-        let kc = b.min(key, last);
-        let ds = dots(b, c, n as u32, kc);
-        let ninf = b.f32(f32::NEG_INFINITY);
-        let mut next = vec![];
-        let mut ps = vec![];
-        let mut ls = vec![];
-        let mut accs = vec![];
-        for (r, rw) in rows.iter().enumerate() {
-            let sv = b.mul(ds[r], c.scale);
-            let sees = b.le(key, rw.limit);
-            let sv = b.select(sees, sv, ninf);
-            let mc = b.wave_reduce(ReduceOp::Max, sv);
-            let m = st[r];
-            let m2 = b.max(m, mc);
-            let a = exp_sub(b, m, m2);
-            let p = exp_sub(b, sv, m2);
-            ls.push(b.fma(st[n + r], a, p));
-            next.push(m2);
-            ps.push(p);
-            for e in 0..dpl {
-                accs.push(b.mul(st[2 * n + r * dpl + e], a));
-            }
-        }
-        next.extend(ls);
-        // The chunk's keys in the context, in order, lanes across dimensions (p_j from lane
-        // j). A run-time bound: the loop is not unrolled whole (its loads would all be live).
-        let wv = b.u32(c.wave);
-        let left = b.sub(c.kv_len, k0);
-        let n_keys = b.min(left, wv);
-        let accs = b.for_range(zero, n_keys, one, PV_UNROLL, &accs, |b, j, accs| {
-            let mut accs = accs.to_vec();
-            let kj = b.add(k0, j);
-            let v = load_row(b, c, c.v_cache, kj);
-            for (r, &p) in ps.iter().enumerate() {
-                let pj = b.shuffle_idx(p, j);
-                for (e, &ve) in v.iter().enumerate() {
-                    let i = r * dpl + e;
-                    accs[i] = b.fma(pj, ve, accs[i]);
-                }
-            }
-            accs
-        });
-        next.extend(accs);
+        b.if_then(go, |b| stage(b, c, k0));
+        b.barrier(BarrierKind::Lds);
+        let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, st), |_| st.to_vec());
+        // The next step stages into the same region.
+        b.barrier(BarrierKind::Lds);
         next
     });
     let mut out = st[..n].to_vec();
@@ -557,6 +562,87 @@ fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value) -> Vec<Value> {
     }
     out.extend_from_slice(&st[2 * n..]);
     out
+}
+
+/// One chunk (keys `k0 .. k0 + W`, staged) folded into the rows' states (step 2).
+fn chunk_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k0: Value, st: &[Value]) -> Vec<Value> {
+    let n = rows.len();
+    let dpl = c.dpl as usize;
+    let key = b.add(k0, c.lane);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let last = b.sub(c.kv_len, one);
+    // At wave 32 and up to 4 rows the chunk's V rows (a key past the context reads the last
+    // row; its p is 0) are loaded first, so they are in flight during the scores.
+    let preload = c.wave <= PRELOAD_WAVE && n <= PRELOAD_ROWS;
+    let vraw: Vec<Vec<Value>> = if preload {
+        (0..c.wave)
+            .map(|j| {
+                let jj = b.u32(j);
+                let kj = b.add(k0, jj);
+                let kj = b.min(kj, last);
+                load_row_raw(b, c, c.v_cache, kj)
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    let ds = dots(b, c, n as u32, key);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let mut next = vec![];
+    let mut ps = vec![];
+    let mut ls = vec![];
+    let mut accs = vec![];
+    for (r, rw) in rows.iter().enumerate() {
+        let sv = b.mul(ds[r], c.scale);
+        let sees = b.le(key, rw.limit);
+        let sv = b.select(sees, sv, ninf);
+        let mc = b.wave_reduce(ReduceOp::Max, sv);
+        let m = st[r];
+        let m2 = b.max(m, mc);
+        let a = exp_sub(b, m, m2);
+        let p = exp_sub(b, sv, m2);
+        ls.push(b.fma(st[n + r], a, p));
+        next.push(m2);
+        ps.push(p);
+        for e in 0..dpl {
+            accs.push(b.mul(st[2 * n + r * dpl + e], a));
+        }
+    }
+    next.extend(ls);
+    // The chunk's keys in order, lanes across dimensions (p_j from lane j; a key past the
+    // context has p = 0 and reads the last row).
+    let step = |b: &mut KernelBuilder, j: Value, v: &[Value], accs: &mut [Value]| {
+        for (r, &p) in ps.iter().enumerate() {
+            let pj = b.shuffle_idx(p, j);
+            for (e, &ve) in v.iter().enumerate() {
+                let i = r * dpl + e;
+                accs[i] = b.fma(pj, ve, accs[i]);
+            }
+        }
+    };
+    let accs = if preload {
+        let mut accs = accs;
+        for (j, raw) in vraw.iter().enumerate() {
+            let v = dequantize(b, c, raw);
+            let jj = b.u32(j as u32);
+            step(b, jj, &v, &mut accs);
+        }
+        accs
+    } else {
+        // Wave 64 or R8: a loop (the whole chunk's rows in flight spill), with a constant trip
+        // count (a loop with a shuffle is only unrolled when no remainder is needed).
+        let wv = b.u32(c.wave);
+        b.for_range(zero, wv, one, PV_UNROLL_W64, &accs, |b, j, accs| {
+            let mut accs = accs.to_vec();
+            let kj = b.add(k0, j);
+            let kj = b.min(kj, last);
+            let v = load_row(b, c, c.v_cache, kj);
+            step(b, j, &v, &mut accs);
+            accs
+        })
+    };
+    next.extend(accs);
+    next
 }
 
 /// Stores split `s`'s states of the rows that exist.
@@ -720,10 +806,10 @@ fn last_of(
 
 /// One attention kernel.
 pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
-    let suffix = match (shape.baseline, shape.waves) {
+    let suffix = match (shape.baseline, shape.threads) {
         (true, _) => String::new(),
-        (false, WAVES) => format!("_r{}", shape.rows),
-        (false, w) => format!("_r{}w{w}", shape.rows),
+        (false, THREADS) => format!("_r{}", shape.rows),
+        (false, n) => format!("_r{}t{n}", shape.rows),
     };
     let mut b = KernelBuilder::new(format!("attention_decode_{}_d{d}{suffix}", cache.name()), wave);
     let threads = wave * shape.waves;
@@ -773,6 +859,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     let q_lds = b.lds("q_rows", ScalarType::F32, r * d);
     let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
     let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
+    let k_lds = b.lds("k_chunks", ScalarType::U32, shape.waves * wave * cache.row_bytes(d) / 4);
 
     let lane = b.lane();
     let tid = b.local_id();
@@ -803,6 +890,8 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     let d0 = b.mul(lane, dplv);
     let four = b.u32(4);
     let rt_zero = b.shr(t_v, four);
+    let chunk_bytes = b.u32(wave * cache.row_bytes(d));
+    let region = b.mul(wave_id, chunk_bytes);
     let c = Ctx {
         cache,
         d,
@@ -829,6 +918,9 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         rows_per_head,
         d0,
         rt_zero,
+        n_kv: kv_v,
+        k_lds,
+        region,
         q_lds,
         w_lds,
         l_lds,
@@ -843,7 +935,8 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
             let zero = b.u32(0);
             let one = b.u32(1);
             b.for_range(zero, n_splits, one, 1, &[], |b, s, _| {
-                let st = scan(b, &c, &rows, s);
+                let yes = b.bool(true);
+                let st = scan(b, &c, &rows, s, yes);
                 store_state(b, &c, &rows, s, &st);
                 vec![]
             });
@@ -873,10 +966,8 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
             .collect();
         let s = b.add(s0, wave_id);
         let mine = b.lt(s, n_splits);
-        b.if_then(mine, |b| {
-            let st = scan(b, &c, &rows, s);
-            store_state(b, &c, &rows, s, &st);
-        });
+        let st = scan(b, &c, &rows, s, mine);
+        b.if_then(mine, |b| store_state(b, &c, &rows, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
         let total = b.add(n_splits, nwm1);
         let total = b.div(total, nw);
@@ -897,6 +988,13 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
 
 /// The lane's `dpl` values of cache row `key` of head `h`, as f32.
 fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
+    let raw = load_row_raw(b, c, p, key);
+    dequantize(b, c, &raw)
+}
+
+/// The loads of [`load_row`], not yet converted (Q8_0: the block's scale bits and the lane's
+/// quants; f16: the lane's halves), so that a chunk's rows can be in flight together.
+fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
     let hr = b.mul(c.h, c.ctx_max);
     let r = b.add(hr, key);
     match c.cache {
@@ -910,8 +1008,6 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
             let boff = b.mul(bi, c34);
             let blk = b.add(base, boff);
             let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
-            let sc = b.bitcast(sc, Type::F16);
-            let sc = b.convert(sc, Type::F32);
             let two = b.u32(2);
             let qa = b.add(blk, two);
             let qa = b.add(qa, o);
@@ -920,8 +1016,29 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
                 2 => (ScalarType::U16, 2),
                 _ => (ScalarType::U8, 1),
             };
-            let w = b.load_with(p, qa, ty, IndexUnit::Byte, Some(align));
-            let w = if ty == ScalarType::U32 { w } else { b.convert(w, Type::U32) };
+            vec![sc, b.load_with(p, qa, ty, IndexUnit::Byte, Some(align))]
+        }
+        CacheType::F16 => {
+            let dd = b.u32(c.d);
+            let at = b.mul(r, dd);
+            let at = b.add(at, c.d0);
+            if c.dpl == 1 {
+                vec![b.load(p, at, Type::F16)]
+            } else {
+                vec![b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8))]
+            }
+        }
+    }
+}
+
+/// [`load_row_raw`]'s values as f32 (Q8_0: `f32(q) * f32(d)`, exact).
+fn dequantize(b: &mut KernelBuilder, c: &Ctx, raw: &[Value]) -> Vec<Value> {
+    match c.cache {
+        CacheType::Q8_0 => {
+            let sc = b.bitcast(raw[0], Type::F16);
+            let sc = b.convert(sc, Type::F32);
+            let w = raw[1];
+            let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
             (0..c.dpl)
                 .map(|e| {
                     let sh = b.u32(8 * e);
@@ -934,14 +1051,10 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
                 .collect()
         }
         CacheType::F16 => {
-            let dd = b.u32(c.d);
-            let at = b.mul(r, dd);
-            let at = b.add(at, c.d0);
             let xs: Vec<Value> = if c.dpl == 1 {
-                vec![b.load(p, at, Type::F16)]
+                vec![raw[0]]
             } else {
-                let x = b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8));
-                (0..c.dpl as u8).map(|e| b.extract(x, e)).collect()
+                (0..c.dpl as u8).map(|e| b.extract(raw[0], e)).collect()
             };
             xs.into_iter().map(|x| b.convert(x, Type::F32)).collect()
         }
