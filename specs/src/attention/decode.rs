@@ -150,9 +150,9 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     }
 }
 
-/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD,
-/// granule 24): two waves a SIMD would allow the architectural 256; 160 keeps nine or more
-/// waves a SIMD to hide the loads (R8 uses 116 to 149, R4 74 to 104).
+/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD):
+/// two waves a SIMD allow the architectural 256 (R8 uses 165 to 228, R4 up to 225; LDS, not
+/// registers, is what limits their occupancy there: docs/attention.md).
 pub const MAX_VGPRS_RDNA: u32 = 256;
 
 /// The four families.
