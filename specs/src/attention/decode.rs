@@ -4,7 +4,8 @@
 //! [`super::kv_append`]), with the portable exp: every variant gives the baseline's bits, and
 //! every device the interpreter's.
 //!
-//! ABI (every variant; the split ones add the workspace `partials` and `counters`, left zeroed):
+//! ABI (every variant; the workspaces `partials` and `counters` are the runtime's; `counters`
+//! is left zeroed, `partials` is written before it is read in every call):
 //!
 //! | param        | kind                                          | meaning                      |
 //! |--------------|-----------------------------------------------|------------------------------|
@@ -18,123 +19,119 @@
 //! | `ctx_max`    | u32                                           | cache capacity (rows)        |
 //! | `scale`      | f32                                           | softmax scale                |
 //!
-//! Query head `qh = kv * group + j`; keys past `ctx_max` are never read (`kv_len =
-//! min(pos + T, ctx_max)`).
+//! Query head `qh = kv * group + j`; row `i` of a KV head (`0..T group`) is token `i / group`,
+//! q head `kv * group + i % group`. Keys past `ctx_max` are never read (`kv_len = min(pos + T,
+//! ctx_max)`).
 //!
 //! # The order (part of the result; every variant keeps it)
-//! With `W` the wave size, lane `l` owns dimensions `[l D/W, (l+1) D/W)`.
-//! 1. Score of key `k` for a row: the lane's partial `q[d0] k[d0]`, then `fma(q[d], k[d], .)`
-//!    over its other dimensions in order; the sum over the wave by the xor butterfly with
-//!    offsets `W/2, ..., 1` (R4/R8 use `tsum<R>`, bitwise that butterfly row by row);
-//!    `s = sum * scale`. A Q8_0 value is `f32(q) * f32(d)` (exact); f16 widens exactly.
-//! 2. The context is cut into chunks of [`CHUNK`] keys; residue `r` (0..[`SPLITS`]) owns the
-//!    chunks `r, r + SPLITS, ...` and runs an online softmax over their keys in order, from
-//!    `(m, l, acc) = (-inf, 0, 0)`: for a key the row sees, `m' = max(m, s)`,
-//!    `a = exp_sub(m, m')`, `p = exp_sub(s, m')`, `l' = fma(l, a, p)`,
-//!    `acc' = fma(p, v, acc * a)`; a key the row does not see leaves the state as it is.
-//! 3. The states of the residues that own a chunk merge in order `r = 0, 1, ...,
-//!    min(SPLITS, chunks) - 1` into `F`, from
-//!    `(-inf, 0, 0)`: `m = max(mF, mr)`, `a1 = exp_sub(mF, m)`, `a2 = exp_sub(mr, m)`,
-//!    `l = fma(lF, a1, lr * a2)`, `acc = fma(accF, a1, accr * a2)`; `out = acc / l`.
+//! `W` is the wave size. The context is cut into chunks of `W` keys (`n_chunks = ceil(kv_len /
+//! W)`), the chunks into splits of `cps = ceil(n_chunks / MAX_SPLITS)` consecutive chunks
+//! (`n_splits = ceil(n_chunks / cps)`, at most [`MAX_SPLITS`]). For every row:
+//! 1. Score of key `k` (lane `k % W` of its chunk): the dequantized key `x_d` (Q8_0: `f32(q) *
+//!    f32(d)`, exact as ggml; f16 widens exactly); for each block of 32 dimensions `t =
+//!    fma(q_d, x_d, t)` over its dimensions in order from `+0`, then `dot = dot + t` over the
+//!    blocks in order from `+0`; `s = dot * scale`, or `-inf` for a key the row does not see.
+//! 2. A split runs its chunks in order from `(m, l_lane, acc) = (-inf, 0, 0)`: `mc` = the wave
+//!    max of the chunk's `s` (`wave_reduce(max)`), `m' = max(m, mc)`, `a = exp_sub(m, m')`, each
+//!    lane `p = exp_sub(s, m')` and `l_lane = fma(l_lane, a, p)`; then, lanes across dimensions,
+//!    `acc = acc * a` and `acc = fma(p_j, v_j, acc)` for the chunk's keys `j = 0..W` in order
+//!    (`p_j = 0` past the context).
+//!    The split's state is `(m, l = wave_reduce(add, l_lane), acc)`.
+//! 3. The splits combine with the maximum first: `M = max_s m_s` (exact), `w_s = exp_sub(m_s,
+//!    M)`, `L = fma(l_s, w_s, L)` and `acc = fma(acc_s, w_s, acc)` over `s = 0..n_splits` in
+//!    order from 0; `out = acc / L`.
 //!
-//! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `split_r8` (pos >= [`SPLIT_MIN_POS`] = 64, T >= 2), `split_r4` (pos >= 64, group >= 2),
-//! `split_r1` (pos >= 64), `r8` (T >= 2), `r4` (group >= 2), `r1`.
+//! `exp_sub` is the portable exp ([`crate::math::exp_sub`]); every step is an exact op, so the
+//! bits are the same on every device (at the same wave size: `W` sets the chunks).
 //!
 //! # Variants
-//! - `baseline`: one workgroup (one wave) a KV head; rows one at a time, residues in order.
-//! - `r1`, `r4`, `r8`: one workgroup a KV head and `R` rows (`[n_kv, ceil(T group / R)]`); the
-//!   `R` rows share each K/V read (the scores of all `R` rows from one `tsum<R>`; each lane
-//!   computes the softmax scalars of the row `tsum` left in it, and the accumulators take them
-//!   by broadcast). The residues run one after another, each state stored in the workspace
-//!   `partials`, then merged as the split finish does.
-//! - `split_r1`, `split_r4`, `split_r8`: also one workgroup a residue (`z = SPLITS`; a residue
-//!   with no chunk returns at once): each stores its state in `partials`; the last workgroup of
-//!   a (KV head, row group) (a counter in `counters`) merges the states in order (step 3), so
-//!   split and unsplit agree bit for bit. No float atomics; the workspace is left zeroed.
+//! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
+//!   another, stored in `partials`, then combined.
+//! - `rR` (R = 1, 4, 8; `rRtN`: N lanes a workgroup, else [`THREADS`]): a workgroup a (row
+//!   group of `R` rows, KV head, group of `N / W` splits); a wave a split. The `R` rows share
+//!   each K/V read (q in LDS, read by broadcast). A chunk's K rows are staged in LDS by
+//!   coalesced loads (a lane reading its own key's row would touch `W` rows a load); up to 4
+//!   rows at wave 32, its V rows are loaded before the scores (in flight during them). Each
+//!   wave stores its split's state in `partials`; the last workgroup of a (row group, KV head)
+//!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
+//!
+//! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
+//! `r8` (T >= 6), `r4t256` (Q8_0, group >= 2), `r4` (group >= 2), `r1`; measured on the H200
+//! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
+//! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 use super::kv_append::quantize_q8_0_block;
 use super::CacheType;
 use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::cases::{floats, u32s, Case, Rng};
-use crate::common::reset_counter;
 use crate::math::exp_sub;
 use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use half::f16;
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp,
-    ScalarRule, ScalarType, Scope, ShapeExpr, Target, Type, Value,
+    Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp,
+    Param, ReduceOp, ScalarRule, ScalarType, Scope, ShapeExpr, Target, Type, Value,
 };
 
-/// Keys a chunk.
-pub const CHUNK: u32 = 64;
-/// Residues (chunk classes), and workgroups a row group in the split variants.
-pub const SPLITS: u32 = 64;
-/// Keys whose K/V rows a variant loads ahead of the one being folded (a software pipeline: the
-/// key loop carries them, so their loads are in flight during the key's exps; the order of the
-/// arithmetic is unchanged; a chunk's last keys load rows past it, inside the context). Two,
-/// except R8: one for `split_r8`, none for `r8` (more spill on gfx906, gfx90a, sm_75, sm_80).
-pub fn prefetch(shape: Shape) -> u32 {
-    match (shape.rows >= 8, shape.split) {
-        (false, _) => 2,
-        (true, true) => 1,
-        (true, false) => 0,
-    }
-}
-/// Residues whose accumulators the final merge loads ahead of the one it merges (the loads of
-/// a residue do not depend on the merge, so they overlap it).
-pub const FINISH_PREFETCH: u32 = 4;
-/// Position from which the router takes a split variant: from there on the context has two
-/// chunks or more, and the split runs them in parallel (an unsplit variant has only
-/// `n_kv * ceil(T group / R)` workgroups, each scanning the whole context).
-pub const SPLIT_MIN_POS: u64 = CHUNK as u64;
-
-/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows a pass `R`,
-/// `SPLIT` (a workgroup a residue), `ALL` (the baseline: one workgroup runs every row).
-fn build<const Q8: bool, const D: u32, const R: u32, const SPLIT: bool, const ALL: bool>(
-    t: &Target,
-    wave: u32,
-) -> Kernel {
-    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    attention(t, wave, cache, D, Shape { rows: R, split: SPLIT, all_rows: ALL })
-}
+/// Most splits a row's context is cut into (the workspace holds this many states a row).
+pub const MAX_SPLITS: u32 = 128;
+/// Lanes a workgroup of the `rR` variants (`128 / W` waves, a split each).
+pub const THREADS: u32 = 128;
+/// Waves up to this size load a chunk's V rows before its scores (straight-line P.V)...
+const PRELOAD_WAVE: u32 = 32;
+/// ... for up to this many rows (R8 spills on sm_90 with them).
+const PRELOAD_ROWS: usize = 4;
+/// Unroll of the P.V loop where the rows are not preloaded (more spills on gfx906).
+const PV_UNROLL_W64: u32 = 8;
+/// Unroll of the combine's loop over the splits.
+const COMBINE_UNROLL: u32 = 16;
 
 /// A variant's shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
-    /// Rows a pass (1, 4 or 8).
+    /// Rows a workgroup (1, 4 or 8).
     pub rows: u32,
-    /// A workgroup a residue, with the last-workgroup merge.
-    pub split: bool,
-    /// One workgroup a KV head runs every row (the baseline).
-    pub all_rows: bool,
+    /// Waves a workgroup (a split each).
+    pub waves: u32,
+    /// The baseline: one wave a KV head runs every row and every split.
+    pub baseline: bool,
+    /// Lanes a workgroup asked for (its name; `waves` is this over the wave size).
+    pub threads: u32,
+}
+
+/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
+/// workgroup (`N = 0`: the baseline, one wave).
+fn build<const Q8: bool, const D: u32, const R: u32, const N: u32>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    let shape = Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N };
+    attention(t, wave, cache, D, shape)
 }
 
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let max = u64::from(u32::MAX);
-    let long = ("pos".to_string(), SPLIT_MIN_POS, max);
     let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     KernelSpec {
         name,
         variants: vec![
-            v("baseline", build::<Q8, D, 1, false, true>, Admission::default()),
-            v(
-                "split_r8",
-                build::<Q8, D, 8, true, false>,
-                admit(vec![long.clone(), ("n_tokens".into(), 2, 8)]),
-            ),
-            v(
-                "split_r4",
-                build::<Q8, D, 4, true, false>,
-                admit(vec![long.clone(), ("group".into(), 2, max)]),
-            ),
-            v("split_r1", build::<Q8, D, 1, true, false>, admit(vec![long])),
-            v("r8", build::<Q8, D, 8, false, false>, admit(vec![("n_tokens".into(), 2, 8)])),
-            v("r4", build::<Q8, D, 4, false, false>, admit(vec![("group".into(), 2, max)])),
-            v("r1", build::<Q8, D, 1, false, false>, Admission::default()),
-        ],
+            v("baseline", build::<Q8, D, 1, 0>, Admission::default()),
+            v("r8", build::<Q8, D, 8, THREADS>, admit(vec![("n_tokens".into(), 6, 8)])),
+        ]
+        .into_iter()
+        // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
+        .chain(
+            Q8.then(|| v("r4t256", build::<Q8, D, 4, 256>, admit(vec![("group".into(), 2, max)]))),
+        )
+        .chain([
+            v("r4", build::<Q8, D, 4, THREADS>, admit(vec![("group".into(), 2, max)])),
+            v("r1", build::<Q8, D, 1, THREADS>, Admission::default()),
+            // 64 lanes, for the bench (after `r1`, so only taken when forced).
+            v("r4t64", build::<Q8, D, 4, 64>, Admission::default()),
+        ])
+        .collect(),
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
         bench: if D == 128 {
             Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
@@ -153,10 +150,10 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     }
 }
 
-/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD,
-/// granule 24): two waves a SIMD would allow the architectural 256; 128 keeps ten or more
-/// waves a SIMD to hide the key loop's load latency (R8 uses 73 to 113).
-pub const MAX_VGPRS_RDNA: u32 = 128;
+/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD):
+/// two waves a SIMD allow the architectural 256 (R8 uses 165 to 228, R4 up to 225; LDS, not
+/// registers, is what limits their occupancy there: docs/attention.md).
+pub const MAX_VGPRS_RDNA: u32 = 256;
 
 /// The four families.
 pub fn specs() -> Vec<KernelSpec> {
@@ -303,106 +300,67 @@ struct Ctx {
     cache: CacheType,
     d: u32,
     wave: u32,
-    /// Dimensions a lane.
+    /// Lanes a workgroup.
+    threads: u32,
+    /// Dimensions a lane in the P.V product (`D / W`).
     dpl: u32,
     q: Param,
     k_cache: Param,
     v_cache: Param,
     out: Param,
+    partials: Param,
     /// The KV head.
     h: Value,
     group: Value,
     n_q: Value,
     lane: Value,
+    /// The lane's index in the workgroup.
+    tid: Value,
     ctx_max: Value,
     pos: Value,
     scale: Value,
     kv_len: Value,
     n_chunks: Value,
-    /// Residues that own a chunk, `min(SPLITS, n_chunks)`.
-    n_res: Value,
+    /// Chunks a split.
+    cps: Value,
+    n_splits: Value,
     rows_per_head: Value,
-    /// The lane's first dimension.
+    /// The lane's first dimension in the P.V product.
     d0: Value,
+    /// `n_tokens >> 4`: zero (`n_tokens <= 8`), unknown to the compiler.
+    rt_zero: Value,
+    n_kv: Value,
+    /// The waves' K chunks, `W` rows each (`W row_bytes` bytes a wave).
+    k_lds: LdsSlot,
+    /// This wave's K chunk in `k_lds`, in bytes.
+    region: Value,
+    /// q of the pass's rows, `[R][D]`.
+    q_lds: LdsSlot,
+    /// The combine's weights `w_s`, `[R][MAX_SPLITS]`.
+    w_lds: LdsSlot,
+    /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
+    l_lds: LdsSlot,
 }
 
-/// One query row of a pass.
+/// One row of a pass.
 struct Row {
-    /// The row exists (`i < T * group`; padding rows of the last pass do not).
+    /// The row exists (`i < T group`; padding rows of the last pass do not).
     valid: Value,
-    /// Last key it sees (`pos + t`).
+    /// The last key it sees, `min(pos + t, kv_len - 1)`.
     limit: Value,
-    /// Element of the lane's first value in `q` / `out`.
+    /// Its first element in `q` / `out`.
     at: Value,
-    /// The lane's q values.
-    q: Vec<Value>,
+    /// Its index among the rows of all KV heads (`h T group + i`), for the workspace.
+    global: Value,
 }
 
-/// The `R` rows one wave runs at once. The softmax scalars `(m, l)` and the weights `(a, p)` of
-/// row `k` live in lanes `[k W/R, (k+1) W/R)` (where `tsum<R>` leaves row k's score), so each
-/// lane computes one row's exps; the accumulators of every row live in every lane (its
-/// dimensions) and take row k's weights by a broadcast from lane `k W/R`. With `R = 1` every
-/// lane holds the one row's scalars. The op sequence of a row's scalars is the same in every
-/// layout, so the bits are.
-struct Pass {
-    rows: Vec<Row>,
-    /// Lanes a row (`W / R`).
-    span: u32,
-    /// The last key the lane's own row sees.
-    own_limit: Value,
-    /// The lane's own row exists.
-    own_valid: Value,
-    /// The lane's own row index within the head (`i0 + lane / span`).
-    own_row: Value,
-    /// Keys loaded ahead ([`prefetch`]).
-    prefetch: u32,
-}
-
-impl Pass {
-    /// Row `k`'s copy of a per-row scalar held by its lanes.
-    fn take(&self, b: &mut KernelBuilder, v: Value, k: usize) -> Value {
-        if self.rows.len() == 1 {
-            v
-        } else {
-            b.broadcast(v, k as u32 * self.span)
-        }
-    }
-    /// Values a state holds in each lane: `m, l`, then `acc[row][dim]`.
-    fn width(&self, c: &Ctx) -> usize {
-        2 + self.rows.len() * c.dpl as usize
-    }
-}
-
-/// The identity state `(m, l, acc) = (-inf, 0, 0)`.
-fn identity(b: &mut KernelBuilder, width: usize) -> Vec<Value> {
-    let mut s = vec![b.f32(f32::NEG_INFINITY)];
-    s.extend((1..width).map(|_| b.f32(0.0)));
-    s
-}
-
-/// Loads `n` f32 (a vector when `n > 1`) at element `at`.
-fn load_f32s(b: &mut KernelBuilder, p: Param, at: Value, n: u32) -> Vec<Value> {
-    if n == 1 {
-        vec![b.load(p, at, Type::F32)]
-    } else {
-        let x = b.load(p, at, Type::vector(ScalarType::F32, n as u8));
-        (0..n as u8).map(|e| b.extract(x, e)).collect()
-    }
-}
-
-/// Row `i` (clamped to the last row for loads; `valid` says whether it exists): its token is
-/// `i / group`, its q head `h * group + i % group`.
-fn row_token(b: &mut KernelBuilder, c: &Ctx, i: Value) -> (Value, Value, Value) {
+/// Row `i` of the KV head: clamped to the last row for loads.
+fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     let valid = b.lt(i, c.rows_per_head);
     let one = b.u32(1);
     let last = b.sub(c.rows_per_head, one);
     let ic = b.min(i, last);
     let t = b.div(ic, c.group);
-    (valid, ic, t)
-}
-
-fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
-    let (valid, ic, t) = row_token(b, c, i);
     let j = b.rem(ic, c.group);
     let hg = b.mul(c.h, c.group);
     let qh = b.add(hg, j);
@@ -410,420 +368,433 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     let qrow = b.add(tq, qh);
     let dd = b.u32(c.d);
     let at = b.mul(qrow, dd);
-    let at = b.add(at, c.d0);
-    let q = load_f32s(b, c.q, at, c.dpl);
     let limit = b.add(c.pos, t);
-    Row { valid, limit, at, q }
+    let last_key = b.sub(c.kv_len, one);
+    let limit = b.min(limit, last_key);
+    let hr = b.mul(c.h, c.rows_per_head);
+    let global = b.add(hr, ic);
+    Row { valid, limit, at, global }
 }
 
-/// The pass of rows `i0 .. i0 + n`.
-fn pass(b: &mut KernelBuilder, c: &Ctx, i0: Value, n: u32, prefetch: u32) -> Pass {
-    let rows: Vec<Row> = (0..n)
-        .map(|k| {
-            let kk = b.u32(k);
-            let i = b.add(i0, kk);
-            row(b, c, i)
-        })
-        .collect();
-    let span = c.wave / n;
-    let sp = b.u32(span);
-    let own = b.div(c.lane, sp);
-    let own_row = b.add(i0, own);
-    let (own_valid, _, t) = row_token(b, c, own_row);
-    let own_limit = b.add(c.pos, t);
-    Pass { rows, span, own_limit, own_valid, own_row, prefetch }
+/// Element of split `s`'s state of a row in `partials`: `acc[D]`, then `m`, `l` (a stride of
+/// `D + 4` keeps each state 16-byte aligned).
+fn slot(b: &mut KernelBuilder, c: &Ctx, global: Value, s: Value) -> Value {
+    let ms = b.u32(MAX_SPLITS);
+    let x = b.mul(global, ms);
+    let x = b.add(x, s);
+    let st = b.u32(c.d + 4);
+    b.mul(x, st)
 }
 
-/// The lane's `dpl` values of cache row `key` of head `h`, as f32.
-fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
-    let hr = b.mul(c.h, c.ctx_max);
-    let r = b.add(hr, key);
+/// Loads the `R` rows' q (from `i0`) into LDS with every lane of the workgroup.
+fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
+    let total = r * c.d;
+    for j in 0..total.div_ceil(c.threads) {
+        let jj = b.u32(j * c.threads);
+        let f = b.add(c.tid, jj);
+        let tv = b.u32(total);
+        let inside = b.lt(f, tv);
+        b.if_then(inside, |b| {
+            let dd = b.u32(c.d);
+            let k = b.div(f, dd);
+            let e = b.rem(f, dd);
+            let i = b.add(i0, k);
+            let rw = row(b, c, i);
+            let at = b.add(rw.at, e);
+            let x = b.load(c.q, at, Type::F32);
+            b.store(c.q_lds, f, x);
+        });
+    }
+}
+
+/// The lane's key's dot products with the rows' q (step 1, before the scale): for each block
+/// of 32 dimensions, `t = fma(q_d, x_d, t)` over its dimensions in order from `+0`; then
+/// `dot = dot + t` over the blocks in order from `+0`. The key's row is read from the wave's
+/// staged chunk ([`stage`]); the blocks' chains (and the rows') are independent.
+fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
+    let (q_lds, d) = (c.q_lds, c.d);
+    // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
+    // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
+    // instead of hoisting all of q into registers (which spills on every arch).
+    let c31 = b.u32(31);
+    let kz = b.shr(key, c31);
+    let kz = b.and(kz, c.rt_zero);
+    let fz = b.f32(0.0);
+    let mut blocks: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; (d / 32) as usize];
+    let mut fold = |b: &mut KernelBuilder, d0: u32, xs: &[Value]| {
+        let t = &mut blocks[(d0 / 32) as usize];
+        for (rr, acc) in t.iter_mut().enumerate() {
+            let at = b.u32(rr as u32 * d + d0);
+            let at = b.add(at, kz);
+            let qv = b.load(q_lds, at, Type::vector(ScalarType::F32, 4));
+            for (e, &x) in xs.iter().enumerate() {
+                let qe = b.extract(qv, e as u8);
+                *acc = b.fma(qe, x, *acc);
+            }
+        }
+    };
+    // The lane's row in the wave's staged chunk.
+    let rb = c.cache.row_bytes(d);
+    let rbv = b.u32(rb);
+    let base = b.mul(c.lane, rbv);
+    let base = b.add(c.region, base);
+    let k_lds = c.k_lds;
     match c.cache {
         CacheType::Q8_0 => {
-            let rb = b.u32(c.cache.row_bytes(c.d));
-            let base = b.mul(r, rb);
-            let c32 = b.u32(32);
-            let bi = b.div(c.d0, c32);
-            let o = b.rem(c.d0, c32);
-            let c34 = b.u32(34);
-            let boff = b.mul(bi, c34);
-            let blk = b.add(base, boff);
-            let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
-            let sc = b.bitcast(sc, Type::F16);
-            let sc = b.convert(sc, Type::F32);
-            let two = b.u32(2);
-            let qa = b.add(blk, two);
-            let qa = b.add(qa, o);
-            let (ty, align) = match c.dpl {
-                4 => (ScalarType::U32, 2),
-                2 => (ScalarType::U16, 2),
-                _ => (ScalarType::U8, 1),
-            };
-            let w = b.load_with(p, qa, ty, IndexUnit::Byte, Some(align));
-            let w = if ty == ScalarType::U32 { w } else { b.convert(w, Type::U32) };
-            (0..c.dpl)
-                .map(|e| {
-                    let sh = b.u32(8 * e);
-                    let x = b.shr(w, sh);
-                    let x = b.convert(x, Type::scalar(ScalarType::U8));
-                    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
-                    let x = b.convert(x, Type::F32);
-                    b.mul(x, sc)
+            // A row is `17 D / 16` bytes (a multiple of 4): its words are read aligned, and
+            // the quants of an even block (2 bytes into a word) rebuilt by byte permutes.
+            let words: Vec<Value> = (0..rb / 4)
+                .map(|w| {
+                    let ov = b.u32(4 * w);
+                    let at = b.add(base, ov);
+                    b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4))
                 })
-                .collect()
+                .collect();
+            for bi in 0..d / 32 {
+                let o = 34 * bi;
+                let w = words[(o / 4) as usize];
+                let sh = b.u32(8 * (o % 4));
+                let sc = b.shr(w, sh);
+                let sc = b.convert(sc, Type::scalar(ScalarType::U16));
+                let sc = b.bitcast(sc, Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                for g in 0..8 {
+                    let at = o + 2 + 4 * g;
+                    let wi = (at / 4) as usize;
+                    let x = if at % 4 == 0 {
+                        words[wi]
+                    } else {
+                        b.perm(words[wi], words[wi + 1], [2, 3, 4, 5])
+                    };
+                    let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, x);
+                    let xs: Vec<Value> = (0..4)
+                        .map(|e| {
+                            let v = b.extract(f, e);
+                            b.mul(v, sc)
+                        })
+                        .collect();
+                    fold(b, 32 * bi + 4 * g, &xs);
+                }
+            }
         }
         CacheType::F16 => {
-            let dd = b.u32(c.d);
-            let at = b.mul(r, dd);
-            let at = b.add(at, c.d0);
-            let xs: Vec<Value> = if c.dpl == 1 {
-                vec![b.load(p, at, Type::F16)]
-            } else {
-                let x = b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8));
-                (0..c.dpl as u8).map(|e| b.extract(x, e)).collect()
-            };
-            xs.into_iter().map(|x| b.convert(x, Type::F32)).collect()
+            for g in 0..d / 8 {
+                let ov = b.u32(16 * g);
+                let at = b.add(base, ov);
+                let ty = Type::vector(ScalarType::F16, 8);
+                let x = b.load_with(k_lds, at, ty, IndexUnit::Byte, Some(16));
+                let xs: Vec<Value> = (0..8)
+                    .map(|e| {
+                        let h = b.extract(x, e);
+                        b.convert(h, Type::F32)
+                    })
+                    .collect();
+                fold(b, 8 * g, &xs[..4]);
+                fold(b, 8 * g + 4, &xs[4..]);
+            }
         }
     }
-}
-
-/// One key (its K and V values `kd`, `vd`) for every row of the pass: scores (step 1), then
-/// the online update (step 2).
-fn key_step(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    ps: &Pass,
-    key: Value,
-    st: &[Value],
-    kd: &[Value],
-    vd: &[Value],
-) -> Vec<Value> {
-    let partials: Vec<Value> = ps
-        .rows
-        .iter()
-        .map(|r| {
-            let mut acc = b.mul(r.q[0], kd[0]);
-            for (&qe, &ke) in r.q.iter().zip(kd).skip(1) {
-                acc = b.fma(qe, ke, acc);
+    (0..rows as usize)
+        .map(|rr| {
+            let mut dot = fz;
+            for t in &blocks {
+                dot = b.add(dot, t[rr]);
             }
-            acc
+            dot
         })
-        .collect();
-    // The lane's own row's score.
-    let dot = if ps.rows.len() == 1 {
-        b.wave_reduce(ReduceOp::Add, partials[0])
-    } else {
-        b.tsum(ps.rows.len() as u32, &partials)
-    };
-    let s = b.mul(dot, c.scale);
-    let sees = b.le(key, ps.own_limit);
-    let (m, l) = (st[0], st[1]);
-    let m2 = b.max(m, s);
-    let a = exp_sub(b, m, m2);
-    let p = exp_sub(b, s, m2);
-    let l2 = b.fma(l, a, p);
-    let mut next = vec![b.select(sees, m2, m), b.select(sees, l2, l)];
+        .collect()
+}
+
+/// Copies the K rows of chunk keys `k0 .. k0 + W` (contiguous in the cache) into the wave's
+/// region of `k_lds`, lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a
+/// multiple of 8): coalesced, where a lane reading its own key's row would touch `W` rows a
+/// load. Units past the cache's end are read clamped (their keys are never seen).
+fn stage(b: &mut KernelBuilder, c: &Ctx, k0: Value) {
+    let rb = c.cache.row_bytes(c.d);
+    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
+    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let rbv = b.u32(rb);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row0 = b.add(hr, k0);
+    let base = b.mul(row0, rbv);
+    let all = b.mul(c.n_kv, c.ctx_max);
+    let all = b.mul(all, rbv);
+    let uv = b.u32(unit);
+    let last = b.sub(all, uv);
+    for j in 0..rb / unit {
+        let jw = b.u32(j * c.wave);
+        let u = b.add(jw, c.lane);
+        let off = b.mul(u, uv);
+        let at = b.add(base, off);
+        let at = b.min(at, last);
+        let x = b.load_with(c.k_cache, at, ty, IndexUnit::Byte, Some(unit));
+        let to = b.add(c.region, off);
+        b.store_with(c.k_lds, to, x, IndexUnit::Byte, Some(unit));
+    }
+}
+
+/// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`. `active`
+/// (wave-uniform): the wave has a split. Every wave of the workgroup runs `cps` steps (the
+/// staging's barriers), computing only on its split's chunks.
+fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, active: Value) -> Vec<Value> {
+    let n = rows.len();
     let dpl = c.dpl as usize;
-    for (k, r) in ps.rows.iter().enumerate() {
-        let ak = ps.take(b, a, k);
-        let pk = ps.take(b, p, k);
-        let sees_k = b.le(key, r.limit);
-        for (e, &v) in vd.iter().enumerate() {
-            let acc = st[2 + k * dpl + e];
-            let sa = b.mul(acc, ak);
-            let acc2 = b.fma(pk, v, sa);
-            next.push(b.select(sees_k, acc2, acc));
-        }
+    let mut init = vec![b.f32(f32::NEG_INFINITY); n];
+    init.extend((0..n + n * dpl).map(|_| b.f32(0.0)));
+    let c0 = b.mul(s, c.cps);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(active, inside);
+        let wv = b.u32(c.wave);
+        let k0 = b.mul(chunk, wv);
+        b.if_then(go, |b| stage(b, c, k0));
+        b.barrier(BarrierKind::Lds);
+        let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, st), |_| st.to_vec());
+        // The next step stages into the same region.
+        b.barrier(BarrierKind::Lds);
+        next
+    });
+    let mut out = st[..n].to_vec();
+    for r in 0..n {
+        out.push(b.wave_reduce(ReduceOp::Add, st[n + r]));
     }
-    next
-}
-
-/// Residue `r`'s states for the rows (step 2).
-fn scan(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, r: Value) -> Vec<Value> {
-    let width = ps.width(c);
-    let init = identity(b, width);
-    let splits = b.u32(SPLITS);
-    let row_vals = 2 * c.dpl as usize;
-    b.for_range(r, c.n_chunks, splits, 1, &init, |b, chunk, st| {
-        let cs = b.u32(CHUNK);
-        let k0 = b.mul(chunk, cs);
-        let k1 = b.add(k0, cs);
-        let k1 = b.min(k1, c.kv_len);
-        let one = b.u32(1);
-        let last = b.sub(c.kv_len, one);
-        // K then V of key `min(k, kv_len - 1)`.
-        let rows_of = |b: &mut KernelBuilder, k: Value| {
-            let k = b.min(k, last);
-            let mut v = load_row(b, c, c.k_cache, k);
-            v.extend(load_row(b, c, c.v_cache, k));
-            v
-        };
-        let mut carried = st.to_vec();
-        let depth = ps.prefetch;
-        for j in 0..depth {
-            let jj = b.u32(j);
-            let k = b.add(k0, jj);
-            carried.extend(rows_of(b, k));
-        }
-        let out = b.for_range(k0, k1, one, 1, &carried, |b, key, s| {
-            let (st, ahead) = s.split_at(width);
-            if depth == 0 {
-                let cur = rows_of(b, key);
-                let (kd, vd) = cur.split_at(c.dpl as usize);
-                return key_step(b, c, ps, key, st, kd, vd);
-            }
-            let (kd, vd) = ahead[..row_vals].split_at(c.dpl as usize);
-            let p = b.u32(depth);
-            let kp = b.add(key, p);
-            let next = rows_of(b, kp);
-            let mut n = key_step(b, c, ps, key, st, kd, vd);
-            n.extend_from_slice(&ahead[row_vals..]);
-            n.extend(next);
-            n
-        });
-        out[..width].to_vec()
-    })
-}
-
-/// Step 3: `f` merged with `x` (states of `ps`'s layout; `ps = None`: one row held by every
-/// lane).
-fn merge(
-    b: &mut KernelBuilder,
-    ps: Option<&Pass>,
-    dpl: u32,
-    f: &[Value],
-    x: &[Value],
-) -> Vec<Value> {
-    let m = b.max(f[0], x[0]);
-    let a1 = exp_sub(b, f[0], m);
-    let a2 = exp_sub(b, x[0], m);
-    let xl = b.mul(x[1], a2);
-    let l = b.fma(f[1], a1, xl);
-    let mut out = vec![m, l];
-    let rows = (f.len() - 2) / dpl as usize;
-    for k in 0..rows {
-        let (a1k, a2k) = match ps {
-            Some(ps) => (ps.take(b, a1, k), ps.take(b, a2, k)),
-            None => (a1, a2),
-        };
-        for e in 0..dpl as usize {
-            let i = 2 + k * dpl as usize + e;
-            let xa = b.mul(x[i], a2k);
-            out.push(b.fma(f[i], a1k, xa));
-        }
-    }
+    out.extend_from_slice(&st[2 * n..]);
     out
 }
 
-/// `out = acc / l` for row `r` that exists, with `l` its sum.
-fn store_row(b: &mut KernelBuilder, c: &Ctx, r: &Row, l: Value, acc: &[Value]) {
-    let out = c.out;
-    let at = r.at;
-    let ys: Vec<Value> = acc.iter().map(|&x| b.div(x, l)).collect();
-    b.if_then(r.valid, |b| {
-        if ys.len() == 1 {
-            b.store(out, at, ys[0]);
-        } else {
-            let y = b.make_vector(&ys);
-            b.store(out, at, y);
+/// One chunk (keys `k0 .. k0 + W`, staged) folded into the rows' states (step 2).
+fn chunk_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k0: Value, st: &[Value]) -> Vec<Value> {
+    let n = rows.len();
+    let dpl = c.dpl as usize;
+    let key = b.add(k0, c.lane);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let last = b.sub(c.kv_len, one);
+    // At wave 32 and up to 4 rows the chunk's V rows (a key past the context reads the last
+    // row; its p is 0) are loaded first, so they are in flight during the scores.
+    let preload = c.wave <= PRELOAD_WAVE && n <= PRELOAD_ROWS;
+    let vraw: Vec<Vec<Value>> = if preload {
+        (0..c.wave)
+            .map(|j| {
+                let jj = b.u32(j);
+                let kj = b.add(k0, jj);
+                let kj = b.min(kj, last);
+                load_row_raw(b, c, c.v_cache, kj)
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    let ds = dots(b, c, n as u32, key);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let mut next = vec![];
+    let mut ps = vec![];
+    let mut ls = vec![];
+    let mut accs = vec![];
+    for (r, rw) in rows.iter().enumerate() {
+        let sv = b.mul(ds[r], c.scale);
+        let sees = b.le(key, rw.limit);
+        let sv = b.select(sees, sv, ninf);
+        let mc = b.wave_reduce(ReduceOp::Max, sv);
+        let m = st[r];
+        let m2 = b.max(m, mc);
+        let a = exp_sub(b, m, m2);
+        let p = exp_sub(b, sv, m2);
+        ls.push(b.fma(st[n + r], a, p));
+        next.push(m2);
+        ps.push(p);
+        for e in 0..dpl {
+            accs.push(b.mul(st[2 * n + r * dpl + e], a));
         }
-    });
+    }
+    next.extend(ls);
+    // The chunk's keys in order, lanes across dimensions (p_j from lane j; a key past the
+    // context has p = 0 and reads the last row).
+    let step = |b: &mut KernelBuilder, j: Value, v: &[Value], accs: &mut [Value]| {
+        for (r, &p) in ps.iter().enumerate() {
+            let pj = b.shuffle_idx(p, j);
+            for (e, &ve) in v.iter().enumerate() {
+                let i = r * dpl + e;
+                accs[i] = b.fma(pj, ve, accs[i]);
+            }
+        }
+    };
+    let accs = if preload {
+        let mut accs = accs;
+        for (j, raw) in vraw.iter().enumerate() {
+            let v = dequantize(b, c, raw);
+            let jj = b.u32(j as u32);
+            step(b, jj, &v, &mut accs);
+        }
+        accs
+    } else {
+        // Wave 64 or R8: a loop (the whole chunk's rows in flight spill), with a constant trip
+        // count (a loop with a shuffle is only unrolled when no remainder is needed).
+        let wv = b.u32(c.wave);
+        b.for_range(zero, wv, one, PV_UNROLL_W64, &accs, |b, j, accs| {
+            let mut accs = accs.to_vec();
+            let kj = b.add(k0, j);
+            let kj = b.min(kj, last);
+            let v = load_row(b, c, c.v_cache, kj);
+            step(b, j, &v, &mut accs);
+            accs
+        })
+    };
+    next.extend(accs);
+    next
 }
 
-/// All residues in order, merged as they come (steps 2 and 3 in one workgroup).
-fn all_residues(b: &mut KernelBuilder, c: &Ctx, ps: &Pass) {
-    let init = identity(b, ps.width(c));
+/// Stores split `s`'s states of the rows that exist.
+fn store_state(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, st: &[Value]) {
+    let n = rows.len();
+    let dpl = c.dpl as usize;
     let zero = b.u32(0);
-    let one = b.u32(1);
-    let f = b.for_range(zero, c.n_res, one, 1, &init, |b, r, fs| {
-        let xs = scan(b, c, ps, r);
-        merge(b, Some(ps), c.dpl, fs, &xs)
-    });
-    let dpl = c.dpl as usize;
-    for (k, r) in ps.rows.iter().enumerate() {
-        let l = ps.take(b, f[1], k);
-        store_row(b, c, r, l, &f[2 + k * dpl..2 + (k + 1) * dpl]);
-    }
-}
-
-/// Where the residue states go: `partials[((h * rows + i) * SPLITS + r) * (D + 2) ..]` holds
-/// `m, l, acc[D]` of row `i` of head `h`, residue `r`.
-struct Ws {
-    partials: Param,
-    /// `h * T * group`.
-    hrows: Value,
-    /// The pass's first row.
-    i0: Value,
-}
-
-impl Ws {
-    fn slot(&self, b: &mut KernelBuilder, d: u32, i: Value, r: Value) -> Value {
-        let splits = b.u32(SPLITS);
-        let s = b.add(self.hrows, i);
-        let s = b.mul(s, splits);
-        let s = b.add(s, r);
-        let ww = b.u32(d + 2);
-        b.mul(s, ww)
-    }
-    fn row(&self, b: &mut KernelBuilder, k: usize) -> Value {
-        let kk = b.u32(k as u32);
-        b.add(self.i0, kk)
-    }
-}
-
-/// Stores residue `r`'s state of the pass's rows: `(m, l)` from the first lane of each row's
-/// span, the accumulators from every lane.
-fn store_state(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws, r: Value, st: &[Value]) {
-    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
-    let sp = b.u32(ps.span);
-    let in_span = b.rem(c.lane, sp);
-    let head = b.eq(in_span, zero);
-    let keeps = b.and(head, ps.own_valid);
-    let partials = w.partials;
-    let own = ps.own_row;
-    b.if_then(keeps, |b| {
-        let base = w.slot(b, c.d, own, r);
-        b.store(partials, base, st[0]);
-        let b1 = b.add(base, one);
-        b.store(partials, b1, st[1]);
-    });
-    let dpl = c.dpl as usize;
-    for (k, rw) in ps.rows.iter().enumerate() {
-        let i = w.row(b, k);
-        let base = w.slot(b, c.d, i, r);
+    let first = b.eq(c.lane, zero);
+    for (r, rw) in rows.iter().enumerate() {
+        let base = slot(b, c, rw.global, s);
+        let partials = c.partials;
+        let d = c.d;
+        let d0 = c.d0;
         b.if_then(rw.valid, |b| {
-            let a0 = b.add(base, two);
-            let a0 = b.add(a0, c.d0);
-            for e in 0..dpl {
-                let ee = b.u32(e as u32);
-                let at = b.add(a0, ee);
-                b.store(partials, at, st[2 + k * dpl + e]);
-            }
-        });
-    }
-}
-
-/// Step 3 from the stored states, row by row (every lane holds the row's scalars), zeroing
-/// what it reads; then `out`.
-fn finish(b: &mut KernelBuilder, c: &Ctx, ps: &Pass, w: &Ws) {
-    let (zero, one, two) = (b.u32(0), b.u32(1), b.u32(2));
-    let partials = w.partials;
-    let n_res = c.n_res;
-    let dpl = c.dpl;
-    for (k, rw) in ps.rows.iter().enumerate() {
-        let i = w.row(b, k);
-        b.if_then(rw.valid, |b| {
-            // Lane `l` reads the (m, l) of residues `l, l + W, ...` below `n_res` and zeroes them
-            // (each slot has one reader-writer, no other lane touches it); the merge takes
-            // residue r's by `shuffle_idx` from lane `r % W` of the set `r / W`.
-            let last = b.sub(n_res, one);
-            let sets = SPLITS.div_ceil(c.wave);
-            let held: Vec<(Value, Value)> = (0..sets)
-                .map(|j| {
-                    let jw = b.u32(j * c.wave);
-                    let rj = b.add(c.lane, jw);
-                    let owner = b.lt(rj, n_res);
-                    let mine = b.min(rj, last);
-                    let base = w.slot(b, c.d, i, mine);
-                    let b1 = b.add(base, one);
-                    let ml = b.if_else(
-                        owner,
-                        |b| {
-                            let m = b.load(partials, base, Type::F32);
-                            let l = b.load(partials, b1, Type::F32);
-                            let fz = b.f32(0.0);
-                            b.store(partials, base, fz);
-                            b.store(partials, b1, fz);
-                            vec![m, l]
-                        },
-                        |b| vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)],
-                    );
-                    (ml[0], ml[1])
-                })
-                .collect();
-            // The accumulators of residue `r`, zeroed once read (a residue past the last is
-            // read again, as zeros, and never used): loaded FINISH_PREFETCH residues ahead.
-            let acc_of = |b: &mut KernelBuilder, r: Value| {
-                let real = b.lt(r, n_res);
-                let rc = b.min(r, last);
-                let base = w.slot(b, c.d, i, rc);
-                let a0 = b.add(base, two);
-                let a0 = b.add(a0, c.d0);
-                let xs: Vec<Value> = (0..dpl)
-                    .map(|e| {
-                        let ee = b.u32(e);
-                        let at = b.add(a0, ee);
-                        b.load(partials, at, Type::F32)
-                    })
-                    .collect();
-                b.if_then(real, |b| {
-                    let fz = b.f32(0.0);
-                    for e in 0..dpl {
-                        let ee = b.u32(e);
-                        let at = b.add(a0, ee);
-                        b.store(partials, at, fz);
-                    }
-                });
-                xs
-            };
-            let width = 2 + dpl as usize;
-            let mut init = identity(b, width);
-            for j in 0..FINISH_PREFETCH {
-                let r = b.u32(j);
-                init.extend(acc_of(b, r));
-            }
-            let f = b.for_range(zero, n_res, one, 1, &init, |b, r, s| {
-                let (f, ahead) = s.split_at(width);
-                let wv = b.u32(c.wave);
-                let src = b.rem(r, wv);
-                let set = b.div(r, wv);
-                let (mut m, mut l) = (b.shuffle_idx(held[0].0, src), b.shuffle_idx(held[0].1, src));
-                for (j, &(mj, lj)) in held.iter().enumerate().skip(1) {
-                    let jj = b.u32(j as u32);
-                    let here = b.eq(set, jj);
-                    let mj = b.shuffle_idx(mj, src);
-                    let lj = b.shuffle_idx(lj, src);
-                    m = b.select(here, mj, m);
-                    l = b.select(here, lj, l);
-                }
-                let mut x = vec![m, l];
-                x.extend_from_slice(&ahead[..dpl as usize]);
-                let p = b.u32(FINISH_PREFETCH);
-                let rp = b.add(r, p);
-                let next = acc_of(b, rp);
-                let mut n = merge(b, None, dpl, f, &x);
-                n.extend_from_slice(&ahead[dpl as usize..]);
-                n.extend(next);
-                n
+            let at = b.add(base, d0);
+            let xs = &st[2 * n + r * dpl..2 * n + (r + 1) * dpl];
+            let x = if dpl == 1 { xs[0] } else { b.make_vector(xs) };
+            b.store(partials, at, x);
+            b.if_then(first, |b| {
+                let dm = b.u32(d);
+                let am = b.add(base, dm);
+                b.store(partials, am, st[r]);
+                let dl = b.u32(d + 1);
+                let al = b.add(base, dl);
+                b.store(partials, al, st[n + r]);
             });
-            store_row(b, c, rw, f[1], &f[2..width]);
         });
     }
 }
 
-/// The last-workgroup handshake of [`crate::common::last_workgroup`] with a count known only at
-/// run time (`total`, uniform): lane 0 makes this workgroup's stores visible and counts it; the
-/// workgroup that brings the count to `total` runs `finish` after another device fence.
+/// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
+/// maximum and weights (lanes across splits) into LDS; then each lane combines some
+/// `(row, dimension)` pairs over the splits in order, and stores `out`.
+fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: u32) {
+    let d = c.d;
+    let partials = c.partials;
+    for (k, rw) in rows.iter().enumerate() {
+        let kw = b.u32(k as u32 % waves);
+        let mine = b.eq(wave_id, kw);
+        let go = b.and(mine, rw.valid);
+        b.if_then(go, |b| {
+            let one = b.u32(1);
+            let lastv = b.sub(c.n_splits, one);
+            let mut held = vec![];
+            for j in 0..MAX_SPLITS.div_ceil(c.wave) {
+                let jw = b.u32(j * c.wave);
+                let s = b.add(c.lane, jw);
+                let own = b.lt(s, c.n_splits);
+                let sc = b.min(s, lastv);
+                let base = slot(b, c, rw.global, sc);
+                let dm = b.u32(d);
+                let am = b.add(base, dm);
+                let m = b.load(partials, am, Type::F32);
+                let al = b.add(am, one);
+                let l = b.load(partials, al, Type::F32);
+                let ninf = b.f32(f32::NEG_INFINITY);
+                let m = b.select(own, m, ninf);
+                held.push((s, own, m, l));
+            }
+            let mut mx = held[0].2;
+            for &(_, _, m, _) in &held[1..] {
+                mx = b.max(mx, m);
+            }
+            let big = b.wave_reduce(ReduceOp::Max, mx);
+            for &(s, own, m, l) in &held {
+                let w = exp_sub(b, m, big);
+                let (w_lds, l_lds) = (c.w_lds, c.l_lds);
+                b.if_then(own, |b| {
+                    let kb = b.u32(k as u32 * MAX_SPLITS);
+                    let at = b.add(kb, s);
+                    b.store(w_lds, at, w);
+                    b.store(l_lds, at, l);
+                });
+            }
+        });
+    }
+    b.barrier(BarrierKind::Lds);
+    let total = rows.len() as u32 * d;
+    for j in 0..total.div_ceil(c.threads) {
+        let jj = b.u32(j * c.threads);
+        let f = b.add(c.tid, jj);
+        let tv = b.u32(total);
+        let inside = b.lt(f, tv);
+        let dd = b.u32(d);
+        let k = b.div(f, dd);
+        let e = b.rem(f, dd);
+        // The row `k` (dynamic): its validity and places.
+        let nr = b.u32(rows.len() as u32 - 1);
+        let kc = b.min(k, nr);
+        let pick = |b: &mut KernelBuilder, get: &dyn Fn(&Row) -> Value| {
+            let mut v = get(&rows[0]);
+            for (i, rw) in rows.iter().enumerate().skip(1) {
+                let iv = b.u32(i as u32);
+                let here = b.eq(kc, iv);
+                let x = get(rw);
+                v = b.select(here, x, v);
+            }
+            v
+        };
+        let valid = pick(b, &|r| r.valid);
+        let at = pick(b, &|r| r.at);
+        let global = pick(b, &|r| r.global);
+        let go = b.and(inside, valid);
+        b.if_then(go, |b| {
+            let zero = b.u32(0);
+            let one = b.u32(1);
+            let fz = b.f32(0.0);
+            let ms = b.u32(MAX_SPLITS);
+            let kb = b.mul(kc, ms);
+            let (w_lds, l_lds) = (c.w_lds, c.l_lds);
+            let sums = b.for_range(zero, c.n_splits, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
+                let ws = b.add(kb, s);
+                let w = b.load(w_lds, ws, Type::F32);
+                let l = b.load(l_lds, ws, Type::F32);
+                let base = slot(b, c, global, s);
+                let a = b.add(base, e);
+                let v = b.load(partials, a, Type::F32);
+                vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
+            });
+            let y = b.div(sums[0], sums[1]);
+            let o = b.add(at, e);
+            b.store(c.out, o, y);
+        });
+    }
+}
+
+/// The last-workgroup handshake for a workgroup of several waves, with a count known only at
+/// run time (`total`, uniform): every lane's stores are made visible, lane 0 of the workgroup
+/// counts it and shares the count through LDS; the workgroup that brings the count to `total`
+/// runs `finish` after another device fence.
 fn last_of(
     b: &mut KernelBuilder,
-    lane: Value,
+    c: &Ctx,
+    flag: LdsSlot,
     counters: Param,
     index: Value,
     total: Value,
     finish: impl FnOnce(&mut KernelBuilder),
 ) {
+    b.fence(Scope::Device);
+    b.barrier(BarrierKind::All);
     let zero = b.u32(0);
-    let first = b.eq(lane, zero);
-    let old = b.if_else(
-        first,
-        |b| {
-            b.fence(Scope::Device);
-            let one = b.u32(1);
-            vec![b.atomic(AtomicOp::Add, counters, index, one, Scope::Device)]
-        },
-        |b| vec![b.u32(0)],
-    )[0];
-    let old = b.broadcast(old, 0);
+    let first = b.eq(c.tid, zero);
+    b.if_then(first, |b| {
+        b.fence(Scope::Device);
+        let one = b.u32(1);
+        let old = b.atomic(AtomicOp::Add, counters, index, one, Scope::Device);
+        let z = b.u32(0);
+        b.store(flag, z, old);
+    });
+    b.barrier(BarrierKind::Lds);
+    let old = b.load(flag, zero, Type::U32);
     let one = b.u32(1);
     let last = b.sub(total, one);
     let is_last = b.eq(old, last);
@@ -835,17 +806,18 @@ fn last_of(
 
 /// One attention kernel.
 pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
-    let suffix = match (shape.all_rows, shape.split) {
+    let suffix = match (shape.baseline, shape.threads) {
         (true, _) => String::new(),
-        (false, false) => format!("_r{}", shape.rows),
-        (false, true) => format!("_split_r{}", shape.rows),
+        (false, THREADS) => format!("_r{}", shape.rows),
+        (false, n) => format!("_r{}t{n}", shape.rows),
     };
     let mut b = KernelBuilder::new(format!("attention_decode_{}_d{d}{suffix}", cache.name()), wave);
-    b.workgroup_size([wave, 1, 1]);
+    let threads = wave * shape.waves;
+    b.workgroup_size([threads, 1, 1]);
     b.const_param("head_dim", d as i64);
-    b.const_param("rows_per_pass", shape.rows as i64);
-    b.const_param("chunk", CHUNK as i64);
-    b.const_param("splits", SPLITS as i64);
+    b.const_param("rows", shape.rows as i64);
+    b.const_param("waves", shape.waves as i64);
+    b.const_param("max_splits", MAX_SPLITS as i64);
     let q = b.buffer("q", ScalarType::F32, Access::Read);
     let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
     let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
@@ -869,108 +841,222 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     };
     b.set_buffer_len(k_cache, clen.clone());
     b.set_buffer_len(v_cache, clen);
-    let gy = if shape.all_rows {
+    let per_row = MAX_SPLITS as u64 * (d as u64 + 4);
+    let plen = ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1);
+    let partials = b.workspace("partials", ScalarType::F32, plen);
+    let counters = (!shape.baseline).then(|| {
+        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1);
+        b.workspace("counters", ScalarType::U32, len)
+    });
+    let gx = if shape.baseline {
         ShapeExpr::constant(1)
     } else {
         ShapeExpr::scaled(&[n_tokens, group], 1, shape.rows as u64)
     };
-    let gz = ShapeExpr::constant(if shape.split { SPLITS as u64 } else { 1 });
-    b.grid([ShapeExpr::scaled(&[n_kv], 1, 1), gy, gz]);
-    // The residue states (every variant but the baseline), and the split's counters.
-    let partials = (!shape.all_rows).then(|| {
-        let per_row = SPLITS as u64 * (d as u64 + 2);
-        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], per_row, 1);
-        b.workspace("partials", ScalarType::F32, len)
-    });
-    let counters = shape.split.then(|| {
-        let len = ShapeExpr::scaled(&[n_kv, n_tokens, group], 1, 1);
-        b.workspace("counters", ScalarType::U32, len)
-    });
+    let gz = if shape.baseline { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
+    b.grid([gx, ShapeExpr::scaled(&[n_kv], 1, 1), ShapeExpr::constant(gz as u64)]);
+    let r = shape.rows;
+    let q_lds = b.lds("q_rows", ScalarType::F32, r * d);
+    let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
+    let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
+    let k_lds = b.lds("k_chunks", ScalarType::U32, shape.waves * wave * cache.row_bytes(d) / 4);
 
     let lane = b.lane();
-    let h = b.workgroup_id(Dim::X);
-    let rg = b.workgroup_id(Dim::Y);
+    let tid = b.local_id();
+    let wave_id = b.wave();
+    let rg = b.workgroup_id(Dim::X);
+    let h = b.workgroup_id(Dim::Y);
+    let zg = b.workgroup_id(Dim::Z);
     let (pos_v, t_v, kv_v, g_v, ctx_v, sc_v) =
         (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
     let n_q = b.mul(kv_v, g_v);
     let end = b.add(pos_v, t_v);
     let kv_len = b.min(end, ctx_v);
-    let cm1 = b.u32(CHUNK - 1);
-    let cs = b.u32(CHUNK);
-    let n_chunks = b.add(kv_len, cm1);
-    let n_chunks = b.div(n_chunks, cs);
-    let splits_c = b.u32(SPLITS);
-    let n_res = b.min(n_chunks, splits_c);
+    let wv = b.u32(wave);
+    let wm1 = b.u32(wave - 1);
+    let n_chunks = b.add(kv_len, wm1);
+    let n_chunks = b.div(n_chunks, wv);
+    let ms = b.u32(MAX_SPLITS);
+    let msm1 = b.u32(MAX_SPLITS - 1);
+    let cps = b.add(n_chunks, msm1);
+    let cps = b.div(cps, ms);
+    let one = b.u32(1);
+    let cpsm1 = b.sub(cps, one);
+    let n_splits = b.add(n_chunks, cpsm1);
+    let n_splits = b.div(n_splits, cps);
     let rows_per_head = b.mul(t_v, g_v);
     let dpl = d / wave;
     let dplv = b.u32(dpl);
     let d0 = b.mul(lane, dplv);
+    let four = b.u32(4);
+    let rt_zero = b.shr(t_v, four);
+    let chunk_bytes = b.u32(wave * cache.row_bytes(d));
+    let region = b.mul(wave_id, chunk_bytes);
     let c = Ctx {
         cache,
         d,
         wave,
+        threads,
         dpl,
         q,
         k_cache,
         v_cache,
         out,
-
+        partials,
         h,
         group: g_v,
         n_q,
         lane,
+        tid,
         ctx_max: ctx_v,
         pos: pos_v,
         scale: sc_v,
         kv_len,
         n_chunks,
-        n_res,
+        cps,
+        n_splits,
         rows_per_head,
         d0,
+        rt_zero,
+        n_kv: kv_v,
+        k_lds,
+        region,
+        q_lds,
+        w_lds,
+        l_lds,
     };
-    if shape.all_rows {
-        let zero = b.u32(0);
-        let one = b.u32(1);
-        b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
-            let ps = pass(b, &c, i, 1, prefetch(shape));
-            all_residues(b, &c, &ps);
-            vec![]
-        });
-        return b.finish();
-    }
-    let rv = b.u32(shape.rows);
-    let i0 = b.mul(rg, rv);
-    let ps = pass(&mut b, &c, i0, shape.rows, prefetch(shape));
-    let hrows = b.mul(h, rows_per_head);
-    let w = Ws { partials: partials.expect("a workspace"), hrows, i0 };
     let Some(counters) = counters else {
-        // One workgroup: the residues one after another, each stored, then merged.
+        // The baseline: every row alone, its splits in order, then the combine.
         let zero = b.u32(0);
-        let one = b.u32(1);
-        b.for_range(zero, n_res, one, 1, &[], |b, r, _| {
-            let st = scan(b, &c, &ps, r);
-            store_state(b, &c, &ps, &w, r, &st);
+        b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
+            load_q(b, &c, i, 1);
+            b.barrier(BarrierKind::Lds);
+            let rows = [row(b, &c, i)];
+            let zero = b.u32(0);
+            let one = b.u32(1);
+            b.for_range(zero, n_splits, one, 1, &[], |b, s, _| {
+                let yes = b.bool(true);
+                let st = scan(b, &c, &rows, s, yes);
+                store_state(b, &c, &rows, s, &st);
+                vec![]
+            });
+            b.barrier(BarrierKind::All);
+            combine(b, &c, &rows, wave_id, 1);
+            // The next row writes the LDS and the workspace again.
+            b.barrier(BarrierKind::All);
             vec![]
         });
-        b.barrier(BarrierKind::All);
-        finish(&mut b, &c, &ps, &w);
         return b.finish();
     };
-    // Split: this workgroup's residue, stored; the last of the (head, row group) merges. A
-    // residue that owns no chunk (short contexts) has nothing to do.
-    let r = b.workgroup_id(Dim::Z);
-    let busy = b.lt(r, n_res);
+    let flag = b.lds("count", ScalarType::U32, 1);
+    let nw = b.u32(shape.waves);
+    let s0 = b.mul(zg, nw);
+    let busy = b.lt(s0, n_splits);
     b.if_then(busy, |b| {
-        let st = scan(b, &c, &ps, r);
-        store_state(b, &c, &ps, &w, r, &st);
-        // Every lane's stores before lane 0's count (the workgroup is one wave).
-        b.fence(Scope::Device);
-        b.barrier(BarrierKind::All);
-        let counter = b.add(hrows, rg);
-        last_of(b, lane, counters, counter, n_res, |b| {
-            finish(b, &c, &ps, &w);
-            reset_counter(b, lane, counters, counter);
+        let rv = b.u32(r);
+        let i0 = b.mul(rg, rv);
+        load_q(b, &c, i0, r);
+        b.barrier(BarrierKind::Lds);
+        let rows: Vec<Row> = (0..r)
+            .map(|k| {
+                let kk = b.u32(k);
+                let i = b.add(i0, kk);
+                row(b, &c, i)
+            })
+            .collect();
+        let s = b.add(s0, wave_id);
+        let mine = b.lt(s, n_splits);
+        let st = scan(b, &c, &rows, s, mine);
+        b.if_then(mine, |b| store_state(b, &c, &rows, s, &st));
+        let nwm1 = b.u32(shape.waves - 1);
+        let total = b.add(n_splits, nwm1);
+        let total = b.div(total, nw);
+        let hr = b.mul(h, rows_per_head);
+        let counter = b.add(hr, rg);
+        last_of(b, &c, flag, counters, counter, total, |b| {
+            combine(b, &c, &rows, wave_id, shape.waves);
+            let zero = b.u32(0);
+            let first = b.eq(tid, zero);
+            b.if_then(first, |b| {
+                let z = b.u32(0);
+                b.store(counters, counter, z);
+            });
         });
     });
     b.finish()
+}
+
+/// The lane's `dpl` values of cache row `key` of head `h`, as f32.
+fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
+    let raw = load_row_raw(b, c, p, key);
+    dequantize(b, c, &raw)
+}
+
+/// The loads of [`load_row`], not yet converted (Q8_0: the block's scale bits and the lane's
+/// quants; f16: the lane's halves), so that a chunk's rows can be in flight together.
+fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
+    let hr = b.mul(c.h, c.ctx_max);
+    let r = b.add(hr, key);
+    match c.cache {
+        CacheType::Q8_0 => {
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            let base = b.mul(r, rb);
+            let c32 = b.u32(32);
+            let bi = b.div(c.d0, c32);
+            let o = b.rem(c.d0, c32);
+            let c34 = b.u32(34);
+            let boff = b.mul(bi, c34);
+            let blk = b.add(base, boff);
+            let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
+            let two = b.u32(2);
+            let qa = b.add(blk, two);
+            let qa = b.add(qa, o);
+            let (ty, align) = match c.dpl {
+                4 => (ScalarType::U32, 2),
+                2 => (ScalarType::U16, 2),
+                _ => (ScalarType::U8, 1),
+            };
+            vec![sc, b.load_with(p, qa, ty, IndexUnit::Byte, Some(align))]
+        }
+        CacheType::F16 => {
+            let dd = b.u32(c.d);
+            let at = b.mul(r, dd);
+            let at = b.add(at, c.d0);
+            if c.dpl == 1 {
+                vec![b.load(p, at, Type::F16)]
+            } else {
+                vec![b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8))]
+            }
+        }
+    }
+}
+
+/// [`load_row_raw`]'s values as f32 (Q8_0: `f32(q) * f32(d)`, exact).
+fn dequantize(b: &mut KernelBuilder, c: &Ctx, raw: &[Value]) -> Vec<Value> {
+    match c.cache {
+        CacheType::Q8_0 => {
+            let sc = b.bitcast(raw[0], Type::F16);
+            let sc = b.convert(sc, Type::F32);
+            let w = raw[1];
+            let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
+            (0..c.dpl)
+                .map(|e| {
+                    let sh = b.u32(8 * e);
+                    let x = b.shr(w, sh);
+                    let x = b.convert(x, Type::scalar(ScalarType::U8));
+                    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+                    let x = b.convert(x, Type::F32);
+                    b.mul(x, sc)
+                })
+                .collect()
+        }
+        CacheType::F16 => {
+            let xs: Vec<Value> = if c.dpl == 1 {
+                vec![raw[0]]
+            } else {
+                (0..c.dpl as u8).map(|e| b.extract(raw[0], e)).collect()
+            };
+            xs.into_iter().map(|x| b.convert(x, Type::F32)).collect()
+        }
+    }
 }
