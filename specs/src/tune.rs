@@ -135,6 +135,7 @@ pub fn tuned_variant(bucket: &str) -> String {
 pub fn spaces() -> Vec<TuneSpace> {
     let mut v = vec![crate::argmax::tune_space(), crate::top_prob::tune_space()];
     v.extend(crate::gemv::tune_spaces());
+    v.extend(crate::attention::tune::tune_spaces());
     v
 }
 

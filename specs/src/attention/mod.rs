@@ -7,6 +7,7 @@ pub mod decode;
 pub mod kv_append;
 pub mod rope;
 pub mod trig;
+pub mod tune;
 
 use crate::KernelSpec;
 use kiln_ir::ScalarType;

@@ -1,0 +1,104 @@
+//! The knob space of decode attention for `kiln tune`: rows a workgroup (`r`: the query rows of
+//! a KV head that share each K/V read) and lanes a workgroup (`n`: a wave a split). The family's
+//! order (chunks of `W` keys, at most [`super::decode::MAX_SPLITS`] splits, the maximum-first combine) depends
+//! on neither, so every candidate gives the baseline's bits; the gate checks it.
+//!
+//! Buckets: one row, 2-5, 6-8, at a short and a long context. The head-dim-128 families are
+//! timed at the issue's shape (32 q / 8 kv heads, 4K and 32K keys); the head-dim-64 ones at
+//! SmolLM2-135M's (9 q / 3 kv heads, 512 and 2048 keys: the engine's contexts).
+
+use super::decode::{attention, Shape};
+use super::CacheType;
+use crate::bench::{f32_arg, u32_arg, BenchCase};
+use crate::tune::{Bucket, Knob, TuneSpace};
+use kiln_ir::{Kernel, ScalarType, Target};
+
+/// A candidate: `r` rows and `n` lanes a workgroup.
+fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Result<Kernel, String> {
+    let (rows, threads) = (k[0], k[1]);
+    if threads < wave {
+        return Err(format!("{threads} lanes are less than a wave ({wave})"));
+    }
+    if !Q8 && threads > 128 {
+        // Eight f16 chunks a workgroup need 64 KiB of LDS.
+        return Err(format!("{threads} lanes of f16 chunks do not fit the LDS"));
+    }
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    let shape = Shape { rows, waves: threads / wave, baseline: false, threads };
+    Ok(attention(t, wave, cache, D, shape))
+}
+
+/// The timed call of a bucket: `t` rows at the end of a context of `ctx` keys.
+fn case(cache: CacheType, d: u32, (kv, g): (u32, u32), ctx: u32, t: u32) -> BenchCase {
+    let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
+    let qn = (t * kv * g * d) as usize;
+    BenchCase {
+        name: "attention_tune",
+        scalars: vec![
+            u32_arg("pos", ctx - t),
+            u32_arg("n_tokens", t),
+            u32_arg("n_kv_heads", kv),
+            u32_arg("group", g),
+            u32_arg("ctx_max", ctx),
+            f32_arg("scale", 1.0 / (d as f32).sqrt()),
+        ],
+        inputs: vec![
+            ("q", ScalarType::F32, qn),
+            ("k_cache", cache.elem(), cache_elems),
+            ("v_cache", cache.elem(), cache_elems),
+        ],
+        bytes: 2 * u64::from(kv * ctx * cache.row_bytes(d)) + 2 * qn as u64 * 4,
+        values: vec![],
+    }
+}
+
+fn space(
+    family: &'static str,
+    cache: CacheType,
+    d: u32,
+    build: crate::tune::TuneBuildFn,
+) -> TuneSpace {
+    let max = u64::from(u32::MAX);
+    // (heads, short context, long context, the boundary between them).
+    let (heads, short, long) = if d == 128 { ((8, 4), 4096, 32_768) } else { ((3, 3), 512, 2048) };
+    let split = u64::from((short + long) / 2);
+    let table: [(&'static str, (u64, u64, u32), bool); 6] = [
+        ("t1_short", (1, 1, 1), false),
+        ("t1_long", (1, 1, 1), true),
+        ("t2_5_short", (2, 5, 4), false),
+        ("t2_5_long", (2, 5, 4), true),
+        ("t6_8_short", (6, 8, 8), false),
+        ("t6_8_long", (6, 8, 8), true),
+    ];
+    let buckets = table
+        .into_iter()
+        .map(|(name, (lo, hi, t), is_long)| {
+            let (pos, ctx) = if is_long { ((split, max), long) } else { ((0, split - 1), short) };
+            Bucket {
+                name,
+                shapes: vec![("n_tokens".into(), lo, hi), ("pos".into(), pos.0, pos.1)],
+                case: case(cache, d, heads, ctx, t),
+            }
+        })
+        .collect();
+    TuneSpace {
+        family,
+        knobs: vec![
+            Knob { name: "r", values: vec![1, 4, 8] },
+            Knob { name: "n", values: vec![64, 128, 256] },
+        ],
+        buckets,
+        build,
+        fits: |_, _| true,
+    }
+}
+
+/// The spaces of the four decode attention families.
+pub fn tune_spaces() -> Vec<TuneSpace> {
+    vec![
+        space("attention_decode_q8_0_d128", CacheType::Q8_0, 128, build::<true, 128>),
+        space("attention_decode_f16_d128", CacheType::F16, 128, build::<false, 128>),
+        space("attention_decode_q8_0_d64", CacheType::Q8_0, 64, build::<true, 64>),
+        space("attention_decode_f16_d64", CacheType::F16, 64, build::<false, 64>),
+    ]
+}
