@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws the report table of a `kiln tune` log (default routes against the tuned winner, per
-bucket) as a PNG. Usage: tune_chart.py TUNE.log OUT.png"""
+bucket) as a PNG. Usage: tune_chart.py TUNE.log [TUNE.log ...] OUT.png"""
 import re
 import sys
 
@@ -27,8 +27,8 @@ def rows(path):
 
 
 def main():
-    log, png = sys.argv[1], sys.argv[2]
-    data = rows(log)
+    logs, png = sys.argv[1:-1], sys.argv[-1]
+    data = [r for log in logs for r in rows(log)]
     fig, ax = plt.subplots(figsize=(max(8, len(data) * 0.55), 4.8))
     xs = range(len(data))
     ax.bar([x - 0.2 for x in xs], [d[1] for d in data], 0.4, label="default routes", color="#adb5bd")
@@ -45,7 +45,8 @@ def main():
             ax.text(x + 0.2, d[2], f"{d[1] / d[2]:.2f}x", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(list(xs))
     ax.set_xticklabels([d[0] for d in data], rotation=90, fontsize=7)
-    ax.set_ylabel("us a call (graph replay, median)")
+    ax.set_yscale("log")
+    ax.set_ylabel("us a call (graph replay, median; log scale)")
     ax.set_title("kiln tune on the H200 (sm_90): default against tuned, per bucket")
     ax.legend(fontsize=8)
     fig.tight_layout()
