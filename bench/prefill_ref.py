@@ -101,6 +101,8 @@ def check(args, tmp, n, rng, cache, d, shape, variants):
               scale=repr(float(scale)))
     fam = f"attention_prefill_{cache}_d{d}"
     for v in variants:
+        if v == "m32" and d > 64:
+            continue  # m32 exists at head dim 64 only (M32_MAX_D in specs/src/attention/prefill.rs)
         n += 1
         got = run(args, tmp, n, fam, {"q": q, "k_cache": kc, "v_cache": vc}, sc, v)["out"]
         got = got.reshape(want.shape).astype(np.float64)
