@@ -25,6 +25,12 @@
 //! `tiles` tiles of 16 rows; it walks the keys `0 .. min(pos + t_last + 1, ctx_max)` (`t_last`
 //! the token of its last row) in blocks of [`KEY_BLOCK`] = 16.
 //!
+//! # Loads
+//! On the matrix path each block's K rows, then its V rows, are staged as f16 in one LDS buffer
+//! (`[key][D]`; f16 rows by 16-byte loads, Q8_0 a block a lane), and the B fragments are
+//! `frag_load`s from there (K^T column-major, V row-major), so the global loads are wide and the
+//! lane maps only address LDS.
+//!
 //! # The order (part of the result; every variant of an arch keeps it)
 //! Per key block: `S = Q K^T` on the matrix unit (f16 inputs, f32 accumulation, `D / 16` chained
 //! instructions of 16 dims); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
@@ -324,6 +330,11 @@ struct Ctx {
     s_lds: LdsSlot,
     p_lds: LdsSlot,
     a_lds: LdsSlot,
+    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (matrix
+    /// path only; one buffer for both, so that LDS does not limit the occupancy).
+    kv_lds: Option<LdsSlot>,
+    /// The wave size.
+    wave: u32,
 }
 
 impl Ctx {
@@ -370,8 +381,6 @@ enum Engine {
         kind: MmaKind,
         /// The Q fragments.
         q: QFrags,
-        /// `(row, col)` of each B element (row: K index, col: N index).
-        b_coord: Vec<(Value, Value)>,
         /// `(row, col)` of each C element.
         c_coord: Vec<(Value, Value)>,
     },
@@ -465,6 +474,7 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
     let a_lds = b.lds("row_scalars", ScalarType::F32, tiles * TILE_ROWS);
+    let kv_lds = kind.is_some().then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -503,6 +513,8 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
         s_lds,
         p_lds,
         a_lds,
+        kv_lds,
+        wave,
     };
     // The row each lane folds (`lane % 16`) per tile, and the last key it sees.
     let c16 = b.u32(TILE_ROWS);
@@ -575,11 +587,9 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
                     )
                 }
             };
-            let per_b = shape.elements_per_lane(FragmentRole::B);
             let per_c = shape.elements_per_lane(FragmentRole::C);
-            let b_coord = (0..per_b).map(|e| b.fragment_coord(kind, FragmentRole::B, e)).collect();
             let c_coord = (0..per_c).map(|e| b.fragment_coord(kind, FragmentRole::C, e)).collect();
-            Engine::Mma { kind, q: qf, b_coord, c_coord }
+            Engine::Mma { kind, q: qf, c_coord }
         }
         None => {
             let coords = |b: &mut KernelBuilder, n: u32, cols: u32| -> Vec<(Value, Value)> {
@@ -620,8 +630,16 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
         let k0 = b.mul(blk, kbv);
         // The previous block's LDS reads are done before this block's writes.
         b.barrier(BarrierKind::Lds);
+        if let Some(kv) = c.kv_lds {
+            stage(b, &c, c.k_cache, kv, k0);
+            b.barrier(BarrierKind::Lds);
+        }
         scores(b, &c, &engine, k0);
         b.barrier(BarrierKind::Lds);
+        // K's reads are done: V takes the buffer (read by `update` after the next barrier).
+        if let Some(kv) = c.kv_lds {
+            stage(b, &c, c.v_cache, kv, k0);
+        }
         let mut next = vec![];
         for ti in 0..tiles as usize {
             let (m, l) = (st[2 * ti], st[2 * ti + 1]);
@@ -673,30 +691,109 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     b.finish()
 }
 
+/// Stages the f16 values of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p` into
+/// `dst` (`[key][D]`): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
+/// a step (its scale, then its 32 quants by 4-byte loads of 2-byte alignment, each value
+/// `f16(f32(q) * f32(d))`, stored as four 8-half vectors).
+fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: Value) {
+    let wv = b.u32(c.wave);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row_of_key = |b: &mut KernelBuilder, key: Value| {
+        let key = b.add(k0, key);
+        let key = b.min(key, c.last_key);
+        b.add(hr, key)
+    };
+    match c.cache {
+        CacheType::F16 => {
+            let per_row = c.d / 8;
+            let n = b.u32(KEY_BLOCK * per_row);
+            let pr = b.u32(per_row);
+            let dd = b.u32(c.d);
+            b.for_range(c.lane, n, wv, (KEY_BLOCK * per_row / c.wave).max(1), &[], |b, idx, _| {
+                let key = b.div(idx, pr);
+                let ch = b.rem(idx, pr);
+                let r = row_of_key(b, key);
+                let at = b.mul(r, dd);
+                let c8 = b.u32(8);
+                let off = b.mul(ch, c8);
+                let at = b.add(at, off);
+                let x = b.load(p, at, Type::vector(ScalarType::F16, 8));
+                let to = b.mul(key, dd);
+                let to = b.add(to, off);
+                b.store(dst, to, x);
+                vec![]
+            });
+        }
+        CacheType::Q8_0 => {
+            let blocks = c.d / 32;
+            let n = b.u32(KEY_BLOCK * blocks);
+            let bv = b.u32(blocks);
+            let dd = b.u32(c.d);
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            b.for_range(c.lane, n, wv, (KEY_BLOCK * blocks / c.wave).max(1), &[], |b, idx, _| {
+                let key = b.div(idx, bv);
+                let bi = b.rem(idx, bv);
+                let r = row_of_key(b, key);
+                let base = b.mul(r, rb);
+                let c34 = b.u32(34);
+                let boff = b.mul(bi, c34);
+                let blk = b.add(base, boff);
+                let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
+                let sc = b.bitcast(sc, Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                let to = b.mul(key, dd);
+                let c32 = b.u32(32);
+                let doff = b.mul(bi, c32);
+                let to = b.add(to, doff);
+                let mut halves = Vec::with_capacity(32);
+                for w in 0..8u32 {
+                    let o = b.u32(2 + 4 * w);
+                    let at = b.add(blk, o);
+                    let x = b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2));
+                    let v = b.bitcast(x, Type::vector(ScalarType::I8, 4));
+                    for e in 0..4u8 {
+                        let q = b.extract(v, e);
+                        let q = b.convert(q, Type::F32);
+                        let q = b.mul(q, sc);
+                        halves.push(b.convert(q, Type::F16));
+                    }
+                }
+                for (j, eight) in halves.chunks(8).enumerate() {
+                    let v = b.make_vector(eight);
+                    let o = b.u32(8 * j as u32);
+                    let at = b.add(to, o);
+                    b.store(dst, at, v);
+                }
+                vec![]
+            });
+        }
+    }
+}
+
 /// `S` of every tile for the keys `k0 .. k0 + 16` into `s_lds` (`[tile][row][key]`), unscaled.
 fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
     let c16 = b.u32(KEY_BLOCK);
     match e {
-        Engine::Mma { kind, q, b_coord, .. } => {
+        Engine::Mma { kind, q, .. } => {
             let (_, n, _) = kind.shape().mnk();
             for ns in 0..KEY_BLOCK / n {
                 let z = b.f32(0.0);
                 let mut s: Vec<Value> =
                     (0..c.tiles).map(|_| b.fragment_splat(*kind, FragmentRole::C, z)).collect();
                 for ds in 0..c.d / KEY_BLOCK {
-                    // The K^T fragment of these 16 dims (row: dim, col: key), shared by the tiles.
-                    let els: Vec<Value> = b_coord
-                        .iter()
-                        .map(|&(r, cc)| {
-                            let koff = b.u32(ns * n);
-                            let key = b.add(k0, koff);
-                            let key = b.add(key, cc);
-                            let doff = b.u32(ds * KEY_BLOCK);
-                            let dim = b.add(r, doff);
-                            c.cache_value(b, c.k_cache, key, dim)
-                        })
-                        .collect();
-                    let kb = b.fragment_of(*kind, FragmentRole::B, &els);
+                    // The K^T fragment of these 16 dims (row: dim, col: key), shared by the
+                    // tiles: column-major from the staged block.
+                    let k_lds = c.kv_lds.expect("the matrix path stages K and V");
+                    let at = b.u32(ns * n * c.d + ds * KEY_BLOCK);
+                    let stride = b.u32(c.d);
+                    let kb = b.frag_load(
+                        *kind,
+                        FragmentRole::B,
+                        k_lds,
+                        at,
+                        stride,
+                        kiln_ir::matrix::FragLayout::ColMajor,
+                    );
                     for (ti, st) in s.iter_mut().enumerate() {
                         let qa = match q {
                             QFrags::Regs(f) => f[ti][ds as usize],
@@ -828,7 +925,7 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
     let c16 = b.u32(KEY_BLOCK);
     let per_tile = o.len() / c.tiles as usize;
     match e {
-        Engine::Mma { kind, b_coord, c_coord, .. } => {
+        Engine::Mma { kind, c_coord, .. } => {
             let (_, n, _) = kind.shape().mnk();
             let per_c = c_coord.len();
             let pf: Vec<Value> = (0..c.tiles)
@@ -858,17 +955,19 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
                 .collect();
             let mut next = o.to_vec();
             for dn in 0..c.d / n {
-                // The V fragment (row: key, col: dim), shared by the tiles.
-                let vs: Vec<Value> = b_coord
-                    .iter()
-                    .map(|&(r, cc)| {
-                        let key = b.add(k0, r);
-                        let doff = b.u32(dn * n);
-                        let dim = b.add(cc, doff);
-                        c.cache_value(b, c.v_cache, key, dim)
-                    })
-                    .collect();
-                let vf = b.fragment_of(*kind, FragmentRole::B, &vs);
+                // The V fragment (row: key, col: dim), shared by the tiles: row-major from the
+                // staged block.
+                let v_lds = c.kv_lds.expect("the matrix path stages K and V");
+                let at = b.u32(dn * n);
+                let stride = b.u32(c.d);
+                let vf = b.frag_load(
+                    *kind,
+                    FragmentRole::B,
+                    v_lds,
+                    at,
+                    stride,
+                    kiln_ir::matrix::FragLayout::RowMajor,
+                );
                 for ti in 0..c.tiles as usize {
                     let at = ti * per_tile + dn as usize * per_c;
                     let els: Vec<Value> =
