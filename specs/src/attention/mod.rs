@@ -5,6 +5,7 @@
 
 pub mod decode;
 pub mod kv_append;
+pub mod prefill;
 pub mod rope;
 pub mod trig;
 pub mod tune;
@@ -50,5 +51,6 @@ pub fn specs() -> Vec<KernelSpec> {
     let mut v = kv_append::specs();
     v.push(rope::spec());
     v.extend(decode::specs());
+    v.extend(prefill::specs());
     v
 }

@@ -1,0 +1,1017 @@
+//! `attention_prefill_{q8_0,f16}_d{64,128}`: prompt attention on the matrix units (issue 14).
+//! Causal attention of a chunk of `L` query rows at positions `pos..pos+L` (row `t` sees keys
+//! `0..=pos+t`) against the cache (`[kv_head][ctx_max][head_dim]`, Q8_0 or f16, the decode
+//! cache of [`super::kv_append`], the chunk itself already appended), grouped-query (`group` q
+//! heads a KV head), head dim 64 or 128, Q f16, out f32, online softmax with the portable exp.
+//! `docs/prefill.md` has the numbers and the resources.
+//!
+//! ABI (every variant):
+//!
+//! | param        | kind                                          | meaning                      |
+//! |--------------|-----------------------------------------------|------------------------------|
+//! | `q`          | f16, read, `n_tokens*n_kv_heads*group*D`      | `[L][n_q][D]`, rotated       |
+//! | `k_cache`, `v_cache` | u8 `n_kv*ctx_max*D/32*34` (q8_0) or f16 `n_kv*ctx_max*D`, read | the caches |
+//! | `out`        | f32, write, like `q`                          | `[L][n_q][D]`                |
+//! | `pos`        | u32                                           | position of row 0            |
+//! | `n_tokens`   | u32, >= 1                                     | query rows a head `L`        |
+//! | `n_kv_heads` | u32                                           | KV heads                     |
+//! | `group`      | u32, >= 1                                     | q heads a KV head            |
+//! | `ctx_max`    | u32, > 0                                      | cache capacity (rows)        |
+//! | `scale`      | f32                                           | softmax scale                |
+//!
+//! # Work split
+//! The rows of a KV head are `i = t * group + j` (token `t`, q head `h * group + j`), so that
+//! the q heads sharing a KV head share every K/V fragment. A workgroup is one wave and owns
+//! `tiles` tiles of 16 rows; it walks the keys `0 .. min(pos + t_last + 1, ctx_max)` (`t_last`
+//! the token of its last row) in blocks of [`KEY_BLOCK`] = 16.
+//!
+//! # Loads
+//! On the matrix path each block's K rows, then its V rows, are staged as f16 in one LDS buffer
+//! (`[key][D]`; f16 rows by 16-byte loads, Q8_0 a block a lane), and the B fragments are
+//! `frag_load`s from there (K^T column-major, V row-major), so the global loads are wide and the
+//! lane maps only address LDS.
+//!
+//! # The order (part of the result; every variant of an arch keeps it)
+//! Per key block: `S = Q K^T` on the matrix unit (f16 inputs, f32 accumulation, `D / 16` chained
+//! instructions of 16 dims); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
+//! `s_j = S[r][j] * scale` (`-inf` for a key the row does not see), `mx = max_j s_j`,
+//! `m' = max(m, mx)`, `a = exp_sub(m, m')`, `p_j = f16(exp_sub(s_j, m'))`,
+//! `l' = l * a + p_0 + ... + p_15` (left to right, in f32); `P` (f16) and `a` go to LDS; every accumulator element of
+//! row `r` becomes `o * a`, then `O += P V` on the matrix unit (16 keys an instruction). At the
+//! end `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
+//! quant turned into a half in registers and multiplied by the block scale, one rounding).
+//!
+//! The matrix unit's f16 products are exact but the order and the intermediate precision of
+//! its sums are the hardware's: a device is compared with the interpreter within a bound
+//! ([`check`], `Parity::Within`), not bit for bit. The softmax (scale, max, exps, the sum of
+//! `l`, the rescale, the division) is exact ops in one order. Variants of one arch differ only
+//! by how many row tiles share a K/V fragment, so they equal the baseline bit for bit on the
+//! interpreter.
+//!
+//! # Variants and routes
+//! - `baseline`: one row tile (16 rows) a workgroup.
+//! - `m32` (head dim 64 only, see [`M32_MAX_D`]): two row tiles a workgroup sharing every K
+//!   and V fragment (half the K/V reads);
+//!   routed when `n_tokens >= 8` on the archs with the matrix shape (the fallback's m32 is
+//!   not routed: it only doubles its registers).
+//!
+//! Archs without an f16 matrix shape of K = 16 (gfx906, gfx1030, sm_75) build the lane
+//! fallback: the same blocks, softmax and LDS traffic, with `S` and `P V` computed by plain
+//! f32 fmas, each lane owning `256 / W` elements of `S` and `16 D / W` of `O` (bit for bit the
+//! interpreter's on the device, as every exact-op kernel).
+
+use super::decode::cache_bytes;
+use super::CacheType;
+use crate::bench::{f32_arg, u32_arg, BenchCase};
+use crate::cases::{floats, u32s, Case, Rng};
+use crate::math::exp_sub;
+use crate::mma::kind_for;
+use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use half::f16;
+use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
+use kiln_ir::package::Admission;
+use kiln_ir::{
+    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
+    ScalarType, ShapeExpr, Target, Type, Value,
+};
+
+/// Keys a block (the softmax's step, and K of the matrix shapes used).
+pub const KEY_BLOCK: u32 = 16;
+/// Rows a tile.
+pub const TILE_ROWS: u32 = 16;
+
+/// The f16 matrix kind a prefill uses on `t` at wave `wave`: the arch's f16 shape when its K
+/// is 16 and M is 16 (every shape but sm_75's m16n8k8) and it runs at `wave`.
+pub fn prefill_kind(t: &Target, wave: u32) -> Option<MmaKind> {
+    kind_for(t, MmaInputs::F16).filter(|k| {
+        let (m, _, kk) = k.shape().mnk();
+        m == TILE_ROWS && kk == KEY_BLOCK && k.shape().wave_size() == wave
+    })
+}
+
+/// The archs with a matrix path at their default wave (where `m32` is routed).
+pub fn mma_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| prefill_kind(t, t.default_wave()).is_some())
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// The largest head dim with an `m32` variant: at 128, two tiles' accumulators (128 f32 a lane
+/// at wave 32) beside the fragments spill on gfx11, sm_80+ and the lanes fallback.
+pub const M32_MAX_D: u32 = 64;
+
+fn build<const Q8: bool, const D: u32, const TILES: u32>(t: &Target, wave: u32) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    attention(t, wave, cache, D, TILES)
+}
+
+fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+    let max = u64::from(u32::MAX);
+    let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    KernelSpec {
+        name,
+        variants: if D <= M32_MAX_D {
+            vec![
+                v("baseline", build::<Q8, D, 1>, Admission::default()),
+                v(
+                    "m32",
+                    build::<Q8, D, 2>,
+                    Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
+                ),
+            ]
+        } else {
+            vec![v("baseline", build::<Q8, D, 1>, Admission::default())]
+        },
+        parity: Parity::Within { cases: |rng, large| parity_cases(rng, large, Q8, D), check },
+        bench: if D == 128 {
+            Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
+        } else {
+            Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
+        },
+        archs: None,
+        budgets: vec![],
+    }
+}
+
+/// The four families.
+pub fn specs() -> Vec<KernelSpec> {
+    vec![
+        family::<true, 64>("attention_prefill_q8_0_d64"),
+        family::<true, 128>("attention_prefill_q8_0_d128"),
+        family::<false, 64>("attention_prefill_f16_d64"),
+        family::<false, 128>("attention_prefill_f16_d128"),
+    ]
+}
+
+/// One case: `(pos, L, n_kv, group, ctx_max)`.
+pub type CaseShape = (u32, u32, u32, u32, u32);
+
+/// L = 1 and 17 with 32 q / 8 kv and 9 q / 3 kv heads (a prefix before the chunk, a cache
+/// larger than the context, and one filled to the end), L = 512 with one KV head of one q head
+/// (the interpreter's time); `large` adds 4096 + 5 with 32 q / 8 kv heads.
+pub fn case_shapes(large: bool, d: u32) -> Vec<CaseShape> {
+    let mut v = vec![
+        (0, 1, 8, 4, 1),
+        (37, 1, 3, 3, 40),
+        (0, 17, 3, 3, 17),
+        (5, 17, 8, 4, 30),
+        (20, 17, 3, 3, 37),
+        (3, 512, 1, 1, 515),
+    ];
+    if d == 64 {
+        v.push((100, 33, 2, 2, 140));
+    }
+    if large {
+        v.push((0, 4101, 8, 4, 4101));
+        v.push((7, 4101, 3, 3, 4200));
+    }
+    v
+}
+
+/// The inputs of one case (also what `bench/prefill_ref.py` builds on its side).
+pub fn case(rng: &mut Rng, cache: CacheType, d: u32, shape: CaseShape) -> Case {
+    let (pos, l, kv, g, ctx) = shape;
+    let nq = (l * kv * g * d) as usize;
+    let q: Vec<f32> = (0..nq).map(|_| rng.normal(1.0)).collect();
+    let ncache = (kv * ctx * d) as usize;
+    let kx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
+    let vx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
+    let scale = 1.0 / (d as f32).sqrt();
+    Case {
+        name: format!("pos={pos} L={l} kv={kv} group={g} ctx_max={ctx}"),
+        scalars: vec![
+            u32s("pos", pos),
+            u32s("n_tokens", l),
+            u32s("n_kv_heads", kv),
+            u32s("group", g),
+            u32s("ctx_max", ctx),
+            ("scale".into(), ScalarType::F32, u64::from(scale.to_bits())),
+        ],
+        inputs: vec![
+            floats("q", ScalarType::F16, &q),
+            ("k_cache".into(), cache.elem(), cache_bytes(cache, &kx)),
+            ("v_cache".into(), cache.elem(), cache_bytes(cache, &vx)),
+        ],
+    }
+}
+
+fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<Case> {
+    let cache = if q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    case_shapes(large, d).into_iter().map(|s| case(rng, cache, d, s)).collect()
+}
+
+/// The dequantized values of a cache (what the kernel multiplies, before its f16 rounding).
+pub fn dequantize(cache: CacheType, bytes: &[u8]) -> Vec<f32> {
+    match cache {
+        CacheType::Q8_0 => bytes
+            .chunks_exact(34)
+            .flat_map(|blk| {
+                let d = f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+                blk[2..].iter().map(move |&q| q as i8 as f32 * d)
+            })
+            .collect(),
+        CacheType::F16 => {
+            bytes.chunks_exact(2).map(|h| f16::from_le_bytes([h[0], h[1]]).to_f32()).collect()
+        }
+    }
+}
+
+/// The bound of the device against the interpreter: `|out_dev - out_interp| <= 2^-8 * max|v|`
+/// over the case's V cache. Why: the two differ only in the matrix unit's sums. A score then
+/// differs by at most `2^-16 sum_d |q_d k_d| * scale` (see [`crate::mma::check_f16`]), a few
+/// 1e-4 here, which moves each weight `p` by that relative amount, and may flip the f16 rounding
+/// of `p` (2^-11 relative) and of `o` chained through the instructions (2^-23 each); the output,
+/// a convex combination of V rows, moves by at most about `2^-10 max|v|`; the bound keeps a
+/// factor 4 over that. NaN and infinities must agree (none in these cases).
+pub fn check(case: &Case, output: &str, reference: &[u8], device: &[u8]) -> Result<String, String> {
+    let v = case
+        .inputs
+        .iter()
+        .find(|(n, _, _)| n == "v_cache")
+        .ok_or_else(|| format!("case {}: no input `v_cache`", case.name))?;
+    let cache = match v.1 {
+        ScalarType::U8 => CacheType::Q8_0,
+        _ => CacheType::F16,
+    };
+    let vmax = dequantize(cache, &v.2).iter().fold(0f32, |m, x| m.max(x.abs())) as f64;
+    if reference.len() != device.len() {
+        return Err(format!(
+            "{output}: {} bytes from the interpreter, {} from the device",
+            reference.len(),
+            device.len()
+        ));
+    }
+    let bound = vmax * 2f64.powi(-8);
+    let mut worst = 0f64;
+    for (i, (r, x)) in reference.chunks_exact(4).zip(device.chunks_exact(4)).enumerate() {
+        let r = f32::from_le_bytes(r.try_into().expect("4 bytes"));
+        let x = f32::from_le_bytes(x.try_into().expect("4 bytes"));
+        if !r.is_finite() || !x.is_finite() {
+            if !(r.is_nan() && x.is_nan()) && r != x {
+                return Err(format!("{output}[{i}]: interpreter {r}, device {x}"));
+            }
+            continue;
+        }
+        let diff = (r as f64 - x as f64).abs();
+        if diff > bound {
+            return Err(format!(
+                "{output}[{i}]: interpreter {r:e}, device {x:e}: |difference| {diff:e} over the \
+                 bound {bound:e} (2^-8 x max|v| {vmax:e})"
+            ));
+        }
+        worst = worst.max(diff);
+    }
+    Ok(format!("max |difference| {worst:e}, {:.3} of the bound", worst / bound))
+}
+
+/// Bench shapes: `(name, L)`.
+const BENCH_L: [u32; 3] = [512, 2048, 8192];
+
+/// 32 q / 8 kv heads, head dim 128, L = 512, 2048, 8192 from position 0 (the cache holds the
+/// chunk): bytes are Q and the K/V of the chunk read once and out written; the FLOPs (causal,
+/// `4 n_q D L (L + 1) / 2`) are in `docs/prefill.md`. The harness fills the inputs with random
+/// bytes (a Q8_0 scale may be inf or NaN: fine for timing).
+fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
+    let names: [&'static str; 3] = match cache {
+        CacheType::Q8_0 => ["prefill_q8_0_l512", "prefill_q8_0_l2k", "prefill_q8_0_l8k"],
+        CacheType::F16 => ["prefill_f16_l512", "prefill_f16_l2k", "prefill_f16_l8k"],
+    };
+    let (kv, g, d) = (8u32, 4u32, 128u32);
+    BENCH_L
+        .iter()
+        .zip(names)
+        .map(|(&l, name)| {
+            let cache_elems = (kv * l * cache.row_bytes(d) / cache.elem().bytes()) as usize;
+            let qn = (l * kv * g * d) as u64;
+            BenchCase {
+                name,
+                scalars: vec![
+                    u32_arg("pos", 0),
+                    u32_arg("n_tokens", l),
+                    u32_arg("n_kv_heads", kv),
+                    u32_arg("group", g),
+                    u32_arg("ctx_max", l),
+                    f32_arg("scale", 1.0 / (d as f32).sqrt()),
+                ],
+                inputs: vec![
+                    ("q", ScalarType::F16, qn as usize),
+                    ("k_cache", cache.elem(), cache_elems),
+                    ("v_cache", cache.elem(), cache_elems),
+                ],
+                bytes: 2 * u64::from(kv * l * cache.row_bytes(d)) + qn * 2 + qn * 4,
+                values: vec![],
+            }
+        })
+        .collect()
+}
+
+/// FLOPs of a causal prefill from position 0 (QK^T and PV, two a multiply-add).
+pub fn flops(n_q: u64, d: u64, l: u64) -> u64 {
+    4 * n_q * d * l * (l + 1) / 2
+}
+
+/// What the pieces of a kernel share.
+struct Ctx {
+    cache: CacheType,
+    d: u32,
+    tiles: u32,
+    k_cache: Param,
+    v_cache: Param,
+    /// The KV head.
+    h: Value,
+    ctx_max: Value,
+    /// The last key the workgroup may read (`kv_len - 1`).
+    last_key: Value,
+    lane: Value,
+    /// `S` tiles (f32, `tiles x 16 x 16`), `P` tiles (f16, likewise), per-row scalars (f32,
+    /// `tiles x 16`: the block's `a`, at the end `l`).
+    s_lds: LdsSlot,
+    p_lds: LdsSlot,
+    a_lds: LdsSlot,
+    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (matrix
+    /// path only; one buffer for both, so that LDS does not limit the occupancy).
+    kv_lds: Option<LdsSlot>,
+    /// The wave size.
+    wave: u32,
+}
+
+impl Ctx {
+    /// The value of dimension `dim` of cache row `key` of the head as f16 (Q8_0: `f16(q * d)`).
+    fn cache_value(&self, b: &mut KernelBuilder, p: Param, key: Value, dim: Value) -> Value {
+        let key = b.min(key, self.last_key);
+        let hr = b.mul(self.h, self.ctx_max);
+        let r = b.add(hr, key);
+        match self.cache {
+            CacheType::Q8_0 => {
+                let rb = b.u32(self.cache.row_bytes(self.d));
+                let base = b.mul(r, rb);
+                let c32 = b.u32(32);
+                let bi = b.div(dim, c32);
+                let o = b.rem(dim, c32);
+                let c34 = b.u32(34);
+                let boff = b.mul(bi, c34);
+                let blk = b.add(base, boff);
+                let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
+                let sc = b.bitcast(sc, Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                let two = b.u32(2);
+                let qa = b.add(blk, two);
+                let qa = b.add(qa, o);
+                let x = b.load_with(p, qa, ScalarType::U8, IndexUnit::Byte, Some(1));
+                let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+                let x = b.convert(x, Type::F32);
+                let x = b.mul(x, sc);
+                b.convert(x, Type::F16)
+            }
+            CacheType::F16 => {
+                let dd = b.u32(self.d);
+                let at = b.mul(r, dd);
+                let at = b.add(at, dim);
+                b.load(p, at, Type::F16)
+            }
+        }
+    }
+}
+
+/// How `S` and `P V` are computed: on the matrix unit, or by lanes.
+enum Engine {
+    Mma {
+        kind: MmaKind,
+        /// The Q fragments.
+        q: QFrags,
+        /// `(row, col)` of each C element.
+        c_coord: Vec<(Value, Value)>,
+    },
+    Lanes {
+        /// The Q tiles in LDS (`[tile][row][D]`, f16).
+        q: LdsSlot,
+        /// `(row, key)` of the lane's `S` elements.
+        s_coord: Vec<(Value, Value)>,
+        /// `(row, dim)` of the lane's `O` elements.
+        o_coord: Vec<(Value, Value)>,
+    },
+}
+
+/// Where the matrix unit's Q fragments are.
+enum QFrags {
+    /// In registers, `[tile][dim step]`, loaded once.
+    Regs(Vec<Vec<Value>>),
+    /// Loaded from the Q tiles in LDS (`[tile][row][D]`, f16) for every block.
+    Lds(LdsSlot),
+}
+
+/// The row `i` of the head: `(valid, token, q element of dim 0)`, clamped for loads.
+fn row_of(
+    b: &mut KernelBuilder,
+    i: Value,
+    rows: Value,
+    group: Value,
+    h: Value,
+    n_q: Value,
+    d: u32,
+) -> (Value, Value, Value) {
+    let valid = b.lt(i, rows);
+    let one = b.u32(1);
+    let last = b.sub(rows, one);
+    let ic = b.min(i, last);
+    let t = b.div(ic, group);
+    let j = b.rem(ic, group);
+    let hg = b.mul(h, group);
+    let qh = b.add(hg, j);
+    let tq = b.mul(t, n_q);
+    let qrow = b.add(tq, qh);
+    let dd = b.u32(d);
+    let at = b.mul(qrow, dd);
+    (valid, t, at)
+}
+
+/// One prefill kernel: `tiles` row tiles a workgroup, on `t`'s matrix unit when it has the
+/// shape at `wave`, else by lanes.
+pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) -> Kernel {
+    let kind = prefill_kind(t, wave);
+    let suffix = match tiles {
+        1 => String::new(),
+        n => format!("_m{}", n * TILE_ROWS),
+    };
+    let mut b =
+        KernelBuilder::new(format!("attention_prefill_{}_d{d}{suffix}", cache.name()), wave);
+    b.workgroup_size([wave, 1, 1]);
+    b.const_param("head_dim", d as i64);
+    b.const_param("row_tiles", tiles as i64);
+    b.const_param("key_block", KEY_BLOCK as i64);
+    b.const_param("matrix_unit", kind.is_some() as i64);
+    let q = b.buffer("q", ScalarType::F16, Access::Read);
+    let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
+    let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let pos = b.scalar_param("pos", ScalarType::U32);
+    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
+    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
+    let group = b.scalar_param("group", ScalarType::U32);
+    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
+    let scale = b.scalar_param("scale", ScalarType::F32);
+    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
+    b.scalar_rule(group, ScalarRule::AtLeast(1));
+    b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
+    let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
+    b.set_buffer_len(q, qlen.clone());
+    b.set_buffer_len(out, qlen);
+    let clen = match cache {
+        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
+        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
+    };
+    b.set_buffer_len(k_cache, clen.clone());
+    b.set_buffer_len(v_cache, clen);
+    let rows_wg = (tiles * TILE_ROWS) as u64;
+    b.grid([
+        ShapeExpr::scaled(&[n_kv], 1, 1),
+        ShapeExpr::scaled(&[n_tokens, group], 1, rows_wg),
+        ShapeExpr::constant(1),
+    ]);
+    let tile_elems = tiles * TILE_ROWS * KEY_BLOCK;
+    let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
+    let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
+    let a_lds = b.lds("row_scalars", ScalarType::F32, tiles * TILE_ROWS);
+    let kv_lds = kind.is_some().then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
+
+    let lane = b.lane();
+    let h = b.workgroup_id(Dim::X);
+    let rg = b.workgroup_id(Dim::Y);
+    let (pos_v, l_v, kv_v, g_v, ctx_v, sc_v) =
+        (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
+    let n_q = b.mul(kv_v, g_v);
+    let rows = b.mul(l_v, g_v);
+    let rwg = b.u32(rows_wg as u32);
+    let i0 = b.mul(rg, rwg);
+    // The workgroup's keys: up to its last row's, inside the cache.
+    let one = b.u32(1);
+    let last_i = b.add(i0, rwg);
+    let last_i = b.sub(last_i, one);
+    let rows_m1 = b.sub(rows, one);
+    let last_i = b.min(last_i, rows_m1);
+    let t_last = b.div(last_i, g_v);
+    let end = b.add(pos_v, t_last);
+    let end = b.add(end, one);
+    let kv_len = b.min(end, ctx_v);
+    let last_key = b.sub(kv_len, one);
+    let kb16 = b.u32(KEY_BLOCK - 1);
+    let n_blocks = b.add(kv_len, kb16);
+    let kbv = b.u32(KEY_BLOCK);
+    let n_blocks = b.div(n_blocks, kbv);
+    let c = Ctx {
+        cache,
+        d,
+        tiles,
+        k_cache,
+        v_cache,
+        h,
+        ctx_max: ctx_v,
+        last_key,
+        lane,
+        s_lds,
+        p_lds,
+        a_lds,
+        kv_lds,
+        wave,
+    };
+    // The row each lane folds (`lane % 16`) per tile, and the last key it sees.
+    let c16 = b.u32(TILE_ROWS);
+    let my_r = b.rem(lane, c16);
+    let my_limit: Vec<Value> = (0..tiles)
+        .map(|ti| {
+            let off = b.u32(ti * TILE_ROWS);
+            let i = b.add(i0, off);
+            let i = b.add(i, my_r);
+            let (_, t, _) = row_of(&mut b, i, rows, g_v, h, n_q, d);
+            let lim = b.add(pos_v, t);
+            b.min(lim, last_key)
+        })
+        .collect();
+    // Q, once: into registers (the baseline's fragments) or into LDS (`q_tile`, `[tile][row][D]`
+    // f16), where the block loop reads it again each block (the lanes fallback, and the matrix
+    // unit when `tiles * D >= 256`, which would not fit in registers beside `O`).
+    let q_in_lds = kind.is_none() || tiles * d >= 256;
+    let q_lds = q_in_lds.then(|| {
+        let slot = b.lds("q_tile", ScalarType::F16, tiles * TILE_ROWS * d);
+        let n = b.u32(tiles * TILE_ROWS * d);
+        let wv = b.u32(wave);
+        let dd = b.u32(d);
+        b.for_range(lane, n, wv, 1, &[], |b, idx, _| {
+            let r = b.div(idx, dd);
+            let dim = b.rem(idx, dd);
+            let i = b.add(i0, r);
+            let (_, _, at) = row_of(b, i, rows, g_v, h, n_q, d);
+            let at = b.add(at, dim);
+            let x = b.load(q, at, Type::F16);
+            b.store(slot, idx, x);
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
+        slot
+    });
+    let engine = match kind {
+        Some(kind) => {
+            let shape = kind.shape();
+            let qf = match q_lds {
+                Some(slot) => QFrags::Lds(slot),
+                None => {
+                    let per_a = shape.elements_per_lane(FragmentRole::A);
+                    let a_coord: Vec<(Value, Value)> =
+                        (0..per_a).map(|e| b.fragment_coord(kind, FragmentRole::A, e)).collect();
+                    QFrags::Regs(
+                        (0..tiles)
+                            .map(|ti| {
+                                (0..d / KEY_BLOCK)
+                                    .map(|ds| {
+                                        let els: Vec<Value> = a_coord
+                                            .iter()
+                                            .map(|&(r, cc)| {
+                                                let off = b.u32(ti * TILE_ROWS);
+                                                let i = b.add(i0, off);
+                                                let i = b.add(i, r);
+                                                let doff = b.u32(ds * KEY_BLOCK);
+                                                let dim = b.add(cc, doff);
+                                                let (_, _, at) =
+                                                    row_of(&mut b, i, rows, g_v, h, n_q, d);
+                                                let at = b.add(at, dim);
+                                                b.load(q, at, Type::F16)
+                                            })
+                                            .collect();
+                                        b.fragment_of(kind, FragmentRole::A, &els)
+                                    })
+                                    .collect()
+                            })
+                            .collect(),
+                    )
+                }
+            };
+            let per_c = shape.elements_per_lane(FragmentRole::C);
+            let c_coord = (0..per_c).map(|e| b.fragment_coord(kind, FragmentRole::C, e)).collect();
+            Engine::Mma { kind, q: qf, c_coord }
+        }
+        None => {
+            let coords = |b: &mut KernelBuilder, n: u32, cols: u32| -> Vec<(Value, Value)> {
+                (0..n)
+                    .map(|e| {
+                        let ew = b.u32(e * wave);
+                        let flat = b.add(ew, lane);
+                        let cv = b.u32(cols);
+                        (b.div(flat, cv), b.rem(flat, cv))
+                    })
+                    .collect()
+            };
+            let s_coord = coords(&mut b, TILE_ROWS * KEY_BLOCK / wave, KEY_BLOCK);
+            let o_coord = coords(&mut b, TILE_ROWS * d / wave, d);
+            let q = q_lds.expect("the lanes keep Q in LDS");
+            Engine::Lanes { q, s_coord, o_coord }
+        }
+    };
+    // The accumulators: `[tile][element]` (mma: the C fragments of D / n dim tiles, elements
+    // in fragment order, flattened; lanes: the lane's O elements).
+    let o_per_tile = match &engine {
+        Engine::Mma { kind, c_coord, .. } => {
+            let (_, n, _) = kind.shape().mnk();
+            (d / n) as usize * c_coord.len()
+        }
+        Engine::Lanes { o_coord, .. } => o_coord.len(),
+    };
+    let fz = b.f32(0.0);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let mut init = vec![];
+    for _ in 0..tiles {
+        init.push(ninf);
+        init.push(fz);
+    }
+    init.extend(std::iter::repeat_n(fz, tiles as usize * o_per_tile));
+    let zero = b.u32(0);
+    let state = b.for_range(zero, n_blocks, one, 1, &init, |b, blk, st| {
+        let k0 = b.mul(blk, kbv);
+        // The previous block's LDS reads are done before this block's writes.
+        b.barrier(BarrierKind::Lds);
+        if let Some(kv) = c.kv_lds {
+            stage(b, &c, c.k_cache, kv, k0);
+            b.barrier(BarrierKind::Lds);
+        }
+        scores(b, &c, &engine, k0);
+        b.barrier(BarrierKind::Lds);
+        // K's reads are done: V takes the buffer (read by `update` after the next barrier).
+        if let Some(kv) = c.kv_lds {
+            stage(b, &c, c.v_cache, kv, k0);
+        }
+        let mut next = vec![];
+        for ti in 0..tiles as usize {
+            let (m, l) = (st[2 * ti], st[2 * ti + 1]);
+            next.extend(fold(b, &c, ti as u32, k0, my_r, my_limit[ti], sc_v, m, l));
+        }
+        b.barrier(BarrierKind::Lds);
+        next.extend(update(b, &c, &engine, k0, &st[2 * tiles as usize..]));
+        next
+    });
+    // `l` of each row to LDS, then `out = o / l`.
+    b.barrier(BarrierKind::Lds);
+    let head = b.lt(lane, c16);
+    for ti in 0..tiles {
+        let l = state[2 * ti as usize + 1];
+        b.if_then(head, |b| {
+            let off = b.u32(ti * TILE_ROWS);
+            let at = b.add(off, my_r);
+            b.store(a_lds, at, l);
+        });
+    }
+    b.barrier(BarrierKind::Lds);
+    let o0 = 2 * tiles as usize;
+    let elems: Vec<(Value, Value)> = match &engine {
+        Engine::Mma { kind, c_coord, .. } => {
+            let (_, n, _) = kind.shape().mnk();
+            (0..d / n)
+                .flat_map(|dn| c_coord.iter().map(move |&rc| (dn, rc)))
+                .map(|(dn, (r, cc))| {
+                    let off = b.u32(dn * n);
+                    (r, b.add(cc, off))
+                })
+                .collect()
+        }
+        Engine::Lanes { o_coord, .. } => o_coord.clone(),
+    };
+    for ti in 0..tiles {
+        for (e, &(r, dim)) in elems.iter().enumerate() {
+            let o = state[o0 + ti as usize * o_per_tile + e];
+            let off = b.u32(ti * TILE_ROWS);
+            let ri = b.add(off, r);
+            let l = b.load(a_lds, ri, Type::F32);
+            let y = b.div(o, l);
+            let i = b.add(i0, ri);
+            let (valid, _, at) = row_of(&mut b, i, rows, g_v, h, n_q, d);
+            let at = b.add(at, dim);
+            b.if_then(valid, |b| b.store(out, at, y));
+        }
+    }
+    b.finish()
+}
+
+/// Stages the f16 values of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p` into
+/// `dst` (`[key][D]`): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
+/// a step (its scale, then its 32 quants by 4-byte loads of 2-byte alignment, each value
+/// `f16(f32(q) * f32(d))`, stored as four 8-half vectors).
+fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: Value) {
+    let wv = b.u32(c.wave);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row_of_key = |b: &mut KernelBuilder, key: Value| {
+        let key = b.add(k0, key);
+        let key = b.min(key, c.last_key);
+        b.add(hr, key)
+    };
+    match c.cache {
+        CacheType::F16 => {
+            let per_row = c.d / 8;
+            let n = b.u32(KEY_BLOCK * per_row);
+            let pr = b.u32(per_row);
+            let dd = b.u32(c.d);
+            b.for_range(c.lane, n, wv, (KEY_BLOCK * per_row / c.wave).max(1), &[], |b, idx, _| {
+                let key = b.div(idx, pr);
+                let ch = b.rem(idx, pr);
+                let r = row_of_key(b, key);
+                let at = b.mul(r, dd);
+                let c8 = b.u32(8);
+                let off = b.mul(ch, c8);
+                let at = b.add(at, off);
+                let x = b.load(p, at, Type::vector(ScalarType::F16, 8));
+                let to = b.mul(key, dd);
+                let to = b.add(to, off);
+                b.store(dst, to, x);
+                vec![]
+            });
+        }
+        CacheType::Q8_0 => {
+            let blocks = c.d / 32;
+            let n = b.u32(KEY_BLOCK * blocks);
+            let bv = b.u32(blocks);
+            let dd = b.u32(c.d);
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            b.for_range(c.lane, n, wv, (KEY_BLOCK * blocks / c.wave).max(1), &[], |b, idx, _| {
+                let key = b.div(idx, bv);
+                let bi = b.rem(idx, bv);
+                let r = row_of_key(b, key);
+                let base = b.mul(r, rb);
+                let c34 = b.u32(34);
+                let boff = b.mul(bi, c34);
+                let blk = b.add(base, boff);
+                let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
+                let sc = b.bitcast(sc, Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                let to = b.mul(key, dd);
+                let c32 = b.u32(32);
+                let doff = b.mul(bi, c32);
+                let to = b.add(to, doff);
+                let mut halves = Vec::with_capacity(32);
+                for w in 0..8u32 {
+                    let o = b.u32(2 + 4 * w);
+                    let at = b.add(blk, o);
+                    let x = b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2));
+                    let v = b.bitcast(x, Type::vector(ScalarType::I8, 4));
+                    for e in 0..4u8 {
+                        let q = b.extract(v, e);
+                        let q = b.convert(q, Type::F32);
+                        let q = b.mul(q, sc);
+                        halves.push(b.convert(q, Type::F16));
+                    }
+                }
+                for (j, eight) in halves.chunks(8).enumerate() {
+                    let v = b.make_vector(eight);
+                    let o = b.u32(8 * j as u32);
+                    let at = b.add(to, o);
+                    b.store(dst, at, v);
+                }
+                vec![]
+            });
+        }
+    }
+}
+
+/// `S` of every tile for the keys `k0 .. k0 + 16` into `s_lds` (`[tile][row][key]`), unscaled.
+fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
+    let c16 = b.u32(KEY_BLOCK);
+    match e {
+        Engine::Mma { kind, q, .. } => {
+            let (_, n, _) = kind.shape().mnk();
+            for ns in 0..KEY_BLOCK / n {
+                let z = b.f32(0.0);
+                let mut s: Vec<Value> =
+                    (0..c.tiles).map(|_| b.fragment_splat(*kind, FragmentRole::C, z)).collect();
+                for ds in 0..c.d / KEY_BLOCK {
+                    // The K^T fragment of these 16 dims (row: dim, col: key), shared by the
+                    // tiles: column-major from the staged block.
+                    let k_lds = c.kv_lds.expect("the matrix path stages K and V");
+                    let at = b.u32(ns * n * c.d + ds * KEY_BLOCK);
+                    let stride = b.u32(c.d);
+                    let kb = b.frag_load(
+                        *kind,
+                        FragmentRole::B,
+                        k_lds,
+                        at,
+                        stride,
+                        kiln_ir::matrix::FragLayout::ColMajor,
+                    );
+                    for (ti, st) in s.iter_mut().enumerate() {
+                        let qa = match q {
+                            QFrags::Regs(f) => f[ti][ds as usize],
+                            QFrags::Lds(slot) => {
+                                let at = b.u32(ti as u32 * TILE_ROWS * c.d + ds * KEY_BLOCK);
+                                let stride = b.u32(c.d);
+                                b.frag_load(
+                                    *kind,
+                                    FragmentRole::A,
+                                    *slot,
+                                    at,
+                                    stride,
+                                    kiln_ir::matrix::FragLayout::RowMajor,
+                                )
+                            }
+                        };
+                        *st = b.mma(*kind, qa, kb, *st);
+                    }
+                }
+                for (ti, st) in s.into_iter().enumerate() {
+                    let base = b.u32(ti as u32 * TILE_ROWS * KEY_BLOCK + ns * n);
+                    b.frag_store(c.s_lds, base, c16, kiln_ir::matrix::FragLayout::RowMajor, st);
+                }
+            }
+        }
+        Engine::Lanes { q, s_coord, .. } => {
+            // Each S element a chain of fmas over the dims in order, from `q[0] k[0]` (a loop:
+            // the lanes fallback keeps its registers few).
+            let dv = b.u32(c.d);
+            for &(r, col) in s_coord {
+                let key = b.add(k0, col);
+                for ti in 0..c.tiles {
+                    let qrow = b.mul(r, dv);
+                    let toff = b.u32(ti * TILE_ROWS * c.d);
+                    let qrow = b.add(qrow, toff);
+                    let qk = |b: &mut KernelBuilder, dim: Value| {
+                        let qa = b.add(qrow, dim);
+                        let x = b.load(*q, qa, Type::F16);
+                        let x = b.convert(x, Type::F32);
+                        let k = c.cache_value(b, c.k_cache, key, dim);
+                        (x, b.convert(k, Type::F32))
+                    };
+                    let zero = b.u32(0);
+                    let (x, k) = qk(b, zero);
+                    let first = b.mul(x, k);
+                    let one = b.u32(1);
+                    let acc = b.for_range(one, dv, one, 1, &[first], |b, dim, acc| {
+                        let (x, k) = qk(b, dim);
+                        vec![b.fma(x, k, acc[0])]
+                    })[0];
+                    let at = b.mul(r, c16);
+                    let base = b.u32(ti * TILE_ROWS * KEY_BLOCK);
+                    let at = b.add(at, base);
+                    let at = b.add(at, col);
+                    b.store(c.s_lds, at, acc);
+                }
+            }
+        }
+    }
+}
+
+/// The online softmax step of the lane's row of tile `ti` over the block at `k0`: `P` (f16) and
+/// `a` to LDS (from the lanes `< 16`); returns `(m', l')`.
+#[allow(clippy::too_many_arguments)]
+fn fold(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    ti: u32,
+    k0: Value,
+    r: Value,
+    limit: Value,
+    scale: Value,
+    m: Value,
+    l: Value,
+) -> Vec<Value> {
+    let c16 = b.u32(KEY_BLOCK);
+    let base = b.u32(ti * TILE_ROWS * KEY_BLOCK);
+    let rb = b.mul(r, c16);
+    let rb = b.add(rb, base);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let s: Vec<Value> = (0..KEY_BLOCK)
+        .map(|j| {
+            let jj = b.u32(j);
+            let at = b.add(rb, jj);
+            let x = b.load(c.s_lds, at, Type::F32);
+            let x = b.mul(x, scale);
+            let key = b.add(k0, jj);
+            let sees = b.le(key, limit);
+            b.select(sees, x, ninf)
+        })
+        .collect();
+    let mut mx = s[0];
+    for &x in &s[1..] {
+        mx = b.max(mx, x);
+    }
+    let m2 = b.max(m, mx);
+    let a = exp_sub(b, m, m2);
+    let ps: Vec<Value> = s
+        .iter()
+        .map(|&x| {
+            let p = exp_sub(b, x, m2);
+            b.convert(p, Type::F16)
+        })
+        .collect();
+    let mut l2 = b.mul(l, a);
+    for &p in &ps {
+        let pf = b.convert(p, Type::F32);
+        l2 = b.add(l2, pf);
+    }
+    let head = b.lt(c.lane, c16);
+    let p_lds = c.p_lds;
+    let a_lds = c.a_lds;
+    b.if_then(head, |b| {
+        for (j, &p) in ps.iter().enumerate() {
+            let jj = b.u32(j as u32);
+            let at = b.add(rb, jj);
+            b.store(p_lds, at, p);
+        }
+        let off = b.u32(ti * TILE_ROWS);
+        let at = b.add(off, r);
+        b.store(a_lds, at, a);
+    });
+    vec![m2, l2]
+}
+
+/// `O = O * a + P V` of every tile for the block at `k0` (`P` and `a` from LDS); `o` holds
+/// the tiles' accumulators one after another.
+fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) -> Vec<Value> {
+    let c16 = b.u32(KEY_BLOCK);
+    let per_tile = o.len() / c.tiles as usize;
+    match e {
+        Engine::Mma { kind, c_coord, .. } => {
+            let (_, n, _) = kind.shape().mnk();
+            let per_c = c_coord.len();
+            let pf: Vec<Value> = (0..c.tiles)
+                .map(|ti| {
+                    let pbase = b.u32(ti * TILE_ROWS * KEY_BLOCK);
+                    b.frag_load(
+                        *kind,
+                        FragmentRole::A,
+                        c.p_lds,
+                        pbase,
+                        c16,
+                        kiln_ir::matrix::FragLayout::RowMajor,
+                    )
+                })
+                .collect();
+            let alpha: Vec<Vec<Value>> = (0..c.tiles)
+                .map(|ti| {
+                    c_coord
+                        .iter()
+                        .map(|&(r, _)| {
+                            let toff = b.u32(ti * TILE_ROWS);
+                            let at = b.add(toff, r);
+                            b.load(c.a_lds, at, Type::F32)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut next = o.to_vec();
+            for dn in 0..c.d / n {
+                // The V fragment (row: key, col: dim), shared by the tiles: row-major from the
+                // staged block.
+                let v_lds = c.kv_lds.expect("the matrix path stages K and V");
+                let at = b.u32(dn * n);
+                let stride = b.u32(c.d);
+                let vf = b.frag_load(
+                    *kind,
+                    FragmentRole::B,
+                    v_lds,
+                    at,
+                    stride,
+                    kiln_ir::matrix::FragLayout::RowMajor,
+                );
+                for ti in 0..c.tiles as usize {
+                    let at = ti * per_tile + dn as usize * per_c;
+                    let els: Vec<Value> =
+                        (0..per_c).map(|ei| b.mul(o[at + ei], alpha[ti][ei])).collect();
+                    let acc = b.fragment_of(*kind, FragmentRole::C, &els);
+                    let d2 = b.mma(*kind, pf[ti], vf, acc);
+                    for ei in 0..per_c {
+                        next[at + ei] = b.extract(d2, ei as u8);
+                    }
+                }
+            }
+            next
+        }
+        Engine::Lanes { o_coord, .. } => {
+            // Scaled by `a`, then one fma a key in key order (a loop over the keys).
+            let mut init = Vec::with_capacity(o.len());
+            for ti in 0..c.tiles as usize {
+                for (ei, &(r, _)) in o_coord.iter().enumerate() {
+                    let toff = b.u32(ti as u32 * TILE_ROWS);
+                    let at = b.add(toff, r);
+                    let a = b.load(c.a_lds, at, Type::F32);
+                    init.push(b.mul(o[ti * per_tile + ei], a));
+                }
+            }
+            let zero = b.u32(0);
+            let one = b.u32(1);
+            b.for_range(zero, c16, one, 1, &init, |b, j, acc| {
+                let key = b.add(k0, j);
+                let mut next = Vec::with_capacity(acc.len());
+                for ti in 0..c.tiles {
+                    for (ei, &(r, dim)) in o_coord.iter().enumerate() {
+                        let pbase = b.u32(ti * TILE_ROWS * KEY_BLOCK);
+                        let prow = b.mul(r, c16);
+                        let prow = b.add(prow, pbase);
+                        let at = b.add(prow, j);
+                        let p = b.load(c.p_lds, at, Type::F16);
+                        let p = b.convert(p, Type::F32);
+                        let v = c.cache_value(b, c.v_cache, key, dim);
+                        let v = b.convert(v, Type::F32);
+                        next.push(b.fma(p, v, acc[ti as usize * per_tile + ei]));
+                    }
+                }
+                next
+            })
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Prompt attention (issue 14): every arch's build (matrix unit or lanes) on the interpreter
+//! against float64 attention over the dequantized cache within the stated bound, and every
+//! variant equal to the baseline bit for bit.
+
+mod common;
+use common::*;
+use half::f16;
+use kiln_ir::Target;
+use kiln_specs::attention::prefill::{case, case_shapes, dequantize, CaseShape};
+use kiln_specs::attention::CacheType;
+use kiln_specs::cases::{Case, Rng};
+
+/// Float64 attention of a case: `out[t][qh][d]`, and per output row `max_k sum_d |q k| * scale`
+/// (the scale of its scores' rounding).
+pub fn reference(c: &Case, cache: CacheType, d: usize, shape: CaseShape) -> (Vec<f64>, Vec<f64>) {
+    let (pos, l, kv, g, ctx) = shape;
+    let (pos, l, kv, g, ctx) = (pos as usize, l as usize, kv as usize, g as usize, ctx as usize);
+    let input = |n: &str| &c.inputs.iter().find(|(x, _, _)| x == n).unwrap().2;
+    let q: Vec<f64> =
+        input("q").chunks_exact(2).map(|h| f16::from_le_bytes([h[0], h[1]]).to_f64()).collect();
+    let kc = dequantize(cache, input("k_cache"));
+    let vc = dequantize(cache, input("v_cache"));
+    let scale = 1.0 / (d as f32).sqrt();
+    let nq = kv * g;
+    let mut out = vec![0f64; l * nq * d];
+    let mut mag = vec![0f64; l * nq];
+    for t in 0..l {
+        for qh in 0..nq {
+            let h = qh / g;
+            let qr = &q[(t * nq + qh) * d..][..d];
+            let n = (pos + t + 1).min(ctx);
+            let row = |k: usize| (h * ctx + k) * d;
+            let s: Vec<f64> = (0..n)
+                .map(|k| (0..d).map(|x| qr[x] * kc[row(k) + x] as f64).sum::<f64>() * scale as f64)
+                .collect();
+            mag[t * nq + qh] = (0..n)
+                .map(|k| (0..d).map(|x| (qr[x] * kc[row(k) + x] as f64).abs()).sum::<f64>())
+                .fold(0.0, f64::max)
+                * scale as f64;
+            let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
+            let sum: f64 = p.iter().sum();
+            for x in 0..d {
+                let o: f64 = (0..n).map(|k| p[k] * vc[row(k) + x] as f64).sum();
+                out[(t * nq + qh) * d + x] = o / sum;
+            }
+        }
+    }
+    (out, mag)
+}
+
+fn run_case(k: &kiln_ir::Kernel, c: &Case) -> Vec<f32> {
+    let mut call = Call::new();
+    for (n, _, b) in &c.inputs {
+        let n: &'static str = Box::leak(n.clone().into_boxed_str());
+        call = call.buf(n, b.clone());
+    }
+    for (n, ty, bits) in &c.scalars {
+        let n: &'static str = Box::leak(n.clone().into_boxed_str());
+        call = match ty {
+            kiln_ir::ScalarType::F32 => call.f32(n, f32::from_bits(*bits as u32)),
+            _ => call.u32(n, *bits as u32),
+        };
+    }
+    let args = run(k, &call);
+    bytes_f32(out(k, &args, "out"))
+}
+
+/// The bound against float64 (`docs/prefill.md`): `|out - ref| <= (2^-9 + 2^-10 * mag) *
+/// max|v|`, `mag` the row's largest `sum_d |q k| * scale`. Why: P enters the matrix unit as
+/// f16 (2^-11 relative a weight), Q8_0 values as `f16(q d)` (2^-11 relative a value, so a score
+/// moves by at most `2^-11 mag`, and a weight by twice that after the max is taken), the f32 sums
+/// add far less; the output, a convex combination of V rows, moves by the weights' relative
+/// error times `max|v|`, kept with a factor 2.
+fn bound(mag: f64, vmax: f64) -> f64 {
+    (2f64.powi(-9) + 2f64.powi(-10) * mag) * vmax
+}
+
+#[test]
+fn prefill_matches_float64_and_variants_match_the_baseline() {
+    let mut seed = rng("prefill_matches_float64_and_variants_match_the_baseline");
+    let mut r = Rng::new(rand::Rng::gen(&mut seed));
+    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or("gfx1100,sm_90,gfx942,gfx906".into());
+    for arch in archs.split(',') {
+        let t = Target::by_name(arch).unwrap();
+        let wave = t.default_wave();
+        for cache in [CacheType::F16, CacheType::Q8_0] {
+            for d in [64u32, 128] {
+                let fam = fam(&format!("attention_prefill_{}_d{d}", cache.name()));
+                let ks: Vec<_> =
+                    fam.variants.iter().map(|v| (v.name, (v.build)(t, wave))).collect();
+                for shape in case_shapes(false, d) {
+                    // L = 512 at one arch a wave size by default (the lanes fallback takes
+                    // about 20 s a family in the interpreter there): KILN_PREFILL_ALL=1 runs
+                    // it everywhere (`kiln parity --arch gfx906` always does).
+                    let long = matches!(arch, "gfx1100" | "gfx942");
+                    if !long && shape.1 >= 512 && std::env::var("KILN_PREFILL_ALL").is_err() {
+                        continue;
+                    }
+                    let c = case(&mut r, cache, d, shape);
+                    let t0 = std::time::Instant::now();
+                    let base = run_case(&ks[0].1, &c);
+                    let what = format!("{arch} {} {}", fam.name, c.name);
+                    println!("{what}: {:?}", t0.elapsed());
+                    let (want, mag) = reference(&c, cache, d as usize, shape);
+                    let v = &c.inputs[2].2;
+                    let vmax = dequantize(cache, v).iter().fold(0f32, |m, x| m.max(x.abs())) as f64;
+                    let mut worst = 0f64;
+                    for (i, (&g, &w)) in base.iter().zip(&want).enumerate() {
+                        let e = bound(mag[i / d as usize], vmax);
+                        let err = (g as f64 - w).abs();
+                        assert!(err <= e, "{what}: out[{i}] = {g}, float64 {w}, bound {e:e}");
+                        worst = worst.max(err / e);
+                    }
+                    println!("  {:.3} of the float64 bound", worst);
+                    for (name, k) in &ks[1..] {
+                        let got = run_case(k, &c);
+                        assert!(
+                            got.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()),
+                            "{what}: variant {name} differs from the baseline"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
