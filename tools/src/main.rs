@@ -39,6 +39,8 @@ enum Cmd {
     Parity(cmd::parity::ParityArgs),
     /// On a GPU: median us, GB/s, against the bandwidth floor.
     Bench(cmd::bench::BenchArgs),
+    /// The example engine: greedy generation from a GGUF model, text and tokens/s.
+    Generate(cmd::generate::GenerateArgs),
 }
 
 fn main() {
@@ -65,6 +67,7 @@ fn main() {
         Cmd::Run(a) => cmd::run::run(a),
         Cmd::Parity(a) => cmd::parity::parity(a),
         Cmd::Bench(a) => cmd::bench::bench(a),
+        Cmd::Generate(a) => cmd::generate::generate_cmd(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", error_text(&e));
