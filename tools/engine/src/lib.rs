@@ -8,7 +8,8 @@
 //! - [`tokenizer`]: GPT-2 byte-level BPE from the GGUF's vocabulary and merges;
 //! - [`config`]: the model's shape from the metadata, refusing what the engine cannot run;
 //! - [`model`]: weights uploaded and repacked by the library's kernels, the decode graph;
-//! - [`generate`]: the prompt in chunks, then greedy decode, with timings.
+//! - [`generate`]: the prompt in chunks, then greedy decode, with timings;
+//! - [`oracle`]: the comparison with llama.cpp's logits (the outside reference).
 //!
 //! ```no_run
 //! use kiln_engine::{model::{Decoder, StepGraph, Weights}, ModelFile};
@@ -31,6 +32,7 @@ pub mod config;
 pub mod generate;
 pub mod gguf;
 pub mod model;
+pub mod oracle;
 pub mod tokenizer;
 
 use std::path::Path;

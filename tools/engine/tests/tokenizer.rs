@@ -15,11 +15,13 @@ fn ids(v: &Value) -> Vec<u32> {
 }
 
 #[test]
-#[cfg_attr(not(kiln_smollm2), ignore = "needs models/SmolLM2-135M-Instruct.*.gguf: scripts/fetch-smollm2.sh")]
+#[cfg_attr(
+    not(kiln_smollm2),
+    ignore = "needs models/SmolLM2-135M-Instruct.*.gguf: scripts/fetch-smollm2.sh"
+)]
 fn ids_equal_llama_tokenize() {
     let m = model("Q4_1");
-    let data: Value =
-        serde_json::from_str(include_str!("data/tokens.json")).unwrap();
+    let data: Value = serde_json::from_str(include_str!("data/tokens.json")).unwrap();
     let cases = data["cases"].as_array().unwrap();
     assert!(cases.len() >= 20);
     for c in cases {
@@ -30,7 +32,11 @@ fn ids_equal_llama_tokenize() {
         assert_eq!(m.tokenizer.decode(&got).unwrap(), text);
     }
     for q in ["q4_1", "q8_0"] {
-        let f = std::fs::read_to_string(format!("{}/tests/data/oracle-{q}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let f = std::fs::read_to_string(format!(
+            "{}/tests/data/oracle-{q}.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
         let data: Value = serde_json::from_str(&f).unwrap();
         for p in data["prompts"].as_array().unwrap() {
             let text = p["text"].as_str().unwrap();
@@ -40,7 +46,10 @@ fn ids_equal_llama_tokenize() {
 }
 
 #[test]
-#[cfg_attr(not(kiln_smollm2), ignore = "needs models/SmolLM2-135M-Instruct.*.gguf: scripts/fetch-smollm2.sh")]
+#[cfg_attr(
+    not(kiln_smollm2),
+    ignore = "needs models/SmolLM2-135M-Instruct.*.gguf: scripts/fetch-smollm2.sh"
+)]
 fn config_is_smollm2_135m() {
     use kiln_engine::config::MatType;
     for (q, m) in [("Q4_1", MatType::Q4_1), ("Q8_0", MatType::Q8_0)] {

@@ -6,6 +6,7 @@ use super::{load_package, open_device, open_package};
 use anyhow::{Context, Result};
 use kiln_engine::generate::generate;
 use kiln_engine::model::{Decoder, StepGraph, Weights};
+use kiln_engine::oracle::{compare, Fixture};
 use kiln_engine::ModelFile;
 use kiln_runtime::Overrides;
 use std::io::Write;
@@ -23,8 +24,18 @@ pub struct GenerateArgs {
     #[arg(long)]
     model: PathBuf,
     /// The prompt (raw text: add a chat template yourself).
+    #[arg(long, required_unless_present = "oracle")]
+    prompt: Option<String>,
+    /// Instead of generating: compare the logits with llama.cpp's fixture (teacher-forced,
+    /// `tools/engine/tests/data/oracle-*.json`) and print the agreement.
     #[arg(long)]
-    prompt: String,
+    oracle: Option<PathBuf>,
+    /// With --oracle: positions a prompt (default all).
+    #[arg(long)]
+    positions: Option<usize>,
+    /// With --oracle: tokens a step (1..=8).
+    #[arg(long, default_value_t = 8)]
+    chunk: usize,
     /// Tokens to generate (stops early at end of sequence).
     #[arg(short = 'n', default_value_t = 128)]
     n: usize,
@@ -46,13 +57,22 @@ pub struct GenerateArgs {
 pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let t0 = Instant::now();
     let m = ModelFile::open(&a.model)?;
-    let prompt_ids = m.tokenizer.encode(&a.prompt).context("tokenizing the prompt")?;
+    let fixture = match &a.oracle {
+        Some(p) => Some(Fixture::parse(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?),
+        None => None,
+    };
+    let prompt = a.prompt.clone().unwrap_or_default();
+    let prompt_ids = m.tokenizer.encode(&prompt).context("tokenizing the prompt")?;
+    let longest =
+        fixture.as_ref().map_or(0, |f| f.prompts.iter().map(|p| p.ids.len()).max().unwrap_or(0));
     let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
     let rt = load_package(&dev, &pkg, &a.package, Overrides::from_env())?;
     let weights = Weights::upload(&rt, &m.gguf, &m.config)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;
-    let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).div_ceil(64) * 64);
+    let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).max(longest).div_ceil(64) * 64);
     let step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
     let mut dec = Decoder::new(&rt, &m.config, &step)?;
     let c = &m.config;
@@ -71,9 +91,20 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         dec.nodes(),
         t0.elapsed().as_secs_f64()
     );
-    print!("{}", a.prompt);
+    if let Some(fx) = fixture {
+        let t = Instant::now();
+        let agreement = compare(&mut dec, &fx, a.chunk, a.positions, &mut |p, ag| {
+            eprintln!("prompt {p}: {ag} ({:.1} s)", t.elapsed().as_secs_f64());
+        })?;
+        println!("{}: {agreement}", fx.model);
+        for (p, i, k, l) in &agreement.mismatches {
+            println!("  top-1 differs at prompt {p} position {i}: kiln {k}, llama.cpp {l}");
+        }
+        return Ok(());
+    }
+    print!("{prompt}");
     std::io::stdout().flush()?;
-    let g = generate(&mut dec, &m.tokenizer, &a.prompt, a.n, &mut |s| {
+    let g = generate(&mut dec, &m.tokenizer, &prompt, a.n, &mut |s| {
         print!("{s}");
         let _ = std::io::stdout().flush();
     })?;
