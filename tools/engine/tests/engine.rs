@@ -85,9 +85,6 @@ fn config_reads_the_tiny_model_and_refuses_what_the_kernels_cannot_run() {
     assert!(config_err(&k2, &ts).to_string().contains("yarn"));
 }
 
-const NEEDS_PACKAGE: &str =
-    "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/";
-
 fn runtime() -> Runtime {
     let pkg = Package::open(package_dir()).unwrap();
     Runtime::load(&Device::cpu(CpuOptions::default()), &pkg).unwrap()
