@@ -4,9 +4,11 @@
 //!
 //! A value is `f32(q) * f32(d)`, exact in f32 (an 8-bit integer times an f16), as ggml's
 //! `dequantize_row_q8_0`: every device gives the interpreter's bits and the `gguf` package's
-//! dequantization. An id at or past `rows` reads nothing and writes a row of NaN (as
-//! `gemv_moe` does for an expert id out of range), so a bad id shows in the logits instead of
-//! reading another buffer.
+//! dequantization. An id at or past `rows`, or negative, reads nothing and writes a row of NaN
+//! (as `gemv_moe` does for an expert id out of range), so a bad id shows in the logits instead
+//! of reading another buffer. The ids are `i32`, the type `argmax_rows` writes, so a decode
+//! graph can feed the step's greedy token to the next step's lookup on the device (one buffer,
+//! written by `argmax_rows` at the end of a step and read here at the start of the next).
 //!
 //! One lane a value (a workgroup of [`BLOCK`] values of one token; `y` = token): the 32 lanes of
 //! a block load its scale once each from the same bytes (cached), and every load is one byte or
@@ -17,7 +19,7 @@
 //! | param   | kind                                   | meaning                       |
 //! |---------|----------------------------------------|-------------------------------|
 //! | `table` | u8, read, `rows*k/32*34`               | Q8_0 rows of `k` values       |
-//! | `ids`   | u32, read, `t`                         | the rows to take              |
+//! | `ids`   | i32, read, `t`                         | the rows to take              |
 //! | `out`   | f32, write, `t*k`                      | `[t][k]`                      |
 //! | `t`     | u32, >= 1                              | tokens                        |
 //! | `k`     | u32, a multiple of 32                  | values a row                  |
@@ -60,7 +62,7 @@ pub fn get_rows(_t: &Target, wave: u32) -> Kernel {
     b.workgroup_size([BLOCK, 1, 1]);
     b.const_param("block", BLOCK as i64);
     let table = b.buffer("table", ScalarType::U8, Access::Read);
-    let ids = b.buffer("ids", ScalarType::U32, Access::Read);
+    let ids = b.buffer("ids", ScalarType::I32, Access::Read);
     let out = b.buffer("out", ScalarType::F32, Access::Write);
     let t = b.scalar_param("t", ScalarType::U32);
     let k = b.scalar_param("k", ScalarType::U32);
@@ -85,7 +87,9 @@ pub fn get_rows(_t: &Target, wave: u32) -> Kernel {
     let i = b.add(i, local);
     let inside = b.lt(i, k_v);
     b.if_then(inside, |b| {
-        let row = b.load(ids, token, Type::U32);
+        // Negative ids become large as u32: refused by the same comparison.
+        let row = b.load(ids, token, Type::scalar(ScalarType::I32));
+        let row = b.bitcast(row, Type::U32);
         let tk = b.mul(token, k_v);
         let at = b.add(tk, i);
         let valid = b.lt(row, rows_v);
@@ -153,6 +157,9 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
                 ids[1] = rows as u32 + rng.below(3) as u32;
                 ids[2] = ids[0];
             }
+            if t > 4 {
+                ids[3] = (-1 - rng.below(3) as i32) as u32;
+            }
             Case {
                 name: format!("rows={rows} k={k} t={t}"),
                 scalars: vec![u32s("t", t as u32), u32s("k", k as u32), u32s("rows", rows as u32)],
@@ -160,7 +167,7 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
                     ("table".into(), ScalarType::U8, table),
                     (
                         "ids".into(),
-                        ScalarType::U32,
+                        ScalarType::I32,
                         ids.iter().flat_map(|v| v.to_le_bytes()).collect(),
                     ),
                 ],
@@ -176,7 +183,7 @@ fn bench_cases() -> Vec<BenchCase> {
         scalars: vec![u32_arg("t", t), u32_arg("k", 576), u32_arg("rows", 49152)],
         inputs: vec![
             ("table", ScalarType::U8, 49152 * 576 / 32 * 34),
-            ("ids", ScalarType::U32, t as usize),
+            ("ids", ScalarType::I32, t as usize),
         ],
         bytes: u64::from(t) * (576 / 32 * 34 + 576 * 4 + 4),
         values: vec![("ids", ids_in_table)],

@@ -1,5 +1,5 @@
 //! get_rows_q8_0 in the interpreter, at wave 32 and 64, against ggml's dequantization on the
-//! host (`f32(q) * f32(d)`, bit for bit), with NaN rows for ids past the table.
+//! host (`f32(q) * f32(d)`, bit for bit), with NaN rows for ids past the table or negative.
 
 mod common;
 use common::*;

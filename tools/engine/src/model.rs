@@ -16,7 +16,9 @@
 //! ```
 //!
 //! then `x --rmsnorm(output_norm)--> xn --quantize--> a --gemv_q8_0(token_embd)--> logits
-//! --argmax_rows--> next`. The residual stream goes `x -> h -> x` because a GEMV's output may
+//! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
+//! so a step of one token can start from the last step's greedy token without a copy from the
+//! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
 //! not alias its residual input (every launch refuses written buffers that overlap another).
 //! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
 //! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
@@ -207,8 +209,9 @@ impl StepGraph {
         let widest = h.max(f);
         g.add_buffer("aq", dev.alloc(ScalarType::U8, MAX_T * widest)?)?;
         g.add_buffer("as", dev.alloc(ScalarType::U32, MAX_T * widest / 32)?)?;
-        g.add_buffer("ids", dev.alloc(ScalarType::U32, MAX_T)?)?;
-        g.add_buffer("next", dev.alloc(ScalarType::I32, MAX_T)?)?;
+        // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
+        // writes it last, so a decode step can start from the last one's token on the device.
+        g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
         let cache_bytes = cfg.n_kv_heads * ctx_max * cfg.head_dim / 32 * 34;
         for i in 0..cfg.n_layers {
             for c in ["kc", "vc"] {
@@ -247,7 +250,7 @@ impl StepGraph {
             "get_rows_q8_0",
             NodeArgs::new()
                 .buffer("table", "token_embd")
-                .buffer("ids", "ids")
+                .buffer("ids", "tokens")
                 .buffer("out", "x")
                 .var("t", "t")
                 .scalar("k", hu)
@@ -347,7 +350,7 @@ impl StepGraph {
             "argmax_rows",
             NodeArgs::new()
                 .buffer("logits", "logits")
-                .buffer("out", "next")
+                .buffer("out", "tokens")
                 .var("rows", "t")
                 .scalar("n", u32_of(cfg.vocab)),
         )?;
@@ -377,9 +380,10 @@ pub struct StepOut {
 pub struct Decoder<'r> {
     cfg: Config,
     captured: CapturedGraph<'r>,
-    ids: Buffer,
-    next: Buffer,
+    tokens: Buffer,
     logits: Buffer,
+    /// Tokens of the last step (its greedy tokens are in `tokens`).
+    last_t: usize,
     ctx_max: usize,
     /// Positions filled in the cache.
     pub pos: usize,
@@ -392,12 +396,17 @@ impl<'r> Decoder<'r> {
         Ok(Decoder {
             cfg: cfg.clone(),
             captured: step.graph.capture(rt)?,
-            ids: buf("ids"),
-            next: buf("next"),
+            tokens: buf("tokens"),
             logits: buf("logits"),
+            last_t: 0,
             ctx_max: step.ctx_max,
             pos: 0,
         })
+    }
+
+    /// Tokens of the last step (0 after [`Self::reset`]).
+    pub fn last_tokens(&self) -> usize {
+        self.last_t
     }
 
     /// The number of kernel nodes a step replays.
@@ -417,6 +426,30 @@ impl<'r> Decoder<'r> {
         if !(1..=MAX_T).contains(&t) {
             return Err(ModelError::Tokens(t));
         }
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.cfg.vocab) {
+            return Err(ModelError::TokenId { id, vocab: self.cfg.vocab });
+        }
+        self.check_room(t)?;
+        let mut padded = [0i32; MAX_T];
+        for (p, &id) in padded.iter_mut().zip(ids) {
+            *p = id as i32;
+        }
+        self.tokens.write(&padded)?;
+        self.run(t, logits)
+    }
+
+    /// One token: the last step's greedy token, fed on the device (no copy from the host). The
+    /// last step must have had one token (after a prompt step of several, call [`Self::step`]
+    /// with its last greedy token).
+    pub fn step_greedy(&mut self, logits: bool) -> Result<StepOut, ModelError> {
+        if self.last_t != 1 {
+            return Err(ModelError::Tokens(self.last_t));
+        }
+        self.check_room(1)?;
+        self.run(1, logits)
+    }
+
+    fn check_room(&self, t: usize) -> Result<(), ModelError> {
         if self.pos + t > self.ctx_max {
             return Err(ModelError::Context {
                 pos: self.pos,
@@ -424,12 +457,10 @@ impl<'r> Decoder<'r> {
                 ctx: self.ctx_max,
             });
         }
-        if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.cfg.vocab) {
-            return Err(ModelError::TokenId { id, vocab: self.cfg.vocab });
-        }
-        let mut padded = [0u32; MAX_T];
-        padded[..t].copy_from_slice(ids);
-        self.ids.write(&padded)?;
+        Ok(())
+    }
+
+    fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
         let mut err = None;
         set_step_vars(
             &mut |n, v| {
@@ -445,7 +476,7 @@ impl<'r> Decoder<'r> {
             return Err(e.into());
         }
         self.captured.replay()?;
-        let next: Vec<i32> = self.next.read()?;
+        let next: Vec<i32> = self.tokens.read()?;
         let next = next[..t].iter().map(|&v| v as u32).collect();
         let logits = if logits {
             let mut l: Vec<f32> = self.logits.read()?;
@@ -455,11 +486,13 @@ impl<'r> Decoder<'r> {
             None
         };
         self.pos += t;
+        self.last_t = t;
         Ok(StepOut { next, logits })
     }
 
     /// Forgets the context (the cache is overwritten from position 0).
     pub fn reset(&mut self) {
         self.pos = 0;
+        self.last_t = 0;
     }
 }

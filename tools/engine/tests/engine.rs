@@ -164,3 +164,46 @@ fn a_step_refuses_bad_tokens_and_positions_and_still_runs_after() {
     dec.reset();
     assert_eq!(dec.step(&[5, 6, 7], true).unwrap(), first);
 }
+
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
+    let m = Tiny::small();
+    // An LM head of its own: a tied random model repeats its token.
+    let (kvs, ts) = tiny_llama_with(&m, 11, true);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 32).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    let prompt = [3, 1, 4, 1, 5];
+    let run = |dec: &mut Decoder<'_>, on_device: bool| {
+        dec.reset();
+        let mut last = *dec.step(&prompt, false).unwrap().next.last().unwrap();
+        // Right after a prompt of several tokens the token must come from the host.
+        assert!(matches!(dec.step_greedy(false), Err(ModelError::Tokens(5))));
+        let mut out = vec![];
+        let mut logits = vec![];
+        for i in 0..12 {
+            let s = if on_device && i > 0 {
+                dec.step_greedy(true).unwrap()
+            } else {
+                dec.step(&[last], true).unwrap()
+            };
+            last = s.next[0];
+            out.push(last);
+            logits.extend(s.logits.unwrap());
+        }
+        (out, logits)
+    };
+    let host = run(&mut dec, false);
+    let device = run(&mut dec, true);
+    assert_eq!(host, device);
+    assert_eq!(model.config.output, Some(kiln_engine::config::MatType::Q8_0));
+    // Not one token over and over: a token fed wrong would show.
+    let distinct: std::collections::BTreeSet<u32> = host.0.iter().copied().collect();
+    assert!(distinct.len() >= 3, "{:?}", host.0);
+}

@@ -24,8 +24,14 @@ pub struct GenerateArgs {
     #[arg(long)]
     model: PathBuf,
     /// The prompt (raw text: add a chat template yourself).
-    #[arg(long, required_unless_present = "oracle")]
+    #[arg(long, required_unless_present_any = ["oracle", "prompt_file"], conflicts_with = "prompt_file")]
     prompt: Option<String>,
+    /// The prompt from a file, less one trailing newline (as the oracle reads prompts).
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
+    /// Also write the ids, the text and the timings as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
     /// Instead of generating: compare the logits with llama.cpp's fixture (teacher-forced,
     /// `tools/engine/tests/data/oracle-*.json`) and print the agreement.
     #[arg(long)]
@@ -63,7 +69,15 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         )?),
         None => None,
     };
-    let prompt = a.prompt.clone().unwrap_or_default();
+    let prompt = match (&a.prompt, &a.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(f)) => {
+            let t =
+                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            t.strip_suffix('\n').map(str::to_string).unwrap_or(t)
+        }
+        (None, None) => String::new(),
+    };
     let prompt_ids = m.tokenizer.encode(&prompt).context("tokenizing the prompt")?;
     let longest =
         fixture.as_ref().map_or(0, |f| f.prompts.iter().map(|p| p.ids.len()).max().unwrap_or(0));
@@ -109,6 +123,21 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         let _ = std::io::stdout().flush();
     })?;
     println!();
+    if let Some(path) = &a.json {
+        let v = serde_json::json!({
+            "model": a.model.display().to_string(),
+            "device": dev.name(),
+            "prompt_ids": g.prompt,
+            "ids": g.tokens,
+            "text": m.tokenizer.decode(&g.tokens)?,
+            "prompt_s": g.prompt_time.as_secs_f64(),
+            "decode_s": g.decode_time.as_secs_f64(),
+            "prompt_tokens_per_s": g.prompt_rate(),
+            "decode_tokens_per_s": g.decode_rate(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     eprintln!(
         "prompt: {} tokens in {:.3} s ({:.2} tokens/s); decode: {} tokens in {:.3} s ({:.2} \
          tokens/s){}",

@@ -105,6 +105,11 @@ impl Tiny {
 /// The metadata and tensors of a tiny llama with random Q8_0 weights (single characters as the
 /// vocabulary, at most 106; no merges).
 pub fn tiny_llama(m: &Tiny, seed: u64) -> (Vec<Kv>, Vec<T>) {
+    tiny_llama_with(m, seed, false)
+}
+
+/// [`tiny_llama`], with its own Q8_0 `output.weight` when `untied`.
+pub fn tiny_llama_with(m: &Tiny, seed: u64, untied: bool) -> (Vec<Kv>, Vec<T>) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut mat = |name: &str, k: usize, n: usize, scale: f32| {
         let x: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-scale..scale)).collect();
@@ -113,6 +118,9 @@ pub fn tiny_llama(m: &Tiny, seed: u64) -> (Vec<Kv>, Vec<T>) {
     let h = m.hidden;
     let kv = m.kv_heads * (h / m.heads);
     let mut ts = vec![mat("token_embd.weight", h, m.vocab, 1.0)];
+    if untied {
+        ts.push(mat("output.weight", h, m.vocab, 1.0));
+    }
     for i in 0..m.layers {
         let s = 1.0 / (h as f32).sqrt();
         ts.push(mat(&format!("blk.{i}.attn_q.weight"), h, h, 2.0 * s));
