@@ -126,7 +126,11 @@ impl Weights {
         };
         raw(&mut w, "token_embd.weight", "token_embd")?;
         raw(&mut w, "output_norm.weight", "output_norm")?;
-        let repack = |w: &mut Weights, name: &str, m: MatType| -> Result<(), ModelError> {
+        // The ggml-layout sources of the repacks live until the synchronize below: a device
+        // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
+        // be queued.
+        let mut staging = vec![];
+        let mut repack = |w: &mut Weights, name: &str, m: MatType| -> Result<(), ModelError> {
             let t = info(&format!("{name}.weight"));
             let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
             let data = g.data(t);
@@ -141,6 +145,7 @@ impl Weights {
                 .scalar("n", u32_of(n))
                 .scalar("k", u32_of(k));
             rt.launch(&format!("repack_{}", m.name()), &args)?;
+            staging.push(src);
             w.bytes += data.len();
             w.buffers.insert(format!("{name}.q"), wq);
             w.buffers.insert(format!("{name}.s"), ws);
@@ -165,6 +170,7 @@ impl Weights {
             }
         }
         rt.synchronize()?;
+        drop(staging);
         Ok(w)
     }
 }
