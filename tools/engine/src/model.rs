@@ -415,6 +415,12 @@ impl<'r> Decoder<'r> {
         self.last_t
     }
 
+    /// How many nodes the last step re-checked (those reading a variable that changed: after a
+    /// step of as many tokens, only `pos` moved, read by RoPE, KV append and attention).
+    pub fn rechecked(&self) -> usize {
+        self.captured.rechecked()
+    }
+
     /// The number of kernel nodes a step replays.
     pub fn nodes(&self) -> usize {
         self.captured.len()

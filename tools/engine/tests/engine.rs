@@ -195,6 +195,10 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
             };
             last = s.next[0];
             out.push(last);
+            if i > 1 {
+                // Only `pos` moved: RoPE, KV append and attention of each layer are re-checked.
+                assert_eq!(dec.rechecked(), 3 * m.layers, "step {i}");
+            }
             logits.extend(s.logits.unwrap());
         }
         (out, logits)
