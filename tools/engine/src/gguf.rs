@@ -205,7 +205,18 @@ impl Value {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
-            _ => None,
+            Value::U8(_)
+            | Value::I8(_)
+            | Value::U16(_)
+            | Value::I16(_)
+            | Value::U32(_)
+            | Value::I32(_)
+            | Value::F32(_)
+            | Value::Bool(_)
+            | Value::Array(_)
+            | Value::U64(_)
+            | Value::I64(_)
+            | Value::F64(_) => None,
         }
     }
     /// The name of its type, for messages.

@@ -110,15 +110,22 @@ impl Weights {
         let raw = |w: &mut Weights, name: &str, as_name: &str| -> Result<(), ModelError> {
             let t = info(name);
             let data = g.data(t);
+            use crate::gguf::GgmlType;
             let b = match t.ty {
-                crate::gguf::GgmlType::F32 => {
+                // Norm weights: the kernels take f32 buffers.
+                GgmlType::F32 => {
                     let v: Vec<f32> = data
                         .chunks_exact(4)
                         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                         .collect();
                     dev.upload(&v)?
                 }
-                _ => dev.upload(data)?,
+                // Blocks as bytes, for the kernels that read ggml's layout.
+                GgmlType::Q8_0
+                | GgmlType::Q4_0
+                | GgmlType::Q4_1
+                | GgmlType::F16
+                | GgmlType::Bf16 => dev.upload(data)?,
             };
             w.bytes += data.len();
             w.buffers.insert(as_name.to_string(), b);
