@@ -20,6 +20,7 @@ pub mod cases;
 mod common;
 pub mod copy;
 pub mod gemv;
+pub mod get_rows;
 pub mod math;
 pub mod mem_access;
 pub mod mma;
@@ -240,6 +241,7 @@ pub fn library() -> Vec<KernelSpec> {
     v.push(copy::spec());
     v.extend(gemv::specs());
     v.extend(attention::specs());
+    v.push(get_rows::spec());
     v
 }
 

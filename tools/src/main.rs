@@ -42,6 +42,8 @@ enum Cmd {
     /// Per-arch tuning of the families' knobs: candidates gated on parity, timed, the winner per
     /// shape bucket written to specs/tuning/<arch>.ron with provenance.
     Tune(cmd::tune::TuneArgs),
+    /// The example engine: greedy generation from a GGUF model, text and tokens/s.
+    Generate(cmd::generate::GenerateArgs),
 }
 
 fn main() {
@@ -69,6 +71,7 @@ fn main() {
         Cmd::Parity(a) => cmd::parity::parity(a),
         Cmd::Bench(a) => cmd::bench::bench(a),
         Cmd::Tune(a) => cmd::tune::tune(a),
+        Cmd::Generate(a) => cmd::generate::generate_cmd(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", error_text(&e));

@@ -186,6 +186,31 @@ pub fn specs() -> Vec<KernelSpec> {
             Bench::Without("timed as gemv_q8_0_rp_res: the same epilogue")
         ),
         dense_family!(
+            "gemv_q4_1_rp_res",
+            Q4_1,
+            Repacked,
+            Residual,
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
+            Bench::Without("timed as gemv_q8_0_rp_res: the same epilogue")
+        ),
+        dense_family!(
+            "gemv_q4_1_rp_swiglu",
+            Q4_1,
+            Repacked,
+            Swiglu,
+            [
+                ("p1", 1, 1, 0, 0),
+                ("p2", 2, 1, 0, 0),
+                ("p3", 3, 1, 0, 0),
+                ("p4", 4, 1, 0, 0),
+                ("p5", 5, 1, 0, 0),
+                ("p6", 6, 1, 0, 0),
+                ("p7", 7, 1, 0, 0),
+                ("p8", 8, 1, 0, 0)
+            ],
+            Bench::Without("timed as gemv_q4_0_rp_swiglu: the same epilogue")
+        ),
+        dense_family!(
             "gemv_q8_0_rp_swiglu",
             Q8_0,
             Repacked,

@@ -5,6 +5,7 @@
 pub mod bench;
 #[cfg(feature = "llvm")]
 pub mod build;
+pub mod generate;
 pub mod inspect;
 pub mod parity;
 pub mod run;

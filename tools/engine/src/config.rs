@@ -1,0 +1,346 @@
+//! The model's shape and weight formats from the GGUF metadata and tensor table, checked
+//! against what kiln's kernels run. A refusal names the key or tensor, what was expected and
+//! what was found, before anything is uploaded.
+//!
+//! The engine runs the llama architecture (llama.cpp's `LLM_ARCH_LLAMA`): RMSNorm, grouped-query
+//! attention with RoPE in ggml's "normal" pairing (llama.cpp's `LLAMA_ROPE_TYPE_NORM` for llama:
+//! the converter permutes Q and K so that pairs are `2i, 2i+1`), a SwiGLU MLP, and the output
+//! tied to the token embedding when `output.weight` is absent.
+
+use crate::gguf::{GgmlType, Gguf, TensorInfo, Value};
+
+/// Why a model was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Not the llama architecture.
+    #[error("general.architecture is `{0}`; this engine runs `llama` only")]
+    Architecture(String),
+    /// A key missing or of the wrong type.
+    #[error("metadata `{key}`: {problem}")]
+    Key {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A tensor missing.
+    #[error("tensor `{0}` is missing")]
+    MissingTensor(String),
+    /// A tensor of the wrong shape.
+    #[error("tensor `{name}` has dims {found:?} (innermost first), expected {expected:?}")]
+    Shape {
+        /// The tensor.
+        name: String,
+        /// Expected dims.
+        expected: Vec<u64>,
+        /// Found dims.
+        found: Vec<u64>,
+    },
+    /// A tensor of a type the engine's kernels do not take in that place.
+    #[error("tensor `{name}` is {found}; here the engine takes {expected}")]
+    TensorType {
+        /// The tensor.
+        name: String,
+        /// Found.
+        found: GgmlType,
+        /// What kiln's kernels take in that place.
+        expected: &'static str,
+    },
+    /// A shape the kernels do not take.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A weight matrix format the GEMV families take (`gemv_<fmt>_rp[_res|_swiglu]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatType {
+    /// Q8_0.
+    Q8_0,
+    /// Q4_0.
+    Q4_0,
+    /// Q4_1.
+    Q4_1,
+}
+
+impl MatType {
+    /// The name in kernel names.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatType::Q8_0 => "q8_0",
+            MatType::Q4_0 => "q4_0",
+            MatType::Q4_1 => "q4_1",
+        }
+    }
+    /// Bytes of quants a 32-value block in the repacked layout.
+    pub fn quant_bytes(self) -> usize {
+        match self {
+            MatType::Q8_0 => 32,
+            MatType::Q4_0 | MatType::Q4_1 => 16,
+        }
+    }
+    /// The element type of the repacked scales.
+    pub fn scale_type(self) -> kiln_ir::ScalarType {
+        match self {
+            MatType::Q4_1 => kiln_ir::ScalarType::U32,
+            MatType::Q8_0 | MatType::Q4_0 => kiln_ir::ScalarType::U16,
+        }
+    }
+    fn of(t: &TensorInfo) -> Result<MatType, ConfigError> {
+        match t.ty {
+            GgmlType::Q8_0 => Ok(MatType::Q8_0),
+            GgmlType::Q4_0 => Ok(MatType::Q4_0),
+            GgmlType::Q4_1 => Ok(MatType::Q4_1),
+            GgmlType::F32 | GgmlType::F16 | GgmlType::Bf16 => Err(ConfigError::TensorType {
+                name: t.name.clone(),
+                found: t.ty,
+                expected: "Q8_0, Q4_0 or Q4_1",
+            }),
+        }
+    }
+}
+
+/// One layer's matrix formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerTypes {
+    /// `attn_q`, `attn_k`, `attn_v`, `attn_output`.
+    pub q: MatType,
+    /// K projection.
+    pub k: MatType,
+    /// V projection.
+    pub v: MatType,
+    /// Output projection.
+    pub o: MatType,
+    /// Gate and up (one fused kernel: the same format).
+    pub gate_up: MatType,
+    /// Down projection.
+    pub down: MatType,
+}
+
+/// The model's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Layers.
+    pub n_layers: usize,
+    /// Hidden size.
+    pub hidden: usize,
+    /// FFN size.
+    pub ffn: usize,
+    /// Query heads.
+    pub n_heads: usize,
+    /// KV heads.
+    pub n_kv_heads: usize,
+    /// Values a head.
+    pub head_dim: usize,
+    /// Rotated dimensions a head.
+    pub rope_dims: usize,
+    /// RoPE base.
+    pub rope_base: f32,
+    /// RMSNorm epsilon.
+    pub eps: f32,
+    /// Vocabulary (rows of the embedding).
+    pub vocab: usize,
+    /// Training context.
+    pub ctx_train: usize,
+    /// The LM head: `None` when tied to the Q8_0 token embedding, else `output.weight`'s format.
+    pub output: Option<MatType>,
+    /// Each layer's formats.
+    pub layers: Vec<LayerTypes>,
+}
+
+fn key<'a>(g: &'a Gguf, k: &str) -> Result<&'a Value, ConfigError> {
+    g.get(k).ok_or_else(|| ConfigError::Key { key: k.into(), problem: "is missing".into() })
+}
+
+fn uint(g: &Gguf, k: &str) -> Result<usize, ConfigError> {
+    let v = key(g, k)?;
+    v.as_u64().map(|x| x as usize).ok_or_else(|| ConfigError::Key {
+        key: k.into(),
+        problem: format!("is {}, expected an unsigned integer", v.type_name()),
+    })
+}
+
+fn float(g: &Gguf, k: &str, default: Option<f64>) -> Result<f32, ConfigError> {
+    match (g.get(k), default) {
+        (None, Some(d)) => Ok(d as f32),
+        (None, None) => Err(ConfigError::Key { key: k.into(), problem: "is missing".into() }),
+        (Some(v), _) => v.as_f64().map(|x| x as f32).ok_or_else(|| ConfigError::Key {
+            key: k.into(),
+            problem: format!("is {}, expected a number", v.type_name()),
+        }),
+    }
+}
+
+fn tensor<'a>(g: &'a Gguf, name: &str, dims: &[usize]) -> Result<&'a TensorInfo, ConfigError> {
+    let t = g.tensor(name).ok_or_else(|| ConfigError::MissingTensor(name.into()))?;
+    let expected: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    if t.dims != expected {
+        return Err(ConfigError::Shape { name: name.into(), expected, found: t.dims.clone() });
+    }
+    Ok(t)
+}
+
+fn norm(g: &Gguf, name: &str, n: usize) -> Result<(), ConfigError> {
+    let t = tensor(g, name, &[n])?;
+    match t.ty {
+        GgmlType::F32 => Ok(()),
+        GgmlType::F16 | GgmlType::Bf16 | GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 => {
+            Err(ConfigError::TensorType { name: name.into(), found: t.ty, expected: "F32" })
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks the configuration of a GGUF model.
+    pub fn from_gguf(g: &Gguf) -> Result<Config, ConfigError> {
+        let arch = key(g, "general.architecture")?;
+        let arch = arch.as_str().ok_or_else(|| ConfigError::Key {
+            key: "general.architecture".into(),
+            problem: format!("is {}, expected a string", arch.type_name()),
+        })?;
+        if arch != "llama" {
+            return Err(ConfigError::Architecture(arch.into()));
+        }
+        let n_layers = uint(g, "llama.block_count")?;
+        let hidden = uint(g, "llama.embedding_length")?;
+        let ffn = uint(g, "llama.feed_forward_length")?;
+        let n_heads = uint(g, "llama.attention.head_count")?;
+        let n_kv_heads = match g.get("llama.attention.head_count_kv") {
+            Some(_) => uint(g, "llama.attention.head_count_kv")?,
+            None => n_heads,
+        };
+        let ctx_train = uint(g, "llama.context_length")?;
+        let eps = float(g, "llama.attention.layer_norm_rms_epsilon", None)?;
+        let rope_base = float(g, "llama.rope.freq_base", Some(10000.0))?;
+        if n_heads == 0 || n_kv_heads == 0 || n_heads % n_kv_heads != 0 || hidden % n_heads != 0 {
+            return Err(ConfigError::Unsupported(format!(
+                "{n_heads} query heads over {n_kv_heads} KV heads and hidden {hidden}: expected \
+                 whole groups and whole heads"
+            )));
+        }
+        let head_dim = hidden / n_heads;
+        let rope_dims = match g.get("llama.rope.dimension_count") {
+            Some(_) => uint(g, "llama.rope.dimension_count")?,
+            None => head_dim,
+        };
+        if head_dim != 64 && head_dim != 128 {
+            return Err(ConfigError::Unsupported(format!(
+                "head dimension {head_dim}: attention_decode_q8_0 is built for 64 and 128"
+            )));
+        }
+        if hidden % 32 != 0 || ffn % 32 != 0 || rope_dims % 2 != 0 || rope_dims > head_dim {
+            return Err(ConfigError::Unsupported(format!(
+                "hidden {hidden} and FFN {ffn} must be multiples of 32, rope dims {rope_dims} \
+                 even and at most the head dimension {head_dim}"
+            )));
+        }
+        if let Some(v) = g.get("llama.rope.scaling.type").and_then(Value::as_str) {
+            if v != "none" {
+                return Err(ConfigError::Unsupported(format!(
+                    "llama.rope.scaling.type is `{v}`; the engine applies plain RoPE only"
+                )));
+            }
+        }
+        let emb = g
+            .tensor("token_embd.weight")
+            .ok_or_else(|| ConfigError::MissingTensor("token_embd.weight".into()))?;
+        let vocab = emb.dims.get(1).copied().unwrap_or(0) as usize;
+        tensor(g, "token_embd.weight", &[hidden, vocab])?;
+        match emb.ty {
+            GgmlType::Q8_0 => {}
+            GgmlType::F32 | GgmlType::F16 | GgmlType::Bf16 | GgmlType::Q4_0 | GgmlType::Q4_1 => {
+                return Err(ConfigError::TensorType {
+                    name: emb.name.clone(),
+                    found: emb.ty,
+                    expected: "Q8_0 (get_rows_q8_0)",
+                })
+            }
+        }
+        norm(g, "output_norm.weight", hidden)?;
+        let output = match g.tensor("output.weight") {
+            None => None,
+            Some(_) => Some(MatType::of(tensor(g, "output.weight", &[hidden, vocab])?)?),
+        };
+        let kv = n_kv_heads * head_dim;
+        let mut layers = vec![];
+        for i in 0..n_layers {
+            let m = |name: &str, k: usize, n: usize| -> Result<MatType, ConfigError> {
+                MatType::of(tensor(g, &format!("blk.{i}.{name}.weight"), &[k, n])?)
+            };
+            norm(g, &format!("blk.{i}.attn_norm.weight"), hidden)?;
+            norm(g, &format!("blk.{i}.ffn_norm.weight"), hidden)?;
+            let gate = m("ffn_gate", hidden, ffn)?;
+            let up = m("ffn_up", hidden, ffn)?;
+            if gate != up {
+                return Err(ConfigError::Unsupported(format!(
+                    "blk.{i}: ffn_gate is {} and ffn_up {}; the fused gate/up GEMV takes one format",
+                    gate.name(),
+                    up.name()
+                )));
+            }
+            layers.push(LayerTypes {
+                q: m("attn_q", hidden, hidden)?,
+                k: m("attn_k", hidden, kv)?,
+                v: m("attn_v", hidden, kv)?,
+                o: m("attn_output", hidden, hidden)?,
+                gate_up: gate,
+                down: m("ffn_down", ffn, hidden)?,
+            });
+        }
+        Ok(Config {
+            n_layers,
+            hidden,
+            ffn,
+            n_heads,
+            n_kv_heads,
+            head_dim,
+            rope_dims,
+            rope_base,
+            eps,
+            vocab,
+            ctx_train,
+            output,
+            layers,
+        })
+    }
+
+    /// The kernels a decode graph of this model calls (and the load-time repacks).
+    pub fn kernels(&self) -> Vec<String> {
+        let mut v: Vec<String> = [
+            "get_rows_q8_0",
+            "rmsnorm_f32",
+            "quantize_q8_1s_f32",
+            "rope_f32",
+            "kv_append_q8_0",
+            "argmax_rows",
+            "gemv_q8_0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.push(format!("attention_decode_q8_0_d{}", self.head_dim));
+        let mut fmts = vec![];
+        for l in &self.layers {
+            for (m, suffix) in [
+                (l.q, ""),
+                (l.k, ""),
+                (l.v, ""),
+                (l.o, "_res"),
+                (l.gate_up, "_swiglu"),
+                (l.down, "_res"),
+            ] {
+                v.push(format!("gemv_{}_rp{suffix}", m.name()));
+                fmts.push(m);
+            }
+        }
+        if let Some(m) = self.output {
+            v.push(format!("gemv_{}_rp", m.name()));
+            fmts.push(m);
+        }
+        for m in fmts {
+            v.push(format!("repack_{}", m.name()));
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+}

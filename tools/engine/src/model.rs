@@ -1,0 +1,517 @@
+//! The model on a device: weights uploaded from the map and repacked by the library's
+//! `repack_*` kernels (once, at load), and one decode step of `T = 1..=8` tokens as a
+//! [`DecodeGraph`], captured once and replayed with the variables `pos` (position of the first
+//! token), `t` (tokens) and the two activation lengths `tk = t * hidden`, `tf = t * ffn`
+//! (`quantize_q8_1s_f32` takes a length, not a token count).
+//!
+//! One layer (buffers sized for 8 tokens; the kernels read the first `t` rows):
+//!
+//! ```text
+//! x  --rmsnorm(attn_norm)--> xn --quantize--> a --gemv q/k/v--> q, k, v
+//! q  --rope_f32--> qr;   k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
+//! qr, kc.i, vc.i --attention_decode_q8_0--> att --quantize--> a
+//! a  --gemv_rp_res(attn_output, res = x)--> h
+//! h  --rmsnorm(ffn_norm)--> xn --quantize--> a --gemv_rp_swiglu(gate, up)--> f --quantize--> af
+//! af --gemv_rp_res(ffn_down, res = h)--> x
+//! ```
+//!
+//! then `x --rmsnorm(output_norm)--> xn --quantize--> a --gemv_q8_0(token_embd)--> logits
+//! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
+//! so a step of one token can start from the last step's greedy token without a copy from the
+//! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
+//! not alias its residual input (every launch refuses written buffers that overlap another).
+//! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
+//! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
+
+use crate::config::{Config, MatType};
+use crate::gguf::{Gguf, TensorInfo};
+use kiln_ir::ScalarType;
+use kiln_runtime::{
+    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, Runtime,
+    RuntimeError,
+};
+use std::collections::BTreeMap;
+
+/// Most tokens a step (the T = 1..8 kernels).
+pub const MAX_T: usize = 8;
+
+/// Why the model could not be put on the device or stepped.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The runtime refused (a launch, a route, a check).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The device (memory, copies).
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The graph (buffers, variables).
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// The package lacks kernels the model needs.
+    #[error(
+        "the package has no {} (the model needs {}); build them with `kiln build --kernel {}`",
+        .missing.join(", "), .needed.join(", "), .needed.join(",")
+    )]
+    MissingKernels {
+        /// Not in the package.
+        missing: Vec<String>,
+        /// Every kernel the model calls.
+        needed: Vec<String>,
+    },
+    /// A step with no token or more than [`MAX_T`].
+    #[error("a step takes 1..={MAX_T} tokens, got {0}")]
+    Tokens(usize),
+    /// A step past the cache.
+    #[error("positions {pos}..{end} are past the KV cache of {ctx} positions")]
+    Context {
+        /// First position.
+        pos: usize,
+        /// One past the last.
+        end: usize,
+        /// The cache's capacity.
+        ctx: usize,
+    },
+    /// A token id past the vocabulary.
+    #[error("token id {id} is past the vocabulary of {vocab}")]
+    TokenId {
+        /// The id.
+        id: u32,
+        /// Vocabulary size.
+        vocab: usize,
+    },
+}
+
+fn u32_of(v: usize) -> u32 {
+    u32::try_from(v).expect("model sizes fit u32 (checked by the config)")
+}
+
+/// The weights on the device, by graph buffer name.
+pub struct Weights {
+    buffers: BTreeMap<String, Buffer>,
+    /// Bytes uploaded from the file.
+    pub bytes: usize,
+}
+
+impl Weights {
+    /// Uploads every tensor the graph reads; repacks the layer matrices with `repack_<fmt>`.
+    pub fn upload(rt: &Runtime, g: &Gguf, cfg: &Config) -> Result<Weights, ModelError> {
+        let needed = cfg.kernels();
+        let have = rt.kernels();
+        let missing: Vec<String> =
+            needed.iter().filter(|k| !have.contains(&k.as_str())).cloned().collect();
+        if !missing.is_empty() {
+            return Err(ModelError::MissingKernels { missing, needed });
+        }
+        let dev = rt.device();
+        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0 };
+        let info = |name: &str| -> &TensorInfo {
+            g.tensor(name).expect("the config checked every tensor")
+        };
+        let raw = |w: &mut Weights, name: &str, as_name: &str| -> Result<(), ModelError> {
+            let t = info(name);
+            let data = g.data(t);
+            use crate::gguf::GgmlType;
+            let b = match t.ty {
+                // Norm weights: the kernels take f32 buffers.
+                GgmlType::F32 => {
+                    let v: Vec<f32> = data
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                        .collect();
+                    dev.upload(&v)?
+                }
+                // Blocks as bytes, for the kernels that read ggml's layout.
+                GgmlType::Q8_0
+                | GgmlType::Q4_0
+                | GgmlType::Q4_1
+                | GgmlType::F16
+                | GgmlType::Bf16 => dev.upload(data)?,
+            };
+            w.bytes += data.len();
+            w.buffers.insert(as_name.to_string(), b);
+            Ok(())
+        };
+        raw(&mut w, "token_embd.weight", "token_embd")?;
+        raw(&mut w, "output_norm.weight", "output_norm")?;
+        // The ggml-layout sources of the repacks live until the synchronize below: a device
+        // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
+        // be queued.
+        let mut staging = vec![];
+        let mut repack = |w: &mut Weights, name: &str, m: MatType| -> Result<(), ModelError> {
+            let t = info(&format!("{name}.weight"));
+            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+            let data = g.data(t);
+            let src = dev.upload(data)?;
+            let blocks = n * k / 32;
+            let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
+            let ws = dev.alloc(m.scale_type(), blocks)?;
+            let args = Args::new()
+                .buffer("w", &src)
+                .buffer("wq", &wq)
+                .buffer("ws", &ws)
+                .scalar("n", u32_of(n))
+                .scalar("k", u32_of(k));
+            rt.launch(&format!("repack_{}", m.name()), &args)?;
+            staging.push(src);
+            w.bytes += data.len();
+            w.buffers.insert(format!("{name}.q"), wq);
+            w.buffers.insert(format!("{name}.s"), ws);
+            Ok(())
+        };
+        if let Some(m) = cfg.output {
+            repack(&mut w, "output", m)?;
+        }
+        for (i, l) in cfg.layers.iter().enumerate() {
+            raw(&mut w, &format!("blk.{i}.attn_norm.weight"), &format!("blk.{i}.attn_norm"))?;
+            raw(&mut w, &format!("blk.{i}.ffn_norm.weight"), &format!("blk.{i}.ffn_norm"))?;
+            for (name, m) in [
+                ("attn_q", l.q),
+                ("attn_k", l.k),
+                ("attn_v", l.v),
+                ("attn_output", l.o),
+                ("ffn_gate", l.gate_up),
+                ("ffn_up", l.gate_up),
+                ("ffn_down", l.down),
+            ] {
+                repack(&mut w, &format!("blk.{i}.{name}"), m)?;
+            }
+        }
+        rt.synchronize()?;
+        drop(staging);
+        Ok(w)
+    }
+}
+
+/// The decode step of a model as a graph (not yet captured).
+pub struct StepGraph {
+    /// The graph.
+    pub graph: DecodeGraph,
+    /// KV cache capacity (positions).
+    pub ctx_max: usize,
+}
+
+impl StepGraph {
+    /// Builds the graph: the weights, the activation and cache buffers, and every node.
+    pub fn build(
+        rt: &Runtime,
+        cfg: &Config,
+        weights: &Weights,
+        ctx_max: usize,
+    ) -> Result<StepGraph, ModelError> {
+        let dev = rt.device();
+        let mut g = DecodeGraph::new();
+        for (name, b) in &weights.buffers {
+            g.add_buffer(name.clone(), b.clone())?;
+        }
+        let (h, f, kvd) = (cfg.hidden, cfg.ffn, cfg.n_kv_heads * cfg.head_dim);
+        let act = [
+            ("x", h),
+            ("h", h),
+            ("xn", h),
+            ("q", h),
+            ("k", kvd),
+            ("v", kvd),
+            ("qr", h),
+            ("att", h),
+            ("f", f),
+            ("logits", cfg.vocab),
+        ];
+        for (name, n) in act {
+            g.add_buffer(name, dev.alloc(ScalarType::F32, MAX_T * n)?)?;
+        }
+        let widest = h.max(f);
+        g.add_buffer("aq", dev.alloc(ScalarType::U8, MAX_T * widest)?)?;
+        g.add_buffer("as", dev.alloc(ScalarType::U32, MAX_T * widest / 32)?)?;
+        // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
+        // writes it last, so a decode step can start from the last one's token on the device.
+        g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
+        let cache_bytes = cfg.n_kv_heads * ctx_max * cfg.head_dim / 32 * 34;
+        for i in 0..cfg.n_layers {
+            for c in ["kc", "vc"] {
+                let b = dev.alloc(ScalarType::U8, cache_bytes)?;
+                g.add_buffer(format!("{c}.{i}"), b)?;
+            }
+        }
+        let (hu, fu) = (u32_of(h), u32_of(f));
+        let mut add = |kernel: &str, args: NodeArgs| -> Result<(), ModelError> {
+            g.add_node(rt, kernel, args)?;
+            Ok(())
+        };
+        let norm = |w: &str| {
+            NodeArgs::new()
+                .buffer("weight", w)
+                .buffer("out", "xn")
+                .var("rows", "t")
+                .scalar("n", hu)
+                .scalar("eps", cfg.eps)
+        };
+        let quantize = |x: &str, len: &str| {
+            NodeArgs::new().buffer("x", x).buffer("xq", "aq").buffer("xs", "as").var("n", len)
+        };
+        let gemv = |w: &str, y: &str, n: usize, k: usize| {
+            NodeArgs::new()
+                .buffer("wq", format!("{w}.q"))
+                .buffer("ws", format!("{w}.s"))
+                .buffer("xq", "aq")
+                .buffer("xs", "as")
+                .buffer("y", y)
+                .scalar("n", u32_of(n))
+                .scalar("k", u32_of(k))
+                .var("t", "t")
+        };
+        add(
+            "get_rows_q8_0",
+            NodeArgs::new()
+                .buffer("table", "token_embd")
+                .buffer("ids", "tokens")
+                .buffer("out", "x")
+                .var("t", "t")
+                .scalar("k", hu)
+                .scalar("rows", u32_of(cfg.vocab)),
+        )?;
+        let rope = |a: NodeArgs| {
+            a.var("pos", "pos")
+                .var("n_tokens", "t")
+                .scalar("head_dim", u32_of(cfg.head_dim))
+                .scalar("n_dims", u32_of(cfg.rope_dims))
+                .scalar("base", cfg.rope_base)
+                .scalar("neox", 0u32)
+        };
+        for (i, l) in cfg.layers.iter().enumerate() {
+            let p = |s: &str| format!("blk.{i}.{s}");
+            add("rmsnorm_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
+            add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+            let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
+            add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
+            add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
+            add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
+            add(
+                "rope_f32",
+                rope(
+                    NodeArgs::new()
+                        .buffer("x", "q")
+                        .buffer("out", "qr")
+                        .scalar("n_heads", u32_of(cfg.n_heads)),
+                ),
+            )?;
+            add(
+                "kv_append_q8_0",
+                rope(
+                    NodeArgs::new()
+                        .buffer("k", "k")
+                        .buffer("v", "v")
+                        .buffer("k_cache", format!("kc.{i}"))
+                        .buffer("v_cache", format!("vc.{i}"))
+                        .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
+                        .scalar("ctx_max", u32_of(ctx_max)),
+                ),
+            )?;
+            add(
+                &format!("attention_decode_q8_0_d{}", cfg.head_dim),
+                NodeArgs::new()
+                    .buffer("q", "qr")
+                    .buffer("k_cache", format!("kc.{i}"))
+                    .buffer("v_cache", format!("vc.{i}"))
+                    .buffer("out", "att")
+                    .var("pos", "pos")
+                    .var("n_tokens", "t")
+                    .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
+                    .scalar("group", u32_of(cfg.n_heads / cfg.n_kv_heads))
+                    .scalar("ctx_max", u32_of(ctx_max))
+                    .scalar("scale", 1.0f32 / (cfg.head_dim as f32).sqrt()),
+            )?;
+            add("quantize_q8_1s_f32", quantize("att", "tk"))?;
+            add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
+            add("rmsnorm_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
+            add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+            add(
+                &mat(l.gate_up, "_swiglu"),
+                NodeArgs::new()
+                    .buffer("gate_wq", p("ffn_gate.q"))
+                    .buffer("gate_ws", p("ffn_gate.s"))
+                    .buffer("up_wq", p("ffn_up.q"))
+                    .buffer("up_ws", p("ffn_up.s"))
+                    .buffer("xq", "aq")
+                    .buffer("xs", "as")
+                    .buffer("y", "f")
+                    .scalar("n", fu)
+                    .scalar("k", hu)
+                    .var("t", "t"),
+            )?;
+            add("quantize_q8_1s_f32", quantize("f", "tf"))?;
+            add(&mat(l.down, "_res"), gemv(&p("ffn_down"), "x", h, f).buffer("res", "h"))?;
+        }
+        add("rmsnorm_f32", norm("output_norm").buffer("x", "x"))?;
+        add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+        match cfg.output {
+            None => add(
+                "gemv_q8_0",
+                NodeArgs::new()
+                    .buffer("w", "token_embd")
+                    .buffer("xq", "aq")
+                    .buffer("xs", "as")
+                    .buffer("y", "logits")
+                    .scalar("n", u32_of(cfg.vocab))
+                    .scalar("k", hu)
+                    .var("t", "t"),
+            )?,
+            Some(m) => {
+                add(&format!("gemv_{}_rp", m.name()), gemv("output", "logits", cfg.vocab, h))?
+            }
+        }
+        add(
+            "argmax_rows",
+            NodeArgs::new()
+                .buffer("logits", "logits")
+                .buffer("out", "tokens")
+                .var("rows", "t")
+                .scalar("n", u32_of(cfg.vocab)),
+        )?;
+        set_step_vars(&mut |n, v| g.set_var(n, v), cfg, 0, 1);
+        Ok(StepGraph { graph: g, ctx_max })
+    }
+}
+
+/// Sets the four variables of a step at `pos` of `t` tokens through `set`.
+fn set_step_vars(set: &mut dyn FnMut(&str, u32), cfg: &Config, pos: usize, t: usize) {
+    set("pos", u32_of(pos));
+    set("t", u32_of(t));
+    set("tk", u32_of(t * cfg.hidden));
+    set("tf", u32_of(t * cfg.ffn));
+}
+
+/// What a step gives back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepOut {
+    /// The greedy next token after each of the step's tokens.
+    pub next: Vec<u32>,
+    /// The logits of each token (`t x vocab`), when asked for.
+    pub logits: Option<Vec<f32>>,
+}
+
+/// The captured decode step, replayed a step at a time.
+pub struct Decoder<'r> {
+    cfg: Config,
+    captured: CapturedGraph<'r>,
+    tokens: Buffer,
+    logits: Buffer,
+    /// Tokens of the last step (its greedy tokens are in `tokens`).
+    last_t: usize,
+    ctx_max: usize,
+    /// Positions filled in the cache.
+    pub pos: usize,
+}
+
+impl<'r> Decoder<'r> {
+    /// Captures `step` on `rt` (nothing runs until the first step).
+    pub fn new(rt: &'r Runtime, cfg: &Config, step: &StepGraph) -> Result<Decoder<'r>, ModelError> {
+        let buf = |n: &str| step.graph.buffer(n).expect("the graph has it").clone();
+        Ok(Decoder {
+            cfg: cfg.clone(),
+            captured: step.graph.capture(rt)?,
+            tokens: buf("tokens"),
+            logits: buf("logits"),
+            last_t: 0,
+            ctx_max: step.ctx_max,
+            pos: 0,
+        })
+    }
+
+    /// Tokens of the last step (0 after [`Self::reset`]).
+    pub fn last_tokens(&self) -> usize {
+        self.last_t
+    }
+
+    /// How many nodes the last step re-checked (those reading a variable that changed: after a
+    /// step of as many tokens, only `pos` moved, read by RoPE, KV append and attention).
+    pub fn rechecked(&self) -> usize {
+        self.captured.rechecked()
+    }
+
+    /// The number of kernel nodes a step replays.
+    pub fn nodes(&self) -> usize {
+        self.captured.len()
+    }
+
+    /// The variant each node ran at the last step, in launch order.
+    pub fn variants(&self) -> Vec<(String, String)> {
+        self.captured.variants()
+    }
+
+    /// Runs `ids` (1..=8 tokens) at the next positions; returns the greedy next token after
+    /// each, and their logits when `logits` is set.
+    pub fn step(&mut self, ids: &[u32], logits: bool) -> Result<StepOut, ModelError> {
+        let t = ids.len();
+        if !(1..=MAX_T).contains(&t) {
+            return Err(ModelError::Tokens(t));
+        }
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.cfg.vocab) {
+            return Err(ModelError::TokenId { id, vocab: self.cfg.vocab });
+        }
+        self.check_room(t)?;
+        let mut padded = [0i32; MAX_T];
+        for (p, &id) in padded.iter_mut().zip(ids) {
+            *p = id as i32;
+        }
+        self.tokens.write(&padded)?;
+        self.run(t, logits)
+    }
+
+    /// One token: the last step's greedy token, fed on the device (no copy from the host). The
+    /// last step must have had one token (after a prompt step of several, call [`Self::step`]
+    /// with its last greedy token).
+    pub fn step_greedy(&mut self, logits: bool) -> Result<StepOut, ModelError> {
+        if self.last_t != 1 {
+            return Err(ModelError::Tokens(self.last_t));
+        }
+        self.check_room(1)?;
+        self.run(1, logits)
+    }
+
+    fn check_room(&self, t: usize) -> Result<(), ModelError> {
+        if self.pos + t > self.ctx_max {
+            return Err(ModelError::Context {
+                pos: self.pos,
+                end: self.pos + t,
+                ctx: self.ctx_max,
+            });
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
+        let mut err = None;
+        set_step_vars(
+            &mut |n, v| {
+                if let Err(e) = self.captured.set_var(n, v) {
+                    err.get_or_insert(e);
+                }
+            },
+            &self.cfg,
+            self.pos,
+            t,
+        );
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        self.captured.replay()?;
+        let next: Vec<i32> = self.tokens.read()?;
+        let next = next[..t].iter().map(|&v| v as u32).collect();
+        let logits = if logits {
+            let mut l: Vec<f32> = self.logits.read()?;
+            l.truncate(t * self.cfg.vocab);
+            Some(l)
+        } else {
+            None
+        };
+        self.pos += t;
+        self.last_t = t;
+        Ok(StepOut { next, logits })
+    }
+
+    /// Forgets the context (the cache is overwritten from position 0).
+    pub fn reset(&mut self) {
+        self.pos = 0;
+        self.last_t = 0;
+    }
+}

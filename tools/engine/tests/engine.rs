@@ -1,0 +1,213 @@
+//! The engine on a tiny llama with random Q8_0 weights (written here as GGUF), on the cpu
+//! device: the config's refusals, a prompt in chunks against token by token (bit for bit: every
+//! kernel keeps one order whatever the tokens a step), and the step's refusals.
+//! The graph tests need a package (`KILN_ENGINE_PACKAGE` or the workspace's `dist/`, with the
+//! kernels `Config::kernels` lists).
+
+mod common;
+use common::*;
+use kiln_engine::config::ConfigError;
+use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights};
+use kiln_engine::{ModelFile, OpenError};
+use kiln_runtime::{CpuOptions, Device, Package, Runtime};
+use rand::{Rng, SeedableRng};
+
+fn open(kvs: &[Kv], ts: &[T]) -> Result<ModelFile, OpenError> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("tiny.gguf");
+    std::fs::write(&p, write_gguf(kvs, ts)).unwrap();
+    ModelFile::open(&p)
+}
+
+fn config_err(kvs: &[Kv], ts: &[T]) -> ConfigError {
+    match open(kvs, ts) {
+        Err(OpenError::Config { source, .. }) => source,
+        Err(e) => panic!("expected a config refusal, got {e}"),
+        Ok(_) => panic!("expected a config refusal, got a model"),
+    }
+}
+
+#[test]
+fn config_reads_the_tiny_model_and_refuses_what_the_kernels_cannot_run() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 1);
+    let c = open(&kvs, &ts).unwrap().config;
+    assert_eq!((c.n_layers, c.hidden, c.head_dim, c.n_kv_heads, c.vocab), (2, 128, 64, 1, 96));
+    assert!(c.kernels().contains(&"attention_decode_q8_0_d64".to_string()));
+
+    let mut k2 = kvs.clone();
+    k2[0] = kv_str("general.architecture", "qwen2");
+    assert!(matches!(config_err(&k2, &ts), ConfigError::Architecture(a) if a == "qwen2"));
+
+    let mut k2 = kvs.clone();
+    k2.retain(|k| k.0 != "llama.attention.layer_norm_rms_epsilon");
+    let e = config_err(&k2, &ts);
+    assert!(e.to_string().contains("layer_norm_rms_epsilon") && e.to_string().contains("missing"));
+
+    // attn_q as F32: named, with what the GEMV takes.
+    let mut t2 = tiny_llama(&m, 1).1;
+    let q = t2.iter_mut().find(|t| t.name == "blk.1.attn_q.weight").unwrap();
+    q.ty = 0;
+    q.data = vec![0; 128 * 128 * 4];
+    let e = config_err(&kvs, &t2).to_string();
+    assert!(e.contains("blk.1.attn_q.weight") && e.contains("F32") && e.contains("Q4_1"), "{e}");
+
+    // A missing tensor, a wrong shape.
+    let mut t2 = tiny_llama(&m, 1).1;
+    t2.retain(|t| t.name != "blk.0.ffn_up.weight");
+    assert!(
+        matches!(config_err(&kvs, &t2), ConfigError::MissingTensor(n) if n == "blk.0.ffn_up.weight")
+    );
+    let mut t2 = tiny_llama(&m, 1).1;
+    let k = t2.iter_mut().find(|t| t.name == "blk.0.attn_k.weight").unwrap();
+    k.dims = vec![128, 32];
+    k.data.truncate(128 * 32 / 32 * 34);
+    assert!(matches!(config_err(&kvs, &t2), ConfigError::Shape { .. }));
+
+    // Head dimension 32 (hidden 128 over 4 heads): no attention kernel for it.
+    let mut k2 = kvs.clone();
+    k2.iter_mut().find(|k| k.0 == "llama.attention.head_count").unwrap().2 =
+        4u32.to_le_bytes().to_vec();
+    let e = config_err(&k2, &ts).to_string();
+    assert!(e.contains("head dimension 32"), "{e}");
+
+    // An embedding in Q4_0 (get_rows takes Q8_0).
+    let mut t2 = tiny_llama(&m, 1).1;
+    let emb = t2.iter_mut().find(|t| t.name == "token_embd.weight").unwrap();
+    emb.ty = 2;
+    emb.data = vec![0; 128 * 96 / 32 * 18];
+    let e = config_err(&kvs, &t2).to_string();
+    assert!(e.contains("token_embd.weight") && e.contains("Q4_0"), "{e}");
+
+    // Rope scaling is refused rather than ignored.
+    let mut k2 = kvs.clone();
+    k2.push(kv_str("llama.rope.scaling.type", "yarn"));
+    assert!(config_err(&k2, &ts).to_string().contains("yarn"));
+}
+
+fn runtime() -> Runtime {
+    let pkg = Package::open(package_dir()).unwrap();
+    Runtime::load(&Device::cpu(CpuOptions::default()), &pkg).unwrap()
+}
+
+/// Logits of `ids` from position 0 in steps of `chunk`.
+fn logits(dec: &mut Decoder<'_>, ids: &[u32], chunk: usize) -> (Vec<f32>, Vec<u32>) {
+    dec.reset();
+    let (mut l, mut next) = (vec![], vec![]);
+    for c in ids.chunks(chunk) {
+        let out = dec.step(c, true).unwrap();
+        l.extend(out.logits.unwrap());
+        next.extend(out.next);
+    }
+    (l, next)
+}
+
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn a_prompt_in_chunks_equals_token_by_token_bit_for_bit() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 7);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 128).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(16);
+    // 70 tokens: the attention's split variants take over from position 64.
+    let ids: Vec<u32> = (0..70).map(|_| rng.gen_range(0..m.vocab as u32)).collect();
+    let (one, next1) = logits(&mut dec, &ids, 1);
+    assert_eq!(one.len(), ids.len() * m.vocab);
+    assert!(one.iter().all(|v| v.is_finite()));
+    for (i, row) in one.chunks(m.vocab).enumerate() {
+        // argmax_rows agrees with the logits it read (ties to the lowest id).
+        let best = (0..m.vocab).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+        assert_eq!(next1[i] as usize, best, "position {i}");
+    }
+    // Not a constant function of the position: the model looks at its input.
+    assert!(one.chunks(m.vocab).any(|r| r != &one[..m.vocab]));
+    for chunk in [8, 3, 5] {
+        let (l, next) = logits(&mut dec, &ids, chunk);
+        let same = l.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "steps of {chunk} differ from steps of 1");
+        assert_eq!(next, next1);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn a_step_refuses_bad_tokens_and_positions_and_still_runs_after() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 3);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 16).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    assert!(matches!(dec.step(&[], false), Err(ModelError::Tokens(0))));
+    assert!(matches!(dec.step(&[1; 9], false), Err(ModelError::Tokens(9))));
+    assert!(matches!(dec.step(&[96], false), Err(ModelError::TokenId { id: 96, vocab: 96 })));
+    assert_eq!(dec.pos, 0);
+    let first = dec.step(&[5, 6, 7], true).unwrap();
+    dec.step(&[1; 8], false).unwrap();
+    assert!(matches!(
+        dec.step(&[1; 6], false),
+        Err(ModelError::Context { pos: 11, end: 17, ctx: 16 })
+    ));
+    dec.step(&[1; 5], false).unwrap();
+    assert_eq!(dec.pos, 16);
+    dec.reset();
+    assert_eq!(dec.step(&[5, 6, 7], true).unwrap(), first);
+}
+
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
+    let m = Tiny::small();
+    // An LM head of its own: a tied random model repeats its token.
+    let (kvs, ts) = tiny_llama_with(&m, 11, true);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 32).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    let prompt = [3, 1, 4, 1, 5];
+    let run = |dec: &mut Decoder<'_>, on_device: bool| {
+        dec.reset();
+        let mut last = *dec.step(&prompt, false).unwrap().next.last().unwrap();
+        // Right after a prompt of several tokens the token must come from the host.
+        assert!(matches!(dec.step_greedy(false), Err(ModelError::Tokens(5))));
+        let mut out = vec![];
+        let mut logits = vec![];
+        for i in 0..12 {
+            let s = if on_device && i > 0 {
+                dec.step_greedy(true).unwrap()
+            } else {
+                dec.step(&[last], true).unwrap()
+            };
+            last = s.next[0];
+            out.push(last);
+            if i > 1 {
+                // Only `pos` moved: RoPE, KV append and attention of each layer are re-checked.
+                assert_eq!(dec.rechecked(), 3 * m.layers, "step {i}");
+            }
+            logits.extend(s.logits.unwrap());
+        }
+        (out, logits)
+    };
+    let host = run(&mut dec, false);
+    let device = run(&mut dec, true);
+    assert_eq!(host, device);
+    assert_eq!(model.config.output, Some(kiln_engine::config::MatType::Q8_0));
+    // Not one token over and over: a token fed wrong would show.
+    let distinct: std::collections::BTreeSet<u32> = host.0.iter().copied().collect();
+    assert!(distinct.len() >= 3, "{:?}", host.0);
+}
