@@ -34,8 +34,12 @@ for t in r.tensors:
     w.add_tensor(t.name, np.array(t.data), raw_shape=t.data.shape, raw_dtype=t.tensor_type)
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 tok = 1
-subprocess.run(["cargo", "run", "-q", "-p", "kiln-engine", "--example", "logits", "--", cut, package,
-                os.path.join(tmp, "logits.f32"), "1", str(tok)], check=True, env={**os.environ, "KILN_DUMP": tmp})
+# A second run of 5 tokens for attention over several keys (its own dump folder).
+tmp5 = tempfile.mkdtemp()
+for d, ids in [(tmp, [tok]), (tmp5, [tok, 9690, 198, 2683, 359])]:
+    subprocess.run(["cargo", "run", "-q", "-p", "kiln-engine", "--example", "logits", "--", cut, package,
+                    os.path.join(d, "logits.f32"), "1"] + [str(i) for i in ids],
+                   check=True, env={**os.environ, "KILN_DUMP": d})
 
 sys.argv = [sys.argv[0], cut, "1", os.path.join(tmp, "unused.json")]
 src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine-numpy-ref.py")).read()
@@ -53,15 +57,67 @@ def cmp(name, want, got):
     return rel
 
 
+def norm32(v, w):
+    """kiln's RMSNorm in f32 (exact sqrt and division; the sum's order aside)."""
+    v32 = v.astype(np.float32)
+    r = np.float32(1) / np.sqrt(np.float32((v.astype(np.float64) ** 2).sum() / v.shape[1]) + np.float32(EPS), dtype=np.float32)
+    return ((v32 * r).astype(np.float32) * w.astype(np.float32)).astype(np.float32)
+
+
+def head_check():
+    """Final norm and the tied LM head (gemv_q8_0 on the embedding's blocks) from kiln's x."""
+    logits = np.fromfile(os.path.join(tmp, "logits.f32"), dtype=np.float32).astype(np.float64)
+    return cmp("final norm + LM head (49152 rows)", emb(norm32(x_k, onorm))[0], logits)
+
+
+def rope_check():
+    """RoPE of Q at position 4 (normal pairs, base from the file), against float64."""
+    q = np.fromfile(os.path.join(tmp5, "q.f32"), dtype=np.float32)[:H].astype(np.float64).reshape(NH, D)
+    qr = np.fromfile(os.path.join(tmp5, "qr.f32"), dtype=np.float32)[:H].astype(np.float64).reshape(NH, D)
+    # f32 RoPE's angle error grows with the position (docs/attention.md); tiny at 4.
+    return cmp("RoPE of Q at position 4", rope(q, 4), qr)
+
+
+def attention_check():
+    """Position 4 of 5: kiln's rotated q against its own Q8_0 cache, softmax in float64."""
+    qr = np.fromfile(os.path.join(tmp5, "qr.f32"), dtype=np.float32)[:H].astype(np.float64).reshape(NH, D)
+    att = np.fromfile(os.path.join(tmp5, "att.f32"), dtype=np.float32)[:H].astype(np.float64).reshape(NH, D)
+    ctx = 64  # the example's cache: the ids rounded up to 64
+    def cache(name):
+        b = np.fromfile(os.path.join(tmp5, name + ".q8_0"), dtype=np.uint8).reshape(NKV, ctx, D // 32, 34)
+        d = b[..., :2].copy().view(np.float16).astype(np.float64)
+        q = b[..., 2:].view(np.int8).astype(np.float64)
+        return (q * d).reshape(NKV, ctx, D)[:, :5]
+    kc, vc = cache("kc.0"), cache("vc.0")
+    want = np.empty_like(att)
+    for h in range(NH):
+        s = kc[h // (NH // NKV)] @ qr[h] / np.sqrt(D)
+        w = np.exp(s - s.max())
+        want[h] = (w / w.sum()) @ vc[h // (NH // NKV)]
+    return cmp("attention, 5 keys (kiln's q and cache)", want, att)
+
+
 l = layers[0]
 x = emb_f[tok].reshape(1, H)
 att_k, h_k, f_k, x_k = ld("att", H), ld("h", H), ld("f", 1536), ld("x", H)
+kvd = NKV * D
+q_k, k_k, v_k = ld("q", H), ld("k", kvd), ld("v", kvd)
+# The attention norm's output is not kept by the graph (its buffer is reused): computed here in
+# f32 from the exact embedding row, as kiln's kernel does (a different rounding would flip a
+# quant now and then, which shows as ~1e-4).
+xn32 = norm32(x, l["an"])
 print("op by op, from kiln's inputs (the kernels' own error):")
 worst = max(
+    cmp("attention norm + Q projection", l["q"](xn32), q_k),
+    cmp("attention norm + K projection", l["k"](xn32), k_k),
+    cmp("attention norm + V projection", l["v"](xn32), v_k),
     cmp("output projection + residual", x + l["o"](att_k), h_k),
     cmp("ffn norm, gate/up, SwiGLU", (lambda g, u: g / (1 + np.exp(-g)) * u)(
         *(lambda xn: (l["g"](xn), l["u"](xn)))(rmsnorm(h_k, l["fn"]).astype(np.float32))), f_k),
     cmp("down projection + residual", h_k + l["dn"](f_k), x_k),
+    rope_check(),
+    attention_check(),
+    head_check(),
 )
 print("chained from the embedding (quantization spreads last-bit differences):")
 xn = rmsnorm(x, l["an"])

@@ -21,12 +21,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::write(&a[3], out)?;
-    // The last step's intermediate buffers (KILN_DUMP=dir): q, k, v, att, h, f, x, xn.
+    // The last step's intermediate buffers (KILN_DUMP=dir): q, k, v, qr, att, h, f, x, xn as
+    // f32, and layer 0's KV cache (Q8_0 blocks, `[kv_head][ctx][head_dim]`).
     if let Ok(dir) = std::env::var("KILN_DUMP") {
         for name in ["q", "k", "v", "qr", "att", "h", "f", "x", "xn"] {
             let v: Vec<f32> = step.graph.buffer(name).expect("a buffer").read()?;
             let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
             std::fs::write(format!("{dir}/{name}.f32"), b)?;
+        }
+        for name in ["kc.0", "vc.0"] {
+            let b = step.graph.buffer(name).expect("a buffer").read_bytes()?;
+            std::fs::write(format!("{dir}/{name}.q8_0"), b)?;
         }
     }
     Ok(())
