@@ -50,6 +50,10 @@
 //!
 //! # Variants and routes
 //! - `baseline`: one row tile (16 rows) a workgroup.
+//! - `pipe`: the next block's K loads carried by the loop in registers (issued after this
+//!   block's S, stored at the top of the next iteration) and this block's V loads issued before
+//!   S; the same values in the same order. Where it would spill ([`pipe_fits`]) it is the
+//!   baseline's code, not routed.
 //! - `m32` (head dim 64 only, see [`M32_MAX_D`]): two row tiles a workgroup sharing every K
 //!   and V fragment (half the K/V reads);
 //!   routed when `n_tokens >= 8` on the archs with the matrix shape (the fallback's m32 is
@@ -89,6 +93,27 @@ pub fn prefill_kind(t: &Target, wave: u32) -> Option<MmaKind> {
     })
 }
 
+/// Whether the `pipe` variant's registers fit on `t` (else it builds the baseline's code and is
+/// not routed there): everywhere with a matrix path but gfx11's WMMA (A and B fragments
+/// duplicated to 16 halves a lane) with an f16 cache at head dim 128, where the in-flight
+/// V and next-K rows (32 VGPRs each) spill.
+pub fn pipe_fits(t: &Target, wave: u32, cache: CacheType, d: u32) -> bool {
+    prefill_kind(t, wave).is_some_and(|k| {
+        !(k.shape() == kiln_ir::matrix::MmaShape::Gfx11WmmaF16
+            && d >= 128
+            && cache == CacheType::F16)
+    })
+}
+
+/// The archs where `pipe` is routed (at their default wave).
+pub fn pipe_archs(cache: CacheType, d: u32) -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| pipe_fits(t, t.default_wave(), cache, d))
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 /// The archs with a matrix path at their default wave (where `m32` is routed).
 pub fn mma_archs() -> Vec<String> {
     kiln_ir::TARGETS
@@ -102,27 +127,43 @@ pub fn mma_archs() -> Vec<String> {
 /// at wave 32) beside the fragments spill on gfx11, sm_80+ and the lanes fallback.
 pub const M32_MAX_D: u32 = 64;
 
-fn build<const Q8: bool, const D: u32, const TILES: u32>(t: &Target, wave: u32) -> Kernel {
+fn build<const Q8: bool, const D: u32, const TILES: u32, const PIPE: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    attention(t, wave, cache, D, TILES)
+    attention(t, wave, cache, D, TILES, PIPE)
 }
 
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let max = u64::from(u32::MAX);
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     KernelSpec {
         name,
         variants: if D <= M32_MAX_D {
             vec![
-                v("baseline", build::<Q8, D, 1>, Admission::default()),
+                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
                 v(
                     "m32",
-                    build::<Q8, D, 2>,
+                    build::<Q8, D, 2, false>,
                     Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
+                ),
+                v(
+                    "pipe",
+                    build::<Q8, D, 1, true>,
+                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
                 ),
             ]
         } else {
-            vec![v("baseline", build::<Q8, D, 1>, Admission::default())]
+            vec![
+                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
+                v(
+                    "pipe",
+                    build::<Q8, D, 1, true>,
+                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
+                ),
+            ]
         },
         parity: Parity::Within { cases: |rng, large| parity_cases(rng, large, Q8, D), check },
         bench: if D == 128 {
@@ -429,11 +470,19 @@ fn row_of(
 
 /// One prefill kernel: `tiles` row tiles a workgroup, on `t`'s matrix unit when it has the
 /// shape at `wave`, else by lanes.
-pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) -> Kernel {
+pub fn attention(
+    t: &Target,
+    wave: u32,
+    cache: CacheType,
+    d: u32,
+    tiles: u32,
+    pipelined: bool,
+) -> Kernel {
     let kind = prefill_kind(t, wave);
-    let suffix = match tiles {
-        1 => String::new(),
-        n => format!("_m{}", n * TILE_ROWS),
+    let suffix = match (tiles, pipelined) {
+        (1, false) => String::new(),
+        (1, true) => "_pipe".to_string(),
+        (n, _) => format!("_m{}", n * TILE_ROWS),
     };
     let mut b =
         KernelBuilder::new(format!("attention_prefill_{}_d{d}{suffix}", cache.name()), wave);
@@ -626,19 +675,43 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     }
     init.extend(std::iter::repeat_n(fz, tiles as usize * o_per_tile));
     let zero = b.u32(0);
+    // Pipelined: the loop carries the next block's K loads (the first block's loaded here).
+    let width = init.len();
+    let pipelined = pipelined && pipe_fits(t, wave, cache, d);
+    let k_like = (pipelined && c.kv_lds.is_some()).then(|| fetch(&mut b, &c, c.k_cache, zero));
+    if let Some(like) = &k_like {
+        init.extend(fetched_values(like));
+    }
     let state = b.for_range(zero, n_blocks, one, 1, &init, |b, blk, st| {
         let k0 = b.mul(blk, kbv);
         // The previous block's LDS reads are done before this block's writes.
         b.barrier(BarrierKind::Lds);
-        if let Some(kv) = c.kv_lds {
-            stage(b, &c, c.k_cache, kv, k0);
+        let (st, ahead) = st.split_at(width);
+        // K of this block (loaded by the previous iteration when pipelined), then V's loads in
+        // flight during S.
+        let v_early = c.kv_lds.and_then(|kv| {
+            match &k_like {
+                Some(like) => put(b, &c, &fetched_from(like, ahead), kv),
+                None => stage(b, &c, c.k_cache, kv, k0),
+            }
+            let v_rows = k_like.is_some().then(|| fetch(b, &c, c.v_cache, k0));
             b.barrier(BarrierKind::Lds);
-        }
+            v_rows
+        });
         scores(b, &c, &engine, k0);
         b.barrier(BarrierKind::Lds);
-        // K's reads are done: V takes the buffer (read by `update` after the next barrier).
+        // K's reads are done: V takes the buffer (read by `update` after the next barrier); the
+        // next block's K loads go in flight during the softmax and P V.
+        let mut k_next = vec![];
         if let Some(kv) = c.kv_lds {
-            stage(b, &c, c.v_cache, kv, k0);
+            match v_early {
+                Some(v) => put(b, &c, &v, kv),
+                None => stage(b, &c, c.v_cache, kv, k0),
+            }
+            if k_like.is_some() {
+                let k1 = b.add(k0, kbv);
+                k_next = fetched_values(&fetch(b, &c, c.k_cache, k1));
+            }
         }
         let mut next = vec![];
         for ti in 0..tiles as usize {
@@ -647,6 +720,7 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
         }
         b.barrier(BarrierKind::Lds);
         next.extend(update(b, &c, &engine, k0, &st[2 * tiles as usize..]));
+        next.extend(k_next);
         next
     });
     // `l` of each row to LDS, then `out = o / l`.
@@ -691,8 +765,151 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     b.finish()
 }
 
+/// A block's K or V rows in flight: the lane's raw loads (f16: 8-half vectors; Q8_0: per block,
+/// its scale bits and 8 words of quants), with where they go in the staging buffer and whether
+/// the lane has that piece (`n` pieces over the wave).
+struct Fetched {
+    pieces: Vec<(Value, Value, Vec<Value>)>,
+}
+
+/// The lane's pieces of a block: piece `lane + j W` of `n` (clamped for loads; `valid` says
+/// whether it exists).
+fn pieces(b: &mut KernelBuilder, c: &Ctx, n: u32) -> Vec<(Value, Value)> {
+    (0..n.div_ceil(c.wave))
+        .map(|j| {
+            let jw = b.u32(j * c.wave);
+            let idx = b.add(c.lane, jw);
+            let nv = b.u32(n);
+            let valid = b.lt(idx, nv);
+            let last = b.u32(n - 1);
+            (b.min(idx, last), valid)
+        })
+        .collect()
+}
+
+/// Issues the global loads of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p`:
+/// f16 rows by 16-byte loads (8 halves a piece), Q8_0 a 34-byte block a piece (its scale, its
+/// quants by 4-byte loads of 2-byte alignment). [`put`] converts and stores them.
+fn fetch(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value) -> Fetched {
+    let hr = b.mul(c.h, c.ctx_max);
+    let row_of_key = |b: &mut KernelBuilder, key: Value| {
+        let key = b.add(k0, key);
+        let key = b.min(key, c.last_key);
+        b.add(hr, key)
+    };
+    let dd = b.u32(c.d);
+    let pieces = match c.cache {
+        CacheType::F16 => {
+            let per_row = c.d / 8;
+            let pr = b.u32(per_row);
+            pieces(b, c, KEY_BLOCK * per_row)
+                .into_iter()
+                .map(|(idx, valid)| {
+                    let key = b.div(idx, pr);
+                    let ch = b.rem(idx, pr);
+                    let r = row_of_key(b, key);
+                    let at = b.mul(r, dd);
+                    let c8 = b.u32(8);
+                    let off = b.mul(ch, c8);
+                    let at = b.add(at, off);
+                    let x = b.load(p, at, Type::vector(ScalarType::F16, 8));
+                    let to = b.mul(key, dd);
+                    let to = b.add(to, off);
+                    (to, valid, vec![x])
+                })
+                .collect()
+        }
+        CacheType::Q8_0 => {
+            let blocks = c.d / 32;
+            let bv = b.u32(blocks);
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            pieces(b, c, KEY_BLOCK * blocks)
+                .into_iter()
+                .map(|(idx, valid)| {
+                    let key = b.div(idx, bv);
+                    let bi = b.rem(idx, bv);
+                    let r = row_of_key(b, key);
+                    let base = b.mul(r, rb);
+                    let c34 = b.u32(34);
+                    let boff = b.mul(bi, c34);
+                    let blk = b.add(base, boff);
+                    let mut raw =
+                        vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
+                    for w in 0..8u32 {
+                        let o = b.u32(2 + 4 * w);
+                        let at = b.add(blk, o);
+                        raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
+                    }
+                    let to = b.mul(key, dd);
+                    let c32 = b.u32(32);
+                    let doff = b.mul(bi, c32);
+                    (b.add(to, doff), valid, raw)
+                })
+                .collect()
+        }
+    };
+    Fetched { pieces }
+}
+
+/// Stores a fetched block into `dst` (`[key][D]` f16): f16 vectors as they are; Q8_0 values as
+/// `f16(f32(q) * f32(d))`, four 8-half vectors a block.
+fn put(b: &mut KernelBuilder, c: &Ctx, f: &Fetched, dst: LdsSlot) {
+    for (to, valid, raw) in &f.pieces {
+        let halves: Vec<Value> = match c.cache {
+            CacheType::F16 => raw.clone(),
+            CacheType::Q8_0 => {
+                let sc = b.bitcast(raw[0], Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                let mut hs = Vec::with_capacity(32);
+                for &w in &raw[1..] {
+                    let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
+                    for e in 0..4u8 {
+                        let q = b.extract(v, e);
+                        let q = b.convert(q, Type::F32);
+                        let q = b.mul(q, sc);
+                        hs.push(b.convert(q, Type::F16));
+                    }
+                }
+                hs.chunks(8).map(|eight| b.make_vector(eight)).collect()
+            }
+        };
+        let to = *to;
+        b.if_then(*valid, |b| {
+            for (j, &v) in halves.iter().enumerate() {
+                let o = b.u32(8 * j as u32);
+                let at = b.add(to, o);
+                b.store(dst, at, v);
+            }
+        });
+    }
+}
+
+/// Values a [`Fetched`] carries through a loop.
+fn fetched_values(f: &Fetched) -> Vec<Value> {
+    f.pieces
+        .iter()
+        .flat_map(|(to, valid, raw)| [*to, *valid].into_iter().chain(raw.clone()))
+        .collect()
+}
+
+/// A [`Fetched`] of `like`'s shape from carried values.
+fn fetched_from(like: &Fetched, vals: &[Value]) -> Fetched {
+    let mut at = 0;
+    let pieces = like
+        .pieces
+        .iter()
+        .map(|(_, _, raw)| {
+            let p = (vals[at], vals[at + 1], vals[at + 2..at + 2 + raw.len()].to_vec());
+            at += 2 + raw.len();
+            p
+        })
+        .collect();
+    Fetched { pieces }
+}
+
 /// Stages the f16 values of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p` into
-/// `dst` (`[key][D]`): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
+/// `dst` (`[key][D]`) in one go (the unpipelined variants; `pipe` splits it into [`fetch`] and
+/// [`put`]): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
 /// a step (its scale, then its 32 quants by 4-byte loads of 2-byte alignment, each value
 /// `f16(f32(q) * f32(d))`, stored as four 8-half vectors).
 fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: Value) {
