@@ -190,8 +190,10 @@ pub fn specs() -> Vec<KernelSpec> {
 pub type CaseShape = (u32, u32, u32, u32, u32);
 
 /// L = 1 and 17 with 32 q / 8 kv and 9 q / 3 kv heads (a prefix before the chunk, a cache
-/// larger than the context, and one filled to the end), L = 512 with one KV head of one q head
-/// (the interpreter's time); `large` adds 4096 + 5 with 32 q / 8 kv heads.
+/// larger than the context, and one filled to the end); at head dim 64, L = 512 with one KV head
+/// of one q head and L = 33 (two `m32` tiles); at 128, L = 129 with 2 q heads (the interpreter's
+/// time: `kiln parity` runs every case on every variant); `large` adds 4096 + 5 with 32 q / 8 kv
+/// and 9 q / 3 kv heads.
 pub fn case_shapes(large: bool, d: u32) -> Vec<CaseShape> {
     let mut v = vec![
         (0, 1, 8, 4, 1),
@@ -199,10 +201,12 @@ pub fn case_shapes(large: bool, d: u32) -> Vec<CaseShape> {
         (0, 17, 3, 3, 17),
         (5, 17, 8, 4, 30),
         (20, 17, 3, 3, 37),
-        (3, 512, 1, 1, 515),
     ];
     if d == 64 {
+        v.push((3, 512, 1, 1, 515));
         v.push((100, 33, 2, 2, 140));
+    } else {
+        v.push((9, 129, 1, 2, 140));
     }
     if large {
         v.push((0, 4101, 8, 4, 4101));
@@ -371,8 +375,9 @@ struct Ctx {
     s_lds: LdsSlot,
     p_lds: LdsSlot,
     a_lds: LdsSlot,
-    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (matrix
-    /// path only; one buffer for both, so that LDS does not limit the occupancy).
+    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (every
+    /// matrix path, and the lanes fallback at wave 64; one buffer for both, so that LDS does not
+    /// limit the occupancy).
     kv_lds: Option<LdsSlot>,
     /// The wave size.
     wave: u32,
@@ -523,7 +528,10 @@ pub fn attention(
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
     let a_lds = b.lds("row_scalars", ScalarType::F32, tiles * TILE_ROWS);
-    let kv_lds = kind.is_some().then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
+    // Every matrix path stages; the lanes fallback at wave 64 only (at wave 32 and head dim 128
+    // its cheaper LDS reads let LLVM unroll the key loop into a spill on gfx1030).
+    let kv_lds =
+        (kind.is_some() || wave == 64).then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -1040,8 +1048,8 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
             // Each S element a chain of fmas over the dims in order, from `q[0] k[0]` (a loop:
             // the lanes fallback keeps its registers few).
             let dv = b.u32(c.d);
+            let kv = c.kv_lds;
             for &(r, col) in s_coord {
-                let key = b.add(k0, col);
                 for ti in 0..c.tiles {
                     let qrow = b.mul(r, dv);
                     let toff = b.u32(ti * TILE_ROWS * c.d);
@@ -1050,7 +1058,18 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
                         let qa = b.add(qrow, dim);
                         let x = b.load(*q, qa, Type::F16);
                         let x = b.convert(x, Type::F32);
-                        let k = c.cache_value(b, c.k_cache, key, dim);
+                        // K from the staged block (`[key][D]`) or the cache.
+                        let k = match kv {
+                            Some(kv) => {
+                                let at = b.mul(col, dv);
+                                let at = b.add(at, dim);
+                                b.load(kv, at, Type::F16)
+                            }
+                            None => {
+                                let key = b.add(k0, col);
+                                c.cache_value(b, c.k_cache, key, dim)
+                            }
+                        };
                         (x, b.convert(k, Type::F32))
                     };
                     let zero = b.u32(0);
@@ -1136,7 +1155,7 @@ fn fold(
     vec![m2, l2]
 }
 
-/// `O = O * a + P V` of every tile for the block at `k0` (`P` and `a` from LDS); `o` holds
+/// `O = O * a + P V` of every tile for the block at `k0` (`P`, `a` and staged V from LDS); `o` holds
 /// the tiles' accumulators one after another.
 fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) -> Vec<Value> {
     let c16 = b.u32(KEY_BLOCK);
@@ -1211,8 +1230,9 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
             }
             let zero = b.u32(0);
             let one = b.u32(1);
+            let dv = b.u32(c.d);
+            let kv = c.kv_lds;
             b.for_range(zero, c16, one, 1, &init, |b, j, acc| {
-                let key = b.add(k0, j);
                 let mut next = Vec::with_capacity(acc.len());
                 for ti in 0..c.tiles {
                     for (ei, &(r, dim)) in o_coord.iter().enumerate() {
@@ -1222,7 +1242,17 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
                         let at = b.add(prow, j);
                         let p = b.load(c.p_lds, at, Type::F16);
                         let p = b.convert(p, Type::F32);
-                        let v = c.cache_value(b, c.v_cache, key, dim);
+                        let v = match kv {
+                            Some(kv) => {
+                                let at = b.mul(j, dv);
+                                let at = b.add(at, dim);
+                                b.load(kv, at, Type::F16)
+                            }
+                            None => {
+                                let key = b.add(k0, j);
+                                c.cache_value(b, c.v_cache, key, dim)
+                            }
+                        };
                         let v = b.convert(v, Type::F32);
                         next.push(b.fma(p, v, acc[ti as usize * per_tile + ei]));
                     }
