@@ -50,6 +50,10 @@
 //!
 //! # Variants and routes
 //! - `baseline`: one row tile (16 rows) a workgroup.
+//! - `pipe`: the next block's K loads carried by the loop in registers (issued after this
+//!   block's S, stored at the top of the next iteration) and this block's V loads issued before
+//!   S; the same values in the same order. Where it would spill ([`pipe_fits`]) it is the
+//!   baseline's code, not routed.
 //! - `m32` (head dim 64 only, see [`M32_MAX_D`]): two row tiles a workgroup sharing every K
 //!   and V fragment (half the K/V reads);
 //!   routed when `n_tokens >= 8` on the archs with the matrix shape (the fallback's m32 is
@@ -89,6 +93,27 @@ pub fn prefill_kind(t: &Target, wave: u32) -> Option<MmaKind> {
     })
 }
 
+/// Whether the `pipe` variant's registers fit on `t` (else it builds the baseline's code and is
+/// not routed there): everywhere with a matrix path but gfx11's WMMA (A and B fragments
+/// duplicated to 16 halves a lane) with an f16 cache at head dim 128, where the in-flight
+/// V and next-K rows (32 VGPRs each) spill.
+pub fn pipe_fits(t: &Target, wave: u32, cache: CacheType, d: u32) -> bool {
+    prefill_kind(t, wave).is_some_and(|k| {
+        !(k.shape() == kiln_ir::matrix::MmaShape::Gfx11WmmaF16
+            && d >= 128
+            && cache == CacheType::F16)
+    })
+}
+
+/// The archs where `pipe` is routed (at their default wave).
+pub fn pipe_archs(cache: CacheType, d: u32) -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| pipe_fits(t, t.default_wave(), cache, d))
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 /// The archs with a matrix path at their default wave (where `m32` is routed).
 pub fn mma_archs() -> Vec<String> {
     kiln_ir::TARGETS
@@ -102,27 +127,43 @@ pub fn mma_archs() -> Vec<String> {
 /// at wave 32) beside the fragments spill on gfx11, sm_80+ and the lanes fallback.
 pub const M32_MAX_D: u32 = 64;
 
-fn build<const Q8: bool, const D: u32, const TILES: u32>(t: &Target, wave: u32) -> Kernel {
+fn build<const Q8: bool, const D: u32, const TILES: u32, const PIPE: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    attention(t, wave, cache, D, TILES)
+    attention(t, wave, cache, D, TILES, PIPE)
 }
 
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let max = u64::from(u32::MAX);
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     KernelSpec {
         name,
         variants: if D <= M32_MAX_D {
             vec![
-                v("baseline", build::<Q8, D, 1>, Admission::default()),
+                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
                 v(
                     "m32",
-                    build::<Q8, D, 2>,
+                    build::<Q8, D, 2, false>,
                     Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
+                ),
+                v(
+                    "pipe",
+                    build::<Q8, D, 1, true>,
+                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
                 ),
             ]
         } else {
-            vec![v("baseline", build::<Q8, D, 1>, Admission::default())]
+            vec![
+                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
+                v(
+                    "pipe",
+                    build::<Q8, D, 1, true>,
+                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
+                ),
+            ]
         },
         parity: Parity::Within { cases: |rng, large| parity_cases(rng, large, Q8, D), check },
         bench: if D == 128 {
@@ -149,8 +190,10 @@ pub fn specs() -> Vec<KernelSpec> {
 pub type CaseShape = (u32, u32, u32, u32, u32);
 
 /// L = 1 and 17 with 32 q / 8 kv and 9 q / 3 kv heads (a prefix before the chunk, a cache
-/// larger than the context, and one filled to the end), L = 512 with one KV head of one q head
-/// (the interpreter's time); `large` adds 4096 + 5 with 32 q / 8 kv heads.
+/// larger than the context, and one filled to the end); at head dim 64, L = 512 with one KV head
+/// of one q head and L = 33 (two `m32` tiles); at 128, L = 129 with 2 q heads (the interpreter's
+/// time: `kiln parity` runs every case on every variant); `large` adds 4096 + 5 with 32 q / 8 kv
+/// and 9 q / 3 kv heads.
 pub fn case_shapes(large: bool, d: u32) -> Vec<CaseShape> {
     let mut v = vec![
         (0, 1, 8, 4, 1),
@@ -158,10 +201,12 @@ pub fn case_shapes(large: bool, d: u32) -> Vec<CaseShape> {
         (0, 17, 3, 3, 17),
         (5, 17, 8, 4, 30),
         (20, 17, 3, 3, 37),
-        (3, 512, 1, 1, 515),
     ];
     if d == 64 {
+        v.push((3, 512, 1, 1, 515));
         v.push((100, 33, 2, 2, 140));
+    } else {
+        v.push((9, 129, 1, 2, 140));
     }
     if large {
         v.push((0, 4101, 8, 4, 4101));
@@ -330,8 +375,9 @@ struct Ctx {
     s_lds: LdsSlot,
     p_lds: LdsSlot,
     a_lds: LdsSlot,
-    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (matrix
-    /// path only; one buffer for both, so that LDS does not limit the occupancy).
+    /// The block's K rows, then its V rows, as f16 (`[key][D]`), staged by wide loads (every
+    /// matrix path, and the lanes fallback at wave 64; one buffer for both, so that LDS does not
+    /// limit the occupancy).
     kv_lds: Option<LdsSlot>,
     /// The wave size.
     wave: u32,
@@ -429,11 +475,19 @@ fn row_of(
 
 /// One prefill kernel: `tiles` row tiles a workgroup, on `t`'s matrix unit when it has the
 /// shape at `wave`, else by lanes.
-pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) -> Kernel {
+pub fn attention(
+    t: &Target,
+    wave: u32,
+    cache: CacheType,
+    d: u32,
+    tiles: u32,
+    pipelined: bool,
+) -> Kernel {
     let kind = prefill_kind(t, wave);
-    let suffix = match tiles {
-        1 => String::new(),
-        n => format!("_m{}", n * TILE_ROWS),
+    let suffix = match (tiles, pipelined) {
+        (1, false) => String::new(),
+        (1, true) => "_pipe".to_string(),
+        (n, _) => format!("_m{}", n * TILE_ROWS),
     };
     let mut b =
         KernelBuilder::new(format!("attention_prefill_{}_d{d}{suffix}", cache.name()), wave);
@@ -474,7 +528,10 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
     let a_lds = b.lds("row_scalars", ScalarType::F32, tiles * TILE_ROWS);
-    let kv_lds = kind.is_some().then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
+    // Every matrix path stages; the lanes fallback at wave 64 only (at wave 32 and head dim 128
+    // its cheaper LDS reads let LLVM unroll the key loop into a spill on gfx1030).
+    let kv_lds =
+        (kind.is_some() || wave == 64).then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -626,19 +683,43 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     }
     init.extend(std::iter::repeat_n(fz, tiles as usize * o_per_tile));
     let zero = b.u32(0);
+    // Pipelined: the loop carries the next block's K loads (the first block's loaded here).
+    let width = init.len();
+    let pipelined = pipelined && pipe_fits(t, wave, cache, d);
+    let k_like = (pipelined && c.kv_lds.is_some()).then(|| fetch(&mut b, &c, c.k_cache, zero));
+    if let Some(like) = &k_like {
+        init.extend(fetched_values(like));
+    }
     let state = b.for_range(zero, n_blocks, one, 1, &init, |b, blk, st| {
         let k0 = b.mul(blk, kbv);
         // The previous block's LDS reads are done before this block's writes.
         b.barrier(BarrierKind::Lds);
-        if let Some(kv) = c.kv_lds {
-            stage(b, &c, c.k_cache, kv, k0);
+        let (st, ahead) = st.split_at(width);
+        // K of this block (loaded by the previous iteration when pipelined), then V's loads in
+        // flight during S.
+        let v_early = c.kv_lds.and_then(|kv| {
+            match &k_like {
+                Some(like) => put(b, &c, &fetched_from(like, ahead), kv),
+                None => stage(b, &c, c.k_cache, kv, k0),
+            }
+            let v_rows = k_like.is_some().then(|| fetch(b, &c, c.v_cache, k0));
             b.barrier(BarrierKind::Lds);
-        }
+            v_rows
+        });
         scores(b, &c, &engine, k0);
         b.barrier(BarrierKind::Lds);
-        // K's reads are done: V takes the buffer (read by `update` after the next barrier).
+        // K's reads are done: V takes the buffer (read by `update` after the next barrier); the
+        // next block's K loads go in flight during the softmax and P V.
+        let mut k_next = vec![];
         if let Some(kv) = c.kv_lds {
-            stage(b, &c, c.v_cache, kv, k0);
+            match v_early {
+                Some(v) => put(b, &c, &v, kv),
+                None => stage(b, &c, c.v_cache, kv, k0),
+            }
+            if k_like.is_some() {
+                let k1 = b.add(k0, kbv);
+                k_next = fetched_values(&fetch(b, &c, c.k_cache, k1));
+            }
         }
         let mut next = vec![];
         for ti in 0..tiles as usize {
@@ -647,6 +728,7 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
         }
         b.barrier(BarrierKind::Lds);
         next.extend(update(b, &c, &engine, k0, &st[2 * tiles as usize..]));
+        next.extend(k_next);
         next
     });
     // `l` of each row to LDS, then `out = o / l`.
@@ -691,8 +773,151 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, tiles: u32) ->
     b.finish()
 }
 
+/// A block's K or V rows in flight: the lane's raw loads (f16: 8-half vectors; Q8_0: per block,
+/// its scale bits and 8 words of quants), with where they go in the staging buffer and whether
+/// the lane has that piece (`n` pieces over the wave).
+struct Fetched {
+    pieces: Vec<(Value, Value, Vec<Value>)>,
+}
+
+/// The lane's pieces of a block: piece `lane + j W` of `n` (clamped for loads; `valid` says
+/// whether it exists).
+fn pieces(b: &mut KernelBuilder, c: &Ctx, n: u32) -> Vec<(Value, Value)> {
+    (0..n.div_ceil(c.wave))
+        .map(|j| {
+            let jw = b.u32(j * c.wave);
+            let idx = b.add(c.lane, jw);
+            let nv = b.u32(n);
+            let valid = b.lt(idx, nv);
+            let last = b.u32(n - 1);
+            (b.min(idx, last), valid)
+        })
+        .collect()
+}
+
+/// Issues the global loads of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p`:
+/// f16 rows by 16-byte loads (8 halves a piece), Q8_0 a 34-byte block a piece (its scale, its
+/// quants by 4-byte loads of 2-byte alignment). [`put`] converts and stores them.
+fn fetch(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value) -> Fetched {
+    let hr = b.mul(c.h, c.ctx_max);
+    let row_of_key = |b: &mut KernelBuilder, key: Value| {
+        let key = b.add(k0, key);
+        let key = b.min(key, c.last_key);
+        b.add(hr, key)
+    };
+    let dd = b.u32(c.d);
+    let pieces = match c.cache {
+        CacheType::F16 => {
+            let per_row = c.d / 8;
+            let pr = b.u32(per_row);
+            pieces(b, c, KEY_BLOCK * per_row)
+                .into_iter()
+                .map(|(idx, valid)| {
+                    let key = b.div(idx, pr);
+                    let ch = b.rem(idx, pr);
+                    let r = row_of_key(b, key);
+                    let at = b.mul(r, dd);
+                    let c8 = b.u32(8);
+                    let off = b.mul(ch, c8);
+                    let at = b.add(at, off);
+                    let x = b.load(p, at, Type::vector(ScalarType::F16, 8));
+                    let to = b.mul(key, dd);
+                    let to = b.add(to, off);
+                    (to, valid, vec![x])
+                })
+                .collect()
+        }
+        CacheType::Q8_0 => {
+            let blocks = c.d / 32;
+            let bv = b.u32(blocks);
+            let rb = b.u32(c.cache.row_bytes(c.d));
+            pieces(b, c, KEY_BLOCK * blocks)
+                .into_iter()
+                .map(|(idx, valid)| {
+                    let key = b.div(idx, bv);
+                    let bi = b.rem(idx, bv);
+                    let r = row_of_key(b, key);
+                    let base = b.mul(r, rb);
+                    let c34 = b.u32(34);
+                    let boff = b.mul(bi, c34);
+                    let blk = b.add(base, boff);
+                    let mut raw =
+                        vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
+                    for w in 0..8u32 {
+                        let o = b.u32(2 + 4 * w);
+                        let at = b.add(blk, o);
+                        raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
+                    }
+                    let to = b.mul(key, dd);
+                    let c32 = b.u32(32);
+                    let doff = b.mul(bi, c32);
+                    (b.add(to, doff), valid, raw)
+                })
+                .collect()
+        }
+    };
+    Fetched { pieces }
+}
+
+/// Stores a fetched block into `dst` (`[key][D]` f16): f16 vectors as they are; Q8_0 values as
+/// `f16(f32(q) * f32(d))`, four 8-half vectors a block.
+fn put(b: &mut KernelBuilder, c: &Ctx, f: &Fetched, dst: LdsSlot) {
+    for (to, valid, raw) in &f.pieces {
+        let halves: Vec<Value> = match c.cache {
+            CacheType::F16 => raw.clone(),
+            CacheType::Q8_0 => {
+                let sc = b.bitcast(raw[0], Type::F16);
+                let sc = b.convert(sc, Type::F32);
+                let mut hs = Vec::with_capacity(32);
+                for &w in &raw[1..] {
+                    let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
+                    for e in 0..4u8 {
+                        let q = b.extract(v, e);
+                        let q = b.convert(q, Type::F32);
+                        let q = b.mul(q, sc);
+                        hs.push(b.convert(q, Type::F16));
+                    }
+                }
+                hs.chunks(8).map(|eight| b.make_vector(eight)).collect()
+            }
+        };
+        let to = *to;
+        b.if_then(*valid, |b| {
+            for (j, &v) in halves.iter().enumerate() {
+                let o = b.u32(8 * j as u32);
+                let at = b.add(to, o);
+                b.store(dst, at, v);
+            }
+        });
+    }
+}
+
+/// Values a [`Fetched`] carries through a loop.
+fn fetched_values(f: &Fetched) -> Vec<Value> {
+    f.pieces
+        .iter()
+        .flat_map(|(to, valid, raw)| [*to, *valid].into_iter().chain(raw.clone()))
+        .collect()
+}
+
+/// A [`Fetched`] of `like`'s shape from carried values.
+fn fetched_from(like: &Fetched, vals: &[Value]) -> Fetched {
+    let mut at = 0;
+    let pieces = like
+        .pieces
+        .iter()
+        .map(|(_, _, raw)| {
+            let p = (vals[at], vals[at + 1], vals[at + 2..at + 2 + raw.len()].to_vec());
+            at += 2 + raw.len();
+            p
+        })
+        .collect();
+    Fetched { pieces }
+}
+
 /// Stages the f16 values of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p` into
-/// `dst` (`[key][D]`): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
+/// `dst` (`[key][D]`) in one go (the unpipelined variants; `pipe` splits it into [`fetch`] and
+/// [`put`]): f16 rows by 16-byte loads (8 halves a lane a step), Q8_0 by a block a lane
 /// a step (its scale, then its 32 quants by 4-byte loads of 2-byte alignment, each value
 /// `f16(f32(q) * f32(d))`, stored as four 8-half vectors).
 fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: Value) {
@@ -823,8 +1048,8 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
             // Each S element a chain of fmas over the dims in order, from `q[0] k[0]` (a loop:
             // the lanes fallback keeps its registers few).
             let dv = b.u32(c.d);
+            let kv = c.kv_lds;
             for &(r, col) in s_coord {
-                let key = b.add(k0, col);
                 for ti in 0..c.tiles {
                     let qrow = b.mul(r, dv);
                     let toff = b.u32(ti * TILE_ROWS * c.d);
@@ -833,7 +1058,18 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
                         let qa = b.add(qrow, dim);
                         let x = b.load(*q, qa, Type::F16);
                         let x = b.convert(x, Type::F32);
-                        let k = c.cache_value(b, c.k_cache, key, dim);
+                        // K from the staged block (`[key][D]`) or the cache.
+                        let k = match kv {
+                            Some(kv) => {
+                                let at = b.mul(col, dv);
+                                let at = b.add(at, dim);
+                                b.load(kv, at, Type::F16)
+                            }
+                            None => {
+                                let key = b.add(k0, col);
+                                c.cache_value(b, c.k_cache, key, dim)
+                            }
+                        };
                         (x, b.convert(k, Type::F32))
                     };
                     let zero = b.u32(0);
@@ -919,7 +1155,7 @@ fn fold(
     vec![m2, l2]
 }
 
-/// `O = O * a + P V` of every tile for the block at `k0` (`P` and `a` from LDS); `o` holds
+/// `O = O * a + P V` of every tile for the block at `k0` (`P`, `a` and staged V from LDS); `o` holds
 /// the tiles' accumulators one after another.
 fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) -> Vec<Value> {
     let c16 = b.u32(KEY_BLOCK);
@@ -994,8 +1230,9 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
             }
             let zero = b.u32(0);
             let one = b.u32(1);
+            let dv = b.u32(c.d);
+            let kv = c.kv_lds;
             b.for_range(zero, c16, one, 1, &init, |b, j, acc| {
-                let key = b.add(k0, j);
                 let mut next = Vec::with_capacity(acc.len());
                 for ti in 0..c.tiles {
                     for (ei, &(r, dim)) in o_coord.iter().enumerate() {
@@ -1005,7 +1242,17 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
                         let at = b.add(prow, j);
                         let p = b.load(c.p_lds, at, Type::F16);
                         let p = b.convert(p, Type::F32);
-                        let v = c.cache_value(b, c.v_cache, key, dim);
+                        let v = match kv {
+                            Some(kv) => {
+                                let at = b.mul(j, dv);
+                                let at = b.add(at, dim);
+                                b.load(kv, at, Type::F16)
+                            }
+                            None => {
+                                let key = b.add(k0, j);
+                                c.cache_value(b, c.v_cache, key, dim)
+                            }
+                        };
                         let v = b.convert(v, Type::F32);
                         next.push(b.fma(p, v, acc[ti as usize * per_tile + ei]));
                     }
