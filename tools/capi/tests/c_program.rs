@@ -36,11 +36,20 @@ fn package(dir: &Path, cache: &Path, arch: &str) {
         .expect("the package builds");
 }
 
-/// Where cargo put this crate's static library (beside the test binary's `deps/`).
+/// This crate's static library, built for the test: `cargo test` builds a library's rlib only,
+/// so the static one is built here, into a target directory of its own (`target/capi-static`:
+/// no lock shared with the running `cargo test`), and is never a stale leftover.
 fn static_lib() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-    let lib = dir.join("libkiln_capi.a");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = root.join("target/capi-static");
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "-p", "kiln-capi", "--lib"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&root)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo build -p kiln-capi failed");
+    let lib = target.join("debug/libkiln_capi.a");
     assert!(lib.is_file(), "{} not built", lib.display());
     lib
 }
