@@ -5,85 +5,20 @@
 //! (`llvm`) binary.
 #![cfg(feature = "llvm")]
 
+mod common;
+
+use common::{npy, write_f32, Env};
 use kiln_ir::package::{ObjectFormat, MANIFEST_FILE, MANIFEST_FORMAT};
 use kiln_ir::Target;
 use kiln_runtime::Package;
 use std::collections::BTreeSet;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The two archs of every package here: one NVIDIA (PTX), one AMD (HSACO).
 const ARCHS: &str = "sm_90,gfx1100";
-
-/// A test's working directory, with its own cache in `cache/`.
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-/// A finished `kiln` process.
-struct Out {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn show(&self) -> String {
-        format!("status {:?}\n--- stdout\n{}--- stderr\n{}", self.status, self.stdout, self.stderr)
-    }
-
-    /// Asserts success.
-    fn ok(self) -> Out {
-        assert!(self.status.success(), "kiln failed:\n{}", self.show());
-        self
-    }
-
-    /// Asserts an orderly failure: exit status 1 (not a panic's 101, not a signal) and an
-    /// `error:` line on stderr; returns stderr.
-    fn fails(self) -> String {
-        assert_eq!(self.status.code(), Some(1), "expected an error exit:\n{}", self.show());
-        assert!(!self.stderr.contains("panicked"), "kiln panicked:\n{}", self.show());
-        assert!(self.stderr.contains("error: "), "no error message:\n{}", self.show());
-        self.stderr
-    }
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { dir: tempfile::tempdir().expect("temp dir") }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn command(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kiln"));
-        c.current_dir(self.dir.path()).env("KILN_CACHE_DIR", self.path("cache"));
-        // A route override in the caller's environment would change what `run` picks.
-        for (k, _) in std::env::vars_os() {
-            if k.to_string_lossy().starts_with("KILN_ROUTE_") {
-                c.env_remove(k);
-            }
-        }
-        c
-    }
-
-    fn kiln(&self, args: &[&str]) -> Out {
-        let o = self.command().args(args).output().expect("kiln runs");
-        Out {
-            status: o.status,
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
-    }
-
-    fn build(&self, kernels: &str, archs: &str, out: &str) -> Out {
-        self.kiln(&["build", "--kernel", kernels, "--arch", archs, "-o", out]).ok()
-    }
-}
 
 /// (kernel, variant, arch) of every object a build of `kernels` x `archs` must write.
 fn expected_objects(kernels: &str, archs: &str) -> BTreeSet<(String, String, String)> {
@@ -461,29 +396,6 @@ fn a_manifest_of_another_format_is_refused() {
 }
 
 // --- run ----------------------------------------------------------------------------------------
-
-/// A NumPy v1.0 .npy file, written the way `numpy.save` writes it.
-fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let dims = match shape {
-        [n] => format!("({n},)"),
-        s => format!("({})", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
-    };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
-    // magic (6) + version (2) + header length (2) + header + '\n', padded to 64 bytes.
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    out.extend(data);
-    out
-}
-
-fn write_f32(path: &Path, shape: &[usize], v: &[f32]) {
-    let data: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(path, npy("<f4", shape, &data)).expect("write .npy");
-}
 
 fn read_i32(path: &Path) -> Vec<i32> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -970,130 +882,4 @@ fn the_hip_device_says_it_is_untested_on_hardware() {
     env.build("argmax_rows", "gfx1100", "pkg");
     let err = env.kiln(&["parity", "--device", "hip", "--package", "pkg"]).fails();
     assert!(err.contains("untested on AMD hardware"), "{err}");
-}
-
-/// `kiln tune` on the cpu device, end to end: candidates built, gated, a run stopped by its
-/// budget resumed by the same command, the tuning file written with provenance; then a build
-/// with that file routes the bucket to its tuned variant on that arch only, and the router's
-/// explanation says so (and says "default" elsewhere). The cpu device's times mean nothing;
-/// the path is what is checked.
-#[test]
-fn tune_gates_times_resumes_and_a_build_routes_to_the_winner() {
-    let env = Env::new();
-    let tune = |budget: &str| {
-        env.kiln(&[
-            "tune",
-            "--device",
-            "cpu",
-            "--arch",
-            "gfx1100",
-            "--kernel",
-            "row_top_prob",
-            "--shapes",
-            "rows1_nlo",
-            "--candidates",
-            "cand",
-            "--out",
-            "gfx1100.ron",
-            "--replays",
-            "1",
-            "--budget-s",
-            budget,
-        ])
-        .ok()
-    };
-    let first = tune("0");
-    assert!(first.stdout.contains("budget of 0 s reached"), "{}", first.show());
-    assert!(first.stdout.contains("not finished (budget)"), "{}", first.show());
-    assert!(
-        first.stdout.contains("refused cand_wgs256_subgroups2: not a candidate"),
-        "{}",
-        first.show()
-    );
-    assert!(first.stdout.contains("4 of 4 candidates of row_top_prob give the baseline's bits"));
-    let log = std::fs::read_to_string(env.path("cand/tune-progress.jsonl")).unwrap();
-    assert_eq!(log.lines().filter(|l| l.contains("\"gate\"")).count(), 4, "{log}");
-    assert!(!log.contains("\"time\""), "the budget stopped it before any timing: {log}");
-    let second = tune("600");
-    assert!(!second.stdout.contains("budget of"), "{}", second.show());
-    let text = std::fs::read_to_string(env.path("gfx1100.ron")).unwrap();
-    let file = kiln_specs::tune::parse_tuning("gfx1100.ron", "gfx1100", &text).unwrap();
-    let [entry] = file.entries.as_slice() else { panic!("one entry: {text}") };
-    assert_eq!((entry.kernel.as_str(), entry.bucket.as_str()), ("row_top_prob", "rows1_nlo"));
-    assert!(entry.provenance.device.contains("cpu") && entry.provenance.date.starts_with("20"));
-    assert!(!entry.provenance.llvm.is_empty() && !entry.provenance.kiln.is_empty());
-    // The gate ran once: the resumed run kept its verdicts.
-    let log = std::fs::read_to_string(env.path("cand/tune-progress.jsonl")).unwrap();
-    assert_eq!(log.lines().filter(|l| l.contains("\"gate\"")).count(), 4, "{log}");
-    // Force a winner, so the build has a tuned variant whatever the cpu timed.
-    let mut forced = file.clone();
-    forced.entries[0].knobs = Some(vec![("wgs".into(), 1), ("subgroups".into(), 2)]);
-    let forced = ron::ser::to_string_pretty(&forced, Default::default()).unwrap();
-    std::fs::write(env.path("forced.ron"), &forced).unwrap();
-    env.kiln(&[
-        "build",
-        "--kernel",
-        "row_top_prob",
-        "--arch",
-        "gfx1100,gfx906",
-        "--tuning",
-        "forced.ron",
-        "-o",
-        "pkg",
-    ])
-    .ok();
-    let pkg = Package::open(env.path("pkg")).unwrap();
-    assert!(pkg.find("row_top_prob", "tuned_rows1_nlo", "gfx1100").is_some());
-    assert!(pkg.find("row_top_prob", "tuned_rows1_nlo", "gfx906").is_none());
-    let routes = pkg.routes("row_top_prob").unwrap();
-    assert_eq!(routes.tuning.len(), 8, "4 buckets x 2 archs: {:?}", routes.tuning);
-    assert_eq!(routes.tuning.iter().filter(|b| b.tuned.is_some()).count(), 1);
-    let logits: Vec<f32> = (0..3000).map(|i| ((i * 7919) % 1000) as f32 / 100.0).collect();
-    write_f32(&env.path("logits.npy"), &[3000], &logits);
-    let run = |arch: &str, rows: &str| {
-        env.kiln(&[
-            "run",
-            "row_top_prob",
-            "--package",
-            "pkg",
-            "--arch",
-            arch,
-            "--arg",
-            "logits=logits.npy",
-            "--shape",
-            &format!("rows={rows}"),
-            "--shape",
-            &format!("n={}", 3000 / rows.parse::<usize>().unwrap()),
-            "--out",
-            "o",
-        ])
-        .ok()
-        .stderr
-    };
-    let tuned = run("gfx1100", "1");
-    assert!(tuned.contains("tuned: bucket `rows1_nlo` of gfx1100 (wgs=1 subgroups=2)"), "{tuned}");
-    let other_bucket = run("gfx1100", "3");
-    assert!(
-        other_bucket.contains("default: no tuned bucket of gfx1100 admits the call"),
-        "{other_bucket}"
-    );
-    let other_arch = run("gfx906", "1");
-    assert!(other_arch.contains("default: row_top_prob is untuned on gfx906"), "{other_arch}");
-    // A tuning file with knobs outside the space is refused, naming the file and the entry.
-    std::fs::write(env.path("bad.ron"), forced.replace("(\"subgroups\", 2)", "(\"subgroups\", 3)"))
-        .unwrap();
-    let e = env
-        .kiln(&[
-            "build",
-            "--kernel",
-            "row_top_prob",
-            "--arch",
-            "gfx1100",
-            "--tuning",
-            "bad.ron",
-            "-o",
-            "pkg2",
-        ])
-        .fails();
-    assert!(e.contains("bad.ron: entry 0") && e.contains("subgroups=3"), "{e}");
 }
