@@ -60,13 +60,13 @@
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
-use super::kv_append::quantize_q8_0_block;
+mod cases;
+
 use super::CacheType;
-use crate::bench::{f32_arg, u32_arg, BenchCase};
-use crate::cases::{floats, u32s, Case, Rng};
 use crate::math::exp_sub;
 use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
-use half::f16;
+use cases::{bench_cases, parity_cases};
+pub use cases::{cache_bytes, case_shapes};
 use kiln_ir::package::Admission;
 use kiln_ir::{
     Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp,
@@ -163,136 +163,6 @@ pub fn specs() -> Vec<KernelSpec> {
         family::<false, 64>("attention_decode_f16_d64"),
         family::<false, 128>("attention_decode_f16_d128"),
     ]
-}
-
-/// One case: `(pos, T, n_kv, group, ctx_max)`.
-type CaseShape = (u32, u32, u32, u32, u32);
-
-/// T = 1..8 at contexts up to 10, then longer ones: 9 q / 3 kv heads at head dim 64 and
-/// 32 q / 8 kv at 128. The interpreter runs each case 15 times (7 variants, twice each, and
-/// the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (65
-/// chunks: residue 0 folds chunks 0 and 64), with one row; every family has 108 or 69 keys
-/// (two chunks) with 8 or 3 rows. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
-/// and 8 for every family.
-pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
-    let (kv, g) = if d == 64 { (3, 3) } else { (8, 4) };
-    let mut v: Vec<CaseShape> = [
-        (0, 1, 3),
-        (6, 1, 9),
-        (5, 2, 7),
-        (4, 3, 7),
-        (3, 4, 8),
-        (2, 5, 7),
-        (1, 6, 10),
-        (0, 7, 7),
-        (0, 8, 8),
-    ]
-    .into_iter()
-    .map(|(p, t, c)| (p, t, kv, g, c))
-    .collect();
-    if d == 64 {
-        v.push((100, 8, kv, g, 108));
-        if q8 {
-            v.push((4098, 1, kv, g, 4101));
-        }
-    } else {
-        v.push((66, 3, kv, g, 70));
-    }
-    if large {
-        if !(d == 64 && q8) {
-            v.push((4098, 1, kv, g, 4101));
-        }
-        v.extend([
-            (4094, 5, kv, g, 4099),
-            (4091, 8, kv, g, 4099),
-            (32_767, 1, kv, g, 32_768),
-            (32_760, 8, kv, g, 32_768),
-        ]);
-    }
-    v
-}
-
-/// Builds the cache bytes of `n` rows of `d` values from `x` (Q8_0 blocks by ggml's rules, or
-/// f16).
-pub fn cache_bytes(cache: CacheType, x: &[f32]) -> Vec<u8> {
-    match cache {
-        CacheType::Q8_0 => x.chunks(32).flat_map(quantize_q8_0_block).collect(),
-        CacheType::F16 => x.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()).collect(),
-    }
-}
-
-fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<Case> {
-    let cache = if q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    case_shapes(large, q8, d)
-        .into_iter()
-        .map(|(pos, t, kv, g, ctx)| {
-            let nq = (t * kv * g * d) as usize;
-            let q: Vec<f32> = (0..nq).map(|_| rng.normal(1.0)).collect();
-            let ncache = (kv * ctx * d) as usize;
-            let kx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
-            let vx: Vec<f32> = (0..ncache).map(|_| rng.normal(1.0)).collect();
-            let scale = 1.0 / (d as f32).sqrt();
-            Case {
-                name: format!("ctx={} pos={pos} T={t} kv={kv} group={g} ctx_max={ctx}", pos + t),
-                scalars: vec![
-                    u32s("pos", pos),
-                    u32s("n_tokens", t),
-                    u32s("n_kv_heads", kv),
-                    u32s("group", g),
-                    u32s("ctx_max", ctx),
-                    ("scale".into(), ScalarType::F32, u64::from(scale.to_bits())),
-                ],
-                inputs: vec![
-                    floats("q", ScalarType::F32, &q),
-                    ("k_cache".into(), cache.elem(), cache_bytes(cache, &kx)),
-                    ("v_cache".into(), cache.elem(), cache_bytes(cache, &vx)),
-                ],
-            }
-        })
-        .collect()
-}
-
-/// 32 q / 8 kv heads, head dim 128, contexts 4096 and 32768, T = 1, 4, 8: the K/V bytes of
-/// the context read once, plus Q read and out written. The harness fills the caches with random
-/// bytes: a Q8_0 block's f16 scale may then be inf or NaN (fine for timing, not for values).
-fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
-    let names: [[&'static str; 3]; 2] = match cache {
-        CacheType::Q8_0 => [
-            ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"],
-            ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"],
-        ],
-        CacheType::F16 => [
-            ["attn_f16_ctx4k_t1", "attn_f16_ctx4k_t4", "attn_f16_ctx4k_t8"],
-            ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"],
-        ],
-    };
-    let (kv, g, d) = (8u32, 4u32, 128u32);
-    let mut v = vec![];
-    for (ci, ctx) in [4096u32, 32_768].into_iter().enumerate() {
-        for (ti, t) in [1u32, 4, 8].into_iter().enumerate() {
-            let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
-            let qn = (t * kv * g * d) as u64;
-            v.push(BenchCase {
-                name: names[ci][ti],
-                scalars: vec![
-                    u32_arg("pos", ctx - t),
-                    u32_arg("n_tokens", t),
-                    u32_arg("n_kv_heads", kv),
-                    u32_arg("group", g),
-                    u32_arg("ctx_max", ctx),
-                    f32_arg("scale", 1.0 / (d as f32).sqrt()),
-                ],
-                inputs: vec![
-                    ("q", ScalarType::F32, qn as usize),
-                    ("k_cache", cache.elem(), cache_elems),
-                    ("v_cache", cache.elem(), cache_elems),
-                ],
-                bytes: 2 * u64::from(kv * ctx * cache.row_bytes(d)) + 2 * qn * 4,
-                values: vec![],
-            });
-        }
-    }
-    v
 }
 
 /// What the pieces of a kernel share.
