@@ -372,6 +372,14 @@ impl StepGraph {
     }
 }
 
+impl StepGraph {
+    /// Sets the graph's variables to a step of `t` tokens at `pos` (for an eager run or a
+    /// profile; a captured [`Decoder`] keeps its own).
+    pub fn set_step(&mut self, cfg: &Config, pos: usize, t: usize) {
+        set_step_vars(&mut |n, v| self.graph.set_var(n, v), cfg, pos, t);
+    }
+}
+
 /// Sets the four variables of a step at `pos` of `t` tokens through `set`.
 fn set_step_vars(set: &mut dyn FnMut(&str, u32), cfg: &Config, pos: usize, t: usize) {
     set("pos", u32_of(pos));
@@ -507,6 +515,36 @@ impl<'r> Decoder<'r> {
         self.pos += t;
         self.last_t = t;
         Ok(StepOut { next, logits })
+    }
+
+    /// Device microseconds of `n` replays (after `warmup`) of a step of `t` tokens at the next
+    /// position, which is not advanced: the step writes the cache past the context and leaves
+    /// the decoder as it was.
+    pub fn time_steps(
+        &mut self,
+        t: usize,
+        warmup: usize,
+        n: usize,
+    ) -> Result<Vec<f64>, ModelError> {
+        if !(1..=MAX_T).contains(&t) {
+            return Err(ModelError::Tokens(t));
+        }
+        self.check_room(t)?;
+        let mut err = None;
+        set_step_vars(
+            &mut |name, v| {
+                if let Err(e) = self.captured.set_var(name, v) {
+                    err.get_or_insert(e);
+                }
+            },
+            &self.cfg,
+            self.pos,
+            t,
+        );
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        Ok(self.captured.time_replays(warmup, n)?)
     }
 
     /// Forgets the context (the cache is overwritten from position 0).

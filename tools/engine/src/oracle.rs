@@ -108,6 +108,9 @@ pub struct Agreement {
     pub worst: Option<(usize, usize, u32, f32, f32)>,
     /// The positions whose top-1 differs: `(prompt, position, kiln, llama.cpp)`.
     pub mismatches: Vec<(usize, usize, u32, u32)>,
+    /// Per prompt, the BLAKE3 hash of the engine's logits at every position compared (f32,
+    /// little-endian, in order): two runs with equal digests gave the same logits bit for bit.
+    pub digests: Vec<String>,
 }
 
 impl Agreement {
@@ -157,6 +160,7 @@ pub fn compare(
     for (pi, p) in fx.prompts.iter().enumerate() {
         let n = max_positions.map_or(p.ids.len(), |m| m.min(p.ids.len()));
         dec.reset();
+        let mut digest = blake3::Hasher::new();
         let mut pos = 0;
         while pos < n {
             let ids = &p.ids[pos..(pos + chunk).min(n)];
@@ -166,6 +170,8 @@ pub fn compare(
             for (j, &next) in out.next.iter().enumerate() {
                 let i = pos + j;
                 let row = &logits[j * vocab..(j + 1) * vocab];
+                let bytes: Vec<u8> = row.iter().flat_map(|x| x.to_le_bytes()).collect();
+                digest.update(&bytes);
                 a.positions += 1;
                 if next == p.top1[i] {
                     a.top1_equal += 1;
@@ -193,6 +199,7 @@ pub fn compare(
             pos += ids.len();
         }
         a.mean_abs_diff = sum / count.max(1) as f64;
+        a.digests.push(digest.finalize().to_hex().to_string());
         progress(pi, &a);
     }
     Ok(a)

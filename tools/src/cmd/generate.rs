@@ -8,7 +8,7 @@ use kiln_engine::generate::generate;
 use kiln_engine::model::{Decoder, StepGraph, Weights};
 use kiln_engine::oracle::{compare, Fixture};
 use kiln_engine::ModelFile;
-use kiln_runtime::Overrides;
+use kiln_runtime::{DeviceKind, Overrides};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -57,6 +57,13 @@ pub struct GenerateArgs {
     /// KV cache capacity (positions); default the prompt plus `n`, rounded up to 64.
     #[arg(long)]
     ctx: Option<usize>,
+    /// After generating: time a decode step's replay on the device, and each node alone (in a
+    /// graph of 10 copies of it), against the bandwidth floor of the weights.
+    #[arg(long)]
+    profile: bool,
+    /// With --profile: the copy bandwidth for the floor, GB/s (measure it with `kiln bench`).
+    #[arg(long, default_value_t = 4200.0)]
+    bandwidth: f64,
 }
 
 /// `kiln generate`.
@@ -87,7 +94,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let weights = Weights::upload(&rt, &m.gguf, &m.config)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;
     let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).max(longest).div_ceil(64) * 64);
-    let step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
+    let mut step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
     let mut dec = Decoder::new(&rt, &m.config, &step)?;
     let c = &m.config;
     eprintln!(
@@ -108,9 +115,13 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     if let Some(fx) = fixture {
         let t = Instant::now();
         let agreement = compare(&mut dec, &fx, a.chunk, a.positions, &mut |p, ag| {
-            eprintln!("prompt {p}: {ag} ({:.1} s)", t.elapsed().as_secs_f64());
+            let digest = ag.digests.last().map_or("", |d| &d[..16]);
+            eprintln!("prompt {p}: {ag}; logits {digest} ({:.1} s)", t.elapsed().as_secs_f64());
         })?;
         println!("{}: {agreement}", fx.model);
+        // Equal digests from two runs (two devices, or the cpu device emulating this arch): the
+        // same logits bit for bit at every position compared.
+        println!("logits digests (BLAKE3 per prompt): {}", agreement.digests.join(" "));
         for (p, i, k, l) in &agreement.mismatches {
             println!("  top-1 differs at prompt {p} position {i}: kiln {k}, llama.cpp {l}");
         }
@@ -123,8 +134,13 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         let _ = std::io::stdout().flush();
     })?;
     println!();
+    let profile = match a.profile {
+        true => Some(profile(&rt, &mut dec, &mut step, &m.config, weights.bytes, &g, a.bandwidth)?),
+        false => None,
+    };
     if let Some(path) = &a.json {
         let v = serde_json::json!({
+            "profile": profile,
             "model": a.model.display().to_string(),
             "device": dev.name(),
             "prompt_ids": g.prompt,
@@ -150,4 +166,73 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         if g.stopped_at_eos { "; stopped at end of sequence" } else { "" }
     );
     Ok(())
+}
+
+/// `--profile`: a decode step's replay time, each node's own, the sum and the floor; printed,
+/// and returned for the JSON.
+fn profile(
+    rt: &kiln_runtime::Runtime,
+    dec: &mut Decoder<'_>,
+    step: &mut StepGraph,
+    cfg: &kiln_engine::config::Config,
+    weight_bytes: usize,
+    g: &kiln_engine::generate::Generation,
+    bandwidth: f64,
+) -> Result<serde_json::Value> {
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    // The interpreter is slow and its times say little: once each there.
+    let (reps, warmup, iters) =
+        if rt.device().kind() == DeviceKind::Cpu { (1, 0, 1) } else { (10, 3, 20) };
+    let replay = med(dec.time_steps(1, warmup * 5, iters * 10)?);
+    step.set_step(cfg, dec.pos, 1);
+    let nodes = step.graph.profile_nodes(rt, reps, warmup, iters)?;
+    let sum: f64 = nodes.iter().map(|n| n.us).sum();
+    let wall = g.decode_time.as_secs_f64() * 1e6 / g.tokens.len().saturating_sub(1).max(1) as f64;
+    let floor = weight_bytes as f64 / (bandwidth * 1e3);
+    // By kernel and variant, in order of first appearance.
+    let mut rows: Vec<(String, String, usize, f64)> = vec![];
+    for n in &nodes {
+        match rows.iter_mut().find(|r| r.0 == n.kernel && r.1 == n.variant) {
+            Some(r) => {
+                r.2 += 1;
+                r.3 += n.us;
+            }
+            None => rows.push((n.kernel.clone(), n.variant.clone(), 1, n.us)),
+        }
+    }
+    eprintln!(
+        "profile of a decode step at position {} ({} nodes):\n  wall time a token {wall:.1} us; \
+         the step's graph replay on the device {replay:.1} us (median of {}); the nodes each \
+         alone (in a graph of {reps} copies) sum to {sum:.1} us; the weights' bandwidth floor \
+         {floor:.1} us ({:.1} MB at {bandwidth} GB/s)",
+        dec.pos,
+        nodes.len(),
+        iters * 10,
+        weight_bytes as f64 / 1e6
+    );
+    eprintln!(
+        "  {:<28} {:<14} {:>5} {:>9} {:>9} {:>6}",
+        "kernel", "variant", "nodes", "us each", "us", "share"
+    );
+    for (k, v, c, us) in &rows {
+        eprintln!(
+            "  {k:<28} {v:<14} {c:>5} {:>9.2} {us:>9.1} {:>5.1}%",
+            us / *c as f64,
+            100.0 * us / sum
+        );
+    }
+    Ok(serde_json::json!({
+        "position": dec.pos,
+        "wall_us_per_token": wall,
+        "replay_us": replay,
+        "nodes_sum_us": sum,
+        "floor_us": floor,
+        "bandwidth_gbs": bandwidth,
+        "weight_bytes": weight_bytes,
+        "kernels": rows.iter().map(|(k, v, c, us)| serde_json::json!({
+            "kernel": k, "variant": v, "nodes": c, "us": us})).collect::<Vec<_>>(),
+    }))
 }

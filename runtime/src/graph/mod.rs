@@ -29,6 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
+mod profile;
+pub use profile::NodeTime;
+
 /// Errors of the decode graph.
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
