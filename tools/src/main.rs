@@ -44,6 +44,8 @@ enum Cmd {
     Tune(cmd::tune::TuneArgs),
     /// The example engine: greedy generation from a GGUF model, text and tokens/s.
     Generate(cmd::generate::GenerateArgs),
+    /// A GGUF model of a real shape (smollm2-135m, llama3-8b) with random weights, for timing.
+    RandomModel(cmd::random_model::RandomModelArgs),
 }
 
 fn main() {
@@ -72,6 +74,7 @@ fn main() {
         Cmd::Bench(a) => cmd::bench::bench(a),
         Cmd::Tune(a) => cmd::tune::tune(a),
         Cmd::Generate(a) => cmd::generate::generate_cmd(a),
+        Cmd::RandomModel(a) => cmd::random_model::random_model(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", error_text(&e));

@@ -622,5 +622,7 @@ impl<'a> Reader<'a> {
     }
 }
 
+pub mod write;
+
 #[cfg(test)]
 mod tests;

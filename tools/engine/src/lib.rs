@@ -33,6 +33,7 @@ pub mod generate;
 pub mod gguf;
 pub mod model;
 pub mod oracle;
+pub mod random;
 pub mod tokenizer;
 
 use std::path::Path;

@@ -187,6 +187,13 @@ fn profile(
     let (reps, warmup, iters) =
         if rt.device().kind() == DeviceKind::Cpu { (1, 0, 1) } else { (10, 3, 20) };
     let replay = med(dec.time_steps(1, warmup * 5, iters * 10)?);
+    // Speculative verify: a step of T tokens (causal among themselves) against one.
+    let mut verify = vec![];
+    for t in [2, 4, 8] {
+        if dec.pos + t <= step.ctx_max {
+            verify.push((t, med(dec.time_steps(t, warmup * 5, iters * 10)?)));
+        }
+    }
     step.set_step(cfg, dec.pos, 1);
     let nodes = step.graph.profile_nodes(rt, reps, warmup, iters)?;
     let sum: f64 = nodes.iter().map(|n| n.us).sum();
@@ -213,6 +220,13 @@ fn profile(
         iters * 10,
         weight_bytes as f64 / 1e6
     );
+    for (t, us) in &verify {
+        eprintln!(
+            "  a step of {t} tokens (speculative verify) {us:.1} us: {:.2}x a step of one, {:.1} us a token",
+            us / replay,
+            us / *t as f64
+        );
+    }
     eprintln!(
         "  {:<28} {:<14} {:>5} {:>9} {:>9} {:>6}",
         "kernel", "variant", "nodes", "us each", "us", "share"
@@ -228,6 +242,7 @@ fn profile(
         "position": dec.pos,
         "wall_us_per_token": wall,
         "replay_us": replay,
+        "verify_steps_us": verify.iter().map(|(t, us)| serde_json::json!({"tokens": t, "us": us})).collect::<Vec<_>>(),
         "nodes_sum_us": sum,
         "floor_us": floor,
         "bandwidth_gbs": bandwidth,

@@ -8,6 +8,7 @@ pub mod build;
 pub mod generate;
 pub mod inspect;
 pub mod parity;
+pub mod random_model;
 pub mod run;
 pub mod tune;
 
