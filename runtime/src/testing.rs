@@ -92,6 +92,7 @@ pub fn entry(
         file: format!("{stem}.{ext}"),
         format,
         content_hash: blake3::hash(bytes).to_hex().to_string(),
+        grid_dependency: Target::by_name(arch).is_ok_and(|t| t.waits_for_grid_dependency()),
     }
 }
 

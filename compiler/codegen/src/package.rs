@@ -423,6 +423,7 @@ pub fn build_package(
                 file: format!("{stem}.{ext}"),
                 format: meta.format,
                 content_hash: blake3::hash(&bytes).to_hex().to_string(),
+                grid_dependency: job.target.waits_for_grid_dependency(),
             };
             bar.inc(1);
             bar.set_message(format!("{} {} {}", job.kernel, job.variant, job.target.name));

@@ -207,6 +207,11 @@ pub struct ObjectEntry {
     pub format: ObjectFormat,
     /// blake3 of the code object's bytes.
     pub content_hash: String,
+    /// The object waits for the grids it depends on before touching memory
+    /// ([`crate::Target::waits_for_grid_dependency`]): the runtime may launch it to overlap the
+    /// previous kernel. False for packages that predate it.
+    #[serde(default)]
+    pub grid_dependency: bool,
 }
 
 /// Admission rule of one variant.

@@ -554,6 +554,16 @@ impl Target {
         self.wave_sizes.contains(&w)
     }
 
+    /// True when kiln's objects for this target wait, at entry and before any memory access,
+    /// for the grids they depend on (`griddepcontrol.wait`, PTX 7.8 on sm_90 and later), and let
+    /// the next grid launch at once (`griddepcontrol.launch_dependents`). The lowering emits both
+    /// and the package records it per object ([`crate::package::ObjectEntry::grid_dependency`]),
+    /// so the runtime may launch such an object with programmatic stream serialization: its
+    /// launch overlaps the previous kernel's tail and nothing it reads or writes does.
+    pub fn waits_for_grid_dependency(&self) -> bool {
+        self.ptx.is_some_and(|p| p.sm >= 90)
+    }
+
     /// True when the target has `c`: the one question the verifier and lowering ask.
     pub fn has(&self, c: Capability) -> bool {
         let f = &self.features;

@@ -77,6 +77,9 @@ pub(crate) struct PreparedLaunch {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub args: Vec<KernelArg>,
+    /// The object waits for the grids it depends on at entry (`ObjectEntry::grid_dependency`):
+    /// a GPU device may let its launch overlap the previous kernel's tail.
+    pub overlap: bool,
 }
 
 /// One value per parameter, in 8-byte slots, as the GPU devices pass them (through

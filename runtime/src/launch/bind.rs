@@ -231,5 +231,6 @@ pub(crate) fn bind(
         grid,
         block: e.workgroup_size,
         args: out,
+        overlap: e.grid_dependency,
     })
 }

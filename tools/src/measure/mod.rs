@@ -51,6 +51,8 @@ pub(crate) fn built_in_package(
         file: obj.clone(),
         format,
         content_hash: blake3_hex(&bytes),
+        grid_dependency: kiln_ir::Target::by_name(arch)
+            .is_ok_and(|t| t.waits_for_grid_dependency()),
     };
     let files = BTreeMap::from([(obj, bytes), (ir_file, ir.to_ron().into_bytes())]);
     let manifest = Manifest {

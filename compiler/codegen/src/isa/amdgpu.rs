@@ -61,6 +61,10 @@ impl Isa for AmdGpu {
     fn setup_kernel(&self, l: &mut Lowering) {
         setup_kernel(l)
     }
+    /// AMD has no programmatic dependent launch: nothing at entry.
+    fn kernel_entry(&self, _l: &mut Lowering) -> LResult<()> {
+        Ok(())
+    }
     fn helper_metadata(&self) -> &'static str {
         MMRA_LDS_DEF
     }

@@ -55,6 +55,8 @@ pub(crate) trait Isa: Sync {
     fn target_features(&self, t: &Target, wave: u32) -> String;
     /// Calling convention, function attributes and annotations of the kernel function.
     fn setup_kernel(&self, l: &mut Lowering);
+    /// Code at the top of the entry block, before anything else the kernel does.
+    fn kernel_entry(&self, l: &mut Lowering) -> LResult<()>;
     /// Metadata definitions the textual helpers (`kiln.*`) refer to, appended to their module.
     fn helper_metadata(&self) -> &'static str;
     /// The address space of private arrays (the data layout's alloca space).

@@ -60,6 +60,30 @@ impl Isa for Nvptx {
     fn setup_kernel(&self, l: &mut Lowering) {
         setup_kernel(l)
     }
+    /// On sm_90 and later ([`kiln_ir::Target::waits_for_grid_dependency`]): let the next grid
+    /// launch now (`griddepcontrol.launch_dependents`: its workgroups take free slots and wait),
+    /// then wait for the grids this one depends on to finish and their memory to be visible
+    /// (`griddepcontrol.wait`), before any load or store. Both are no-ops for a launch without
+    /// programmatic serialization, so one object serves both kinds of launch.
+    fn kernel_entry(&self, l: &mut Lowering) -> LResult<()> {
+        if !l.t.waits_for_grid_dependency() {
+            return Ok(());
+        }
+        let fty = l.ctx.void_type().fn_type(&[], false);
+        for text in ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"] {
+            let asm = l.ctx.create_inline_asm(
+                fty,
+                text.into(),
+                "~{memory}".into(),
+                true,
+                false,
+                None,
+                false,
+            );
+            l.b.build_indirect_call(fty, asm, &[], "")?;
+        }
+        Ok(())
+    }
     /// The NVPTX helpers refer to no metadata.
     fn helper_metadata(&self) -> &'static str {
         ""

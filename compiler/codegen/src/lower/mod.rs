@@ -190,6 +190,7 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         l.isa.setup_kernel(&mut l);
         let entry = ctx.append_basic_block(l.func, "entry");
         l.b.position_at_end(entry);
+        l.isa.kernel_entry(&mut l)?;
         l.allocate_memory()?;
         l.lower_block(k.entry)?;
         l.b.build_return(None)?;

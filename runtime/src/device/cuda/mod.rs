@@ -91,6 +91,10 @@ pub(crate) struct CudaDevice {
     name: String,
     pub arch: String,
     pub limits: DeviceLimits,
+    /// Launch objects that wait for their dependencies at entry with programmatic stream
+    /// serialization (sm_90+: the next kernel's launch overlaps this one's tail). On unless
+    /// `KILN_OVERLAP=0`, for comparing.
+    overlap: bool,
 }
 
 // SAFETY: the stream handle is used only with the context bound; the driver serializes work
@@ -145,7 +149,8 @@ impl CudaDevice {
         ctx.bind()?;
         // SAFETY: the context is current; 1 = CU_STREAM_NON_BLOCKING.
         let stream = unsafe { result::stream_create(1)? };
-        Ok(CudaDevice { ctx, stream, issue: Mutex::new(()), name, arch, limits })
+        let overlap = std::env::var("KILN_OVERLAP").map_or(true, |v| v != "0");
+        Ok(CudaDevice { ctx, stream, issue: Mutex::new(()), name, arch, limits, overlap })
     }
 
     pub fn name(&self) -> String {
@@ -270,7 +275,8 @@ impl CudaDevice {
         // SAFETY: one pointer per parameter, each to an 8-byte slot holding the value in its low
         // bytes (little-endian), alive for the call; buffer pointers are allocations of this
         // context kept alive by the caller's launch record until the stream passes them.
-        unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs)? };
+        let overlap = self.overlap && l.overlap;
+        unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs, overlap)? };
         Ok(())
     }
 

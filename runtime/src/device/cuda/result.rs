@@ -412,18 +412,45 @@ pub unsafe fn func_attribute(
     Ok(v)
 }
 
-/// [cuLaunchKernel](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html)
+/// [cuLaunchKernel](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html), or
+/// with `overlap` [cuLaunchKernelEx](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html)
+/// with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (a programmatic edge in a
+/// captured graph).
 ///
 /// # Safety
 /// `params` holds one pointer per kernel parameter, each to a value of that parameter's size,
 /// alive for the call; buffer values are device pointers that stay valid until the kernel ends.
+/// With `overlap`, the kernel waits (`griddepcontrol.wait`) before touching memory.
 pub unsafe fn launch_kernel(
     f: sys::CUfunction,
     grid: [u32; 3],
     block: [u32; 3],
     s: sys::CUstream,
     params: &mut [*mut c_void],
+    overlap: bool,
 ) -> Result<(), CudaError> {
+    if overlap {
+        // SAFETY: a zeroed attribute is a valid plain-data value; the union's member is set.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: block[0],
+            blockDimY: block[1],
+            blockDimZ: block[2],
+            sharedMemBytes: 0,
+            hStream: s,
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: per the caller's contract; `config` and `attr` outlive the call.
+        return check("cuLaunchKernelEx", unsafe {
+            sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut())
+        });
+    }
     // SAFETY: per the caller's contract; no dynamic shared memory, no `extra`.
     check("cuLaunchKernel", unsafe {
         sys::cuLaunchKernel(
