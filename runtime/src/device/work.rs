@@ -29,23 +29,29 @@ impl Device {
         }
     }
 
-    /// Replays a captured graph with new arguments for the nodes marked `changed`.
+    /// Gives the nodes marked `changed` their new arguments, then, when `launch`, replays the
+    /// graph. A rewrite without a launch leaves the launches already issued as they were (the
+    /// driver's rule for an instantiated graph), so it may run while the device works.
     pub(crate) fn replay(
         &self,
         g: &GraphExec,
         launches: &[PreparedLaunch],
         changed: &[bool],
+        launch: bool,
     ) -> Result<(), DeviceError> {
         match (self.backend(), g) {
             (Backend::Cpu(_), GraphExec::Cpu) => {
-                for l in launches {
-                    self.launch(l)?;
+                // The node list is the graph: nothing to rewrite.
+                if launch {
+                    for l in launches {
+                        self.launch(l)?;
+                    }
                 }
                 Ok(())
             }
-            (Backend::Cuda(c), GraphExec::Cuda(g)) => c.replay(g, launches, changed),
+            (Backend::Cuda(c), GraphExec::Cuda(g)) => c.replay(g, launches, changed, launch),
             #[cfg(feature = "hip")]
-            (Backend::Hip(h), GraphExec::Hip(g)) => h.replay(g, launches, changed),
+            (Backend::Hip(h), GraphExec::Hip(g)) => h.replay(g, launches, changed, launch),
             _ => Err(self.foreign("graph")),
         }
     }

@@ -377,6 +377,7 @@ impl DecodeGraph {
             dirty: BTreeSet::new(),
             resync: false,
             rechecked: 0,
+            pending: 0,
             last: launches,
             exec,
         })
@@ -447,8 +448,10 @@ pub struct CapturedGraph<'r> {
     dirty: BTreeSet<String>,
     /// A replay failed on the device: rewrite every node at the next one.
     resync: bool,
-    /// Nodes re-checked at the last replay.
+    /// Nodes re-checked at the last replay (and the updates before it).
     rechecked: usize,
+    /// Nodes re-checked by updates since the last replay.
+    pending: usize,
     /// The launches as the device graph holds them now.
     last: Vec<PreparedLaunch>,
     exec: GraphExec,
@@ -498,10 +501,23 @@ impl CapturedGraph<'_> {
     }
 
     /// Replays the graph with the current variables. The nodes that read a variable changed
-    /// since the last capture or replay are re-checked (routes, ABI, lengths) first; a refusal
-    /// replays nothing and leaves the graph as it was. The others were checked with the same
-    /// arguments before and are launched as they are.
+    /// since the last capture, update or replay are re-checked (routes, ABI, lengths) first; a
+    /// refusal replays nothing and leaves the graph as it was. The others were checked with the
+    /// same arguments before and are launched as they are.
     pub fn replay(&mut self) -> Result<(), RuntimeError> {
+        self.apply(true)
+    }
+
+    /// Does a replay's host work without the launch: re-checks the nodes whose variables
+    /// changed and rewrites them on the device. It may run while an earlier replay is still on
+    /// the device (a rewrite does not touch launches already issued), so an engine can prepare
+    /// the next step during this one; the next [`Self::replay`] with the same variables is
+    /// then one graph launch.
+    pub fn update(&mut self) -> Result<(), RuntimeError> {
+        self.apply(false)
+    }
+
+    fn apply(&mut self, launch: bool) -> Result<(), RuntimeError> {
         let mut updates = vec![];
         for (k, &i) in self.order.iter().enumerate() {
             if !self.readers[k].is_disjoint(&self.dirty) {
@@ -517,7 +533,7 @@ impl CapturedGraph<'_> {
             flags[*k] |= changed(&self.last[*k], p);
             std::mem::swap(&mut self.last[*k], p);
         }
-        if let Err(e) = self.rt.device().replay(&self.exec, &self.last, &flags) {
+        if let Err(e) = self.rt.device().replay(&self.exec, &self.last, &flags, launch) {
             // Some nodes may have been rewritten before the failure: go back to the launches
             // prepared before and rewrite every node at the next replay.
             for (k, p) in &mut updates {
@@ -528,12 +544,16 @@ impl CapturedGraph<'_> {
         }
         self.dirty.clear();
         self.resync = false;
-        self.rechecked = updates.len();
+        self.pending += updates.len();
+        if launch {
+            self.rechecked = std::mem::take(&mut self.pending);
+        }
         Ok(())
     }
 
-    /// How many nodes the last successful replay re-checked: those reading a variable whose
-    /// value had changed. The host cost of a replay grows with it, not with the graph's size.
+    /// How many nodes the last successful replay re-checked (with the updates since the replay
+    /// before it): those reading a variable whose value had changed. The host cost of a replay
+    /// grows with it, not with the graph's size.
     pub fn rechecked(&self) -> usize {
         self.rechecked
     }
@@ -715,7 +735,72 @@ mod tests {
         assert_eq!(bits(&g), bits(&eager));
     }
 
-    testgen!(replay_equals_eager_bitwise, replay_rechecks_only_changed_nodes);
+    /// `update` does a replay's host work and no launch: nothing runs, the next replay with the
+    /// same variables re-checks nothing more and runs what an eager run does; a refused update
+    /// leaves the graph as it was and the next good replay still re-checks.
+    fn update_prepares_the_next_replay_without_running(dev: &Device) {
+        let kernels = [testing::mix(), testing::count()];
+        let Some((_d, pkg)) = testing::package_for(dev, &kernels) else { return };
+        let rt = Runtime::load_with(dev, &pkg, Overrides::none()).unwrap();
+        let data = random_data();
+        let build = || {
+            let dev = rt.device();
+            let mut g = DecodeGraph::new();
+            g.add_buffer("a", dev.upload(&data.a).unwrap()).unwrap();
+            g.add_buffer("b", dev.upload(&data.b).unwrap()).unwrap();
+            g.add_buffer("c", dev.upload(&data.c).unwrap()).unwrap();
+            let pos = NodeArgs::new().var("pos", "pos");
+            g.add_node(&rt, "mix", pos.buffer("a", "a").buffer("b", "b")).unwrap();
+            let pos = NodeArgs::new().var("pos", "pos");
+            g.add_node(&rt, "count", pos.buffer("a", "a").buffer("c", "c")).unwrap();
+            g
+        };
+        let mut eager = build();
+        let mut g = build();
+        g.set_var("pos", 3u32);
+        let mut cap = g.capture(&rt).unwrap();
+        cap.replay().unwrap();
+        eager.set_var("pos", 3u32);
+        eager.run(&rt).unwrap();
+        let mut prev = 3;
+        for p in [9u32, 10, 10, 2] {
+            let before = bits(&g);
+            cap.set_var("pos", p).unwrap();
+            cap.update().unwrap();
+            rt.synchronize().unwrap();
+            assert_eq!(bits(&g), before, "an update ran something (pos {p})");
+            cap.replay().unwrap();
+            assert_eq!(cap.rechecked(), if p == prev { 0 } else { 2 }, "pos {prev} -> {p}");
+            prev = p;
+            eager.set_var("pos", p);
+            eager.run(&rt).unwrap();
+            assert_eq!(bits(&g), bits(&eager), "update then replay differs from eager at pos {p}");
+        }
+        // Updated at 11, replayed with nothing changed since: the two re-checks are the update's.
+        cap.set_var("pos", 11u32).unwrap();
+        cap.update().unwrap();
+        cap.replay().unwrap();
+        assert_eq!(cap.rechecked(), 2);
+        eager.set_var("pos", 11u32);
+        eager.run(&rt).unwrap();
+        let before = bits(&g);
+        cap.set_var("pos", STEPS + 1).unwrap();
+        assert!(cap.update().is_err());
+        rt.synchronize().unwrap();
+        assert_eq!(bits(&g), before);
+        cap.set_var("pos", 5u32).unwrap();
+        cap.replay().unwrap();
+        assert_eq!(cap.rechecked(), 2);
+        eager.set_var("pos", 5u32);
+        eager.run(&rt).unwrap();
+        assert_eq!(bits(&g), bits(&eager));
+    }
+
+    testgen!(
+        replay_equals_eager_bitwise,
+        replay_rechecks_only_changed_nodes,
+        update_prepares_the_next_replay_without_running
+    );
 
     /// The hazard edges of a random graph are exactly those of the pairwise definition: every
     /// earlier node that writes what a node reads, reads what it writes, or writes what it writes.

@@ -503,6 +503,20 @@ impl<'r> Decoder<'r> {
             return Err(e.into());
         }
         self.captured.replay()?;
+        // While the device runs this step, prepare the likely next one (a token at the next
+        // position: greedy decode) on the host; a different next step re-checks what differs.
+        // A refusal here is not this step's: the next step meets it again and reports it.
+        if self.pos + t < self.ctx_max {
+            set_step_vars(
+                &mut |n, v| {
+                    let _ = self.captured.set_var(n, v);
+                },
+                &self.cfg,
+                self.pos + t,
+                1,
+            );
+            let _ = self.captured.update();
+        }
         let next: Vec<i32> = self.tokens.read()?;
         let next = next[..t].iter().map(|&v| v as u32).collect();
         let logits = if logits {

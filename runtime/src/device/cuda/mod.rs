@@ -333,6 +333,7 @@ impl CudaDevice {
         g: &CudaGraph,
         launches: &[PreparedLaunch],
         changed: &[bool],
+        launch: bool,
     ) -> Result<(), DeviceError> {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
@@ -360,6 +361,9 @@ impl CudaDevice {
             // was instantiated from; `ptrs` holds one pointer per parameter, alive for the call
             // (the driver copies the values).
             unsafe { result::graph_exec_kernel_node_set_params(g.exec, node, &p)? };
+        }
+        if !launch {
+            return Ok(());
         }
         // SAFETY: exec and stream are live and of this context.
         unsafe { result::graph_launch(g.exec, self.stream)? };

@@ -298,6 +298,7 @@ impl HipDevice {
         g: &HipGraph,
         launches: &[PreparedLaunch],
         changed: &[bool],
+        launch: bool,
     ) -> Result<(), DeviceError> {
         self.shared.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
@@ -319,6 +320,9 @@ impl HipDevice {
             // SAFETY: `node` is this launch's kernel node in the graph `exec` came from; `ptrs`
             // holds one pointer per parameter, alive for the call.
             unsafe { result::graph_exec_kernel_node_set_params(g.exec, node, &p)? };
+        }
+        if !launch {
+            return Ok(());
         }
         // SAFETY: exec and stream are live.
         unsafe { result::graph_launch(g.exec, self.stream)? };
