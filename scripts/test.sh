@@ -25,6 +25,13 @@ cargo build -p kiln
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90 --strict -o target/ci-engine
 ./scripts/fetch-smollm2.sh
 export KILN_ENGINE_PACKAGE=$PWD/target/ci-engine KILN_MODELS=$PWD/models
+# `kiln random-model` (the timing models of the engine's benchmarks) read by an outside reader.
+for q in q8_0 q4_0 q4_1; do
+    ./target/debug/kiln random-model --shape smollm2-135m --type $q \
+        --vocab-from models/SmolLM2-135M-Instruct.Q4_1.gguf -o target/ci-random.gguf
+    python3 scripts/check-random-model.py target/ci-random.gguf
+done
+rm -f target/ci-random.gguf
 cargo test --workspace
 HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 

@@ -233,11 +233,17 @@ fn row(rng: &mut Rng, ty: GgmlType, k: u64, std: f32, out: &mut Vec<u8>) {
                     out.extend(rng.next().to_le_bytes().map(|b| if b == 0x80 { 0x81 } else { b }));
                 }
             }
-            // Q4_0: (q - 8) * d, q uniform 0..=15: a std of about 4.6.
+            // Q4_0: (q - 8) * d; q uniform over 0..=15 with 0 made 8 (value 0), so the values
+            // are -7..=7 and 0 twice: mean 0, a std of about 4.3.
             GgmlType::Q4_0 => {
-                out.extend(scale(rng, std / 4.6));
-                out.extend(rng.next().to_le_bytes());
-                out.extend(rng.next().to_le_bytes());
+                out.extend(scale(rng, std / 4.3));
+                for _ in 0..2 {
+                    out.extend(rng.next().to_le_bytes().map(|b| {
+                        let lo = if b & 0x0f == 0 { 0x08 } else { b & 0x0f };
+                        let hi = if b & 0xf0 == 0 { 0x80 } else { b & 0xf0 };
+                        hi | lo
+                    }));
+                }
             }
             // Q4_1: q * d + m, centred by m = -7.5 d.
             GgmlType::Q4_1 => {
@@ -292,4 +298,108 @@ pub fn write_random(
         Ok::<(), io::Error>(())
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::write::write;
+
+    fn tiny() -> Shape {
+        Shape {
+            name: "tiny",
+            layers: 2,
+            hidden: 128,
+            heads: 2,
+            kv_heads: 1,
+            ffn: 96,
+            vocab: 300,
+            rope_base: 10_000.0,
+            ctx: 256,
+            tied: false,
+        }
+    }
+
+    /// A vocabulary file of `n` tokens (and a merge), as `--vocab-only` would write.
+    fn vocab(dir: &std::path::Path, n: usize) -> Gguf {
+        let path = dir.join("vocab.gguf");
+        let meta = vec![
+            ("tokenizer.ggml.model".to_string(), Value::Str("gpt2".into())),
+            (
+                "tokenizer.ggml.tokens".to_string(),
+                Value::Array((0..n).map(|i| Value::Str(format!("t{i}"))).collect()),
+            ),
+            ("tokenizer.ggml.merges".to_string(), Value::Array(vec![Value::Str("t 1".into())])),
+            ("tokenizer.ggml.eos_token_id".to_string(), Value::U32(2)),
+        ];
+        write(&mut std::fs::File::create(&path).unwrap(), &meta, &[], &mut |_, _| Ok(())).unwrap();
+        Gguf::open(&path).unwrap()
+    }
+
+    #[test]
+    fn a_random_model_has_the_shape_the_vocabulary_and_sane_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = vocab(dir.path(), 260);
+        for ty in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1] {
+            let path = dir.path().join("m.gguf");
+            let mut f = std::fs::File::create(&path).unwrap();
+            let mut seen = 0;
+            write_random(&mut f, &tiny(), ty, &v, rand::random(), &mut |_| seen += 1).unwrap();
+            drop(f);
+            let g = Gguf::open(&path).unwrap();
+            assert_eq!(seen, tiny().tensors(ty).len());
+            assert_eq!(g.get("llama.block_count"), Some(&Value::U32(2)));
+            let Some(Value::Array(tokens)) = g.get("tokenizer.ggml.tokens") else { panic!() };
+            assert_eq!(tokens.len(), 300);
+            assert_eq!(tokens[259], Value::Str("t259".into()));
+            assert_eq!(tokens[260], Value::Str("<|kiln_filler_260|>".into()));
+            let Some(Value::Array(types)) = g.get("tokenizer.ggml.token_type") else { panic!() };
+            assert_eq!((types[0].clone(), types[299].clone()), (Value::I32(1), Value::I32(5)));
+            assert_eq!(g.get("tokenizer.ggml.eos_token_id"), Some(&Value::U32(2)));
+            for t in tiny().tensors(ty) {
+                let info = g.tensor(&t.name).unwrap();
+                let data = g.data(info);
+                assert_eq!(data.len() as u64, t.bytes().unwrap(), "{}", t.name);
+                let bb = t.ty.block_bytes() as usize;
+                match t.ty {
+                    GgmlType::F32 => {
+                        for c in data.chunks(4) {
+                            let x = f32::from_le_bytes(c.try_into().unwrap());
+                            assert!((0.8..=1.2).contains(&x), "{}: {x}", t.name);
+                        }
+                    }
+                    GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q4_1 => {
+                        for b in data.chunks(bb) {
+                            let d = f16::from_le_bytes([b[0], b[1]]).to_f32();
+                            assert!(d.is_finite() && d > 0.0, "{}: scale {d}", t.name);
+                            if t.ty == GgmlType::Q8_0 {
+                                assert!(!b[2..].contains(&0x80), "{}: a quant of -128", t.name);
+                            }
+                            assert!(b[2..].iter().any(|&q| q != 0), "{}: a zero block", t.name);
+                        }
+                    }
+                    GgmlType::F16 | GgmlType::Bf16 => panic!("{}: not drawn", t.name),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_requests_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = vocab(dir.path(), 400);
+        let mut out = vec![];
+        let e = write_random(&mut out, &tiny(), GgmlType::Q8_0, &v, 1, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, RandomError::VocabSize { found: 400, vocab: 300 }), "{e}");
+        let e = write_random(&mut out, &tiny(), GgmlType::F16, &v, 1, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("F16"), "{e}");
+        let e = Shape::named("llama-7b").unwrap_err().to_string();
+        assert!(e.contains("llama-7b") && e.contains("smollm2-135m, llama3-8b"), "{e}");
+        // The real shapes' bytes: the 8B model's 8.5 GB of Q8_0 (with the LM head), SmolLM2's
+        // 96.6 MB of Q4_1, as llama.cpp's files of those shapes hold.
+        let b8 = Shape::named("llama3-8b").unwrap().weight_bytes(GgmlType::Q8_0);
+        assert!((8.52e9..8.54e9).contains(&(b8 as f64)), "{b8}");
+        let s = Shape::named("smollm2-135m").unwrap().weight_bytes(GgmlType::Q4_1);
+        assert!((96.5e6..96.7e6).contains(&(s as f64)), "{s}");
+    }
 }

@@ -194,3 +194,90 @@ impl Write for Counted<'_> {
         self.inner.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::Gguf;
+    use rand::{Rng, SeedableRng};
+
+    fn spec(name: &str, dims: &[u64], ty: GgmlType) -> TensorSpec {
+        TensorSpec { name: name.into(), dims: dims.to_vec(), ty }
+    }
+
+    /// Every value kind and tensor type written, then read back by the reader: the same
+    /// metadata, the same bytes at offsets the reader accepts.
+    #[test]
+    fn what_is_written_reads_back() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+        let meta: Vec<(String, Value)> = vec![
+            ("a.u8".into(), Value::U8(rng.gen())),
+            ("a.i8".into(), Value::I8(rng.gen())),
+            ("a.u16".into(), Value::U16(rng.gen())),
+            ("a.i16".into(), Value::I16(rng.gen())),
+            ("a.u32".into(), Value::U32(rng.gen())),
+            ("a.i32".into(), Value::I32(rng.gen())),
+            ("a.f32".into(), Value::F32(rng.gen())),
+            ("a.bool".into(), Value::Bool(rng.gen())),
+            ("a.str".into(), Value::Str("héllo, 世界".into())),
+            ("a.u64".into(), Value::U64(rng.gen())),
+            ("a.i64".into(), Value::I64(rng.gen())),
+            ("a.f64".into(), Value::F64(rng.gen())),
+            ("a.strs".into(), Value::Array(vec![Value::Str("x".into()), Value::Str("".into())])),
+            ("a.ints".into(), Value::Array((0..rng.gen_range(0..40)).map(Value::I32).collect())),
+            ("a.empty".into(), Value::Array(vec![])),
+        ];
+        // Odd row counts, every type, sizes that need padding to the alignment.
+        let tensors = vec![
+            spec("f32", &[3], GgmlType::F32),
+            spec("f16", &[5, 3], GgmlType::F16),
+            spec("q8", &[64, 3], GgmlType::Q8_0),
+            spec("q40", &[32, 7], GgmlType::Q4_0),
+            spec("q41", &[96, 1], GgmlType::Q4_1),
+            spec("bf16", &[1, 1, 1], GgmlType::Bf16),
+        ];
+        let data: Vec<Vec<u8>> =
+            tensors.iter().map(|t| (0..t.bytes().unwrap()).map(|_| rng.gen()).collect()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.gguf");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let mut i = 0;
+        write(&mut f, &meta, &tensors, &mut |_, w| {
+            i += 1;
+            w.write_all(&data[i - 1])
+        })
+        .unwrap();
+        drop(f);
+        let g = Gguf::open(&path).unwrap();
+        for (k, v) in &meta {
+            assert_eq!(g.get(k), Some(v), "{k}");
+        }
+        for (t, d) in tensors.iter().zip(&data) {
+            let info = g.tensor(&t.name).unwrap();
+            assert_eq!(info.dims, t.dims, "{}", t.name);
+            assert_eq!(info.ty, t.ty, "{}", t.name);
+            assert_eq!(g.data(info), &d[..], "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn wrong_lengths_blocks_and_arrays_are_refused() {
+        let mut out = vec![];
+        let short = write(&mut out, &[], &[spec("w", &[32, 2], GgmlType::Q8_0)], &mut |_, w| {
+            w.write_all(&[0; 67])
+        });
+        assert!(
+            matches!(short, Err(WriteError::Length { expected: 68, found: 67, .. })),
+            "{short:?}"
+        );
+        let mut out = vec![];
+        let blocks =
+            write(&mut out, &[], &[spec("w", &[48, 2], GgmlType::Q4_1)], &mut |_, _| Ok(()));
+        let e = blocks.unwrap_err().to_string();
+        assert!(e.contains("`w`") && e.contains("48") && e.contains("32"), "{e}");
+        let mut out = vec![];
+        let mixed = vec![("m".to_string(), Value::Array(vec![Value::U32(1), Value::I32(1)]))];
+        let e = write(&mut out, &mixed, &[], &mut |_, _| Ok(())).unwrap_err();
+        assert!(matches!(e, WriteError::MixedArray(ref k) if k == "m"), "{e}");
+    }
+}
