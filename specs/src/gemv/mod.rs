@@ -306,6 +306,14 @@ pub fn specs() -> Vec<KernelSpec> {
         [("p2", 2, 1, 0, 0)],
         Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
     ));
+    v.push(dense_family!(
+        "gemv_q4_1_rp_swiglu_q8_1s",
+        Q4_1,
+        Repacked,
+        SwigluQ8,
+        [("p2", 2, 1, 0, 0)],
+        Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
+    ));
     // The seeds' fused tsum GEMV-up kernel used 45/59/68/77/86/95 VGPRs on gfx1201 for T = 1..6
     // (gfx1100 has the same register file): the fused variants must be at or under, with no
     // scratch and no spills.
