@@ -80,12 +80,7 @@ pub fn specs() -> Vec<KernelSpec> {
             |rng, large| parity_cases(rng, large, ScalarType::BF16),
             ONE_BENCH,
         ),
-        spec(
-            "rmsnorm_q8_1s_f32",
-            rmsnorm_q8_1s,
-            q8_1s_cases,
-            Bench::Cases(q8_1s_bench_cases),
-        ),
+        spec("rmsnorm_q8_1s_f32", rmsnorm_q8_1s, q8_1s_cases, Bench::Cases(q8_1s_bench_cases)),
     ]
 }
 
@@ -110,7 +105,10 @@ fn q8_1s_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
                     u32s("n", n as u32),
                     ("eps".into(), ScalarType::F32, 1e-5f32.to_bits() as u64),
                 ],
-                inputs: vec![floats("x", ScalarType::F32, &x), floats("weight", ScalarType::F32, &w)],
+                inputs: vec![
+                    floats("x", ScalarType::F32, &x),
+                    floats("weight", ScalarType::F32, &w),
+                ],
             }
         })
         .collect()
@@ -414,65 +412,68 @@ fn build_body(
 
     match dest {
         Dest::Rows(out) => {
-        b.if_else(
-            fast,
-            |b| {
-                for k in 0..reg_vectors {
-                    let kb = b.u32(k * BLOCK);
-                    let v = b.add(ids.local, kb);
-                    let inside = b.lt(v, nvec);
-                    let base = 1 + (k * 2 * vl) as usize;
-                    let xs = first_pass[base..base + vl as usize].to_vec();
-                    let ws = first_pass[base + vl as usize..base + 2 * vl as usize].to_vec();
-                    b.if_then(inside, |b| {
-                        let ys: Vec<Value> =
-                            xs.iter().zip(&ws).map(|(&xv, &wv)| scale(b, xv, r, wv, elem)).collect();
-                        let y = b.make_vector(&ys);
-                        let e0 = b.mul(v, vlv);
-                        let at = b.add(row_base, e0);
-                        b.store(out, at, y);
-                    });
-                }
-                vec![]
-            },
-            |b| {
-                b.for_range(ids.local, nvec, step, 2, &[], |b, v, _| {
-                    let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
-                    let e0 = b.mul(v, vlv);
-                    b.if_else(
-                        aligned,
-                        |b| {
-                            let ws = load_weights(b, weight, v, vl);
+            b.if_else(
+                fast,
+                |b| {
+                    for k in 0..reg_vectors {
+                        let kb = b.u32(k * BLOCK);
+                        let v = b.add(ids.local, kb);
+                        let inside = b.lt(v, nvec);
+                        let base = 1 + (k * 2 * vl) as usize;
+                        let xs = first_pass[base..base + vl as usize].to_vec();
+                        let ws = first_pass[base + vl as usize..base + 2 * vl as usize].to_vec();
+                        b.if_then(inside, |b| {
                             let ys: Vec<Value> = xs
                                 .iter()
                                 .zip(&ws)
                                 .map(|(&xv, &wv)| scale(b, xv, r, wv, elem))
                                 .collect();
                             let y = b.make_vector(&ys);
+                            let e0 = b.mul(v, vlv);
                             let at = b.add(row_base, e0);
                             b.store(out, at, y);
-                            vec![]
-                        },
-                        |b| {
-                            for k in 0..vl {
-                                let kk = b.u32(k);
-                                let i = b.add(e0, kk);
-                                let inside = b.lt(i, n_v);
-                                b.if_then(inside, |b| {
-                                    let wk = b.load(weight, i, Type::F32);
-                                    let y = scale(b, xs[k as usize], r, wk, elem);
-                                    let at = b.add(row_base, i);
-                                    b.store(out, at, y);
-                                });
-                            }
-                            vec![]
-                        },
-                    );
+                        });
+                    }
                     vec![]
-                });
-                vec![]
-            },
-        );
+                },
+                |b| {
+                    b.for_range(ids.local, nvec, step, 2, &[], |b, v, _| {
+                        let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
+                        let e0 = b.mul(v, vlv);
+                        b.if_else(
+                            aligned,
+                            |b| {
+                                let ws = load_weights(b, weight, v, vl);
+                                let ys: Vec<Value> = xs
+                                    .iter()
+                                    .zip(&ws)
+                                    .map(|(&xv, &wv)| scale(b, xv, r, wv, elem))
+                                    .collect();
+                                let y = b.make_vector(&ys);
+                                let at = b.add(row_base, e0);
+                                b.store(out, at, y);
+                                vec![]
+                            },
+                            |b| {
+                                for k in 0..vl {
+                                    let kk = b.u32(k);
+                                    let i = b.add(e0, kk);
+                                    let inside = b.lt(i, n_v);
+                                    b.if_then(inside, |b| {
+                                        let wk = b.load(weight, i, Type::F32);
+                                        let y = scale(b, xs[k as usize], r, wk, elem);
+                                        let at = b.add(row_base, i);
+                                        b.store(out, at, y);
+                                    });
+                                }
+                                vec![]
+                            },
+                        );
+                        vec![]
+                    });
+                    vec![]
+                },
+            );
         }
         Dest::Q8_1s { q, s } => {
             assert_eq!(elem, ScalarType::F32, "the quantizing norm reads f32 rows");
@@ -486,9 +487,16 @@ fn build_body(
                         let base = 1 + (k * 2 * vl) as usize;
                         let xs = &first_pass[base..base + vl as usize];
                         let ws = &first_pass[base + vl as usize..base + 2 * vl as usize];
-                        let ys: Vec<Value> =
-                            xs.iter().zip(ws).map(|(&xv, &wv)| scale(b, xv, r, wv, elem)).collect();
-                        quantize_store(b, &at, v, &ys);
+                        // Skips the passes wholly past the row (the same for every lane).
+                        let any = b.lt(kb, nvec);
+                        b.if_then(any, |b| {
+                            let ys: Vec<Value> = xs
+                                .iter()
+                                .zip(ws)
+                                .map(|(&xv, &wv)| scale(b, xv, r, wv, elem))
+                                .collect();
+                            quantize_store(b, &at, v, &ys);
+                        });
                     }
                     vec![]
                 },
@@ -508,8 +516,11 @@ fn build_body(
                         let vc = b.min(v, last);
                         let xs = load_vector_aligned(b, (x, elem), row_base, vc);
                         let ws = load_weights(b, weight, vc, vl);
-                        let ys: Vec<Value> =
-                            xs.iter().zip(&ws).map(|(&xv, &wv)| scale(b, xv, r, wv, elem)).collect();
+                        let ys: Vec<Value> = xs
+                            .iter()
+                            .zip(&ws)
+                            .map(|(&xv, &wv)| scale(b, xv, r, wv, elem))
+                            .collect();
                         quantize_store(b, &at, v, &ys);
                         vec![]
                     });
@@ -618,7 +629,8 @@ mod tests {
             for (rows, n) in shapes {
                 let x = q8_1s_rows(&mut rng, rows, n);
                 let w: Vec<f32> = (0..n).map(|_| 1.0 + rng.normal(0.1)).collect();
-                let inputs = vec![floats("x", ScalarType::F32, &x), floats("weight", ScalarType::F32, &w)];
+                let inputs =
+                    vec![floats("x", ScalarType::F32, &x), floats("weight", ScalarType::F32, &w)];
                 let scalars = vec![
                     u32s("rows", rows as u32),
                     u32s("n", n as u32),

@@ -200,8 +200,8 @@ fn the_quantizing_swiglu_equals_swiglu_then_quantize() {
                     (n, k, t),
                 );
                 let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
-                let y = run(&(fam(&plain).baseline().build)(tg, wave), &inputs, &scalars)["y"]
-                    .clone();
+                let y =
+                    run(&(fam(&plain).baseline().build)(tg, wave), &inputs, &scalars)["y"].clone();
                 let qs = run(
                     &quantize_split(tg, wave, false),
                     &[("x".to_string(), ScalarType::F32, y)],
