@@ -185,3 +185,43 @@ pub fn rng_for(family: &str, seed: u64) -> Rng {
 fn blake_ish(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
+
+/// Runs `k` on the interpreter with inputs and scalars by name; returns every written buffer by
+/// name (sized by the ABI's length rules, filled with 0xA5 first). For the specs' own tests.
+#[cfg(test)]
+pub(crate) fn run(
+    k: &kiln_ir::Kernel,
+    inputs: &[(String, ScalarType, Vec<u8>)],
+    scalars: &[(String, ScalarType, u64)],
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    use kiln_ir::interp::{self, Arg, RunOptions};
+    use kiln_ir::ParamKind;
+    use std::collections::BTreeMap;
+    let scalar = |name: &str| scalars.iter().find(|s| s.0 == name).map(|s| s.2);
+    let by_param: BTreeMap<kiln_ir::Param, u64> =
+        k.params.iter().filter_map(|(p, d)| scalar(&d.name).map(|v| (p, v))).collect();
+    let mut args = vec![];
+    let mut outs = vec![];
+    for (i, (_, d)) in k.params.iter().enumerate() {
+        match &d.kind {
+            ParamKind::Scalar(_) => args.push(Arg::Scalar(scalar(&d.name).expect(&d.name))),
+            ParamKind::Buffer { elem, access, len } => {
+                if let Some(inp) = inputs.iter().find(|x| x.0 == d.name) {
+                    args.push(Arg::Buffer(inp.2.clone()));
+                } else {
+                    assert!(access.writes(), "no input {}", d.name);
+                    let n = len.as_ref().unwrap().eval(|p| by_param[&p]).unwrap();
+                    args.push(Arg::Buffer(vec![0xA5; n as usize * elem.bytes() as usize]));
+                    outs.push((i, d.name.clone()));
+                }
+            }
+        }
+    }
+    interp::run(k, &mut args, &RunOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    outs.into_iter()
+        .map(|(i, name)| match &args[i] {
+            Arg::Buffer(b) => (name, b.clone()),
+            Arg::Scalar(_) | Arg::Region(_) => unreachable!(),
+        })
+        .collect()
+}

@@ -297,38 +297,8 @@ pub(crate) fn build_body(
         let off = b.mul(j, vpl);
         let first = b.add(first, off);
         let xs = src.load(b, first, vals);
-        // amax over the lane's values, then over the block's lanes.
-        let mut amax = b.f32(0.0);
-        for &v in &xs {
-            let a = b.abs(v);
-            amax = b.max(amax, a);
-        }
-        let mut o = lanes / 2;
-        while o >= 1 {
-            let other = b.shuffle_xor(amax, o);
-            amax = b.max(amax, other);
-            o /= 2;
-        }
-        let (d, id) = scale_of(b, amax);
-        let mut bytes = Vec::new();
-        let mut sum = b.i32(0);
-        for &v in &xs {
-            let (byte, q32) = quant_byte(b, v, id, format == Format::Q8_1);
-            if let Some(q32) = q32 {
-                sum = b.add(sum, q32);
-            }
-            bytes.push(byte);
-        }
-        if format == Format::Q8_1 {
-            let mut o = lanes / 2;
-            while o >= 1 {
-                let other = b.shuffle_xor(sum, o);
-                sum = b.add(sum, other);
-                o /= 2;
-            }
-        }
-        let d16 = b.convert(d, Type::F16);
-        let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+        let Quantized { d, d16, bytes, sum } =
+            quantize_values(b, &xs, lanes, format == Format::Q8_1);
         let is_head = b.eq(j, zero);
         b.if_then(valid, |b| match (format, dest) {
             (Format::Q8_0, Dest::Blocks(out)) => {
@@ -374,12 +344,7 @@ pub(crate) fn build_body(
                 let qoff = b.mul(j, quarter);
                 let qbase = b.add(qstart, qoff);
                 for k in 0..vals / 4 {
-                    let mut w = bytes[4 * k as usize];
-                    for e in 1..4u32 {
-                        let sh = b.u32(8 * e);
-                        let part = b.shl(bytes[(4 * k + e) as usize], sh);
-                        w = b.or(w, part);
-                    }
+                    let w = pack_word(b, &bytes[4 * k as usize..4 * k as usize + 4]);
                     let kk = b.u32(k);
                     let at = b.add(qbase, kk);
                     b.store(qbuf, at, w);
@@ -388,6 +353,74 @@ pub(crate) fn build_body(
             (Format::Q8_0, Dest::Split { .. }) => unreachable!("checked above"),
         });
     });
+}
+
+/// A block's quantization as seen by one of its `lanes` lanes.
+pub(crate) struct Quantized {
+    /// `amax / 127`.
+    pub d: Value,
+    /// `d` as f16 bits (`u16`).
+    pub d16: Value,
+    /// The lane's quants as ggml stores them (`u32`, 0..=255), one a value.
+    pub bytes: Vec<Value>,
+    /// The block's sum of quants (`i32`; 0 unless `q8_1`).
+    pub sum: Value,
+}
+
+/// Quantizes the block whose values `xs` the `lanes` lanes of an aligned group hold (xor
+/// shuffles combine the group's `amax` and, with `q8_1`, its sum of quants): ggml's arithmetic,
+/// shared by every kernel that writes Q8 blocks. Must run under wave-uniform control with
+/// `lanes` a power of two.
+pub(crate) fn quantize_values(
+    b: &mut KernelBuilder,
+    xs: &[Value],
+    lanes: u32,
+    q8_1: bool,
+) -> Quantized {
+    // amax over the lane's values, then over the block's lanes.
+    let mut amax = b.f32(0.0);
+    for &v in xs {
+        let a = b.abs(v);
+        amax = b.max(amax, a);
+    }
+    let mut o = lanes / 2;
+    while o >= 1 {
+        let other = b.shuffle_xor(amax, o);
+        amax = b.max(amax, other);
+        o /= 2;
+    }
+    let (d, id) = scale_of(b, amax);
+    let mut bytes = Vec::new();
+    let mut sum = b.i32(0);
+    for &v in xs {
+        let (byte, q32) = quant_byte(b, v, id, q8_1);
+        if let Some(q32) = q32 {
+            sum = b.add(sum, q32);
+        }
+        bytes.push(byte);
+    }
+    if q8_1 {
+        let mut o = lanes / 2;
+        while o >= 1 {
+            let other = b.shuffle_xor(sum, o);
+            sum = b.add(sum, other);
+            o /= 2;
+        }
+    }
+    let d16 = b.convert(d, Type::F16);
+    let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+    Quantized { d, d16, bytes, sum }
+}
+
+/// Four quant bytes (`u32`, 0..=255) as one little-endian word.
+pub(crate) fn pack_word(b: &mut KernelBuilder, bytes: &[Value]) -> Value {
+    let mut w = bytes[0];
+    for e in 1..4u32 {
+        let sh = b.u32(8 * e);
+        let part = b.shl(bytes[e as usize], sh);
+        w = b.or(w, part);
+    }
+    w
 }
 
 /// `(d, id)` of a block from its `amax`: `d = amax / 127`, `id = d != 0 ? 1 / d : 0` (ggml's).

@@ -306,6 +306,16 @@ pub fn specs() -> Vec<KernelSpec> {
         [("p2", 2, 1, 0, 0)],
         Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
     ));
+    // `p1`, not q4_0's `p2`: two tokens a pass of Q4_1's gate and up (scales and mins) need 12
+    // bytes of scratch on gfx906, over the no-scratch budget.
+    v.push(dense_family!(
+        "gemv_q4_1_rp_swiglu_q8_1s",
+        Q4_1,
+        Repacked,
+        SwigluQ8,
+        [("p1", 1, 1, 0, 0)],
+        Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
+    ));
     // The seeds' fused tsum GEMV-up kernel used 45/59/68/77/86/95 VGPRs on gfx1201 for T = 1..6
     // (gfx1100 has the same register file): the fused variants must be at or under, with no
     // scratch and no spills.

@@ -4,48 +4,10 @@
 //! arithmetic against a float64 model of ggml's formats with the stated bound.
 
 use super::*;
-use crate::cases::rng_for;
-use kiln_ir::interp::{self, Arg, RunOptions};
-use kiln_ir::{ParamKind, TARGETS};
-use std::collections::BTreeMap;
+use crate::cases::{rng_for, run};
+use kiln_ir::TARGETS;
 
 type Bytes = Vec<u8>;
-
-/// Runs `k` on the interpreter with inputs and scalars by name; returns every written buffer by
-/// name (sized by the ABI's length rules, filled with 0xA5 first).
-fn run(
-    k: &Kernel,
-    inputs: &[(String, ScalarType, Bytes)],
-    scalars: &[(String, ScalarType, u64)],
-) -> BTreeMap<String, Bytes> {
-    let scalar = |name: &str| scalars.iter().find(|s| s.0 == name).map(|s| s.2);
-    let by_param: BTreeMap<kiln_ir::Param, u64> =
-        k.params.iter().filter_map(|(p, d)| scalar(&d.name).map(|v| (p, v))).collect();
-    let mut args = vec![];
-    let mut outs = vec![];
-    for (i, (_, d)) in k.params.iter().enumerate() {
-        match &d.kind {
-            ParamKind::Scalar(_) => args.push(Arg::Scalar(scalar(&d.name).expect(&d.name))),
-            ParamKind::Buffer { elem, access, len } => {
-                if let Some(inp) = inputs.iter().find(|x| x.0 == d.name) {
-                    args.push(Arg::Buffer(inp.2.clone()));
-                } else {
-                    assert!(access.writes(), "no input {}", d.name);
-                    let n = len.as_ref().unwrap().eval(|p| by_param[&p]).unwrap();
-                    args.push(Arg::Buffer(vec![0xA5; n as usize * elem.bytes() as usize]));
-                    outs.push((i, d.name.clone()));
-                }
-            }
-        }
-    }
-    interp::run(k, &mut args, &RunOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-    outs.into_iter()
-        .map(|(i, name)| match &args[i] {
-            Arg::Buffer(b) => (name, b.clone()),
-            Arg::Scalar(_) | Arg::Region(_) => unreachable!(),
-        })
-        .collect()
-}
 
 fn fam(name: &str) -> KernelSpec {
     specs().into_iter().find(|f| f.name == name).unwrap()
@@ -219,35 +181,38 @@ fn dense_variant_names_match_their_shapes() {
     }
 }
 
-/// The quantizing gate/up kernel gives, bit for bit, `quantize_q8_1s_f32` of the plain fused
-/// kernel's `y`, for every variant, at both wave sizes (tokens past a pass, t = 1..8).
+/// The quantizing gate/up kernel of each format gives, bit for bit, `quantize_q8_1s_f32` of the
+/// plain fused kernel's `y`, for every variant, at both wave sizes (tokens past a pass, t = 1..8).
 #[test]
 fn the_quantizing_swiglu_equals_swiglu_then_quantize() {
     let mut rng = rng_for("gemv-swiglu-q8", std::process::id() as u64);
-    for wave in [32, 64] {
-        let tg = target(wave);
-        for (n, k, t) in [(64, 32 * 9, 5), (32, 64, 8), (96, 128, 1)] {
-            let inputs = dense_inputs(
-                &mut rng,
-                WType::Q8_0,
-                Layout::Repacked,
-                dense::Epilogue::Swiglu,
-                (n, k, t),
-            );
-            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
-            let y =
-                run(&(fam("gemv_q8_0_rp_swiglu").baseline().build)(tg, wave), &inputs, &scalars)
-                    ["y"]
-                    .clone();
-            let qs = run(
-                &quantize_split(tg, wave, false),
-                &[("x".to_string(), ScalarType::F32, y)],
-                &[u32s("n", (t * n) as u32)],
-            );
-            for v in &fam("gemv_q8_0_rp_swiglu_q8_1s").variants {
-                let got = run(&(v.build)(tg, wave), &inputs, &scalars);
-                assert_eq!(got["yq"], qs["xq"], "{} quants, wave {wave}, n={n} t={t}", v.name);
-                assert_eq!(got["ys"], qs["xs"], "{} scales, wave {wave}, n={n} t={t}", v.name);
+    for wt in [WType::Q8_0, WType::Q4_0, WType::Q4_1] {
+        let plain = dense::family_name(wt, Layout::Repacked, dense::Epilogue::Swiglu);
+        let fused = dense::family_name(wt, Layout::Repacked, dense::Epilogue::SwigluQ8);
+        for wave in [32, 64] {
+            let tg = target(wave);
+            for (n, k, t) in [(64, 32 * 9, 5), (32, 64, 8), (96, 128, 1), (32, 32 * 3, 2)] {
+                let inputs = dense_inputs(
+                    &mut rng,
+                    wt,
+                    Layout::Repacked,
+                    dense::Epilogue::Swiglu,
+                    (n, k, t),
+                );
+                let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+                let y =
+                    run(&(fam(&plain).baseline().build)(tg, wave), &inputs, &scalars)["y"].clone();
+                let qs = run(
+                    &quantize_split(tg, wave, false),
+                    &[("x".to_string(), ScalarType::F32, y)],
+                    &[u32s("n", (t * n) as u32)],
+                );
+                for v in &fam(&fused).variants {
+                    let got = run(&(v.build)(tg, wave), &inputs, &scalars);
+                    let at = format!("{fused} {}, wave {wave}, n={n} k={k} t={t}", v.name);
+                    assert_eq!(got["yq"], qs["xq"], "{at}: quants");
+                    assert_eq!(got["ys"], qs["xs"], "{at}: scales");
+                }
             }
         }
     }

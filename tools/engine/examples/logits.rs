@@ -21,10 +21,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::write(&a[3], out)?;
-    // The last step's intermediate buffers (KILN_DUMP=dir): q, k, v, qr, att, h, f, x, xn as
+    // The last step's intermediate buffers (KILN_DUMP=dir): q, k, v, qr, att, h, x as
     // f32, and layer 0's KV cache (Q8_0 blocks, `[kv_head][ctx][head_dim]`).
     if let Ok(dir) = std::env::var("KILN_DUMP") {
-        for name in ["q", "k", "v", "qr", "att", "h", "f", "x", "xn"] {
+        for name in ["q", "k", "v", "qr", "att", "h", "x"] {
             let v: Vec<f32> = step.graph.buffer(name).expect("a buffer").read()?;
             let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
             std::fs::write(format!("{dir}/{name}.f32"), b)?;

@@ -307,7 +307,7 @@ impl Config {
     pub fn kernels(&self) -> Vec<String> {
         let mut v: Vec<String> = [
             "get_rows_q8_0",
-            "rmsnorm_f32",
+            "rmsnorm_q8_1s_f32",
             "quantize_q8_1s_f32",
             "rope_f32",
             "kv_append_q8_0",
@@ -325,7 +325,7 @@ impl Config {
                 (l.k, ""),
                 (l.v, ""),
                 (l.o, "_res"),
-                (l.gate_up, "_swiglu"),
+                (l.gate_up, "_swiglu_q8_1s"),
                 (l.down, "_res"),
             ] {
                 v.push(format!("gemv_{}_rp{suffix}", m.name()));

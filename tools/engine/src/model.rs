@@ -1,21 +1,23 @@
 //! The model on a device: weights uploaded from the map and repacked by the library's
 //! `repack_*` kernels (once, at load), and one decode step of `T = 1..=8` tokens as a
 //! [`DecodeGraph`], captured once and replayed with the variables `pos` (position of the first
-//! token), `t` (tokens) and the two activation lengths `tk = t * hidden`, `tf = t * ffn`
-//! (`quantize_q8_1s_f32` takes a length, not a token count).
+//! token), `t` (tokens) and the activation length `tk = t * hidden` (`quantize_q8_1s_f32` takes a
+//! length, not a token count).
 //!
-//! One layer (buffers sized for 8 tokens; the kernels read the first `t` rows):
+//! One layer (buffers sized for 8 tokens; the kernels read the first `t` rows; `a` is split
+//! Q8_1 in `aq`, `as`, and `fa` in `fq`, `fs`: the norm and the gate/up GEMV write their output
+//! quantized, bit for bit what a separate `quantize_q8_1s_f32` node gave):
 //!
 //! ```text
-//! x  --rmsnorm(attn_norm)--> xn --quantize--> a --gemv q/k/v--> q, k, v
+//! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv q/k/v--> q, k, v
 //! q  --rope_f32--> qr;   k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
 //! qr, kc.i, vc.i --attention_decode_q8_0--> att --quantize--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
-//! h  --rmsnorm(ffn_norm)--> xn --quantize--> a --gemv_rp_swiglu(gate, up)--> f --quantize--> af
-//! af --gemv_rp_res(ffn_down, res = h)--> x
+//! h  --rmsnorm_q8_1s(ffn_norm)--> a --gemv_rp_swiglu_q8_1s(gate, up)--> fa
+//! fa --gemv_rp_res(ffn_down, res = h)--> x
 //! ```
 //!
-//! then `x --rmsnorm(output_norm)--> xn --quantize--> a --gemv_q8_0(token_embd)--> logits
+//! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0(token_embd)--> logits
 //! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
 //! so a step of one token can start from the last step's greedy token without a copy from the
 //! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
@@ -207,21 +209,22 @@ impl StepGraph {
         let act = [
             ("x", h),
             ("h", h),
-            ("xn", h),
             ("q", h),
             ("k", kvd),
             ("v", kvd),
             ("qr", h),
             ("att", h),
-            ("f", f),
             ("logits", cfg.vocab),
         ];
         for (name, n) in act {
             g.add_buffer(name, dev.alloc(ScalarType::F32, MAX_T * n)?)?;
         }
-        let widest = h.max(f);
-        g.add_buffer("aq", dev.alloc(ScalarType::U8, MAX_T * widest)?)?;
-        g.add_buffer("as", dev.alloc(ScalarType::U32, MAX_T * widest / 32)?)?;
+        // Q8_1 activations (split: quants, scales) of width `hidden`, and the gate/up GEMV's of
+        // width `ffn` (it reads `aq`, `as`, so writes apart).
+        g.add_buffer("aq", dev.alloc(ScalarType::U8, MAX_T * h)?)?;
+        g.add_buffer("as", dev.alloc(ScalarType::U32, MAX_T * h / 32)?)?;
+        g.add_buffer("fq", dev.alloc(ScalarType::U8, MAX_T * f)?)?;
+        g.add_buffer("fs", dev.alloc(ScalarType::U32, MAX_T * f / 32)?)?;
         // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
         // writes it last, so a decode step can start from the last one's token on the device.
         g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
@@ -240,7 +243,8 @@ impl StepGraph {
         let norm = |w: &str| {
             NodeArgs::new()
                 .buffer("weight", w)
-                .buffer("out", "xn")
+                .buffer("xq", "aq")
+                .buffer("xs", "as")
                 .var("rows", "t")
                 .scalar("n", hu)
                 .scalar("eps", cfg.eps)
@@ -248,17 +252,18 @@ impl StepGraph {
         let quantize = |x: &str, len: &str| {
             NodeArgs::new().buffer("x", x).buffer("xq", "aq").buffer("xs", "as").var("n", len)
         };
-        let gemv = |w: &str, y: &str, n: usize, k: usize| {
+        let gemv_of = |(xq, xs): (&str, &str), w: &str, y: &str, n: usize, k: usize| {
             NodeArgs::new()
                 .buffer("wq", format!("{w}.q"))
                 .buffer("ws", format!("{w}.s"))
-                .buffer("xq", "aq")
-                .buffer("xs", "as")
+                .buffer("xq", xq)
+                .buffer("xs", xs)
                 .buffer("y", y)
                 .scalar("n", u32_of(n))
                 .scalar("k", u32_of(k))
                 .var("t", "t")
         };
+        let gemv = |w: &str, y: &str, n: usize, k: usize| gemv_of(("aq", "as"), w, y, n, k);
         add(
             "get_rows_q8_0",
             NodeArgs::new()
@@ -279,8 +284,7 @@ impl StepGraph {
         };
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
-            add("rmsnorm_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
-            add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+            add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
             add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
             add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
@@ -322,10 +326,9 @@ impl StepGraph {
             )?;
             add("quantize_q8_1s_f32", quantize("att", "tk"))?;
             add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
-            add("rmsnorm_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
-            add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+            add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
             add(
-                &mat(l.gate_up, "_swiglu"),
+                &mat(l.gate_up, "_swiglu_q8_1s"),
                 NodeArgs::new()
                     .buffer("gate_wq", p("ffn_gate.q"))
                     .buffer("gate_ws", p("ffn_gate.s"))
@@ -333,16 +336,18 @@ impl StepGraph {
                     .buffer("up_ws", p("ffn_up.s"))
                     .buffer("xq", "aq")
                     .buffer("xs", "as")
-                    .buffer("y", "f")
+                    .buffer("yq", "fq")
+                    .buffer("ys", "fs")
                     .scalar("n", fu)
                     .scalar("k", hu)
                     .var("t", "t"),
             )?;
-            add("quantize_q8_1s_f32", quantize("f", "tf"))?;
-            add(&mat(l.down, "_res"), gemv(&p("ffn_down"), "x", h, f).buffer("res", "h"))?;
+            add(
+                &mat(l.down, "_res"),
+                gemv_of(("fq", "fs"), &p("ffn_down"), "x", h, f).buffer("res", "h"),
+            )?;
         }
-        add("rmsnorm_f32", norm("output_norm").buffer("x", "x"))?;
-        add("quantize_q8_1s_f32", quantize("xn", "tk"))?;
+        add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
         match cfg.output {
             None => add(
                 "gemv_q8_0",
@@ -380,12 +385,11 @@ impl StepGraph {
     }
 }
 
-/// Sets the four variables of a step at `pos` of `t` tokens through `set`.
+/// Sets the three variables of a step at `pos` of `t` tokens through `set`.
 fn set_step_vars(set: &mut dyn FnMut(&str, u32), cfg: &Config, pos: usize, t: usize) {
     set("pos", u32_of(pos));
     set("t", u32_of(t));
     set("tk", u32_of(t * cfg.hidden));
-    set("tf", u32_of(t * cfg.ffn));
 }
 
 /// What a step gives back.
