@@ -34,41 +34,54 @@ fn kv_append_equals_its_host_model() {
     for cache in [CacheType::Q8_0, CacheType::F16] {
         let fam = format!("kv_append_{}", cache.name());
         for (_, wave) in waves() {
-            let k = &variants(&fam, wave)[0].1;
-            for &(pos, t, kv, hd, ctx, nd, neox) in &shapes {
-                let n = (t * kv * hd) as usize;
-                let mut kx = normal(&mut rng, n, 2.0);
-                kx[0] = 0.0;
-                let vx = normal(&mut rng, n, 2.0);
-                let cache_len = (kv * ctx * cache.row_bytes(hd)) as usize;
-                let fill: Vec<u8> = (0..cache_len).map(|_| rng.gen()).collect();
-                let (mut kc, mut vc) = (fill.clone(), fill.clone());
-                kv_append_host(
-                    cache,
-                    &kx,
-                    &vx,
-                    (pos, t, kv, hd, ctx),
-                    (nd, 10_000.0, neox),
-                    &mut kc,
-                    &mut vc,
-                );
-                let call = Call::new()
-                    .buf("k", f32_bytes(&kx))
-                    .buf("v", f32_bytes(&vx))
-                    .buf("k_cache", fill.clone())
-                    .buf("v_cache", fill.clone())
-                    .u32("pos", pos)
-                    .u32("n_tokens", t)
-                    .u32("n_kv_heads", kv)
-                    .u32("head_dim", hd)
-                    .u32("ctx_max", ctx)
-                    .u32("n_dims", nd)
-                    .f32("base", 10_000.0)
-                    .u32("neox", neox as u32);
-                let args = run(k, &call);
-                let what = format!("{fam} wave {wave} pos {pos} T {t} hd {hd} nd {nd} neox {neox}");
-                assert!(out(k, &args, "k_cache") == &kc[..], "{what}: k_cache");
-                assert!(out(k, &args, "v_cache") == &vc[..], "{what}: v_cache");
+            for (name, k) in &variants(&fam, wave) {
+                for &(pos, t, kv, hd, ctx, nd, neox) in &shapes {
+                    let n = (t * kv * hd) as usize;
+                    let mut kx = normal(&mut rng, n, 2.0);
+                    kx[0] = 0.0;
+                    let mut vx = normal(&mut rng, n, 2.0);
+                    // Non-finite values: a NaN and an inf in one block of V (and of K, where RoPE
+                    // spreads them to the partners), an all-NaN block of V, a huge value.
+                    vx[3] = f32::NAN;
+                    vx[7] = f32::INFINITY;
+                    vx[40] = f32::NEG_INFINITY;
+                    kx[5] = f32::NAN;
+                    kx[n - 1] = 3.0e38;
+                    if n >= 96 {
+                        vx[64..96].fill(f32::NAN);
+                    }
+                    let cache_len = (kv * ctx * cache.row_bytes(hd)) as usize;
+                    let fill: Vec<u8> = (0..cache_len).map(|_| rng.gen()).collect();
+                    let (mut kc, mut vc) = (fill.clone(), fill.clone());
+                    kv_append_host(
+                        cache,
+                        &kx,
+                        &vx,
+                        (pos, t, kv, hd, ctx),
+                        (nd, 10_000.0, neox),
+                        &mut kc,
+                        &mut vc,
+                    );
+                    let call = Call::new()
+                        .buf("k", f32_bytes(&kx))
+                        .buf("v", f32_bytes(&vx))
+                        .buf("k_cache", fill.clone())
+                        .buf("v_cache", fill.clone())
+                        .u32("pos", pos)
+                        .u32("n_tokens", t)
+                        .u32("n_kv_heads", kv)
+                        .u32("head_dim", hd)
+                        .u32("ctx_max", ctx)
+                        .u32("n_dims", nd)
+                        .f32("base", 10_000.0)
+                        .u32("neox", neox as u32);
+                    let args = run(k, &call);
+                    let what = format!(
+                        "{fam} {name} wave {wave} pos {pos} T {t} hd {hd} nd {nd} neox {neox}"
+                    );
+                    assert!(out(k, &args, "k_cache") == &kc[..], "{what}: k_cache");
+                    assert!(out(k, &args, "v_cache") == &vc[..], "{what}: v_cache");
+                }
             }
         }
     }

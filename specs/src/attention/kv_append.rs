@@ -8,10 +8,22 @@
 //! non-finite product converts as x86 does, to 0), so the bytes equal gguf's
 //! `quantize(.., Q8_0)` (`bench/attention_ref.py` checks it). f16 rounds to nearest even.
 //!
-//! One lane a 32-value block (K blocks then V blocks; no cross-lane op). Tokens whose position
-//! is past `ctx_max` are not written.
+//! Two variants, equal bit for bit:
+//! - `baseline` (the reference): one lane a 32-value block (K blocks then V blocks; no
+//!   cross-lane op), so a lane runs 32 RoPE evaluations in a row and a call has few busy lanes.
+//! - `lanes` (routed first, every arch): one lane an element (K elements then V elements), so
+//!   a block is 32 consecutive lanes (a wave-32 wave or half a wave-64 wave) and each lane
+//!   rotates only its own value. The block's `amax` is an xor butterfly over offsets 16..1,
+//!   which never leaves the aligned 32 lanes; each lane starts from `max(0, |x|)` (the
+//!   baseline's first fold step), and the IR's `max` drops a NaN operand, so the butterfly's
+//!   result is the baseline's sequential fold's (max of the non-NaN values and 0; `+0` ties
+//!   only). Every lane then derives `d` and `id` as the baseline does and stores its own quant
+//!   byte; lane 0 of the block stores the f16 scale. The shuffles run with every lane of the
+//!   wave active; only the loads' index and the stores depend on liveness.
 //!
-//! ABI (both families, baseline only):
+//! Tokens whose position is past `ctx_max` are not written.
+//!
+//! ABI (both families, every variant):
 //!
 //! | param        | kind                                       | meaning                      |
 //! |--------------|--------------------------------------------|------------------------------|
@@ -40,14 +52,20 @@ use kiln_ir::{
 
 /// Lanes a workgroup (a lane a block).
 pub const BLOCK: u32 = 64;
+/// Lanes a workgroup of `lanes` (a lane an element; `2 * T * n_kv * head_dim` is a multiple of
+/// 64, so the grid has no idle lane).
+pub const LANES_BLOCK: u32 = 64;
 /// Values a block.
 pub const QK: u32 = 32;
 
 /// The families `kv_append_q8_0` and `kv_append_f16`.
 pub fn specs() -> Vec<KernelSpec> {
-    let family = |name, build: crate::BuildFn, parity, bench| KernelSpec {
+    let family = |name, build: crate::BuildFn, lanes: crate::BuildFn, parity, bench| KernelSpec {
         name,
-        variants: vec![VariantSpec { name: "baseline", build, admit: Admission::default() }],
+        variants: vec![
+            VariantSpec { name: "baseline", build, admit: Admission::default() },
+            VariantSpec { name: "lanes", build: lanes, admit: Admission::default() },
+        ],
         parity: Parity::Buffers(parity),
         bench,
         archs: None,
@@ -57,12 +75,14 @@ pub fn specs() -> Vec<KernelSpec> {
         family(
             "kv_append_q8_0",
             |t, w| kv_append(t, w, CacheType::Q8_0),
+            |t, w| kv_append_lanes(t, w, CacheType::Q8_0),
             |r, l| parity_cases(r, l, CacheType::Q8_0),
             Bench::Cases(|| bench_cases(CacheType::Q8_0)),
         ),
         family(
             "kv_append_f16",
             |t, w| kv_append(t, w, CacheType::F16),
+            |t, w| kv_append_lanes(t, w, CacheType::F16),
             |r, l| parity_cases(r, l, CacheType::F16),
             Bench::Cases(|| bench_cases(CacheType::F16)),
         ),
@@ -88,38 +108,54 @@ fn shapes(large: bool) -> Vec<Shape> {
     v
 }
 
-/// Random K and V rows (with a Q8 edge block: zeros, exact halves, huge, tiny) for each shape.
+/// Random K and V rows (with a Q8 edge block: zeros, exact halves, huge, tiny) for each shape,
+/// and one case with non-finite values (the module doc defines them: a NaN is left out of
+/// `amax`, a non-finite product quantizes to 0; an infinite `amax` gives `id = 0`).
 fn parity_cases(rng: &mut Rng, large: bool, cache: CacheType) -> Vec<Case> {
-    shapes(large)
-        .into_iter()
-        .map(|(pos, t, kv, hd, ctx, nd, neox)| {
-            let n = (t * kv * hd) as usize;
-            let k = crate::cases::activations(rng, n, true);
-            let v = crate::cases::activations(rng, n, true);
-            Case {
-                name: format!(
-                    "pos={pos} T={t} kv={kv} head_dim={hd} ctx_max={ctx} n_dims={nd} {}",
-                    if neox == 1 { "neox" } else { "normal" }
-                ),
-                scalars: vec![
-                    u32s("pos", pos),
-                    u32s("n_tokens", t),
-                    u32s("n_kv_heads", kv),
-                    u32s("head_dim", hd),
-                    u32s("ctx_max", ctx),
-                    u32s("n_dims", nd),
-                    ("base".into(), ScalarType::F32, u64::from(10_000f32.to_bits())),
-                    u32s("neox", neox),
-                ],
-                inputs: vec![
-                    floats("k", ScalarType::F32, &k),
-                    floats("v", ScalarType::F32, &v),
-                    cache_bytes(rng, "k_cache", cache, kv, ctx, hd),
-                    cache_bytes(rng, "v_cache", cache, kv, ctx, hd),
-                ],
-            }
-        })
-        .collect()
+    let mut cases: Vec<Case> =
+        shapes(large).into_iter().map(|s| parity_case(rng, s, cache, false)).collect();
+    cases.push(parity_case(rng, (3, 2, 3, 64, 8, 64, 1), cache, true));
+    cases
+}
+
+/// One parity case of shape `s`; `non_finite` puts NaN and inf values in K and V (a lone NaN,
+/// a lone inf, a -inf, an all-NaN block of V).
+fn parity_case(rng: &mut Rng, s: Shape, cache: CacheType, non_finite: bool) -> Case {
+    let (pos, t, kv, hd, ctx, nd, neox) = s;
+    let n = (t * kv * hd) as usize;
+    let mut k = crate::cases::activations(rng, n, true);
+    let mut v = crate::cases::activations(rng, n, true);
+    if non_finite {
+        k[5] = f32::NAN;
+        k[40] = f32::INFINITY;
+        v[3] = f32::NAN;
+        v[7] = f32::INFINITY;
+        v[70] = f32::NEG_INFINITY;
+        v[128..160].fill(f32::NAN);
+    }
+    Case {
+        name: format!(
+            "pos={pos} T={t} kv={kv} head_dim={hd} ctx_max={ctx} n_dims={nd} {}{}",
+            if neox == 1 { "neox" } else { "normal" },
+            if non_finite { " non-finite" } else { "" }
+        ),
+        scalars: vec![
+            u32s("pos", pos),
+            u32s("n_tokens", t),
+            u32s("n_kv_heads", kv),
+            u32s("head_dim", hd),
+            u32s("ctx_max", ctx),
+            u32s("n_dims", nd),
+            ("base".into(), ScalarType::F32, u64::from(10_000f32.to_bits())),
+            u32s("neox", neox),
+        ],
+        inputs: vec![
+            floats("k", ScalarType::F32, &k),
+            floats("v", ScalarType::F32, &v),
+            cache_bytes(rng, "k_cache", cache, kv, ctx, hd),
+            cache_bytes(rng, "v_cache", cache, kv, ctx, hd),
+        ],
+    }
 }
 
 /// A cache's prior contents: random bytes (the kernel must leave every row but the step's as
@@ -315,6 +351,184 @@ pub fn kv_append(_t: &Target, wave: u32, cache: CacheType) -> Kernel {
         );
     });
     b.finish()
+}
+
+/// The `lanes` variant of a kv_append kernel: one lane an element (see the module doc).
+pub fn kv_append_lanes(_t: &Target, wave: u32, cache: CacheType) -> Kernel {
+    let mut b = KernelBuilder::new(format!("kv_append_{}_lanes", cache.name()), wave);
+    b.workgroup_size([LANES_BLOCK, 1, 1]);
+    b.const_param("block", LANES_BLOCK as i64);
+    let k = b.buffer("k", ScalarType::F32, Access::Read);
+    let v = b.buffer("v", ScalarType::F32, Access::Read);
+    // Read-write: an append changes the step's rows and keeps every other row of the cache.
+    let k_cache = b.buffer("k_cache", cache.elem(), Access::ReadWrite);
+    let v_cache = b.buffer("v_cache", cache.elem(), Access::ReadWrite);
+    let pos = b.scalar_param("pos", ScalarType::U32);
+    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
+    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
+    let head_dim = b.scalar_param("head_dim", ScalarType::U32);
+    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
+    let n_dims = b.scalar_param("n_dims", ScalarType::U32);
+    let base = b.scalar_param("base", ScalarType::F32);
+    let neox = b.scalar_param("neox", ScalarType::U32);
+    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
+    b.scalar_rule(n_tokens, ScalarRule::AtMost(8));
+    b.scalar_rule(head_dim, ScalarRule::MultipleOf(QK as u64));
+    b.scalar_rule(n_dims, ScalarRule::MultipleOf(2));
+    let rows = ShapeExpr::scaled(&[n_tokens, n_kv, head_dim], 1, 1);
+    b.set_buffer_len(k, rows.clone());
+    b.set_buffer_len(v, rows);
+    let cache_len = match cache {
+        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max, head_dim], 34, 32),
+        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max, head_dim], 1, 1),
+    };
+    b.set_buffer_len(k_cache, cache_len.clone());
+    b.set_buffer_len(v_cache, cache_len);
+    b.grid([
+        ShapeExpr::scaled(&[n_tokens, n_kv, head_dim], 2, LANES_BLOCK as u64),
+        ShapeExpr::constant(1),
+        ShapeExpr::constant(1),
+    ]);
+
+    let wg = b.workgroup_id(Dim::X);
+    let bl = b.u32(LANES_BLOCK);
+    let g = b.mul(wg, bl);
+    let local = b.local_id();
+    let g = b.add(g, local);
+    let (t_v, kv_v, hd_v) = (b.arg(n_tokens), b.arg(n_kv), b.arg(head_dim));
+    let per_token = b.mul(kv_v, hd_v);
+    let per_tensor = b.mul(t_v, per_token);
+    let which = b.div(g, per_tensor);
+    // `rem` is the element's index in `k` / `v` (`[T][n_kv][head_dim]`).
+    let rem = b.rem(g, per_tensor);
+    let t = b.div(rem, per_token);
+    let r2 = b.rem(rem, per_token);
+    let h = b.div(r2, hd_v);
+    let d = b.rem(r2, hd_v);
+    let row0 = b.sub(rem, d);
+    let pos_v = b.arg(pos);
+    let p_t = b.add(pos_v, t);
+    let ctx_v = b.arg(ctx_max);
+    let fits = b.lt(p_t, ctx_v);
+    let two = b.u32(2);
+    let inside = b.lt(which, two);
+    let live = b.and(inside, fits);
+    let zero = b.u32(0);
+    let is_k = b.eq(which, zero);
+    // A lane past the two tensors (none for a valid shape: the grid is exact) reads element 0.
+    let src = b.select(inside, rem, zero);
+    // K: rotated as `rope_f32` does (its partner read from `k`); V: as loaded.
+    let x = b.if_else(
+        is_k,
+        |b| {
+            let x = b.load(k, src, Type::F32);
+            let (nd, bs, nx) = (b.arg(n_dims), b.arg(base), b.arg(neox));
+            let rope = Rope::new(b, nd, hd_v, bs, nx);
+            let (i, first, partner, rotated) = rope.pair(b, d);
+            let pi = b.add(row0, partner);
+            let pi = b.select(inside, pi, zero);
+            let pv = b.load(k, pi, Type::F32);
+            vec![rope.value(b, x, pv, i, first, rotated, p_t)]
+        },
+        |b| vec![b.load(v, src, Type::F32)],
+    )[0];
+    // Destination row: (h * ctx_max + pos + t).
+    let hr = b.mul(h, ctx_v);
+    let drow = b.add(hr, p_t);
+    match cache {
+        CacheType::Q8_0 => {
+            let qk = b.u32(QK);
+            let nb = b.div(hd_v, qk);
+            let bi = b.div(d, qk);
+            let e = b.rem(d, qk);
+            let blk = b.mul(drow, nb);
+            let blk = b.add(blk, bi);
+            let (d16, byte) = q8_0_lane(&mut b, x);
+            let store = |b: &mut KernelBuilder, dst: Param| {
+                let c34 = b.u32(34);
+                let at = b.mul(blk, c34);
+                let c2 = b.u32(2);
+                let at = b.add(at, c2);
+                let at = b.add(at, e);
+                b.store(dst, at, byte);
+                let lead = b.eq(e, zero);
+                b.if_then(lead, |b| {
+                    let c17 = b.u32(17);
+                    let at = b.mul(blk, c17);
+                    b.store(dst, at, d16);
+                });
+            };
+            store_k_or_v(&mut b, live, is_k, k_cache, v_cache, store);
+        }
+        CacheType::F16 => {
+            let hx = b.convert(x, Type::F16);
+            let store = |b: &mut KernelBuilder, dst: Param| {
+                let at = b.mul(drow, hd_v);
+                let at = b.add(at, d);
+                b.store(dst, at, hx);
+            };
+            store_k_or_v(&mut b, live, is_k, k_cache, v_cache, store);
+        }
+    }
+    b.finish()
+}
+
+/// Stores with `store` into `k_cache` (K lanes) or `v_cache` (V lanes), live lanes only.
+fn store_k_or_v(
+    b: &mut KernelBuilder,
+    live: Value,
+    is_k: Value,
+    k_cache: Param,
+    v_cache: Param,
+    store: impl Fn(&mut KernelBuilder, Param),
+) {
+    b.if_then(live, |b| {
+        b.if_else(
+            is_k,
+            |b| {
+                store(b, k_cache);
+                vec![]
+            },
+            |b| {
+                store(b, v_cache);
+                vec![]
+            },
+        );
+    });
+}
+
+/// One lane's share of a Q8_0 block whose 32 values are the 32 aligned lanes' `x`: the block's
+/// scale as f16 bits (`u16`) and the lane's quant byte (`u8`), by `store_q8_0_block`'s rules.
+/// Every lane of the wave must be active (the amax is a butterfly of shuffles).
+fn q8_0_lane(b: &mut KernelBuilder, x: Value) -> (Value, Value) {
+    let fzero = b.f32(0.0);
+    let a = b.abs(x);
+    let mut amax = b.max(fzero, a);
+    for off in [16, 8, 4, 2, 1] {
+        let o = b.shuffle_xor(amax, off);
+        amax = b.max(amax, o);
+    }
+    let c127 = b.f32(127.0);
+    let d = b.div(amax, c127);
+    let fone = b.f32(1.0);
+    let nz = b.ne(d, fzero);
+    let inv = b.div(fone, d);
+    let id = b.select(nz, inv, fzero);
+    let limit = b.f32(2_147_483_648.0);
+    let int_min = b.i32(i32::MIN);
+    let p = b.mul(x, id);
+    let r = b.unary(UnaryOp::Round, p);
+    let ar = b.abs(r);
+    let fits = b.lt(ar, limit);
+    let qi = b.convert(r, Type::I32);
+    let qi = b.select(fits, qi, int_min);
+    let qu = b.bitcast(qi, Type::U32);
+    let mask = b.u32(0xff);
+    let qu = b.and(qu, mask);
+    let byte = b.convert(qu, Type::scalar(ScalarType::U8));
+    let d16 = b.convert(d, Type::F16);
+    let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+    (d16, byte)
 }
 
 /// 32 f32 values from element `at` (a multiple of 32: eight 16-byte loads).
