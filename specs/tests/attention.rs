@@ -30,6 +30,9 @@ fn kv_append_equals_its_host_model() {
         (17, 5, 1, 64, 20, 32, true),
         (9, 4, 2, 96, 11, 66, false),
         (30_000, 2, 1, 128, 30_002, 128, true),
+        // K and V of 96 and 288 values: a wave-64 wave holds K lanes and V lanes
+        (5, 3, 1, 32, 9, 32, false),
+        (2, 1, 3, 96, 4, 64, true),
     ];
     for cache in [CacheType::Q8_0, CacheType::F16] {
         let fam = format!("kv_append_{}", cache.name());

@@ -101,6 +101,8 @@ fn shapes(large: bool) -> Vec<Shape> {
         (4091, 8, 8, 128, 4099, 64, 1),
         // the last rows past ctx_max are not written
         (10, 4, 2, 64, 12, 32, 0),
+        // K of 288 values: a wave-64 wave holds K lanes and V lanes
+        (2, 1, 3, 96, 4, 64, 1),
     ];
     if large {
         v.extend([(32_760, 8, 8, 128, 32_768, 128, 1), (32_767, 1, 8, 128, 32_768, 128, 0)]);
