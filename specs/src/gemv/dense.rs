@@ -1,12 +1,14 @@
 //! Dense GEMV: `y[t][n] = sum_k W[n][k] * x[t][k]` for `t` tokens, with the residual and the
-//! fused gate/up SwiGLU epilogues.
+//! fused gate/up SwiGLU epilogues, and the attention's Q, K and V projections in one launch.
 //!
 //! The order of the f32 arithmetic (every variant keeps it, so all agree bit for bit): for each
 //! output, the `k / 32` blocks are dealt to `W` slots (the wave's lanes), block `b` to slot
 //! `b mod W`; each slot adds its blocks in increasing order with [`accumulate`], from `+0.0`;
 //! the `W` slot sums are then added by the xor butterfly with offsets `W/2, ..., 1` (what
 //! `wave_reduce(add)` and `tsum` both compute). The epilogue adds the residual once
-//! (`res + sum`) or takes `silu(gate) * up` (portable `exp`).
+//! (`res + sum`) or takes `silu(gate) * up` (portable `exp`). The Q/K/V kernel runs, for each of
+//! its three matrices, the plain GEMV's code on that matrix (a workgroup's row `y` of the grid
+//! picks it): each output keeps the plain order, so it equals the plain GEMV bit for bit.
 //!
 //! Variants:
 //! - `baseline`: one wave a workgroup, one row a wave, one token at a time (the weights are read
@@ -41,6 +43,11 @@ pub enum Epilogue {
     /// 34.2 against 43.5 us at N = 14336 on the H200): more would need more than the 128
     /// VGPRs gfx906 allows a 512-lane workgroup (4 rows x 2 matrices x tokens accumulators).
     SwigluQ8,
+    /// `q = Wq x`, `k = Wk x`, `v = Wv x`: three plain GEMVs over the same activations in one
+    /// launch (`n_q` rows for Q, `n_kv` for K and V), each output as [`Epilogue::Plain`]'s. One
+    /// launch instead of three: a decode step is launch bound, and the activations are read
+    /// from L2 by all three.
+    Qkv,
 }
 
 impl Epilogue {
@@ -48,6 +55,14 @@ impl Epilogue {
     pub fn matrices(self) -> usize {
         match self {
             Epilogue::Plain | Epilogue::Residual => 1,
+            Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
+            Epilogue::Qkv => 3,
+        }
+    }
+    /// Weight matrices one output sums (the accumulators a row keeps).
+    pub fn matrices_an_output(self) -> usize {
+        match self {
+            Epilogue::Plain | Epilogue::Residual | Epilogue::Qkv => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
         }
     }
@@ -58,6 +73,7 @@ impl Epilogue {
             Epilogue::Residual => "_res",
             Epilogue::Swiglu => "_swiglu",
             Epilogue::SwigluQ8 => "_swiglu_q8_1s",
+            Epilogue::Qkv => "_qkv",
         }
     }
 }
@@ -92,7 +108,12 @@ impl Gemv {
     }
     fn unroll_of(&self) -> u32 {
         match self.unroll {
-            0 if self.layout == Layout::Repacked && self.epi.matrices() == 1 && self.rows == 1 => 2,
+            0 if self.layout == Layout::Repacked
+                && self.epi.matrices_an_output() == 1
+                && self.rows == 1 =>
+            {
+                2
+            }
             0 => 1,
             u => u,
         }
@@ -147,6 +168,7 @@ pub(crate) struct Params {
 fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
     let (n, k, t) = declare_nkt(b, None);
     let weights = match g.epi {
+        Epilogue::Qkv => unreachable!("the Q/K/V kernel declares its own parameters"),
         Epilogue::Swiglu | Epilogue::SwigluQ8 => vec![
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
             Weights::declare(b, "up_w", g.wt, g.layout, &[n], k),
@@ -162,7 +184,7 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             b.set_buffer_len(r, ShapeExpr::scaled(&[t, n], 1, 1));
             Some(r)
         }
-        Epilogue::Plain | Epilogue::Swiglu | Epilogue::SwigluQ8 => None,
+        Epilogue::Plain | Epilogue::Swiglu | Epilogue::SwigluQ8 | Epilogue::Qkv => None,
     };
     let out = match g.epi {
         Epilogue::SwigluQ8 => {
@@ -175,7 +197,7 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             let lds = b.lds("y_pass", ScalarType::F32, per * Q8_ROWS);
             Out::Q8 { q, s, lds }
         }
-        Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu => {
+        Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu | Epilogue::Qkv => {
             let y = b.buffer("y", ScalarType::F32, Access::Write);
             b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
             Out::F32(y)
@@ -208,7 +230,7 @@ pub(crate) fn finish(
     res: Option<Value>,
 ) -> Value {
     match epi {
-        Epilogue::Plain => sums[0],
+        Epilogue::Plain | Epilogue::Qkv => sums[0],
         Epilogue::Residual => b.add(res.expect("a residual"), sums[0]),
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             let s = silu(b, sums[0]);
@@ -344,6 +366,9 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         format!("{}_{}", family_name(g.wt, g.layout, g.epi), variant_name(&g)),
         wave,
     );
+    if g.epi == Epilogue::Qkv {
+        return build_qkv(b, wave, g);
+    }
     let p = declare(&mut b, &g);
     // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
     let rdna = matches!(target.family, Family::Rdna3 | Family::Rdna4);
@@ -369,11 +394,106 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let n = b.arg(p.n);
     let k = b.arg(p.k);
     let t = b.arg(p.t);
+    let wg = b.workgroup_id(Dim::X);
+    let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
+    row_block(&mut b, &g, wave, (waves, rows), &m, p.acts, (k, t), wg);
+    b.finish()
+}
+
+/// The Q/K/V kernel: grid `y` picks the matrix (0: Q, 1: K, 2: V), grid `x` covers `n_q` rows;
+/// a workgroup runs [`row_block`] on its matrix for row blocks `x, x + grid_x, ...` (one at
+/// most when `n_kv <= n_q`, as in every GQA model; more rows are still computed).
+fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
+    let n_q = b.scalar_param("n_q", ScalarType::U32);
+    let n_kv = b.scalar_param("n_kv", ScalarType::U32);
+    let k = b.scalar_param("k", ScalarType::U32);
+    let t = b.scalar_param("t", ScalarType::U32);
+    b.scalar_rule(n_q, ScalarRule::AtLeast(1));
+    b.scalar_rule(n_kv, ScalarRule::AtLeast(1));
+    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
+    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
+    b.scalar_rule(t, ScalarRule::AtLeast(1));
+    let named = [("q", n_q), ("k", n_kv), ("v", n_kv)];
+    let weights: Vec<Weights> = named
+        .iter()
+        .map(|&(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, &[n], k))
+        .collect();
+    let acts = Acts::declare(&mut b, g.wt, t, k);
+    let mats: Vec<(Weights, Param, Param)> = weights
+        .into_iter()
+        .zip(named)
+        .map(|(w, (name, n))| {
+            let y = b.buffer(format!("{name}_y"), ScalarType::F32, Access::Write);
+            b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
+            (w, n, y)
+        })
+        .collect();
+    let (waves, rows) = match (g.tokens, g.waves) {
+        (None, _) => (1, 1),
+        (Some(_), 0) => (WAVES, g.rows),
+        (Some(_), w) => (w, g.rows),
+    };
+    b.workgroup_size([waves * wave, 1, 1]);
+    b.const_param("waves", waves as i64);
+    b.const_param("rows_per_wave", rows as i64);
+    b.const_param("tokens_per_pass", g.tokens.unwrap_or(1) as i64);
+    b.grid([
+        ShapeExpr::scaled(&[n_q], 1, (waves * rows) as u64),
+        ShapeExpr::constant(3),
+        ShapeExpr::constant(1),
+    ]);
+    let kv = b.arg(k);
+    let tv = b.arg(t);
+    let which = b.workgroup_id(Dim::Y);
+    let x = b.workgroup_id(Dim::X);
+    let gx = b.num_workgroups(Dim::X);
+    for (mi, &(w, n, y)) in mats.iter().enumerate() {
+        let miv = b.u32(mi as u32);
+        let this = b.eq(which, miv);
+        b.if_then(this, |b| {
+            let n = b.arg(n);
+            let per_wg = b.u32(waves * rows);
+            let one = b.u32(1);
+            let blocks = b.add(n, per_wg);
+            let blocks = b.sub(blocks, one);
+            let blocks = b.div(blocks, per_wg);
+            b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
+                let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
+                row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg);
+                vec![]
+            });
+        });
+    }
+    b.finish()
+}
+
+/// The matrices one output reads and where it goes.
+struct Matrices<'a> {
+    weights: &'a [Weights],
+    res: Option<Param>,
+    out: Out,
+    /// Rows.
+    n: Value,
+}
+
+/// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
+/// order.
+#[allow(clippy::too_many_arguments)]
+fn row_block(
+    b: &mut KernelBuilder,
+    g: &Gemv,
+    wave: u32,
+    (waves, rows): (u32, u32),
+    m: &Matrices,
+    acts: Acts,
+    (k, t): (Value, Value),
+    wg: Value,
+) {
+    let n = m.n;
     let qk = b.u32(QK);
     let nb = b.div(k, qk);
     let lane = b.lane();
     let wave_id = b.wave();
-    let wg = b.workgroup_id(Dim::X);
     let wv = b.u32(waves);
     let row0 = b.mul(wg, wv);
     let row0 = b.add(row0, wave_id);
@@ -399,7 +519,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let step = b.u32(per);
     let zero = b.u32(0);
     let w = b.u32(wave);
-    let mats = p.weights.len();
+    let mats = m.weights.len();
     let rn = rows as usize;
     let pn = per as usize;
     // acc[(mi * rows + r) * per + j]
@@ -413,12 +533,12 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
             let tl = b.sub(t, one);
             let mut next = acc.to_vec();
             // One matrix at a time (gate, then up): fewer registers live.
-            for (mi, m) in p.weights.iter().enumerate() {
+            for (mi, mat) in m.weights.iter().enumerate() {
                 let wbs: Vec<_> = row_of
                     .iter()
                     .map(|&(_, _, _, wrow)| {
                         let at = b.add(wrow, blk64);
-                        m.load(b, at)
+                        mat.load(b, at)
                     })
                     .collect();
                 for j in 0..per {
@@ -429,7 +549,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let ab = b.add(ab, blk);
                     // One activation block for every row of the wave (reloaded per matrix:
                     // the loads hit L1, and it keeps fewer registers live).
-                    let a = p.acts.load(b, ab);
+                    let a = acts.load(b, ab);
                     for (r, wb) in wbs.iter().enumerate() {
                         let i = at_acc(mi, r, j as usize);
                         next[i] = accumulate(b, wb, &a, next[i]);
@@ -445,7 +565,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let sums: Vec<Value> = (0..mats)
                         .map(|mi| b.wave_reduce(ReduceOp::Add, accs[at_acc(mi, r, 0)]))
                         .collect();
-                    let res = p.res.map(|rp| {
+                    let res = m.res.map(|rp| {
                         let i = b.mul(tok0, n);
                         let i = b.add(i, row_c);
                         b.load(rp, i, Type::F32)
@@ -456,7 +576,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let rl = b.u32(r as u32);
                     let local_row = b.mul(wave_id, rv);
                     let local_row = b.add(local_row, rl);
-                    b.if_then(ok, |b| emit(b, p.out, n, tok0, row, zero, local_row, out));
+                    b.if_then(ok, |b| emit(b, m.out, n, tok0, row, zero, local_row, out));
                 }
                 Some(per) => {
                     let pp = per.next_power_of_two();
@@ -479,7 +599,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     // The quantizing epilogue fills its whole tile (tokens past `t` too: their
                     // sums are of clamped activations and never stored), so every LDS word it
                     // reads was written.
-                    let ok = match p.out {
+                    let ok = match m.out {
                         Out::F32(_) => b.and(ok, in_t),
                         Out::Q8 { .. } => ok,
                     };
@@ -488,19 +608,18 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
                     let local_row = b.mul(wave_id, rv);
                     let local_row = b.add(local_row, rl);
                     b.if_then(ok, |b| {
-                        let res = p.res.map(|rp| {
+                        let res = m.res.map(|rp| {
                             let i = b.mul(tok, n);
                             let i = b.add(i, row);
                             b.load(rp, i, Type::F32)
                         });
                         let out = finish(b, g.epi, &sums, res);
-                        emit(b, p.out, n, tok, row, j, local_row, out);
+                        emit(b, m.out, n, tok, row, j, local_row, out);
                     });
                 }
             }
         }
-        quantize_pass(b, p.out, wave, per, n, t, tok0, wg);
+        quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
         vec![]
     });
-    b.finish()
 }

@@ -71,7 +71,7 @@ macro_rules! dense_family {
 
 /// The families of this module.
 pub fn specs() -> Vec<KernelSpec> {
-    use Epilogue::{Plain, Residual, Swiglu, SwigluQ8};
+    use Epilogue::{Plain, Qkv, Residual, Swiglu, SwigluQ8};
     use Layout::{Ggml, Repacked};
     use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
     let mut v = vec![
@@ -290,6 +290,33 @@ pub fn specs() -> Vec<KernelSpec> {
         archs: None,
         budgets: vec![],
     });
+    // Q, K and V in one launch (the attention's input projections): the plain GEMV's tiles,
+    // but two rows a wave for 8 tokens (four spill 4 registers on gfx906: three copies of the
+    // row block in one kernel).
+    v.push(dense_family!(
+        "gemv_q8_0_rp_qkv",
+        Q8_0,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(dense_family!(
+        "gemv_q4_0_rp_qkv",
+        Q4_0,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(dense_family!(
+        "gemv_q4_1_rp_qkv",
+        Q4_1,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
     v.push(dense_family!(
         "gemv_q8_0_rp_swiglu_q8_1s",
         Q8_0,
@@ -449,6 +476,7 @@ pub(crate) fn dense_inputs(
     let prefixes: &[&str] = match epi {
         Epilogue::Swiglu | Epilogue::SwigluQ8 => &["gate_w", "up_w"],
         Epilogue::Plain | Epilogue::Residual => &["w"],
+        Epilogue::Qkv => return qkv_inputs(rng, wt, layout, (n, n, k, t)),
     };
     for p in prefixes {
         inputs.extend(weight_inputs(rng, wt, layout, p, n, k));
@@ -464,6 +492,48 @@ pub(crate) fn dense_inputs(
         inputs.push(floats("res", ScalarType::F32, &host::floats(rng, t * n)));
     }
     inputs
+}
+
+/// The inputs of a Q/K/V case: `q_w` with `n_q` rows, `k_w` and `v_w` with `n_kv`, activations.
+pub(crate) fn qkv_inputs(
+    rng: &mut Rng,
+    wt: WType,
+    layout: Layout,
+    (n_q, n_kv, k, t): (usize, usize, usize, usize),
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let mut inputs = vec![];
+    for (p, rows) in [("q_w", n_q), ("k_w", n_kv), ("v_w", n_kv)] {
+        inputs.extend(weight_inputs(rng, wt, layout, p, rows, k));
+    }
+    let (q, s) = host::q8_1(rng, t, k, true);
+    inputs.push(("xq".into(), ScalarType::U8, q));
+    inputs.push(("xs".into(), ScalarType::U32, s));
+    inputs
+}
+
+/// The Q/K/V cases: every `t` in 1..=8 with odd `n_q` and `n_kv` and `k` not a multiple of 256,
+/// SmolLM2's 576 / 192, one row each, and more K/V rows than Q rows (a workgroup then runs
+/// several row blocks); `large` adds model widths.
+fn qkv_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case> {
+    let mut shapes: Vec<(usize, usize, usize, usize)> =
+        (1..=8).map(|t| (37, 13, 416, t)).collect();
+    shapes.extend([(9, 3, 32, 1), (1, 1, 32, 2), (5, 11, 32 * 13, 3), (576, 192, 576, 2)]);
+    if large {
+        shapes.extend([(576, 192, 576, 8), (4097, 1025, 4096, 1)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n_q, n_kv, k, t)| Case {
+            name: format!("n_q={n_q} n_kv={n_kv} k={k} t={t}"),
+            scalars: vec![
+                u32s("n_q", n_q as u32),
+                u32s("n_kv", n_kv as u32),
+                u32s("k", k as u32),
+                u32s("t", t as u32),
+            ],
+            inputs: qkv_inputs(rng, wt, layout, (n_q, n_kv, k, t)),
+        })
+        .collect()
 }
 
 /// One matrix's inputs named with `prefix`.
@@ -494,6 +564,9 @@ pub(crate) fn weight_inputs(
 
 /// Odd `n`, `k` not a multiple of 256, every `t` in 1..=8; `large` adds a model width.
 fn dense_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilogue) -> Vec<Case> {
+    if epi == Epilogue::Qkv {
+        return qkv_cases(rng, large, wt, layout);
+    }
     let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (37, 416, t)).collect();
     shapes.extend([(1, 32, 1), (5, 32, 3), (67, 4096 + 32, 5)]);
     if large {
@@ -538,6 +611,11 @@ fn bench_inputs(
             &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
         }
         Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
+        Epilogue::Qkv => &[
+            ("q_w", "q_wq", "q_ws"),
+            ("k_w", "k_wq", "k_ws"),
+            ("v_w", "v_wq", "v_ws"),
+        ],
     };
     let blocks = n * k / QK as usize;
     for &(w, wq, ws) in names {

@@ -262,3 +262,50 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
         }
     }
 }
+
+/// Every variant of the Q/K/V kernel gives, bit for bit, the plain `gemv_<fmt>_rp` baseline of
+/// each of its three matrices, at both wave sizes: odd row counts, `k` not a multiple of 256,
+/// t = 1..8, more K/V rows than Q rows.
+#[test]
+fn the_qkv_gemv_equals_three_plain_gemvs() {
+    let mut rng = rng_for("gemv-qkv", std::process::id() as u64);
+    for (wt, plain, qkv) in [
+        (WType::Q8_0, "gemv_q8_0_rp", "gemv_q8_0_rp_qkv"),
+        (WType::Q4_0, "gemv_q4_0_rp", "gemv_q4_0_rp_qkv"),
+        (WType::Q4_1, "gemv_q4_1_rp", "gemv_q4_1_rp_qkv"),
+    ] {
+        for wave in [32, 64] {
+            let tg = target(wave);
+            for (n_q, n_kv, k, t) in [(37, 13, 416, 1), (9, 3, 32 * 9, 8), (5, 11, 64, 3), (19, 7, 160, 6)] {
+                let inputs = qkv_inputs(&mut rng, wt, Layout::Repacked, (n_q, n_kv, k, t));
+                let acts: Vec<_> = inputs.iter().filter(|x| x.0.starts_with('x')).cloned().collect();
+                let mut want = BTreeMap::new();
+                for (m, n) in [("q", n_q), ("k", n_kv), ("v", n_kv)] {
+                    let mut ins: Vec<_> = inputs
+                        .iter()
+                        .filter_map(|(name, ty, b)| {
+                            let rest = name.strip_prefix(&format!("{m}_"))?;
+                            Some((rest.to_string(), *ty, b.clone()))
+                        })
+                        .collect();
+                    ins.extend(acts.iter().cloned());
+                    let scalars =
+                        vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+                    let y = run(&(fam(plain).baseline().build)(tg, wave), &ins, &scalars);
+                    assert_eq!(y["y"].len(), t * n * 4);
+                    want.insert(format!("{m}_y"), y["y"].clone());
+                }
+                let scalars = vec![
+                    u32s("n_q", n_q as u32),
+                    u32s("n_kv", n_kv as u32),
+                    u32s("k", k as u32),
+                    u32s("t", t as u32),
+                ];
+                for v in &fam(qkv).variants {
+                    let got = run(&(v.build)(tg, wave), &inputs, &scalars);
+                    assert_eq!(got, want, "{qkv}/{}, wave {wave}, {n_q}/{n_kv} k={k} t={t}", v.name);
+                }
+            }
+        }
+    }
+}

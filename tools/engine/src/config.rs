@@ -116,6 +116,14 @@ pub struct LayerTypes {
     pub down: MatType,
 }
 
+impl LayerTypes {
+    /// The format of Q, K and V when they share one (one `gemv_<fmt>_rp_qkv` node instead of
+    /// three GEMVs: a decode step is launch bound); `None` when they differ.
+    pub fn qkv(&self) -> Option<MatType> {
+        (self.q == self.k && self.k == self.v).then_some(self.q)
+    }
+}
+
 /// The model's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -320,14 +328,15 @@ impl Config {
         v.push(format!("attention_decode_q8_0_d{}", self.head_dim));
         let mut fmts = vec![];
         for l in &self.layers {
-            for (m, suffix) in [
-                (l.q, ""),
-                (l.k, ""),
-                (l.v, ""),
+            let attn_in = match l.qkv() {
+                Some(m) => vec![(m, "_qkv")],
+                None => vec![(l.q, ""), (l.k, ""), (l.v, "")],
+            };
+            for (m, suffix) in attn_in.into_iter().chain([
                 (l.o, "_res"),
                 (l.gate_up, "_swiglu_q8_1s"),
                 (l.down, "_res"),
-            ] {
+            ]) {
                 v.push(format!("gemv_{}_rp{suffix}", m.name()));
                 fmts.push(m);
             }

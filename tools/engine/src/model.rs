@@ -9,7 +9,7 @@
 //! quantized, bit for bit what a separate `quantize_q8_1s_f32` node gave):
 //!
 //! ```text
-//! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv q/k/v--> q, k, v
+//! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv_rp_qkv--> q, k, v  (three GEMVs if their types differ)
 //! q  --rope_f32--> qr;   k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
 //! qr, kc.i, vc.i --attention_decode_q8_0--> att --quantize--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
@@ -286,9 +286,32 @@ impl StepGraph {
             let p = |s: &str| format!("blk.{i}.{s}");
             add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
-            add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
-            add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
-            add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
+            match l.qkv() {
+                Some(m) => add(
+                    &mat(m, "_qkv"),
+                    NodeArgs::new()
+                        .buffer("q_wq", p("attn_q.q"))
+                        .buffer("q_ws", p("attn_q.s"))
+                        .buffer("k_wq", p("attn_k.q"))
+                        .buffer("k_ws", p("attn_k.s"))
+                        .buffer("v_wq", p("attn_v.q"))
+                        .buffer("v_ws", p("attn_v.s"))
+                        .buffer("xq", "aq")
+                        .buffer("xs", "as")
+                        .buffer("q_y", "q")
+                        .buffer("k_y", "k")
+                        .buffer("v_y", "v")
+                        .scalar("n_q", hu)
+                        .scalar("n_kv", u32_of(kvd))
+                        .scalar("k", hu)
+                        .var("t", "t"),
+                )?,
+                None => {
+                    add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
+                    add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
+                    add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
+                }
+            }
             add(
                 "rope_f32",
                 rope(

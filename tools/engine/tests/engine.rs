@@ -211,3 +211,69 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
     let distinct: std::collections::BTreeSet<u32> = host.0.iter().copied().collect();
     assert!(distinct.len() >= 3, "{:?}", host.0);
 }
+
+/// The tiny model with `blk.0.attn_v` in Q4_0 (random nibbles, scale 1/128): layer 0's Q, K
+/// and V then differ in format.
+fn tiny_with_layer0_v_in_q4_0(m: &Tiny) -> (Vec<Kv>, Vec<T>) {
+    let (kvs, mut ts) = tiny_llama(m, 5);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let v = ts.iter_mut().find(|t| t.name == "blk.0.attn_v.weight").unwrap();
+    let blocks = (v.dims[0] * v.dims[1] / 32) as usize;
+    v.ty = 2;
+    v.data = (0..blocks)
+        .flat_map(|_| {
+            let mut b = 0x2000u16.to_le_bytes().to_vec();
+            b.extend((0..16).map(|_| rng.gen::<u8>()));
+            b
+        })
+        .collect();
+    (kvs, ts)
+}
+
+/// Q, K and V of one format need one `gemv_<fmt>_rp_qkv`; a layer whose formats differ needs
+/// the three plain GEMVs of its formats.
+#[test]
+fn qkv_of_one_format_need_the_fused_gemv_and_mixed_formats_the_plain_ones() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 1);
+    let c = open(&kvs, &ts).unwrap().config;
+    assert!(c.layers.iter().all(|l| l.qkv().is_some()));
+    let k = c.kernels();
+    assert!(k.contains(&"gemv_q8_0_rp_qkv".to_string()), "{k:?}");
+    assert!(!k.iter().any(|k| k == "gemv_q8_0_rp" || k == "gemv_q4_0_rp"), "{k:?}");
+
+    let (kvs, ts) = tiny_with_layer0_v_in_q4_0(&m);
+    let c = open(&kvs, &ts).unwrap().config;
+    assert_eq!(c.layers[0].qkv(), None);
+    assert!(c.layers[1].qkv().is_some());
+    let k = c.kernels();
+    for name in ["gemv_q8_0_rp_qkv", "gemv_q8_0_rp", "gemv_q4_0_rp"] {
+        assert!(k.contains(&name.to_string()), "{name} in {k:?}");
+    }
+}
+
+/// A step has one Q/K/V node a layer when the formats agree, three in a layer where they
+/// differ (two more nodes), and the mixed model still steps.
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
+    let m = Tiny::small();
+    let rt = runtime();
+    let nodes = |(kvs, ts): (Vec<Kv>, Vec<T>)| {
+        let model = open(&kvs, &ts).unwrap();
+        let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+        let step = StepGraph::build(&rt, &model.config, &w, 16).unwrap();
+        let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+        let out = dec.step(&[1, 2, 3], true).unwrap();
+        assert!(out.logits.unwrap().iter().all(|v| v.is_finite()));
+        let v = dec.variants();
+        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv")).count())
+    };
+    let (fused, fused_qkv) = nodes(tiny_llama(&m, 1));
+    let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
+    assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
+    assert_eq!(mixed, fused + 2);
+}
