@@ -65,7 +65,7 @@
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 mod cases;
-mod short;
+pub mod short;
 
 use super::CacheType;
 use crate::math::exp_sub;
