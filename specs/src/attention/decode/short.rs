@@ -6,11 +6,10 @@
 //!
 //! Every step is the family's (the same [`scan`] and [`combine`]: only where the states are kept
 //! differs), so the bits are the baseline's. A call with more splits (outside the route's
-//! admission, but a valid call: parity runs every variant on every case, and a captured graph
-//! may replay past the boundary before it is re-routed) still gets them: row by row (several
-//! rows' states spill next to the fast path's), the waves take the splits in passes, store them
-//! in `partials` and the workgroup combines from there (no counter: one workgroup holds every
-//! split). `counters` is never touched.
+//! admission, but a valid call, and parity runs every variant on every case) still gets them:
+//! row by row (several rows' states spill next to the fast path's), the waves take the splits
+//! in passes, store them in `partials` and the workgroup combines from there (no counter: one
+//! workgroup holds every split). `counters` is never touched.
 
 use super::{combine, load_q, row, scan, store_state, Ctx, Row, States};
 use kiln_ir::{BarrierKind, KernelBuilder, Type, Value};
