@@ -333,3 +333,63 @@ fn attention_variants_equal_the_baseline_and_float64() {
         }
     }
 }
+
+/// The `short` variant (Q8_0) gives the baseline's bits at its boundary (`THREADS` keys: a
+/// split a wave, the states in LDS; one more key: the passes through `partials`), T = 1..8,
+/// a context clamped by `ctx_max` and a NaN query element, replayed on the same workspace (its
+/// counters left zeroed); it is routed first, on `pos` only up to where every `T` fits.
+#[test]
+fn short_attention_equals_the_baseline_at_its_boundary() {
+    use kiln_specs::attention::decode::short::{MAX_POS, THREADS};
+    let mut rng = rng("short_attention_equals_the_baseline_at_its_boundary");
+    let n = THREADS;
+    assert!(MAX_POS + 8 <= u64::from(n), "pos {MAX_POS} with 8 rows is over {n} keys");
+    for d in [64u32, 128] {
+        let fam_name = format!("attention_decode_q8_0_d{d}");
+        let spec = fam(&fam_name);
+        let first = &spec.variants[1];
+        assert_eq!(first.name, "short", "{fam_name}: short is not the first route");
+        assert!(first.admit.shapes.contains(&("pos".into(), 0, MAX_POS)), "{fam_name}");
+        let group = if d == 64 { 3 } else { 4 };
+        let mut shapes: Vec<(u32, u32, u32)> = (1..=8).map(|t| (n - t, t, n + 3)).collect();
+        shapes.extend([(n, 1, n + 3), (n - 7, 8, n + 3), (n + 9, 2, n)]);
+        for (_, wave) in waves() {
+            let vs = variants(&fam_name, wave);
+            let base = &vs[0].1;
+            let short = &vs.iter().find(|(name, _)| *name == "short").expect("no short").1;
+            for (i, &(pos, t, ctx)) in shapes.iter().enumerate() {
+                let kv = 2;
+                let mut q = normal(&mut rng, (t * kv * group * d) as usize, 1.0);
+                if i == 2 {
+                    q[d as usize + 5] = f32::NAN;
+                }
+                let nc = (kv * ctx * d) as usize;
+                let p = Problem {
+                    pos,
+                    t,
+                    kv,
+                    group,
+                    ctx,
+                    d,
+                    scale: 1.0 / (d as f32).sqrt(),
+                    q,
+                    k: normal(&mut rng, nc, 1.0),
+                    v: normal(&mut rng, nc, 1.0),
+                };
+                let (call, _, _) = attention_call(&p, CacheType::Q8_0);
+                let what = format!("{fam_name} wave {wave} pos {pos} T {t} ctx_max {ctx}");
+                let want = bytes_f32(out(base, &run(base, &call), "out"));
+                let nan = want.iter().filter(|x| x.is_nan()).count();
+                assert_eq!(nan, if i == 2 { d as usize } else { 0 }, "{what}: NaN outputs");
+                let mut a = args_for(short, &call);
+                for replay in 0..2 {
+                    run_args(short, &mut a, &Default::default());
+                    let g = bytes_f32(out(short, &a, "out"));
+                    let bad = g.iter().zip(&want).position(|(x, y)| !same_f32(*x, *y));
+                    assert_eq!(bad, None, "{what}: short run {replay} differs from the baseline");
+                    assert_counters_zero(short, &a);
+                }
+            }
+        }
+    }
+}

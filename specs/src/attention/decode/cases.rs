@@ -12,8 +12,8 @@ use kiln_ir::ScalarType;
 type CaseShape = (u32, u32, u32, u32, u32);
 
 /// T = 1..8 at contexts up to 10, then longer ones: 9 q / 3 kv heads at head dim 64 and
-/// 32 q / 8 kv at 128. The interpreter runs each case 15 times (7 variants, twice each, and
-/// the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (65
+/// 32 q / 8 kv at 128; Q8_0 adds the `short` variant's boundary (256 and 257 keys). The
+/// interpreter runs each case up to 17 times (8 variants, twice each, and the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (65
 /// chunks: residue 0 folds chunks 0 and 64), with one row; every family has 108 or 69 keys
 /// (two chunks) with 8 or 3 rows. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
 /// and 8 for every family.
@@ -33,6 +33,15 @@ pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
     .into_iter()
     .map(|(p, t, c)| (p, t, kv, g, c))
     .collect();
+    if q8 {
+        // The `short` variant's boundary: `THREADS` keys (every split in its wave, at wave 32
+        // and 64) and one more (a pass more); T = 1..8 at head dim 64, 1 and 8 at 128; one
+        // context clamped by `ctx_max`.
+        let n = super::short::THREADS;
+        let ts: &[u32] = if d == 64 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[1, 8] };
+        v.extend(ts.iter().map(|&t| (n - t, t, kv, g, n + 5)));
+        v.extend([(n, 1, kv, g, n + 5), (n - 7, 8, kv, g, n + 5), (n + 20, 2, kv, g, n)]);
+    }
     if d == 64 {
         v.push((100, 8, kv, g, 108));
         if q8 {

@@ -54,13 +54,18 @@
 //!   rows at wave 32, its V rows are loaded before the scores (in flight during them). Each
 //!   wave stores its split's state in `partials`; the last workgroup of a (row group, KV head)
 //!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
+//! - `short` (Q8_0; 4 rows, 256 lanes): for contexts whose splits all fit in one workgroup (a
+//!   wave a split), the states stay in LDS and the workgroup combines them at once: no
+//!   `partials`, no counter ([`short`]).
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `r8` (T >= 6), `r4t256` (Q8_0, group >= 2), `r4` (group >= 2), `r1`; measured on the H200
+//! `short` (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), `r8` (T >= 6), `r4t256` (Q8_0,
+//! group >= 2), `r4` (group >= 2), `r1`; measured on the H200
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 mod cases;
+pub mod short;
 
 use super::CacheType;
 use crate::math::exp_sub;
@@ -97,6 +102,8 @@ pub struct Shape {
     pub baseline: bool,
     /// Lanes a workgroup asked for (its name; `waves` is this over the wave size).
     pub threads: u32,
+    /// The `short` variant: one workgroup a (row group, KV head), the states in LDS.
+    pub short: bool,
 }
 
 /// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
@@ -106,8 +113,17 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32>(
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape = Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N };
+    let shape =
+        Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
     attention(t, wave, cache, D, shape)
+}
+
+/// Builds the `short` variant (Q8_0, head dim `D`).
+fn build_short<const D: u32>(t: &Target, wave: u32) -> Kernel {
+    let n = short::THREADS;
+    let shape =
+        Shape { rows: short::ROWS, waves: n / wave, baseline: false, threads: n, short: true };
+    attention(t, wave, CacheType::Q8_0, D, shape)
 }
 
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
@@ -116,22 +132,25 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     KernelSpec {
         name,
-        variants: vec![
-            v("baseline", build::<Q8, D, 1, 0>, Admission::default()),
-            v("r8", build::<Q8, D, 8, THREADS>, admit(vec![("n_tokens".into(), 6, 8)])),
-        ]
-        .into_iter()
-        // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
-        .chain(
-            Q8.then(|| v("r4t256", build::<Q8, D, 4, 256>, admit(vec![("group".into(), 2, max)]))),
-        )
-        .chain([
-            v("r4", build::<Q8, D, 4, THREADS>, admit(vec![("group".into(), 2, max)])),
-            v("r1", build::<Q8, D, 1, THREADS>, Admission::default()),
-            // 64 lanes, for the bench (after `r1`, so only taken when forced).
-            v("r4t64", build::<Q8, D, 4, 64>, Admission::default()),
-        ])
-        .collect(),
+        variants: vec![v("baseline", build::<Q8, D, 1, 0>, Admission::default())]
+            .into_iter()
+            // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`).
+            .chain(Q8.then(|| {
+                let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
+                v("short", build_short::<D>, admit(shapes))
+            }))
+            .chain([v("r8", build::<Q8, D, 8, THREADS>, admit(vec![("n_tokens".into(), 6, 8)]))])
+            // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
+            .chain(Q8.then(|| {
+                v("r4t256", build::<Q8, D, 4, 256>, admit(vec![("group".into(), 2, max)]))
+            }))
+            .chain([
+                v("r4", build::<Q8, D, 4, THREADS>, admit(vec![("group".into(), 2, max)])),
+                v("r1", build::<Q8, D, 1, THREADS>, Admission::default()),
+                // 64 lanes, for the bench (after `r1`, so only taken when forced).
+                v("r4t64", build::<Q8, D, 4, 64>, Admission::default()),
+            ])
+            .collect(),
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
         bench: if D == 128 {
             Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
@@ -543,10 +562,20 @@ fn store_state(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, st: &[Val
     }
 }
 
+/// Where the splits' states are for [`combine`].
+#[derive(Clone, Copy)]
+enum States {
+    /// In `partials` ([`slot`]).
+    Partials,
+    /// In `k_lds`, for at most `waves` splits ([`short::lds_acc`], [`short::lds_ml`]).
+    Lds { waves: u32 },
+}
+
 /// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
 /// maximum and weights (lanes across splits) into LDS; then each lane combines some
-/// `(row, dimension)` pairs over the splits in order, and stores `out`.
-fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: u32) {
+/// `(row, dimension)` pairs over the splits in order, and stores `out`. The states are read
+/// from `from`; the arithmetic is the same for both.
+fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: u32, from: States) {
     let d = c.d;
     let partials = c.partials;
     for (k, rw) in rows.iter().enumerate() {
@@ -562,12 +591,23 @@ fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: 
                 let s = b.add(c.lane, jw);
                 let own = b.lt(s, c.n_splits);
                 let sc = b.min(s, lastv);
-                let base = slot(b, c, rw.global, sc);
-                let dm = b.u32(d);
-                let am = b.add(base, dm);
-                let m = b.load(partials, am, Type::F32);
-                let al = b.add(am, one);
-                let l = b.load(partials, al, Type::F32);
+                let (m, l) = match from {
+                    States::Partials => {
+                        let base = slot(b, c, rw.global, sc);
+                        let dm = b.u32(d);
+                        let am = b.add(base, dm);
+                        let m = b.load(partials, am, Type::F32);
+                        let al = b.add(am, one);
+                        (m, b.load(partials, al, Type::F32))
+                    }
+                    States::Lds { waves } => {
+                        let kv = b.u32(k as u32);
+                        let am = short::lds_ml(b, c, rows.len() as u32, waves, kv, sc);
+                        let m = short::lds_load(b, c, am);
+                        let al = b.add(am, one);
+                        (m, short::lds_load(b, c, al))
+                    }
+                };
                 let ninf = b.f32(f32::NEG_INFINITY);
                 let m = b.select(own, m, ninf);
                 held.push((s, own, m, l));
@@ -627,9 +667,18 @@ fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: 
                 let ws = b.add(kb, s);
                 let w = b.load(w_lds, ws, Type::F32);
                 let l = b.load(l_lds, ws, Type::F32);
-                let base = slot(b, c, global, s);
-                let a = b.add(base, e);
-                let v = b.load(partials, a, Type::F32);
+                let v = match from {
+                    States::Partials => {
+                        let base = slot(b, c, global, s);
+                        let a = b.add(base, e);
+                        b.load(partials, a, Type::F32)
+                    }
+                    States::Lds { waves } => {
+                        let a = short::lds_acc(b, c, waves, kc, s);
+                        let a = b.add(a, e);
+                        short::lds_load(b, c, a)
+                    }
+                };
                 vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
             });
             let y = b.div(sums[0], sums[1]);
@@ -676,10 +725,11 @@ fn last_of(
 
 /// One attention kernel.
 pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
-    let suffix = match (shape.baseline, shape.threads) {
-        (true, _) => String::new(),
-        (false, THREADS) => format!("_r{}", shape.rows),
-        (false, n) => format!("_r{}t{n}", shape.rows),
+    let suffix = match (shape.baseline, shape.short, shape.threads) {
+        (true, _, _) => String::new(),
+        (false, true, _) => "_short".to_string(),
+        (false, false, THREADS) => format!("_r{}", shape.rows),
+        (false, false, n) => format!("_r{}t{n}", shape.rows),
     };
     let mut b = KernelBuilder::new(format!("attention_decode_{}_d{d}{suffix}", cache.name()), wave);
     let threads = wave * shape.waves;
@@ -723,7 +773,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     } else {
         ShapeExpr::scaled(&[n_tokens, group], 1, shape.rows as u64)
     };
-    let gz = if shape.baseline { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
+    let gz = if shape.baseline || shape.short { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
     b.grid([gx, ShapeExpr::scaled(&[n_kv], 1, 1), ShapeExpr::constant(gz as u64)]);
     let r = shape.rows;
     let q_lds = b.lds("q_rows", ScalarType::F32, r * d);
@@ -795,6 +845,10 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         w_lds,
         l_lds,
     };
+    if shape.short {
+        short::body(&mut b, &c, r, shape.waves, wave_id, rg);
+        return b.finish();
+    }
     let Some(counters) = counters else {
         // The baseline: every row alone, its splits in order, then the combine.
         let zero = b.u32(0);
@@ -811,7 +865,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
                 vec![]
             });
             b.barrier(BarrierKind::All);
-            combine(b, &c, &rows, wave_id, 1);
+            combine(b, &c, &rows, wave_id, 1, States::Partials);
             // The next row writes the LDS and the workspace again.
             b.barrier(BarrierKind::All);
             vec![]
@@ -844,7 +898,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         let hr = b.mul(h, rows_per_head);
         let counter = b.add(hr, rg);
         last_of(b, &c, flag, counters, counter, total, |b| {
-            combine(b, &c, &rows, wave_id, shape.waves);
+            combine(b, &c, &rows, wave_id, shape.waves, States::Partials);
             let zero = b.u32(0);
             let first = b.eq(tid, zero);
             b.if_then(first, |b| {

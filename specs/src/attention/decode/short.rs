@@ -1,0 +1,154 @@
+//! The `short` variant of decode attention: at a context whose splits all fit in one
+//! workgroup (`n_splits <= waves`, a wave a split), the `rR` design's two global round trips
+//! (each split's state to `partials`, a counter, the last workgroup reading them back) and its
+//! idle workgroups are pure latency. Here one workgroup a (row group, KV head) keeps the states
+//! in LDS (in `k_chunks`, free once the scan is done) and combines them after a barrier.
+//!
+//! Every step is the family's (the same [`scan`] and [`combine`]: only where the states are kept
+//! differs), so the bits are the baseline's. A call with more splits (outside the route's
+//! admission, but a valid call, and parity runs every variant on every case) still gets them:
+//! row by row (several rows' states spill next to the fast path's), the waves take the splits
+//! in passes, store them in `partials` and the workgroup combines from there (no counter: one
+//! workgroup holds every split). `counters` is never touched.
+
+use super::{combine, load_q, row, scan, store_state, Ctx, Row, States};
+use kiln_ir::{BarrierKind, KernelBuilder, Type, Value};
+
+/// Rows a workgroup.
+pub const ROWS: u32 = 4;
+/// Lanes a workgroup (at every wave size `THREADS / W` waves cover `THREADS` keys: one chunk
+/// of `W` keys a wave).
+pub const THREADS: u32 = 256;
+/// Largest `pos` the route admits: `kv_len <= pos + n_tokens <= THREADS` keys for every
+/// `n_tokens <= 8`, so every split fits in the workgroup (`cps = 1` below 128 chunks). The
+/// admission is on single scalars, so `pos` in `MAX_POS + 1 .. THREADS` goes to the other
+/// routes even where `T` would allow it.
+pub const MAX_POS: u64 = (THREADS - 8) as u64;
+
+/// Word of split `s`'s `acc[0]` for pass row `k` in `k_lds`: `[R][waves][D]`.
+pub(super) fn lds_acc(b: &mut KernelBuilder, c: &Ctx, waves: u32, k: Value, s: Value) -> Value {
+    let wv = b.u32(waves);
+    let x = b.mul(k, wv);
+    let x = b.add(x, s);
+    let dd = b.u32(c.d);
+    b.mul(x, dd)
+}
+
+/// Word of split `s`'s `m` for pass row `k` in `k_lds` (`l` is the next): after the `acc`s,
+/// `[R][waves][2]`.
+pub(super) fn lds_ml(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    rows: u32,
+    waves: u32,
+    k: Value,
+    s: Value,
+) -> Value {
+    let wv = b.u32(waves);
+    let x = b.mul(k, wv);
+    let x = b.add(x, s);
+    let two = b.u32(2);
+    let x = b.mul(x, two);
+    let accs = b.u32(rows * waves * c.d);
+    b.add(x, accs)
+}
+
+/// An f32 of a state in `k_lds` (a word array).
+pub(super) fn lds_load(b: &mut KernelBuilder, c: &Ctx, at: Value) -> Value {
+    let w = b.load(c.k_lds, at, Type::U32);
+    b.bitcast(w, Type::F32)
+}
+
+fn lds_store(b: &mut KernelBuilder, c: &Ctx, at: Value, x: Value) {
+    let w = b.bitcast(x, Type::U32);
+    b.store(c.k_lds, at, w);
+}
+
+/// Split `s`'s states of the rows that exist into `k_lds` (lane `l` its `acc` dimensions,
+/// lane 0 `m` and `l`).
+fn store_lds(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], waves: u32, s: Value, st: &[Value]) {
+    let n = rows.len();
+    let dpl = c.dpl as usize;
+    let zero = b.u32(0);
+    let first = b.eq(c.lane, zero);
+    for (r, rw) in rows.iter().enumerate() {
+        b.if_then(rw.valid, |b| {
+            let k = b.u32(r as u32);
+            let base = lds_acc(b, c, waves, k, s);
+            let base = b.add(base, c.d0);
+            for e in 0..dpl {
+                let ev = b.u32(e as u32);
+                let at = b.add(base, ev);
+                lds_store(b, c, at, st[2 * n + r * dpl + e]);
+            }
+            b.if_then(first, |b| {
+                let at = lds_ml(b, c, n as u32, waves, k, s);
+                lds_store(b, c, at, st[r]);
+                let one = b.u32(1);
+                let at = b.add(at, one);
+                lds_store(b, c, at, st[n + r]);
+            });
+        });
+    }
+}
+
+/// The kernel's body after the common set-up: row group `rg` of `r` rows, `waves` waves.
+pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: Value, rg: Value) {
+    let rv = b.u32(r);
+    let i0 = b.mul(rg, rv);
+    load_q(b, c, i0, r);
+    b.barrier(BarrierKind::Lds);
+    let rows: Vec<Row> = (0..r)
+        .map(|k| {
+            let kk = b.u32(k);
+            let i = b.add(i0, kk);
+            row(b, c, i)
+        })
+        .collect();
+    let nw = b.u32(waves);
+    // Uniform: every split has its wave (the route's case).
+    let fits = b.le(c.n_splits, nw);
+    b.if_else(
+        fits,
+        |b| {
+            let mine = b.lt(wave_id, c.n_splits);
+            // Ends with a barrier: `k_lds` is free for the states.
+            let st = scan(b, c, &rows, wave_id, mine);
+            b.if_then(mine, |b| store_lds(b, c, &rows, waves, wave_id, &st));
+            b.barrier(BarrierKind::Lds);
+            combine(b, c, &rows, wave_id, waves, States::Lds { waves });
+            vec![]
+        },
+        |b| {
+            // Row by row (the registers of one row's states: several spill next to the
+            // fast path's), the waves taking the splits in passes.
+            let (zero, one) = (b.u32(0), b.u32(1));
+            let rv = b.u32(r);
+            b.for_range(zero, rv, one, 1, &[], |b, k, _| {
+                let i = b.add(i0, k);
+                b.barrier(BarrierKind::Lds);
+                load_q(b, c, i, 1);
+                b.barrier(BarrierKind::Lds);
+                let rows = [row(b, c, i)];
+                let nwm1 = b.u32(waves - 1);
+                let passes = b.add(c.n_splits, nwm1);
+                let passes = b.div(passes, nw);
+                let (zero, one) = (b.u32(0), b.u32(1));
+                b.for_range(zero, passes, one, 1, &[], |b, p, _| {
+                    let s0 = b.mul(p, nw);
+                    let s = b.add(s0, wave_id);
+                    let mine = b.lt(s, c.n_splits);
+                    let st = scan(b, c, &rows, s, mine);
+                    b.if_then(mine, |b| store_state(b, c, &rows, s, &st));
+                    vec![]
+                });
+                b.barrier(BarrierKind::All);
+                combine(b, c, &rows, wave_id, waves, States::Partials);
+                // The next row writes the LDS (q, weights) again.
+                b.barrier(BarrierKind::All);
+                vec![]
+            });
+            vec![]
+        },
+    );
+}
