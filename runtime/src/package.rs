@@ -424,6 +424,50 @@ mod tests {
         assert!(text.contains(&format!("expected {}", p.objects[0].content_hash)), "{text}");
     }
 
+    /// The manifest's `grid_dependency` must be what the object does: PTX that claims to wait
+    /// for its predecessor without `griddepcontrol.wait` (a stale cached object under a new
+    /// manifest) is refused, as is the claim on an AMD object; a true claim opens.
+    #[test]
+    fn refuses_a_grid_dependency_the_object_does_not_have() {
+        let ptx = |wait: &str| {
+            format!(
+                ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry scale(\n)\n{{\n\t{wait}\n\tret;\n}}\n"
+            )
+        };
+        let k = &testing::scale().ir;
+        let mut waits = PackageDir::new();
+        waits.add(
+            k,
+            "baseline",
+            "sm_90",
+            ptx("griddepcontrol.wait;").as_bytes(),
+            ObjectFormat::Ptx,
+        );
+        assert!(waits.objects[0].grid_dependency, "the entry says what the PTX does");
+        let (_d, r) = open(&waits);
+        r.unwrap();
+
+        let mut stale = PackageDir::new();
+        stale.add(k, "baseline", "sm_90", ptx("").as_bytes(), ObjectFormat::Ptx);
+        assert!(!stale.objects[0].grid_dependency);
+        let (_d, r) = open(&stale);
+        r.unwrap();
+        stale.objects[0].grid_dependency = true;
+        let (_d, r) = open(&stale);
+        let text = r.unwrap_err().to_string();
+        assert!(text.contains("scale/baseline for sm_90"), "{text}");
+        assert!(
+            text.contains("griddepcontrol.wait") && text.contains("no such instruction"),
+            "{text}"
+        );
+
+        let mut amd = one("gfx1100");
+        amd.objects[0].grid_dependency = true;
+        let (_d, r) = open(&amd);
+        let text = r.unwrap_err().to_string();
+        assert!(text.contains("AMD objects have none"), "{text}");
+    }
+
     #[test]
     fn refuses_an_abi_hash_that_is_not_the_params_hash() {
         let mut p = one("gfx1100");

@@ -92,7 +92,9 @@ pub fn entry(
         file: format!("{stem}.{ext}"),
         format,
         content_hash: blake3::hash(bytes).to_hex().to_string(),
-        grid_dependency: Target::by_name(arch).is_ok_and(|t| t.waits_for_grid_dependency()),
+        // What the object does, as the back end records it: PTX that waits at entry.
+        grid_dependency: format == ObjectFormat::Ptx
+            && bytes.windows(20).any(|w| w == b"griddepcontrol.wait;"),
     }
 }
 

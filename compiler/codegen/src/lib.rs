@@ -62,6 +62,10 @@ pub struct CompiledObject {
     pub resources: Resources,
     /// The kernel's symbol in the code object.
     pub symbol: String,
+    /// The object waits for the grids it depends on at entry (the lowering says whether it
+    /// emitted the wait; the package records this, not the target's rule, so a cached object
+    /// compiled by a back end without the wait is never launched as if it had it).
+    pub grid_dependency: bool,
 }
 
 /// What went wrong, with the kernel and architecture it happened for.

@@ -149,6 +149,9 @@ struct CacheMeta {
     resources: Resources,
     symbol: String,
     format: ObjectFormat,
+    /// [`crate::CompiledObject::grid_dependency`]; false for entries written before it existed.
+    #[serde(default)]
+    grid_dependency: bool,
 }
 
 /// A cache entry's metadata file: the metadata and its seal.
@@ -387,8 +390,12 @@ pub fn build_package(
                 Ok(Some((b, m))) => (b, m, true),
                 Ok(None) | Err(()) => {
                     let o = compile(&job.ir, job.target, opts)?;
-                    let meta =
-                        CacheMeta { resources: o.resources, symbol: o.symbol, format: o.format };
+                    let meta = CacheMeta {
+                        resources: o.resources,
+                        symbol: o.symbol,
+                        format: o.format,
+                        grid_dependency: o.grid_dependency,
+                    };
                     let file = CacheFile { seal: seal(&key, &meta, &o.bytes), meta };
                     write_atomic(&obj_path, &o.bytes)?;
                     let text = ron::ser::to_string(&file).expect("meta serializes");
@@ -423,7 +430,7 @@ pub fn build_package(
                 file: format!("{stem}.{ext}"),
                 format: meta.format,
                 content_hash: blake3::hash(&bytes).to_hex().to_string(),
-                grid_dependency: job.target.waits_for_grid_dependency(),
+                grid_dependency: meta.grid_dependency,
             };
             bar.inc(1);
             bar.set_message(format!("{} {} {}", job.kernel, job.variant, job.target.name));

@@ -515,8 +515,7 @@ pub(crate) fn qkv_inputs(
 /// SmolLM2's 576 / 192, one row each, and more K/V rows than Q rows (a workgroup then runs
 /// several row blocks); `large` adds model widths.
 fn qkv_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case> {
-    let mut shapes: Vec<(usize, usize, usize, usize)> =
-        (1..=8).map(|t| (37, 13, 416, t)).collect();
+    let mut shapes: Vec<(usize, usize, usize, usize)> = (1..=8).map(|t| (37, 13, 416, t)).collect();
     shapes.extend([(9, 3, 32, 1), (1, 1, 32, 2), (5, 11, 32 * 13, 3), (576, 192, 576, 2)]);
     if large {
         shapes.extend([(576, 192, 576, 8), (4097, 1025, 4096, 1)]);
@@ -611,11 +610,9 @@ fn bench_inputs(
             &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
         }
         Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
-        Epilogue::Qkv => &[
-            ("q_w", "q_wq", "q_ws"),
-            ("k_w", "k_wq", "k_ws"),
-            ("v_w", "v_wq", "v_ws"),
-        ],
+        Epilogue::Qkv => {
+            &[("q_w", "q_wq", "q_ws"), ("k_w", "k_wq", "k_ws"), ("v_w", "v_wq", "v_ws")]
+        }
     };
     let blocks = n * k / QK as usize;
     for &(w, wq, ws) in names {

@@ -6,6 +6,7 @@
 use super::*;
 use crate::cases::{rng_for, run};
 use kiln_ir::TARGETS;
+use std::collections::BTreeMap;
 
 type Bytes = Vec<u8>;
 
@@ -276,9 +277,12 @@ fn the_qkv_gemv_equals_three_plain_gemvs() {
     ] {
         for wave in [32, 64] {
             let tg = target(wave);
-            for (n_q, n_kv, k, t) in [(37, 13, 416, 1), (9, 3, 32 * 9, 8), (5, 11, 64, 3), (19, 7, 160, 6)] {
+            for (n_q, n_kv, k, t) in
+                [(37, 13, 416, 1), (9, 3, 32 * 9, 8), (5, 11, 64, 3), (19, 7, 160, 6)]
+            {
                 let inputs = qkv_inputs(&mut rng, wt, Layout::Repacked, (n_q, n_kv, k, t));
-                let acts: Vec<_> = inputs.iter().filter(|x| x.0.starts_with('x')).cloned().collect();
+                let acts: Vec<_> =
+                    inputs.iter().filter(|x| x.0.starts_with('x')).cloned().collect();
                 let mut want = BTreeMap::new();
                 for (m, n) in [("q", n_q), ("k", n_kv), ("v", n_kv)] {
                     let mut ins: Vec<_> = inputs
@@ -303,7 +307,11 @@ fn the_qkv_gemv_equals_three_plain_gemvs() {
                 ];
                 for v in &fam(qkv).variants {
                     let got = run(&(v.build)(tg, wave), &inputs, &scalars);
-                    assert_eq!(got, want, "{qkv}/{}, wave {wave}, {n_q}/{n_kv} k={k} t={t}", v.name);
+                    assert_eq!(
+                        got, want,
+                        "{qkv}/{}, wave {wave}, {n_q}/{n_kv} k={k} t={t}",
+                        v.name
+                    );
                 }
             }
         }

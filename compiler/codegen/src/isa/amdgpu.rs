@@ -62,8 +62,8 @@ impl Isa for AmdGpu {
         setup_kernel(l)
     }
     /// AMD has no programmatic dependent launch: nothing at entry.
-    fn kernel_entry(&self, _l: &mut Lowering) -> LResult<()> {
-        Ok(())
+    fn kernel_entry(&self, _l: &mut Lowering) -> LResult<bool> {
+        Ok(false)
     }
     fn helper_metadata(&self) -> &'static str {
         MMRA_LDS_DEF

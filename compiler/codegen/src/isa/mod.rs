@@ -55,8 +55,10 @@ pub(crate) trait Isa: Sync {
     fn target_features(&self, t: &Target, wave: u32) -> String;
     /// Calling convention, function attributes and annotations of the kernel function.
     fn setup_kernel(&self, l: &mut Lowering);
-    /// Code at the top of the entry block, before anything else the kernel does.
-    fn kernel_entry(&self, l: &mut Lowering) -> LResult<()>;
+    /// Code at the top of the entry block, before anything else the kernel does; true when it
+    /// waits there for the grids the kernel depends on (recorded with the object: the runtime
+    /// overlaps a launch only of an object that says so).
+    fn kernel_entry(&self, l: &mut Lowering) -> LResult<bool>;
     /// Metadata definitions the textual helpers (`kiln.*`) refer to, appended to their module.
     fn helper_metadata(&self) -> &'static str;
     /// The address space of private arrays (the data layout's alloca space).

@@ -65,9 +65,9 @@ impl Isa for Nvptx {
     /// then wait for the grids this one depends on to finish and their memory to be visible
     /// (`griddepcontrol.wait`), before any load or store. Both are no-ops for a launch without
     /// programmatic serialization, so one object serves both kinds of launch.
-    fn kernel_entry(&self, l: &mut Lowering) -> LResult<()> {
+    fn kernel_entry(&self, l: &mut Lowering) -> LResult<bool> {
         if !l.t.waits_for_grid_dependency() {
-            return Ok(());
+            return Ok(false);
         }
         let fty = l.ctx.void_type().fn_type(&[], false);
         for text in ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"] {
@@ -82,7 +82,7 @@ impl Isa for Nvptx {
             );
             l.b.build_indirect_call(fty, asm, &[], "")?;
         }
-        Ok(())
+        Ok(true)
     }
     /// The NVPTX helpers refer to no metadata.
     fn helper_metadata(&self) -> &'static str {

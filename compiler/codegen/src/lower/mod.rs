@@ -145,7 +145,7 @@ pub(crate) fn compile(
     let tm = target_machine(t, k.wave_size, opts.opt_level)
         .map_err(|m| lerr(LowerError::Llvm("target setup", m)))?;
     let ctx = Context::create();
-    let module = Lowering::lower(&ctx, &tm, k, t).map_err(lerr)?;
+    let (module, grid_dependency) = Lowering::lower(&ctx, &tm, k, t).map_err(lerr)?;
 
     let passes = if opts.opt_level == 0 {
         "always-inline".to_string()
@@ -172,17 +172,19 @@ pub(crate) fn compile(
         asm: e.asm,
         resources: e.resources,
         symbol: k.name.clone(),
+        grid_dependency,
     })
 }
 
 impl<'ctx, 'k> Lowering<'ctx, 'k> {
-    /// Builds the module of one kernel (helpers linked in, verified).
+    /// Builds the module of one kernel (helpers linked in, verified), and whether its entry waits
+    /// for the grids it depends on.
     fn lower(
         ctx: &'ctx Context,
         tm: &TargetMachine,
         k: &'k Kernel,
         t: &'k Target,
-    ) -> LResult<Module<'ctx>> {
+    ) -> LResult<(Module<'ctx>, bool)> {
         let module = ctx.create_module(&k.name);
         module.set_triple(&tm.get_triple());
         module.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -190,13 +192,13 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         l.isa.setup_kernel(&mut l);
         let entry = ctx.append_basic_block(l.func, "entry");
         l.b.position_at_end(entry);
-        l.isa.kernel_entry(&mut l)?;
+        let waits = l.isa.kernel_entry(&mut l)?;
         l.allocate_memory()?;
         l.lower_block(k.entry)?;
         l.b.build_return(None)?;
         l.link_prelude()?;
         l.module.verify().map_err(|m| LowerError::Llvm("module verification", m.to_string()))?;
-        Ok(l.module)
+        Ok((l.module, waits))
     }
 
     fn new(

@@ -427,7 +427,23 @@ fn check_object_bytes(
             if !text.contains(&entry) && !text.contains(&entry_space) {
                 return Err(refuse(format!("`.entry {}`", e.symbol), "no such entry".into()));
             }
+            // An object launched to overlap its predecessor must wait for it: a manifest that
+            // claims the wait for an object without it would make the runtime race.
+            if e.grid_dependency && !text.contains("griddepcontrol.wait") {
+                return Err(refuse(
+                    "`griddepcontrol.wait` (the manifest says the object waits for the grids it \
+                     depends on)"
+                        .into(),
+                    "no such instruction".into(),
+                ));
+            }
         }
+    }
+    if e.grid_dependency && e.format == ObjectFormat::Hsaco {
+        return Err(refuse(
+            "no grid dependency (AMD objects have none)".into(),
+            "an object marked as waiting for its predecessor".into(),
+        ));
     }
     Ok(())
 }
