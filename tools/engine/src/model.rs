@@ -514,34 +514,30 @@ impl<'r> Decoder<'r> {
         Ok(())
     }
 
-    fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
+    /// Sets the captured graph's variables to a step of `t` tokens at `pos`.
+    fn set_step(&mut self, pos: usize, t: usize) -> Result<(), ModelError> {
         let mut err = None;
+        let captured = &mut self.captured;
         set_step_vars(
             &mut |n, v| {
-                if let Err(e) = self.captured.set_var(n, v) {
+                if let Err(e) = captured.set_var(n, v) {
                     err.get_or_insert(e);
                 }
             },
             &self.cfg,
-            self.pos,
+            pos,
             t,
         );
-        if let Some(e) = err {
-            return Err(e.into());
-        }
+        err.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
+        self.set_step(self.pos, t)?;
         self.captured.replay()?;
         // While the device runs this step, prepare the likely next one (a token at the next
         // position: greedy decode) on the host; a different next step re-checks what differs.
         // A refusal here is not this step's: the next step meets it again and reports it.
-        if self.pos + t < self.ctx_max {
-            set_step_vars(
-                &mut |n, v| {
-                    let _ = self.captured.set_var(n, v);
-                },
-                &self.cfg,
-                self.pos + t,
-                1,
-            );
+        if self.pos + t < self.ctx_max && self.set_step(self.pos + t, 1).is_ok() {
             let _ = self.captured.update();
         }
         let next: Vec<i32> = self.tokens.read()?;
@@ -571,20 +567,7 @@ impl<'r> Decoder<'r> {
             return Err(ModelError::Tokens(t));
         }
         self.check_room(t)?;
-        let mut err = None;
-        set_step_vars(
-            &mut |name, v| {
-                if let Err(e) = self.captured.set_var(name, v) {
-                    err.get_or_insert(e);
-                }
-            },
-            &self.cfg,
-            self.pos,
-            t,
-        );
-        if let Some(e) = err {
-            return Err(e.into());
-        }
+        self.set_step(self.pos, t)?;
         Ok(self.captured.time_replays(warmup, n)?)
     }
 

@@ -42,49 +42,45 @@ pub fn random_model(a: RandomModelArgs) -> Result<()> {
         other => bail!("--type {other}: expected q8_0, q4_0 or q4_1"),
     };
     let vocab = Gguf::open(&a.vocab_from)?;
-    if !a.vocab_only {
-        Shape::named(a.shape.as_deref().unwrap_or_default())?;
-    }
+    let shape = match a.vocab_only {
+        true => None,
+        false => Some(Shape::named(a.shape.as_deref().unwrap_or_default())?),
+    };
     let tmp = a.out.with_extension("gguf.partial");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let mut w = BufWriter::with_capacity(1 << 22, file);
-    if a.vocab_only {
-        let r = write_vocab(&mut w, &vocab);
-        drop(w);
-        if let Err(e) = r {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e.into());
+    let r = match &shape {
+        None => write_vocab(&mut w, &vocab),
+        Some(shape) => {
+            let bar = indicatif::ProgressBar::new(shape.tensors(ty).len() as u64);
+            if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            }
+            let r = write_random(&mut w, shape, ty, &vocab, a.seed, &mut |t| {
+                bar.set_message(t.name.clone());
+                bar.inc(1);
+            });
+            bar.finish_and_clear();
+            r
         }
-        std::fs::rename(&tmp, &a.out)
-            .with_context(|| format!("renaming into {}", a.out.display()))?;
-        eprintln!("{}: the vocabulary of {}", a.out.display(), a.vocab_from.display());
-        return Ok(());
-    }
-    let shape = Shape::named(a.shape.as_deref().unwrap_or_default())?;
-    let tensors = shape.tensors(ty).len() as u64;
-    let bar = indicatif::ProgressBar::new(tensors);
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let r = write_random(&mut w, &shape, ty, &vocab, a.seed, &mut |t| {
-        bar.set_message(t.name.clone());
-        bar.inc(1);
-    });
-    bar.finish_and_clear();
+    };
+    drop(w);
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp);
         return Err(e.into());
     }
-    drop(w);
     std::fs::rename(&tmp, &a.out).with_context(|| format!("renaming into {}", a.out.display()))?;
-    eprintln!(
-        "{}: {} with {} matrices, {:.1} MB of weights (shapes: {})",
-        a.out.display(),
-        shape.name,
-        a.ty,
-        shape.weight_bytes(ty) as f64 / 1e6,
-        SHAPES.map(|s| s.name).join(", ")
-    );
+    match shape {
+        None => eprintln!("{}: the vocabulary of {}", a.out.display(), a.vocab_from.display()),
+        Some(shape) => eprintln!(
+            "{}: {} with {} matrices, {:.1} MB of weights (shapes: {})",
+            a.out.display(),
+            shape.name,
+            a.ty,
+            shape.weight_bytes(ty) as f64 / 1e6,
+            SHAPES.map(|s| s.name).join(", ")
+        ),
+    }
     Ok(())
 }
