@@ -10,6 +10,21 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 export CARGO_TERM_COLOR=never
 
+# `kiln parity` of package $1 on the cpu device at two archs ($2, $3; empty: the package's first
+# wave-32 arch) at once; both logs printed, in order, then the status of each.
+kiln_parity_pair() {
+    local pkg=$1 a=$2 b=$3 sa=0 sb=0
+    ./target/debug/kiln parity --device cpu ${a:+--arch "$a"} --package "$pkg" > "$pkg.parity-a.log" 2>&1 &
+    local pa=$!
+    ./target/debug/kiln parity --device cpu --arch "$b" --package "$pkg" > "$pkg.parity-b.log" 2>&1 &
+    local pb=$!
+    wait "$pa" || sa=$?
+    wait "$pb" || sb=$?
+    cat "$pkg.parity-a.log" "$pkg.parity-b.log"
+    echo "parity: ${a:-first wave-32 arch} exit $sa, $b exit $sb"
+    [ "$sa" -eq 0 ] && [ "$sb" -eq 0 ]
+}
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
@@ -39,8 +54,10 @@ HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 # every variant against the interpreter and its baseline, on fresh random inputs.
 pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
-./target/debug/kiln parity --device cpu --package "$pkg"                 # wave 32 (its first wave-32 arch)
-./target/debug/kiln parity --device cpu --arch gfx906 --package "$pkg"   # wave 64
+# Wave 32 (the package's first wave-32 arch) and wave 64 (gfx906) side by side: most cases are
+# one workgroup, which the interpreter runs on one thread, so the two runs share the cores.
+# Each writes its own log, printed whole afterwards; either failing fails the suite.
+kiln_parity_pair "$pkg" "" gfx906
 # The GEMV against an outside reference: ggml's formats by the PyPI package gguf, the product in
 # float64, every output within the bound the formats' arithmetic gives (bench/gemv_ref.py).
 # (A package of just those families: opening the whole library's takes a debug kiln ~30 s a
@@ -55,5 +72,4 @@ python3 bench/gemv_ref.py --package "$ref"
 checks=target/ci-checks
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --matrix specs/checks.ron --all-archs --strict -o "$checks"
 # gfx1100 (wave 32) has every op, WMMA included; gfx942 (wave 64) has MFMA.
-./target/debug/kiln parity --device cpu --arch gfx1100 --package "$checks"
-./target/debug/kiln parity --device cpu --arch gfx942 --package "$checks"
+kiln_parity_pair "$checks" gfx1100 gfx942
