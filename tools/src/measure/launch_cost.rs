@@ -38,10 +38,8 @@ DONE:
 }
 "#;
 
-/// A package holding [`TRIVIAL`] (`out[0] = v` by lane 0 of one 32-lane workgroup) for the
-/// device: PTX for its arch on cuda, the IR on the cpu device. HIP has no built-in trivial
-/// kernel (an HSACO needs LLVM): time a kernel of a built package there.
-pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
+/// The trivial kernel's IR (the ABI of [`TRIVIAL_PTX`]).
+pub(crate) fn trivial_ir() -> kiln_ir::Kernel {
     let mut b = KernelBuilder::new(TRIVIAL, 32);
     let out = b.buffer_with_len("out", ScalarType::U32, Access::Write, ShapeExpr::constant(1));
     let v = b.scalar_param("v", ScalarType::U32);
@@ -52,7 +50,14 @@ pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
         let x = b.arg(v);
         b.store(out, zero, x);
     });
-    let ir = b.finish();
+    b.finish()
+}
+
+/// A package holding [`TRIVIAL`] (`out[0] = v` by lane 0 of one 32-lane workgroup) for the
+/// device: PTX for its arch on cuda, the IR on the cpu device. HIP has no built-in trivial
+/// kernel (an HSACO needs LLVM): time a kernel of a built package there.
+pub fn trivial_package(device: &Device) -> Result<Package, RuntimeError> {
+    let ir = trivial_ir();
     let (arch, format, bytes) = match device.kind() {
         DeviceKind::Cpu => (
             "gfx1100".to_string(),
