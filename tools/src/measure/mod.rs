@@ -109,7 +109,7 @@ mod tests {
     fn built_in_ptx_packages_pass_the_package_check_on_every_nvidia_arch() {
         let copy = stream_copy_ir();
         let touch = launch_cost::trivial_ir();
-        for t in kiln_ir::TARGETS.iter().filter(|t| t.name.starts_with("sm_")) {
+        for t in kiln_ir::TARGETS.iter().filter(|t| t.vendor == kiln_ir::target::Vendor::Nvidia) {
             for (ir, ptx) in [(&copy, STREAM_COPY_PTX), (&touch, launch_cost::TRIVIAL_PTX)] {
                 let bytes = ptx.replace("{target}", t.name).into_bytes();
                 if let Err(e) = built_in_package(ir, t.name, ObjectFormat::Ptx, bytes) {
