@@ -242,8 +242,10 @@ struct Ctx {
     k_cache: Param,
     v_cache: Param,
     out: Output,
-    /// The rotation of `q` as it is loaded ([`Io::RopeQ8_1s`]).
-    rope: Option<Rope>,
+    /// The rotation of `q` as it is loaded ([`Io::RopeQ8_1s`]): `rope_f32`'s scalars
+    /// `head_dim`, `n_dims`, `base`, `neox` (read where q is loaded: [`Rope`]'s values live
+    /// there only, and kept for the whole kernel they cost registers).
+    rope: Option<[Param; 4]>,
     partials: Param,
     /// The KV head.
     h: Value,
@@ -336,6 +338,10 @@ fn slot(b: &mut KernelBuilder, c: &Ctx, global: Value, s: Value) -> Value {
 
 /// Loads the `R` rows' q (from `i0`) into LDS with every lane of the workgroup.
 fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
+    let rope = c.rope.map(|[head_dim, n_dims, base, neox]| {
+        let (hd, nd, bs, nx) = (b.arg(head_dim), b.arg(n_dims), b.arg(base), b.arg(neox));
+        Rope::new(b, nd, hd, bs, nx)
+    });
     let total = r * c.d;
     for j in 0..total.div_ceil(c.threads) {
         let jj = b.u32(j * c.threads);
@@ -350,7 +356,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             let rw = row(b, c, i);
             let at = b.add(rw.at, e);
             let x = b.load(c.q, at, Type::F32);
-            let x = match c.rope {
+            let x = match rope {
                 None => x,
                 // `rope_f32`'s value of the element (`e` its dimension, `rw.at` its row).
                 Some(rope) => {
@@ -763,7 +769,11 @@ fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: 
             Output::Q8_1s { q, s } => {
                 // A Q8_1 block is 32 aligned lanes (`d` and the workgroup are multiples of 32),
                 // of one row: all of them store or none. Its shuffles run outside `go` (not
-                // wave-uniform); lanes that do not store quantize a 0.
+                // wave-uniform); lanes that do not store quantize a 0. Where the passes cover
+                // the rows exactly every lane is inside: `go` without the test (LLVM would
+                // share it with `load_q`'s and keep that lane mask live across the scan: an
+                // SGPR spill of r8 on gfx90a).
+                let go = if total.is_multiple_of(c.threads) { valid } else { go };
                 let fz = b.f32(0.0);
                 let y = b.if_else(go, |b| vec![value(b)], |_| vec![fz])[0];
                 let Quantized { d: scale, d16, bytes, sum } = quantize_values(b, &[y], QK, true);
@@ -880,7 +890,7 @@ pub fn attention_io(
             b.scalar_rule(n_dims, ScalarRule::MultipleOf(2));
             let base = b.scalar_param("base", ScalarType::F32);
             let neox = b.scalar_param("neox", ScalarType::U32);
-            Some((head_dim, n_dims, base, neox))
+            Some([head_dim, n_dims, base, neox])
         }
     };
     b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
@@ -954,10 +964,6 @@ pub fn attention_io(
     let rt_zero = b.shr(t_v, four);
     let chunk_bytes = b.u32(wave * cache.row_bytes(d));
     let region = b.mul(wave_id, chunk_bytes);
-    let rope = rope_args.map(|(head_dim, n_dims, base, neox)| {
-        let (hd, nd, bs, nx) = (b.arg(head_dim), b.arg(n_dims), b.arg(base), b.arg(neox));
-        Rope::new(&mut b, nd, hd, bs, nx)
-    });
     let c = Ctx {
         cache,
         d,
@@ -968,7 +974,7 @@ pub fn attention_io(
         k_cache,
         v_cache,
         out,
-        rope,
+        rope: rope_args,
         partials,
         h,
         group: g_v,
