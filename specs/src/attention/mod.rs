@@ -1,7 +1,9 @@
 //! Decode attention over a quantized KV cache (issue 13): `kv_append_{q8_0,f16}` (K and V rows
 //! into the cache, K rotated), `rope_f32` (Q rotated), and `attention_decode_{q8_0,f16}_d{64,128}`
 //! (1..8 query rows, GQA, R1/R4/R8 rows sharing each K/V read, split-K with a fixed-order
-//! log-sum-exp finish). `docs/attention.md` has the numbers, the order and the resources.
+//! log-sum-exp finish), and `attention_decode_rope_q8_0_d{64,128}_q8_1s` (the same with RoPE
+//! of Q on the way in and the Q8_1 quantize of the output on the way out: one launch where a
+//! decoder layer ran three). `docs/attention.md` has the numbers, the order and the resources.
 
 pub mod decode;
 pub mod kv_append;

@@ -232,7 +232,7 @@ impl Config {
         };
         if head_dim != 64 && head_dim != 128 {
             return Err(ConfigError::Unsupported(format!(
-                "head dimension {head_dim}: attention_decode_q8_0 is built for 64 and 128"
+                "head dimension {head_dim}: attention_decode_rope_q8_0_q8_1s is built for 64 and 128"
             )));
         }
         if hidden % 32 != 0 || ffn % 32 != 0 || rope_dims % 2 != 0 || rope_dims > head_dim {
@@ -313,19 +313,12 @@ impl Config {
 
     /// The kernels a decode graph of this model calls (and the load-time repacks).
     pub fn kernels(&self) -> Vec<String> {
-        let mut v: Vec<String> = [
-            "get_rows_q8_0",
-            "rmsnorm_q8_1s_f32",
-            "quantize_q8_1s_f32",
-            "rope_f32",
-            "kv_append_q8_0",
-            "argmax_rows",
-            "gemv_q8_0",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.push(format!("attention_decode_q8_0_d{}", self.head_dim));
+        let mut v: Vec<String> =
+            ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "kv_append_q8_0", "argmax_rows", "gemv_q8_0"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        v.push(format!("attention_decode_rope_q8_0_d{}_q8_1s", self.head_dim));
         let mut fmts = vec![];
         for l in &self.layers {
             let attn_in = match l.qkv() {

@@ -1,17 +1,17 @@
 //! The model on a device: weights uploaded from the map and repacked by the library's
 //! `repack_*` kernels (once, at load), and one decode step of `T = 1..=8` tokens as a
 //! [`DecodeGraph`], captured once and replayed with the variables `pos` (position of the first
-//! token), `t` (tokens) and the activation length `tk = t * hidden` (`quantize_q8_1s_f32` takes a
-//! length, not a token count).
+//! token) and `t` (tokens).
 //!
 //! One layer (buffers sized for 8 tokens; the kernels read the first `t` rows; `a` is split
-//! Q8_1 in `aq`, `as`, and `fa` in `fq`, `fs`: the norm and the gate/up GEMV write their output
-//! quantized, bit for bit what a separate `quantize_q8_1s_f32` node gave):
+//! Q8_1 in `aq`, `as`, and `fa` in `fq`, `fs`: the norm, the attention and the gate/up GEMV
+//! write their output quantized, bit for bit what a separate `quantize_q8_1s_f32` node gave;
+//! the attention rotates q as it loads it, bit for bit what a `rope_f32` node gave):
 //!
 //! ```text
 //! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv_rp_qkv--> q, k, v  (three GEMVs if their types differ)
-//! q  --rope_f32--> qr;   k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
-//! qr, kc.i, vc.i --attention_decode_q8_0--> att --quantize--> a
+//! k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
+//! q, kc.i, vc.i --attention_decode_rope_q8_0_q8_1s (RoPE on q)--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
 //! h  --rmsnorm_q8_1s(ffn_norm)--> a --gemv_rp_swiglu_q8_1s(gate, up)--> fa
 //! fa --gemv_rp_res(ffn_down, res = h)--> x
@@ -206,16 +206,7 @@ impl StepGraph {
             g.add_buffer(name.clone(), b.clone())?;
         }
         let (h, f, kvd) = (cfg.hidden, cfg.ffn, cfg.n_kv_heads * cfg.head_dim);
-        let act = [
-            ("x", h),
-            ("h", h),
-            ("q", h),
-            ("k", kvd),
-            ("v", kvd),
-            ("qr", h),
-            ("att", h),
-            ("logits", cfg.vocab),
-        ];
+        let act = [("x", h), ("h", h), ("q", h), ("k", kvd), ("v", kvd), ("logits", cfg.vocab)];
         for (name, n) in act {
             g.add_buffer(name, dev.alloc(ScalarType::F32, MAX_T * n)?)?;
         }
@@ -248,9 +239,6 @@ impl StepGraph {
                 .var("rows", "t")
                 .scalar("n", hu)
                 .scalar("eps", cfg.eps)
-        };
-        let quantize = |x: &str, len: &str| {
-            NodeArgs::new().buffer("x", x).buffer("xq", "aq").buffer("xs", "as").var("n", len)
         };
         let gemv_of = |(xq, xs): (&str, &str), w: &str, y: &str, n: usize, k: usize| {
             NodeArgs::new()
@@ -313,15 +301,6 @@ impl StepGraph {
                 }
             }
             add(
-                "rope_f32",
-                rope(
-                    NodeArgs::new()
-                        .buffer("x", "q")
-                        .buffer("out", "qr")
-                        .scalar("n_heads", u32_of(cfg.n_heads)),
-                ),
-            )?;
-            add(
                 "kv_append_q8_0",
                 rope(
                     NodeArgs::new()
@@ -334,20 +313,20 @@ impl StepGraph {
                 ),
             )?;
             add(
-                &format!("attention_decode_q8_0_d{}", cfg.head_dim),
-                NodeArgs::new()
-                    .buffer("q", "qr")
-                    .buffer("k_cache", format!("kc.{i}"))
-                    .buffer("v_cache", format!("vc.{i}"))
-                    .buffer("out", "att")
-                    .var("pos", "pos")
-                    .var("n_tokens", "t")
-                    .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
-                    .scalar("group", u32_of(cfg.n_heads / cfg.n_kv_heads))
-                    .scalar("ctx_max", u32_of(ctx_max))
-                    .scalar("scale", 1.0f32 / (cfg.head_dim as f32).sqrt()),
+                &format!("attention_decode_rope_q8_0_d{}_q8_1s", cfg.head_dim),
+                rope(
+                    NodeArgs::new()
+                        .buffer("q", "q")
+                        .buffer("k_cache", format!("kc.{i}"))
+                        .buffer("v_cache", format!("vc.{i}"))
+                        .buffer("xq", "aq")
+                        .buffer("xs", "as")
+                        .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
+                        .scalar("group", u32_of(cfg.n_heads / cfg.n_kv_heads))
+                        .scalar("ctx_max", u32_of(ctx_max))
+                        .scalar("scale", 1.0f32 / (cfg.head_dim as f32).sqrt()),
+                ),
             )?;
-            add("quantize_q8_1s_f32", quantize("att", "tk"))?;
             add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
             add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
             add(
@@ -395,7 +374,7 @@ impl StepGraph {
                 .var("rows", "t")
                 .scalar("n", u32_of(cfg.vocab)),
         )?;
-        set_step_vars(&mut |n, v| g.set_var(n, v), cfg, 0, 1);
+        set_step_vars(&mut |n, v| g.set_var(n, v), 0, 1);
         Ok(StepGraph { graph: g, ctx_max })
     }
 }
@@ -403,16 +382,15 @@ impl StepGraph {
 impl StepGraph {
     /// Sets the graph's variables to a step of `t` tokens at `pos` (for an eager run or a
     /// profile; a captured [`Decoder`] keeps its own).
-    pub fn set_step(&mut self, cfg: &Config, pos: usize, t: usize) {
-        set_step_vars(&mut |n, v| self.graph.set_var(n, v), cfg, pos, t);
+    pub fn set_step(&mut self, pos: usize, t: usize) {
+        set_step_vars(&mut |n, v| self.graph.set_var(n, v), pos, t);
     }
 }
 
-/// Sets the three variables of a step at `pos` of `t` tokens through `set`.
-fn set_step_vars(set: &mut dyn FnMut(&str, u32), cfg: &Config, pos: usize, t: usize) {
+/// Sets the two variables of a step at `pos` of `t` tokens through `set`.
+fn set_step_vars(set: &mut dyn FnMut(&str, u32), pos: usize, t: usize) {
     set("pos", u32_of(pos));
     set("t", u32_of(t));
-    set("tk", u32_of(t * cfg.hidden));
 }
 
 /// What a step gives back.
@@ -458,7 +436,7 @@ impl<'r> Decoder<'r> {
     }
 
     /// How many nodes the last step re-checked (those reading a variable that changed: after a
-    /// step of as many tokens, only `pos` moved, read by RoPE, KV append and attention).
+    /// step of as many tokens, only `pos` moved, read by KV append and attention).
     pub fn rechecked(&self) -> usize {
         self.captured.rechecked()
     }
@@ -524,7 +502,6 @@ impl<'r> Decoder<'r> {
                     err.get_or_insert(e);
                 }
             },
-            &self.cfg,
             pos,
             t,
         );

@@ -33,7 +33,7 @@ fn config_reads_the_tiny_model_and_refuses_what_the_kernels_cannot_run() {
     let (kvs, ts) = tiny_llama(&m, 1);
     let c = open(&kvs, &ts).unwrap().config;
     assert_eq!((c.n_layers, c.hidden, c.head_dim, c.n_kv_heads, c.vocab), (2, 128, 64, 1, 96));
-    assert!(c.kernels().contains(&"attention_decode_q8_0_d64".to_string()));
+    assert!(c.kernels().contains(&"attention_decode_rope_q8_0_d64_q8_1s".to_string()));
 
     let mut k2 = kvs.clone();
     k2[0] = kv_str("general.architecture", "qwen2");
@@ -196,8 +196,9 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
             last = s.next[0];
             out.push(last);
             if i > 1 {
-                // Only `pos` moved: RoPE, KV append and attention of each layer are re-checked.
-                assert_eq!(dec.rechecked(), 3 * m.layers, "step {i}");
+                // Only `pos` moved: KV append and attention (RoPE of q in it) of each layer are
+                // re-checked.
+                assert_eq!(dec.rechecked(), 2 * m.layers, "step {i}");
             }
             logits.extend(s.logits.unwrap());
         }
@@ -276,4 +277,29 @@ fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
     let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
     assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
     assert_eq!(mixed, fused + 2);
+}
+
+/// RoPE of Q and the quantize of the attention's output are in the attention node: a layer has
+/// one `attention_decode_rope_q8_0_d64_q8_1s` node and the step no `rope_f32` or
+/// `quantize_q8_1s_f32` node (two launches a layer fewer).
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn the_attention_node_rotates_q_and_quantizes_its_output() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 2);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 16).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    dec.step(&[1, 2, 3], false).unwrap();
+    let v = dec.variants();
+    let count = |name: &str| v.iter().filter(|(k, _)| k == name).count();
+    assert_eq!(count("attention_decode_rope_q8_0_d64_q8_1s"), m.layers, "{v:?}");
+    for gone in ["rope_f32", "quantize_q8_1s_f32", "attention_decode_q8_0_d64"] {
+        assert_eq!(count(gone), 0, "{gone} in {v:?}");
+    }
 }

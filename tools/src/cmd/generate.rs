@@ -135,7 +135,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     })?;
     println!();
     let profile = match a.profile {
-        true => Some(profile(&rt, &mut dec, &mut step, &m.config, weights.bytes, &g, a.bandwidth)?),
+        true => Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, a.bandwidth)?),
         false => None,
     };
     if let Some(path) = &a.json {
@@ -174,7 +174,6 @@ fn profile(
     rt: &kiln_runtime::Runtime,
     dec: &mut Decoder<'_>,
     step: &mut StepGraph,
-    cfg: &kiln_engine::config::Config,
     weight_bytes: usize,
     g: &kiln_engine::generate::Generation,
     bandwidth: f64,
@@ -194,7 +193,7 @@ fn profile(
             verify.push((t, med(dec.time_steps(t, warmup * 5, iters * 10)?)));
         }
     }
-    step.set_step(cfg, dec.pos, 1);
+    step.set_step(dec.pos, 1);
     let nodes = step.graph.profile_nodes(rt, reps, warmup, iters)?;
     let sum: f64 = nodes.iter().map(|n| n.us).sum();
     let wall = g.decode_time.as_secs_f64() * 1e6 / g.tokens.len().saturating_sub(1).max(1) as f64;

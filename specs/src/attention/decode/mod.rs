@@ -65,10 +65,13 @@
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 mod cases;
+pub mod fused;
 pub mod short;
 
+use super::rope::Rope;
 use super::CacheType;
 use crate::math::exp_sub;
+use crate::quantize::{ds_word, quantize_values, Quantized, QK};
 use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use cases::{bench_cases, parity_cases};
 pub use cases::{cache_bytes, case_shapes};
@@ -106,57 +109,86 @@ pub struct Shape {
     pub short: bool,
 }
 
+/// What a kernel reads before the attention and writes after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Io {
+    /// `q` already rotated (by `rope_f32`), `out` in f32: the `attention_decode_*` families.
+    Plain,
+    /// `q` as the Q projection wrote it, rotated as it is loaded (`rope_f32`'s arithmetic and
+    /// scalars `n_dims`, `base`, `neox`), and the output written as split Q8_1 (`xq`, `xs`: the
+    /// bytes `quantize_q8_1s_f32` writes for the f32 output): the
+    /// `attention_decode_rope_*_q8_1s` families ([`fused`]).
+    RopeQ8_1s,
+}
+
+impl Io {
+    /// `FUSED` of the builders below.
+    const fn of(fused: bool) -> Io {
+        if fused {
+            Io::RopeQ8_1s
+        } else {
+            Io::Plain
+        }
+    }
+}
+
 /// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
-/// workgroup (`N = 0`: the baseline, one wave).
-fn build<const Q8: bool, const D: u32, const R: u32, const N: u32>(
+/// workgroup (`N = 0`: the baseline, one wave), `FUSED` ([`Io::RopeQ8_1s`]).
+fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: bool>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
     let shape =
         Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
-    attention(t, wave, cache, D, shape)
+    attention_io(t, wave, cache, D, shape, Io::of(FUSED))
 }
 
 /// Builds the `short` variant (Q8_0, head dim `D`).
-fn build_short<const D: u32>(t: &Target, wave: u32) -> Kernel {
+fn build_short<const D: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
     let n = short::THREADS;
     let shape =
         Shape { rows: short::ROWS, waves: n / wave, baseline: false, threads: n, short: true };
-    attention(t, wave, CacheType::Q8_0, D, shape)
+    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
 }
 
-fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+/// The variants of a family and their routes (the fused families share them, so both route a
+/// call alike); parity and bench cases are the caller's.
+fn family<const Q8: bool, const D: u32, const FUSED: bool>(
+    name: &'static str,
+    parity: Parity,
+    bench: Bench,
+) -> KernelSpec {
     let max = u64::from(u32::MAX);
     let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     KernelSpec {
         name,
-        variants: vec![v("baseline", build::<Q8, D, 1, 0>, Admission::default())]
+        variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
             .into_iter()
             // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`).
             .chain(Q8.then(|| {
                 let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
-                v("short", build_short::<D>, admit(shapes))
+                v("short", build_short::<D, FUSED>, admit(shapes))
             }))
-            .chain([v("r8", build::<Q8, D, 8, THREADS>, admit(vec![("n_tokens".into(), 6, 8)]))])
+            .chain([v(
+                "r8",
+                build::<Q8, D, 8, THREADS, FUSED>,
+                admit(vec![("n_tokens".into(), 6, 8)]),
+            )])
             // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
             .chain(Q8.then(|| {
-                v("r4t256", build::<Q8, D, 4, 256>, admit(vec![("group".into(), 2, max)]))
+                v("r4t256", build::<Q8, D, 4, 256, FUSED>, admit(vec![("group".into(), 2, max)]))
             }))
             .chain([
-                v("r4", build::<Q8, D, 4, THREADS>, admit(vec![("group".into(), 2, max)])),
-                v("r1", build::<Q8, D, 1, THREADS>, Admission::default()),
+                v("r4", build::<Q8, D, 4, THREADS, FUSED>, admit(vec![("group".into(), 2, max)])),
+                v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default()),
                 // 64 lanes, for the bench (after `r1`, so only taken when forced).
-                v("r4t64", build::<Q8, D, 4, 64>, Admission::default()),
+                v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default()),
             ])
             .collect(),
-        parity: Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D)),
-        bench: if D == 128 {
-            Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
-        } else {
-            Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
-        },
+        parity,
+        bench,
         archs: None,
         budgets: vec![Budget {
             kernel: name.to_string(),
@@ -174,13 +206,26 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
 /// registers, is what limits their occupancy there: docs/attention.md).
 pub const MAX_VGPRS_RDNA: u32 = 256;
 
-/// The four families.
+/// A plain family's cases: [`parity_cases`], and the bench at head dim 128.
+fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+    let parity = Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D));
+    let bench = if D == 128 {
+        Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
+    } else {
+        Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
+    };
+    family::<Q8, D, false>(name, parity, bench)
+}
+
+/// The four plain families and the two fused ones ([`fused`]).
 pub fn specs() -> Vec<KernelSpec> {
     vec![
-        family::<true, 64>("attention_decode_q8_0_d64"),
-        family::<true, 128>("attention_decode_q8_0_d128"),
-        family::<false, 64>("attention_decode_f16_d64"),
-        family::<false, 128>("attention_decode_f16_d128"),
+        plain::<true, 64>("attention_decode_q8_0_d64"),
+        plain::<true, 128>("attention_decode_q8_0_d128"),
+        plain::<false, 64>("attention_decode_f16_d64"),
+        plain::<false, 128>("attention_decode_f16_d128"),
+        fused::spec::<64>(),
+        fused::spec::<128>(),
     ]
 }
 
@@ -196,7 +241,11 @@ struct Ctx {
     q: Param,
     k_cache: Param,
     v_cache: Param,
-    out: Param,
+    out: Output,
+    /// The rotation of `q` as it is loaded ([`Io::RopeQ8_1s`]): `rope_f32`'s scalars
+    /// `head_dim`, `n_dims`, `base`, `neox` (read where q is loaded: [`Rope`]'s values live
+    /// there only, and kept for the whole kernel they cost registers).
+    rope: Option<[Param; 4]>,
     partials: Param,
     /// The KV head.
     h: Value,
@@ -231,6 +280,16 @@ struct Ctx {
     l_lds: LdsSlot,
 }
 
+/// Where the output goes.
+#[derive(Clone, Copy)]
+enum Output {
+    /// f32 rows, like `q`.
+    F32(Param),
+    /// Split Q8_1 ([`Io::RopeQ8_1s`]): quants `q` (`u8`, an element each), scale words `s`
+    /// (`u32`, a 32-value block each).
+    Q8_1s { q: Param, s: Param },
+}
+
 /// One row of a pass.
 struct Row {
     /// The row exists (`i < T group`; padding rows of the last pass do not).
@@ -239,6 +298,8 @@ struct Row {
     limit: Value,
     /// Its first element in `q` / `out`.
     at: Value,
+    /// Its token (`0..T`; its position is `pos + token`).
+    token: Value,
     /// Its index among the rows of all KV heads (`h T group + i`), for the workspace.
     global: Value,
 }
@@ -262,7 +323,7 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     let limit = b.min(limit, last_key);
     let hr = b.mul(c.h, c.rows_per_head);
     let global = b.add(hr, ic);
-    Row { valid, limit, at, global }
+    Row { valid, limit, at, token: t, global }
 }
 
 /// Element of split `s`'s state of a row in `partials`: `acc[D]`, then `m`, `l` (a stride of
@@ -277,6 +338,10 @@ fn slot(b: &mut KernelBuilder, c: &Ctx, global: Value, s: Value) -> Value {
 
 /// Loads the `R` rows' q (from `i0`) into LDS with every lane of the workgroup.
 fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
+    let rope = c.rope.map(|[head_dim, n_dims, base, neox]| {
+        let (hd, nd, bs, nx) = (b.arg(head_dim), b.arg(n_dims), b.arg(base), b.arg(neox));
+        Rope::new(b, nd, hd, bs, nx)
+    });
     let total = r * c.d;
     for j in 0..total.div_ceil(c.threads) {
         let jj = b.u32(j * c.threads);
@@ -291,6 +356,17 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             let rw = row(b, c, i);
             let at = b.add(rw.at, e);
             let x = b.load(c.q, at, Type::F32);
+            let x = match rope {
+                None => x,
+                // `rope_f32`'s value of the element (`e` its dimension, `rw.at` its row).
+                Some(rope) => {
+                    let (pi, first, partner, rotated) = rope.pair(b, e);
+                    let pa = b.add(rw.at, partner);
+                    let px = b.load(c.q, pa, Type::F32);
+                    let p = b.add(c.pos, rw.token);
+                    rope.value(b, x, px, pi, first, rotated, p)
+                }
+            };
             b.store(c.q_lds, f, x);
         });
     }
@@ -656,7 +732,8 @@ fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: 
         let at = pick(b, &|r| r.at);
         let global = pick(b, &|r| r.global);
         let go = b.and(inside, valid);
-        b.if_then(go, |b| {
+        // `out` of element `(kc, e)`.
+        let value = |b: &mut KernelBuilder| {
             let zero = b.u32(0);
             let one = b.u32(1);
             let fz = b.f32(0.0);
@@ -681,10 +758,41 @@ fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: 
                 };
                 vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
             });
-            let y = b.div(sums[0], sums[1]);
-            let o = b.add(at, e);
-            b.store(c.out, o, y);
-        });
+            b.div(sums[0], sums[1])
+        };
+        match c.out {
+            Output::F32(out) => b.if_then(go, |b| {
+                let y = value(b);
+                let o = b.add(at, e);
+                b.store(out, o, y);
+            }),
+            Output::Q8_1s { q, s } => {
+                // A Q8_1 block is 32 aligned lanes (`d` and the workgroup are multiples of 32),
+                // of one row: all of them store or none. Its shuffles run outside `go` (not
+                // wave-uniform); lanes that do not store quantize a 0. Where the passes cover
+                // the rows exactly every lane is inside: `go` without the test (LLVM would
+                // share it with `load_q`'s and keep that lane mask live across the scan: an
+                // SGPR spill of r8 on gfx90a).
+                let go = if total.is_multiple_of(c.threads) { valid } else { go };
+                let fz = b.f32(0.0);
+                let y = b.if_else(go, |b| vec![value(b)], |_| vec![fz])[0];
+                let Quantized { d: scale, d16, bytes, sum } = quantize_values(b, &[y], QK, true);
+                let o = b.add(at, e);
+                b.if_then(go, |b| {
+                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
+                    b.store(q, o, byte);
+                    let qk = b.u32(QK);
+                    let j = b.rem(e, qk);
+                    let zero = b.u32(0);
+                    let head = b.eq(j, zero);
+                    b.if_then(head, |b| {
+                        let ds = ds_word(b, scale, d16, sum);
+                        let blk = b.div(o, qk);
+                        b.store(s, blk, ds);
+                    });
+                });
+            }
+        }
     }
 }
 
@@ -724,14 +832,30 @@ fn last_of(
 }
 
 /// One attention kernel.
-pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
+pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
+    attention_io(t, wave, cache, d, shape, Io::Plain)
+}
+
+/// One attention kernel with the input and output of `io`.
+pub fn attention_io(
+    _t: &Target,
+    wave: u32,
+    cache: CacheType,
+    d: u32,
+    shape: Shape,
+    io: Io,
+) -> Kernel {
     let suffix = match (shape.baseline, shape.short, shape.threads) {
         (true, _, _) => String::new(),
         (false, true, _) => "_short".to_string(),
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };
-    let mut b = KernelBuilder::new(format!("attention_decode_{}_d{d}{suffix}", cache.name()), wave);
+    let family = match io {
+        Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
+        Io::RopeQ8_1s => fused::name(cache, d),
+    };
+    let mut b = KernelBuilder::new(format!("{family}{suffix}"), wave);
     let threads = wave * shape.waves;
     b.workgroup_size([threads, 1, 1]);
     b.const_param("head_dim", d as i64);
@@ -741,20 +865,48 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
     let q = b.buffer("q", ScalarType::F32, Access::Read);
     let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
     let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let out = match io {
+        Io::Plain => Output::F32(b.buffer("out", ScalarType::F32, Access::Write)),
+        Io::RopeQ8_1s => Output::Q8_1s {
+            q: b.buffer("xq", ScalarType::U8, Access::Write),
+            s: b.buffer("xs", ScalarType::U32, Access::Write),
+        },
+    };
     let pos = b.scalar_param("pos", ScalarType::U32);
     let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
     let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
     let group = b.scalar_param("group", ScalarType::U32);
     let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
     let scale = b.scalar_param("scale", ScalarType::F32);
+    // `rope_f32`'s scalars (`head_dim` must be `d`: an engine passes its rope arguments as
+    // they are, and a call for another head dim is refused before launch).
+    let rope_args = match io {
+        Io::Plain => None,
+        Io::RopeQ8_1s => {
+            let head_dim = b.scalar_param("head_dim", ScalarType::U32);
+            b.scalar_rule(head_dim, ScalarRule::AtLeast(d as u64));
+            b.scalar_rule(head_dim, ScalarRule::AtMost(d as u64));
+            let n_dims = b.scalar_param("n_dims", ScalarType::U32);
+            b.scalar_rule(n_dims, ScalarRule::MultipleOf(2));
+            let base = b.scalar_param("base", ScalarType::F32);
+            let neox = b.scalar_param("neox", ScalarType::U32);
+            Some([head_dim, n_dims, base, neox])
+        }
+    };
     b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
     b.scalar_rule(n_tokens, ScalarRule::AtMost(8));
     b.scalar_rule(group, ScalarRule::AtLeast(1));
     b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
     let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
     b.set_buffer_len(q, qlen.clone());
-    b.set_buffer_len(out, qlen);
+    match out {
+        Output::F32(out) => b.set_buffer_len(out, qlen),
+        Output::Q8_1s { q, s } => {
+            b.set_buffer_len(q, qlen);
+            let slen = ShapeExpr::scaled(&[n_tokens, n_kv, group], (d / QK) as u64, 1);
+            b.set_buffer_len(s, slen);
+        }
+    }
     let clen = match cache {
         CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
         CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
@@ -822,6 +974,7 @@ pub fn attention(_t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape)
         k_cache,
         v_cache,
         out,
+        rope: rope_args,
         partials,
         h,
         group: g_v,
