@@ -19,6 +19,7 @@
 //!   and not stored); the router takes `pN` for the `t` it is fastest at.
 
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
+use super::norm::Norm;
 use crate::math::silu;
 use crate::quantize::{ds_word, quant_byte, scale_of};
 use kiln_ir::target::Family;
@@ -95,16 +96,23 @@ pub struct Gemv {
     pub unroll: u32,
     /// Waves a workgroup (0: [`WAVES`]).
     pub waves: u32,
+    /// The norm prologue ([`super::norm`]): the activations are f32 rows `x` normalized with
+    /// `weight` and `eps` and quantized by each workgroup (the `_norm` families).
+    pub norm: bool,
 }
 
 impl Gemv {
     /// A `pN` / `pNrR` variant with the default unroll and waves.
     pub const fn tiled(wt: WType, layout: Layout, epi: Epilogue, tokens: u32, rows: u32) -> Gemv {
-        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0 }
+        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0, norm: false }
     }
     /// The baseline.
     pub const fn baseline(wt: WType, layout: Layout, epi: Epilogue) -> Gemv {
-        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0 }
+        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0, norm: false }
+    }
+    /// The same kernel with the norm prologue (a `_norm` family).
+    pub const fn normed(self) -> Gemv {
+        Gemv { norm: true, ..self }
     }
     fn unroll_of(&self) -> u32 {
         match self.unroll {
@@ -132,6 +140,13 @@ pub fn family_name(wt: WType, layout: Layout, epi: Epilogue) -> String {
     format!("gemv_{}{l}{}", wt.name(), epi.suffix())
 }
 
+/// The family name of a kernel: [`family_name`], with `_norm` for the norm prologue
+/// (`gemv_q4_1_rp_qkv_norm`).
+pub fn family_name_of(g: &Gemv) -> String {
+    let norm = if g.norm { "_norm" } else { "" };
+    format!("{}{norm}", family_name(g.wt, g.layout, g.epi))
+}
+
 /// Where the results go.
 #[derive(Clone, Copy)]
 pub(crate) enum Out {
@@ -157,6 +172,7 @@ pub const Q8_WAVE_ROWS: u32 = 4;
 pub(crate) struct Params {
     pub weights: Vec<Weights>,
     pub acts: Acts,
+    pub norm: Option<Norm>,
     pub res: Option<Param>,
     pub out: Out,
     pub n: Param,
@@ -165,7 +181,7 @@ pub(crate) struct Params {
 }
 
 /// Declares a dense GEMV's parameters (weights, activations, residual, `y`, `n`, `k`, `t`).
-fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
+fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
     let (n, k, t) = declare_nkt(b, None);
     let weights = match g.epi {
         Epilogue::Qkv => unreachable!("the Q/K/V kernel declares its own parameters"),
@@ -177,7 +193,7 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             vec![Weights::declare(b, "w", g.wt, g.layout, &[n], k)]
         }
     };
-    let acts = Acts::declare(b, g.wt, t, k);
+    let (acts, norm) = declare_acts(b, g, wave, t, k);
     let res = match g.epi {
         Epilogue::Residual => {
             let r = b.buffer("res", ScalarType::F32, Access::Read);
@@ -203,7 +219,25 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             Out::F32(y)
         }
     };
-    Params { weights, acts, res, out, n, k, t }
+    Params { weights, acts, norm, res, out, n, k, t }
+}
+
+/// The activations: Q8_1 or f32 buffers, or with the norm prologue `x`, `weight`, `eps` and the
+/// pass's blocks in LDS.
+fn declare_acts(
+    b: &mut KernelBuilder,
+    g: &Gemv,
+    wave: u32,
+    t: Param,
+    k: Param,
+) -> (Acts, Option<Norm>) {
+    if g.norm {
+        assert!(g.wt.is_quant(), "the norm prologue writes Q8_1 activations");
+        let norm = Norm::declare(b, wave, g.tokens.unwrap_or(1), t, k);
+        (norm.acts(), Some(norm))
+    } else {
+        (Acts::declare(b, g.wt, t, k), None)
+    }
 }
 
 /// The scalars every GEMV takes first, with their rules: `n` rows (at least 1), `k` (a positive
@@ -362,14 +396,11 @@ pub const SEED_SWIGLU_VGPRS: [u32; 6] = [45, 59, 68, 77, 86, 95];
 
 /// Builds one dense GEMV kernel.
 pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
-    let mut b = KernelBuilder::new(
-        format!("{}_{}", family_name(g.wt, g.layout, g.epi), variant_name(&g)),
-        wave,
-    );
+    let mut b = KernelBuilder::new(format!("{}_{}", family_name_of(&g), variant_name(&g)), wave);
     if g.epi == Epilogue::Qkv {
         return build_qkv(b, wave, g);
     }
-    let p = declare(&mut b, &g);
+    let p = declare(&mut b, &g, wave);
     // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
     let rdna = matches!(target.family, Family::Rdna3 | Family::Rdna4);
     if let (Epilogue::Swiglu, Some(t @ 1..=6), true) = (g.epi, g.tokens, rdna) {
@@ -396,7 +427,8 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let t = b.arg(p.t);
     let wg = b.workgroup_id(Dim::X);
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
-    row_block(&mut b, &g, wave, (waves, rows), &m, p.acts, (k, t), wg);
+    let acts = (p.acts, p.norm);
+    row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg);
     b.finish()
 }
 
@@ -418,7 +450,7 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
         .iter()
         .map(|&(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, &[n], k))
         .collect();
-    let acts = Acts::declare(&mut b, g.wt, t, k);
+    let acts = declare_acts(&mut b, &g, wave, t, k);
     let mats: Vec<(Weights, Param, Param)> = weights
         .into_iter()
         .zip(named)
@@ -477,7 +509,7 @@ struct Matrices<'a> {
 }
 
 /// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
-/// order.
+/// order; with a norm, each pass starts with its prologue.
 #[allow(clippy::too_many_arguments)]
 fn row_block(
     b: &mut KernelBuilder,
@@ -485,7 +517,7 @@ fn row_block(
     wave: u32,
     (waves, rows): (u32, u32),
     m: &Matrices,
-    acts: Acts,
+    (acts, norm): (Acts, Option<Norm>),
     (k, t): (Value, Value),
     wg: Value,
 ) {
@@ -525,6 +557,9 @@ fn row_block(
     // acc[(mi * rows + r) * per + j]
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
     b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+        if let Some(norm) = norm {
+            norm.prologue(b, (wave, waves), tok0, (k, t));
+        }
         let fz = b.f32(0.0);
         let init = vec![fz; mats * rn * pn];
         let unroll = g.unroll_of();
@@ -543,8 +578,14 @@ fn row_block(
                     .collect();
                 for j in 0..per {
                     let jj = b.u32(j);
-                    let tok = b.add(tok0, jj);
-                    let tok = b.min(tok, tl);
+                    // The pass's blocks in LDS from token 0 of the pass, else the token's.
+                    let tok = match acts {
+                        Acts::Lds { .. } => jj,
+                        Acts::Quant { .. } | Acts::Float(_) => {
+                            let tok = b.add(tok0, jj);
+                            b.min(tok, tl)
+                        }
+                    };
                     let ab = b.mul(tok, nb);
                     let ab = b.add(ab, blk);
                     // One activation block for every row of the wave (reloaded per matrix:
