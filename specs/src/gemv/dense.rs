@@ -428,7 +428,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let wg = b.workgroup_id(Dim::X);
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
     let acts = (p.acts, p.norm);
-    row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg);
+    row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None);
     b.finish()
 }
 
@@ -479,22 +479,38 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
     let which = b.workgroup_id(Dim::Y);
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
-    for (mi, &(w, n, y)) in mats.iter().enumerate() {
-        let miv = b.u32(mi as u32);
-        let this = b.eq(which, miv);
-        b.if_then(this, |b| {
-            let n = b.arg(n);
-            let per_wg = b.u32(waves * rows);
-            let one = b.u32(1);
-            let blocks = b.add(n, per_wg);
-            let blocks = b.sub(blocks, one);
-            let blocks = b.div(blocks, per_wg);
-            b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
-                let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
-                row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg);
+    // Every row block of this workgroup's matrix: all passes (`None`), or the pass at `tok0`.
+    let matrices = |b: &mut KernelBuilder, pass: Option<Value>| {
+        for (mi, &(w, n, y)) in mats.iter().enumerate() {
+            let miv = b.u32(mi as u32);
+            let this = b.eq(which, miv);
+            b.if_then(this, |b| {
+                let n = b.arg(n);
+                let per_wg = b.u32(waves * rows);
+                let one = b.u32(1);
+                let blocks = b.add(n, per_wg);
+                let blocks = b.sub(blocks, one);
+                let blocks = b.div(blocks, per_wg);
+                b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
+                    let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
+                    row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass);
+                    vec![]
+                });
+            });
+        }
+    };
+    match acts.1 {
+        None => matrices(&mut b, None),
+        // The passes outside: one prologue a pass for the three matrices and every row block.
+        Some(norm) => {
+            let zero = b.u32(0);
+            let step = b.u32(g.tokens.unwrap_or(1));
+            b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
+                norm.prologue(b, (wave, waves), tok0, (kv, tv));
+                matrices(b, Some(tok0));
                 vec![]
             });
-        });
+        }
     }
     b.finish()
 }
@@ -509,7 +525,8 @@ struct Matrices<'a> {
 }
 
 /// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
-/// order; with a norm, each pass starts with its prologue.
+/// order; with a norm, each pass starts with its prologue. With `pass`, only the pass of tokens
+/// from `pass` (its prologue already run by the caller).
 #[allow(clippy::too_many_arguments)]
 fn row_block(
     b: &mut KernelBuilder,
@@ -520,6 +537,7 @@ fn row_block(
     (acts, norm): (Acts, Option<Norm>),
     (k, t): (Value, Value),
     wg: Value,
+    pass: Option<Value>,
 ) {
     let n = m.n;
     let qk = b.u32(QK);
@@ -556,10 +574,7 @@ fn row_block(
     let pn = per as usize;
     // acc[(mi * rows + r) * per + j]
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
-    b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
-        if let Some(norm) = norm {
-            norm.prologue(b, (wave, waves), tok0, (k, t));
-        }
+    let one_pass = |b: &mut KernelBuilder, tok0: Value| {
         let fz = b.f32(0.0);
         let init = vec![fz; mats * rn * pn];
         let unroll = g.unroll_of();
@@ -661,6 +676,17 @@ fn row_block(
             }
         }
         quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
-        vec![]
-    });
+    };
+    match pass {
+        Some(tok0) => one_pass(b, tok0),
+        None => {
+            b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+                if let Some(norm) = norm {
+                    norm.prologue(b, (wave, waves), tok0, (k, t));
+                }
+                one_pass(b, tok0);
+                vec![]
+            });
+        }
+    }
 }

@@ -76,7 +76,7 @@ macro_rules! gemv_family {
                 }
             }),
             bench: $bench,
-            archs: None,
+            archs: if $norm { Some(norm::archs()) } else { None },
             budgets: vec![],
         }
     }};
@@ -681,8 +681,11 @@ fn norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilog
                 u32s("t", t as u32),
                 ("eps".into(), ScalarType::F32, 1e-5f32.to_bits() as u64),
             ]);
-            let rows = scalars[0].2;
-            Case { name: format!("rows={rows} n_kv={n_kv} k={k} t={t}"), scalars, inputs }
+            let name = match epi {
+                Epilogue::Qkv => format!("n_q={n} n_kv={n_kv} k={k} t={t}"),
+                _ => format!("n={} k={k} t={t}", scalars[0].2),
+            };
+            Case { name, scalars, inputs }
         })
         .collect()
 }

@@ -13,7 +13,7 @@
 //! lanes) is run by one wave of this workgroup, whose `wave_reduce` is the same butterfly, and
 //! the wave sums go through LDS to the same `tree_sum`. A virtual wave with no vector of the row
 //! sums `+0.0` squares, so its sum is `+0.0`: the prologue puts `+0.0` in its place without
-//! running it. Then the norm's own builders: `inverse_rms`, `scale` and the quantize family's
+//! running it (phase 1 writes that). Then the norm's own builders: `inverse_rms`, `scale` and the quantize family's
 //! `quantize_values` (eight lanes of four values a block, as the norm's).
 //!
 //! Phases, each closed by an LDS barrier:
@@ -27,7 +27,7 @@
 //! The LDS is static: rows of at most [`NORM_MAX_K`] values (`k` is checked at launch).
 
 use super::format::{Acts, QK};
-use crate::common::tree_sum;
+use crate::common::{lds_read_all, tree_sum};
 use crate::quantize::{ds_word, pack_word, quantize_values, Quantized};
 use crate::rmsnorm::{inverse_rms, load_vector_aligned, load_weights, scale, sum_squares, BLOCK};
 use kiln_ir::{
@@ -38,6 +38,16 @@ use kiln_ir::{
 /// Longest row the prologue takes (the LDS holds a pass's tokens of this many values): Llama 3
 /// 8B's hidden size. A pass of 8 tokens then holds 36 KB of LDS.
 pub const NORM_MAX_K: u32 = 4096;
+
+/// The archs the `_norm` families are built for: every arch but the wave-64 GCN / CDNA ones
+/// (gfx906, gfx90a, gfx942), where the Q/K/V kernel's three matrices and the prologue need more
+/// than their 102 SGPRs (3 to 8 spilled to VGPR lanes; the unfused kernel needs 75) and the
+/// gate/up kernel's 512-lane workgroup more than gfx906's 128 VGPRs: the budgets allow no
+/// spills. (The example engine asks for the `_norm` kernels, so a gfx9 package refuses it,
+/// naming them, until it falls back to `rmsnorm_q8_1s_f32` and the unfused GEMVs there.)
+pub fn archs() -> Vec<String> {
+    kiln_ir::TARGETS.iter().filter(|t| t.default_wave() == 32).map(|t| t.name.to_string()).collect()
+}
 
 /// Values a vector (one 16-byte load of f32).
 const VEC: u32 = 4;
@@ -118,10 +128,11 @@ impl Norm {
         let used = b.min(used, vwv);
         let pairs = b.mul(perv, used);
         let trips = ceil_div(b, pairs, waves);
-        let per_lane = ceil_div(b, nvec, BLOCK);
+        const _: () = assert!(NORM_MAX_K / VEC <= 2 * BLOCK, "two vectors a virtual lane");
+        let blockv = b.u32(BLOCK);
+        let second = b.gt(nvec, blockv);
         let wavesv = b.u32(waves);
         let wv = b.u32(wave);
-        let blockv = b.u32(BLOCK);
         b.for_range(zero, trips, one, 1, &[], |b, i, _| {
             let p = b.mul(i, wavesv);
             let p = b.add(p, wave_id);
@@ -133,15 +144,19 @@ impl Norm {
                 let row_base = row_of(b, j);
                 let vlane = b.mul(vw, wv);
                 let vlane = b.add(vlane, lane);
-                let acc = b.for_range(zero, per_lane, one, 1, &[fz], |b, m, c| {
-                    let v = b.mul(m, blockv);
-                    let v = b.add(v, vlane);
+                // Vector `vlane + m * BLOCK` for m = 0, 1 (k <= 4096: at most two a lane); the
+                // second only for rows past BLOCK vectors.
+                let add_vector = |b: &mut KernelBuilder, m: u32, acc: Value| {
+                    let off = b.u32(m * BLOCK);
+                    let v = b.add(vlane, off);
                     let inside = b.lt(v, nvec);
                     let vc = b.min(v, last_vec);
                     let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, vc);
                     let xs: Vec<Value> = xs.into_iter().map(|x| b.select(inside, x, fz)).collect();
-                    vec![sum_squares(b, &xs, c[0])]
-                })[0];
+                    sum_squares(b, &xs, acc)
+                };
+                let acc = add_vector(b, 0, fz);
+                let acc = b.if_else(second, |b| vec![add_vector(b, 1, acc)], |_| vec![acc])[0];
                 let ws = b.wave_reduce(ReduceOp::Add, acc);
                 let first = b.eq(lane, zero);
                 b.if_then(first, |b| {
@@ -152,23 +167,22 @@ impl Norm {
             });
             vec![]
         });
+        // The virtual waves not run: their sum, +0.0 (other slots than the ones above).
+        let slots = b.u32(self.per * vwaves);
+        let lanes = b.u32(waves * wave);
+        b.for_range(local, slots, lanes, 1, &[], |b, i, _| {
+            let vw = b.rem(i, vwv);
+            let idle = b.ge(vw, used);
+            b.if_then(idle, |b| b.store(self.sums, i, fz));
+            vec![]
+        });
         b.barrier(BarrierKind::Lds);
 
-        // 2. r of token j from its BLOCK / W wave sums (+0.0 for those not run).
+        // 2. r of token j from its BLOCK / W wave sums.
         let mine = b.lt(local, perv);
         b.if_then(mine, |b| {
             let base = b.mul(local, vwv);
-            let last_used = b.sub(used, one);
-            let sums: Vec<Value> = (0..vwaves)
-                .map(|vw| {
-                    let vwc = b.u32(vw);
-                    let ran = b.lt(vwc, used);
-                    let at = b.min(vwc, last_used);
-                    let at = b.add(base, at);
-                    let s = b.load(self.sums, at, Type::F32);
-                    b.select(ran, s, fz)
-                })
-                .collect();
+            let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
             let ss = tree_sum(b, &sums);
             let r = inverse_rms(b, ss, k, self.eps);
             b.store(self.r, local, r);
@@ -178,7 +192,6 @@ impl Norm {
         // 3. The normalized values of (token, vector) pairs, quantized by blocks of eight lanes.
         // Lanes past the pairs work on the last pair and store nothing (a trip count the same
         // for every lane: the quantize's shuffles need the whole wave).
-        let lanes = b.u32(waves * wave);
         let vectors = b.mul(perv, nvec);
         let trips = ceil_div(b, vectors, waves * wave);
         let last_pair = b.sub(vectors, one);

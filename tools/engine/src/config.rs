@@ -329,12 +329,12 @@ impl Config {
         let mut fmts = vec![];
         for l in &self.layers {
             let attn_in = match l.qkv() {
-                Some(m) => vec![(m, "_qkv")],
+                Some(m) => vec![(m, "_qkv_norm")],
                 None => vec![(l.q, ""), (l.k, ""), (l.v, "")],
             };
             for (m, suffix) in attn_in.into_iter().chain([
                 (l.o, "_res"),
-                (l.gate_up, "_swiglu_q8_1s"),
+                (l.gate_up, "_swiglu_q8_1s_norm"),
                 (l.down, "_res"),
             ]) {
                 v.push(format!("gemv_{}_rp{suffix}", m.name()));

@@ -9,13 +9,17 @@
 //! quantized, bit for bit what a separate `quantize_q8_1s_f32` node gave):
 //!
 //! ```text
-//! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv_rp_qkv--> q, k, v  (three GEMVs if their types differ)
+//! x  --gemv_rp_qkv_norm(attn_norm)--> q, k, v
+//!       (three GEMVs after rmsnorm_q8_1s(attn_norm) --> a if their types differ)
 //! q  --rope_f32--> qr;   k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
 //! qr, kc.i, vc.i --attention_decode_q8_0--> att --quantize--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
-//! h  --rmsnorm_q8_1s(ffn_norm)--> a --gemv_rp_swiglu_q8_1s(gate, up)--> fa
+//! h  --gemv_rp_swiglu_q8_1s_norm(ffn_norm; gate, up)--> fa
 //! fa --gemv_rp_res(ffn_down, res = h)--> x
 //! ```
+//!
+//! The `_norm` GEMVs normalize and quantize their input rows themselves, bit for bit what a
+//! `rmsnorm_q8_1s_f32` node before them gave (nothing else read its output), one launch less.
 //!
 //! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0(token_embd)--> logits
 //! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
@@ -282,22 +286,24 @@ impl StepGraph {
                 .scalar("base", cfg.rope_base)
                 .scalar("neox", 0u32)
         };
+        // The norm folded into the GEMV that reads it: `x`, its gain and `eps` in place of `aq`,
+        // `as` (nothing else reads the norm's blocks).
+        let normed = |x: &str, w: &str| {
+            NodeArgs::new().buffer("x", x).buffer("weight", w).scalar("eps", cfg.eps)
+        };
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
-            add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
             match l.qkv() {
                 Some(m) => add(
-                    &mat(m, "_qkv"),
-                    NodeArgs::new()
+                    &mat(m, "_qkv_norm"),
+                    normed("x", &p("attn_norm"))
                         .buffer("q_wq", p("attn_q.q"))
                         .buffer("q_ws", p("attn_q.s"))
                         .buffer("k_wq", p("attn_k.q"))
                         .buffer("k_ws", p("attn_k.s"))
                         .buffer("v_wq", p("attn_v.q"))
                         .buffer("v_ws", p("attn_v.s"))
-                        .buffer("xq", "aq")
-                        .buffer("xs", "as")
                         .buffer("q_y", "q")
                         .buffer("k_y", "k")
                         .buffer("v_y", "v")
@@ -307,6 +313,7 @@ impl StepGraph {
                         .var("t", "t"),
                 )?,
                 None => {
+                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
                     add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
                     add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
                     add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
@@ -349,16 +356,13 @@ impl StepGraph {
             )?;
             add("quantize_q8_1s_f32", quantize("att", "tk"))?;
             add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
-            add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
             add(
-                &mat(l.gate_up, "_swiglu_q8_1s"),
-                NodeArgs::new()
+                &mat(l.gate_up, "_swiglu_q8_1s_norm"),
+                normed("h", &p("ffn_norm"))
                     .buffer("gate_wq", p("ffn_gate.q"))
                     .buffer("gate_ws", p("ffn_gate.s"))
                     .buffer("up_wq", p("ffn_up.q"))
                     .buffer("up_ws", p("ffn_up.s"))
-                    .buffer("xq", "aq")
-                    .buffer("xs", "as")
                     .buffer("yq", "fq")
                     .buffer("ys", "fs")
                     .scalar("n", fu)

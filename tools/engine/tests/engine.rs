@@ -230,8 +230,8 @@ fn tiny_with_layer0_v_in_q4_0(m: &Tiny) -> (Vec<Kv>, Vec<T>) {
     (kvs, ts)
 }
 
-/// Q, K and V of one format need one `gemv_<fmt>_rp_qkv`; a layer whose formats differ needs
-/// the three plain GEMVs of its formats.
+/// Q, K and V of one format need one `gemv_<fmt>_rp_qkv_norm` (the attention norm folded in); a
+/// layer whose formats differ needs the norm and the three plain GEMVs of its formats.
 #[test]
 fn qkv_of_one_format_need_the_fused_gemv_and_mixed_formats_the_plain_ones() {
     let m = Tiny::small();
@@ -239,7 +239,11 @@ fn qkv_of_one_format_need_the_fused_gemv_and_mixed_formats_the_plain_ones() {
     let c = open(&kvs, &ts).unwrap().config;
     assert!(c.layers.iter().all(|l| l.qkv().is_some()));
     let k = c.kernels();
-    assert!(k.contains(&"gemv_q8_0_rp_qkv".to_string()), "{k:?}");
+    assert!(k.contains(&"gemv_q8_0_rp_qkv_norm".to_string()), "{k:?}");
+    assert!(k.contains(&"gemv_q8_0_rp_swiglu_q8_1s_norm".to_string()), "{k:?}");
+    assert!(!k.iter().any(|k| k == "gemv_q8_0_rp_qkv" || k == "gemv_q8_0_rp_swiglu_q8_1s"));
+    // The output norm stays a node of its own (the LM head GEMV does not fold it).
+    assert!(k.contains(&"rmsnorm_q8_1s_f32".to_string()), "{k:?}");
     assert!(!k.iter().any(|k| k == "gemv_q8_0_rp" || k == "gemv_q4_0_rp"), "{k:?}");
 
     let (kvs, ts) = tiny_with_layer0_v_in_q4_0(&m);
@@ -247,13 +251,14 @@ fn qkv_of_one_format_need_the_fused_gemv_and_mixed_formats_the_plain_ones() {
     assert_eq!(c.layers[0].qkv(), None);
     assert!(c.layers[1].qkv().is_some());
     let k = c.kernels();
-    for name in ["gemv_q8_0_rp_qkv", "gemv_q8_0_rp", "gemv_q4_0_rp"] {
+    for name in ["gemv_q8_0_rp_qkv_norm", "gemv_q8_0_rp", "gemv_q4_0_rp", "rmsnorm_q8_1s_f32"] {
         assert!(k.contains(&name.to_string()), "{name} in {k:?}");
     }
 }
 
-/// A step has one Q/K/V node a layer when the formats agree, three in a layer where they
-/// differ (two more nodes), and the mixed model still steps.
+/// A step has one Q/K/V node a layer (the norm folded in) when the formats agree: 8 nodes a
+/// layer and 4 around them; a layer where they differ has the norm and three GEMVs (three more
+/// nodes), and the mixed model still steps.
 #[test]
 #[cfg_attr(
     not(kiln_engine_package),
@@ -270,10 +275,11 @@ fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
         let out = dec.step(&[1, 2, 3], true).unwrap();
         assert!(out.logits.unwrap().iter().all(|v| v.is_finite()));
         let v = dec.variants();
-        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv")).count())
+        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv_norm")).count())
     };
     let (fused, fused_qkv) = nodes(tiny_llama(&m, 1));
     let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
     assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
-    assert_eq!(mixed, fused + 2);
+    assert_eq!(fused, 8 * m.layers + 4);
+    assert_eq!(mixed, fused + 3);
 }
