@@ -17,8 +17,12 @@
 //!   weight block read, reduced together by `tsum<P>` (P the power of two at or above N). Any
 //!   `t` is computed (passes of N tokens; tokens past `t` in the last pass are loaded clamped
 //!   and not stored); the router takes `pN` for the `t` it is fastest at.
+//!
+//! With [`Gemv::norm`] (the `_norm` families) the activations are the f32 rows of the norm's
+//! input, normalized and quantized by each workgroup a pass ([`super::norm`]), and the order
+//! above runs on those blocks: bit for bit the norm's launch and the unfused kernel.
 
-use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
+use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::norm::Norm;
 use crate::math::silu;
 use crate::quantize::{ds_word, quant_byte, scale_of};
@@ -480,7 +484,7 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
     // Every row block of this workgroup's matrix: all passes (`None`), or the pass at `tok0`.
-    let matrices = |b: &mut KernelBuilder, pass: Option<Value>| {
+    let matrices = |b: &mut KernelBuilder, pass: Option<Value>, pre: Option<&Preloaded>| {
         for (mi, &(w, n, y)) in mats.iter().enumerate() {
             let miv = b.u32(mi as u32);
             let this = b.eq(which, miv);
@@ -493,6 +497,7 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
                 let blocks = b.div(blocks, per_wg);
                 b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
                     let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
+                    let pass = pass.map(|tok0| (tok0, pre));
                     row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass);
                     vec![]
                 });
@@ -500,19 +505,110 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
         }
     };
     match acts.1 {
-        None => matrices(&mut b, None),
+        None => matrices(&mut b, None, None),
         // The passes outside: one prologue a pass for the three matrices and every row block.
+        // The weight blocks of the first block-loop trip of the workgroup's first row block are
+        // loaded before the first prologue, so their latency overlaps it.
         Some(norm) => {
+            let nb = {
+                let qk = b.u32(QK);
+                b.div(kv, qk)
+            };
+            let pick = |b: &mut KernelBuilder, mi: usize| {
+                let (w, n, _) = mats[mi];
+                let n = b.arg(n);
+                first_blocks(b, w, n, (waves, rows), x, nb)
+            };
+            let zero = b.u32(0);
+            let is_q = b.eq(which, zero);
+            let vals = b.if_else(
+                is_q,
+                |b| pick(b, 0),
+                |b| {
+                    let one = b.u32(1);
+                    let is_k = b.eq(which, one);
+                    b.if_else(is_k, |b| pick(b, 1), |b| pick(b, 2))
+                },
+            );
+            let pre = Preloaded { wg: x, vals };
             let zero = b.u32(0);
             let step = b.u32(g.tokens.unwrap_or(1));
             b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
                 norm.prologue(b, (wave, waves), tok0, (kv, tv));
-                matrices(b, Some(tok0));
+                matrices(b, Some(tok0), Some(&pre));
                 vec![]
             });
         }
     }
     b.finish()
+}
+
+/// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with
+/// [`flatten`]), for the first pass.
+struct Preloaded {
+    wg: Value,
+    vals: Vec<Value>,
+}
+
+/// A quantized block's values: the words, `d`, and Q4_1's `m`.
+fn flatten(wb: &WBlock) -> Vec<Value> {
+    match wb {
+        WBlock::Quant { words, d, m, .. } => {
+            let mut v = words.clone();
+            v.push(*d);
+            v.extend(*m);
+            v
+        }
+        WBlock::Float(vals) => vals.clone(),
+    }
+}
+
+/// The block of `wt` from [`flatten`]'s values.
+fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
+    match wt {
+        WType::Q8_0 | WType::Q4_0 => {
+            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: None }
+        }
+        WType::Q4_1 => {
+            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: Some(vals[9]) }
+        }
+        WType::F16 | WType::Bf16 => WBlock::Float(vals.to_vec()),
+    }
+}
+
+/// The weight blocks a wave's rows of row block `wg` read first (block `lane`, clamped), flattened.
+fn first_blocks(
+    b: &mut KernelBuilder,
+    w: Weights,
+    n: Value,
+    (waves, rows): (u32, u32),
+    wg: Value,
+    nb: Value,
+) -> Vec<Value> {
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let wv = b.u32(waves);
+    let row0 = b.mul(wg, wv);
+    let row0 = b.add(row0, wave_id);
+    let rv = b.u32(rows);
+    let row0 = b.mul(row0, rv);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let last_blk = b.sub(nb, one);
+    let blk = b.min(lane, last_blk);
+    let blk64 = b.convert(blk, Type::U64);
+    let nb64 = b.convert(nb, Type::U64);
+    let mut vals = vec![];
+    for r in 0..rows {
+        let rr = b.u32(r);
+        let row = b.add(row0, rr);
+        let row_c = b.min(row, last);
+        let row64 = b.convert(row_c, Type::U64);
+        let at = b.mul(row64, nb64);
+        let at = b.add(at, blk64);
+        vals.extend(flatten(&w.load(b, at)));
+    }
+    vals
 }
 
 /// The matrices one output reads and where it goes.
@@ -526,7 +622,8 @@ struct Matrices<'a> {
 
 /// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
 /// order; with a norm, each pass starts with its prologue. With `pass`, only the pass of tokens
-/// from `pass` (its prologue already run by the caller).
+/// from `pass.0` (its prologue already run by the caller), with the weight blocks `pass.1`
+/// preloaded for the first trip of the first pass of row block `pass.1.wg`.
 #[allow(clippy::too_many_arguments)]
 fn row_block(
     b: &mut KernelBuilder,
@@ -537,7 +634,7 @@ fn row_block(
     (acts, norm): (Acts, Option<Norm>),
     (k, t): (Value, Value),
     wg: Value,
-    pass: Option<Value>,
+    pass: Option<(Value, Option<&Preloaded>)>,
 ) {
     let n = m.n;
     let qk = b.u32(QK);
@@ -574,6 +671,7 @@ fn row_block(
     let pn = per as usize;
     // acc[(mi * rows + r) * per + j]
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
+    let pre = pass.and_then(|p| p.1);
     let one_pass = |b: &mut KernelBuilder, tok0: Value| {
         let fz = b.f32(0.0);
         let init = vec![fz; mats * rn * pn];
@@ -584,13 +682,34 @@ fn row_block(
             let mut next = acc.to_vec();
             // One matrix at a time (gate, then up): fewer registers live.
             for (mi, mat) in m.weights.iter().enumerate() {
-                let wbs: Vec<_> = row_of
-                    .iter()
-                    .map(|&(_, _, _, wrow)| {
-                        let at = b.add(wrow, blk64);
-                        mat.load(b, at)
-                    })
-                    .collect();
+                let load = |b: &mut KernelBuilder| -> Vec<_> {
+                    row_of
+                        .iter()
+                        .map(|&(_, _, _, wrow)| {
+                            let at = b.add(wrow, blk64);
+                            mat.load(b, at)
+                        })
+                        .collect()
+                };
+                let wbs = match pre {
+                    None => load(b),
+                    // The preloaded blocks on the first trip of the first pass of their row
+                    // block (the same bytes: the same values).
+                    Some(pre) => {
+                        let first_blk = b.eq(blk, lane);
+                        let first_pass = b.eq(tok0, zero);
+                        let first_wg = b.eq(wg, pre.wg);
+                        let c = b.and(first_blk, first_pass);
+                        let c = b.and(c, first_wg);
+                        let vals = b.if_else(
+                            c,
+                            |_| pre.vals.clone(),
+                            |b| load(b).iter().flat_map(flatten).collect(),
+                        );
+                        let per_block = vals.len() / row_of.len();
+                        vals.chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                    }
+                };
                 for j in 0..per {
                     let jj = b.u32(j);
                     // The pass's blocks in LDS from token 0 of the pass, else the token's.
@@ -678,7 +797,7 @@ fn row_block(
         quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
     };
     match pass {
-        Some(tok0) => one_pass(b, tok0),
+        Some((tok0, _)) => one_pass(b, tok0),
         None => {
             b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
                 if let Some(norm) = norm {
