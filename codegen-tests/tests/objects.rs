@@ -18,7 +18,11 @@ fn objects() -> Vec<(Kernel, &'static Target, CompiledObject)> {
         }
         // Every library kernel (kiln-specs), every variant, at the target's own wave size: the
         // same gates, so no library kernel ships with scratch, spills or a wrong wave size.
+        // (A family built only for some archs, `KernelSpec::archs`, only there.)
         for f in kiln_specs::library() {
+            if f.archs.as_ref().is_some_and(|a| !a.iter().any(|n| n == t.name)) {
+                continue;
+            }
             for var in &f.variants {
                 jobs.push(((var.build)(t, t.default_wave()), t));
             }

@@ -35,7 +35,7 @@ use kiln_ir::{
     ShapeExpr, Target, Type, Value,
 };
 
-/// Lanes a workgroup.
+/// Lanes a workgroup (also the lanes whose order the `gemv_*_norm` prologue emulates).
 pub const BLOCK: u32 = 512;
 /// Longest row (values) kept in registers between the two passes; longer or unaligned rows loop
 /// and read `x` twice.
@@ -115,7 +115,7 @@ fn q8_1s_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 }
 
 /// `rows` random rows of `n`, row 1 zeros, row 2 with a NaN, row 3 with one huge value.
-fn q8_1s_rows(rng: &mut Rng, rows: usize, n: usize) -> Vec<f32> {
+pub(crate) fn q8_1s_rows(rng: &mut Rng, rows: usize, n: usize) -> Vec<f32> {
     let mut x: Vec<f32> = (0..rows * n).map(|_| rng.normal(2.0)).collect();
     if rows > 1 {
         x[n..2 * n].iter_mut().for_each(|v| *v = 0.0);
@@ -230,7 +230,7 @@ fn load_vector(
 }
 
 /// Vector `v` of the row at `row_base` as f32 values, one 16-byte load (the row is aligned).
-fn load_vector_aligned(
+pub(crate) fn load_vector_aligned(
     b: &mut KernelBuilder,
     (p, elem): (Param, ScalarType),
     row_base: Value,
@@ -370,9 +370,7 @@ fn build_body(
                 let mut xw = load_vector_aligned(b, (x, elem), row_base, vc);
                 xw.extend(load_weights(b, weight, vc, vl));
                 let xw: Vec<Value> = xw.into_iter().map(|e| b.select(inside, e, fz)).collect();
-                for &xv in &xw[..vl as usize] {
-                    acc = b.fma(xv, xv, acc);
-                }
+                acc = sum_squares(b, &xw[..vl as usize], acc);
                 vals.extend(xw);
             }
             let mut r = vec![acc];
@@ -382,11 +380,7 @@ fn build_body(
         |b| {
             let acc = b.for_range(ids.local, nvec, step, 2, &[fzero], |b, v, c| {
                 let xs = load_vector(b, (x, elem), row_base, v, n_v, aligned);
-                let mut acc = c[0];
-                for xv in xs {
-                    acc = b.fma(xv, xv, acc);
-                }
-                vec![acc]
+                vec![sum_squares(b, &xs, c[0])]
             })[0];
             let mut r = vec![acc];
             r.extend((0..held).map(|_| b.f32(0.0)));
@@ -402,13 +396,7 @@ fn build_body(
     b.barrier(BarrierKind::Lds);
     let sums = lds_read_all(b, lds, zero, waves, Type::F32);
     let ss = tree_sum(b, &sums);
-    let nf = b.convert(n_v, Type::F32);
-    let mean = b.div(ss, nf);
-    let eps_v = b.arg(eps);
-    let t = b.add(mean, eps_v);
-    let root = b.sqrt(t);
-    let one = b.f32(1.0);
-    let r = b.div(one, root);
+    let r = inverse_rms(b, ss, n_v, eps);
 
     match dest {
         Dest::Rows(out) => {
@@ -573,8 +561,30 @@ fn quantize_store(b: &mut KernelBuilder, at: &QuantizeAt, v: Value, ys: &[Value]
     });
 }
 
+/// `acc` plus the squares of `xs` in order: `acc = fma(x, x, acc)` (a lane's share of the sum
+/// of squares).
+pub(crate) fn sum_squares(b: &mut KernelBuilder, xs: &[Value], acc: Value) -> Value {
+    let mut acc = acc;
+    for &xv in xs {
+        acc = b.fma(xv, xv, acc);
+    }
+    acc
+}
+
+/// `r = 1 / sqrt(ss / n + eps)` from the row's sum of squares `ss` and its length `n` (`u32`),
+/// exact division and square root.
+pub(crate) fn inverse_rms(b: &mut KernelBuilder, ss: Value, n: Value, eps: Param) -> Value {
+    let nf = b.convert(n, Type::F32);
+    let mean = b.div(ss, nf);
+    let eps_v = b.arg(eps);
+    let t = b.add(mean, eps_v);
+    let root = b.sqrt(t);
+    let one = b.f32(1.0);
+    b.div(one, root)
+}
+
 /// The `vl` weights of vector `v` (aligned), as `f32x4` loads.
-fn load_weights(b: &mut KernelBuilder, weight: Param, v: Value, vl: u32) -> Vec<Value> {
+pub(crate) fn load_weights(b: &mut KernelBuilder, weight: Param, v: Value, vl: u32) -> Vec<Value> {
     let vlv = b.u32(vl);
     let e0 = b.mul(v, vlv);
     let mut ws = vec![];
@@ -590,7 +600,13 @@ fn load_weights(b: &mut KernelBuilder, weight: Param, v: Value, vl: u32) -> Vec<
 }
 
 /// `(x * r) * w`, rounded to the output type.
-fn scale(b: &mut KernelBuilder, x: Value, r: Value, w: Value, elem: ScalarType) -> Value {
+pub(crate) fn scale(
+    b: &mut KernelBuilder,
+    x: Value,
+    r: Value,
+    w: Value,
+    elem: ScalarType,
+) -> Value {
     let xr = b.mul(x, r);
     let y = b.mul(xr, w);
     if elem == ScalarType::F32 {

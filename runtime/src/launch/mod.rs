@@ -150,9 +150,14 @@ impl Runtime {
         }
     }
 
-    /// Every kernel of the package.
+    /// The kernels this runtime can launch: those of the package with an object for its arch (a
+    /// family built only for some archs is absent on the others).
     pub fn kernels(&self) -> Vec<&str> {
-        self.kernels.keys().map(String::as_str).collect()
+        self.kernels
+            .iter()
+            .filter(|(_, s)| !s.variants.is_empty())
+            .map(|(k, _)| k.as_str())
+            .collect()
     }
 
     /// The variants of `kernel` built for this arch.

@@ -17,8 +17,13 @@
 //!   weight block read, reduced together by `tsum<P>` (P the power of two at or above N). Any
 //!   `t` is computed (passes of N tokens; tokens past `t` in the last pass are loaded clamped
 //!   and not stored); the router takes `pN` for the `t` it is fastest at.
+//!
+//! With [`Gemv::norm`] (the `_norm` families) the activations are the f32 rows of the norm's
+//! input, normalized and quantized by each workgroup a pass ([`super::norm`]), and the order
+//! above runs on those blocks: bit for bit the norm's launch and the unfused kernel.
 
-use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
+use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
+use super::norm::Norm;
 use crate::math::silu;
 use crate::quantize::{ds_word, quant_byte, scale_of};
 use kiln_ir::target::Family;
@@ -95,16 +100,23 @@ pub struct Gemv {
     pub unroll: u32,
     /// Waves a workgroup (0: [`WAVES`]).
     pub waves: u32,
+    /// The norm prologue ([`super::norm`]): the activations are f32 rows `x` normalized with
+    /// `weight` and `eps` and quantized by each workgroup (the `_norm` families).
+    pub norm: bool,
 }
 
 impl Gemv {
     /// A `pN` / `pNrR` variant with the default unroll and waves.
     pub const fn tiled(wt: WType, layout: Layout, epi: Epilogue, tokens: u32, rows: u32) -> Gemv {
-        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0 }
+        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0, norm: false }
     }
     /// The baseline.
     pub const fn baseline(wt: WType, layout: Layout, epi: Epilogue) -> Gemv {
-        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0 }
+        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0, norm: false }
+    }
+    /// The same kernel with the norm prologue (a `_norm` family).
+    pub const fn normed(self) -> Gemv {
+        Gemv { norm: true, ..self }
     }
     fn unroll_of(&self) -> u32 {
         match self.unroll {
@@ -132,6 +144,13 @@ pub fn family_name(wt: WType, layout: Layout, epi: Epilogue) -> String {
     format!("gemv_{}{l}{}", wt.name(), epi.suffix())
 }
 
+/// The family name of a kernel: [`family_name`], with `_norm` for the norm prologue
+/// (`gemv_q4_1_rp_qkv_norm`).
+pub fn family_name_of(g: &Gemv) -> String {
+    let norm = if g.norm { "_norm" } else { "" };
+    format!("{}{norm}", family_name(g.wt, g.layout, g.epi))
+}
+
 /// Where the results go.
 #[derive(Clone, Copy)]
 pub(crate) enum Out {
@@ -157,6 +176,7 @@ pub const Q8_WAVE_ROWS: u32 = 4;
 pub(crate) struct Params {
     pub weights: Vec<Weights>,
     pub acts: Acts,
+    pub norm: Option<Norm>,
     pub res: Option<Param>,
     pub out: Out,
     pub n: Param,
@@ -165,7 +185,7 @@ pub(crate) struct Params {
 }
 
 /// Declares a dense GEMV's parameters (weights, activations, residual, `y`, `n`, `k`, `t`).
-fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
+fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
     let (n, k, t) = declare_nkt(b, None);
     let weights = match g.epi {
         Epilogue::Qkv => unreachable!("the Q/K/V kernel declares its own parameters"),
@@ -177,7 +197,7 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             vec![Weights::declare(b, "w", g.wt, g.layout, &[n], k)]
         }
     };
-    let acts = Acts::declare(b, g.wt, t, k);
+    let (acts, norm) = declare_acts(b, g, wave, t, k);
     let res = match g.epi {
         Epilogue::Residual => {
             let r = b.buffer("res", ScalarType::F32, Access::Read);
@@ -203,7 +223,25 @@ fn declare(b: &mut KernelBuilder, g: &Gemv) -> Params {
             Out::F32(y)
         }
     };
-    Params { weights, acts, res, out, n, k, t }
+    Params { weights, acts, norm, res, out, n, k, t }
+}
+
+/// The activations: Q8_1 or f32 buffers, or with the norm prologue `x`, `weight`, `eps` and the
+/// pass's blocks in LDS.
+fn declare_acts(
+    b: &mut KernelBuilder,
+    g: &Gemv,
+    wave: u32,
+    t: Param,
+    k: Param,
+) -> (Acts, Option<Norm>) {
+    if g.norm {
+        assert!(g.wt.is_quant(), "the norm prologue writes Q8_1 activations");
+        let norm = Norm::declare(b, wave, g.tokens.unwrap_or(1), t, k);
+        (norm.acts(), Some(norm))
+    } else {
+        (Acts::declare(b, g.wt, t, k), None)
+    }
 }
 
 /// The scalars every GEMV takes first, with their rules: `n` rows (at least 1), `k` (a positive
@@ -362,14 +400,11 @@ pub const SEED_SWIGLU_VGPRS: [u32; 6] = [45, 59, 68, 77, 86, 95];
 
 /// Builds one dense GEMV kernel.
 pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
-    let mut b = KernelBuilder::new(
-        format!("{}_{}", family_name(g.wt, g.layout, g.epi), variant_name(&g)),
-        wave,
-    );
+    let mut b = KernelBuilder::new(format!("{}_{}", family_name_of(&g), variant_name(&g)), wave);
     if g.epi == Epilogue::Qkv {
         return build_qkv(b, wave, g);
     }
-    let p = declare(&mut b, &g);
+    let p = declare(&mut b, &g, wave);
     // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
     let rdna = matches!(target.family, Family::Rdna3 | Family::Rdna4);
     if let (Epilogue::Swiglu, Some(t @ 1..=6), true) = (g.epi, g.tokens, rdna) {
@@ -396,7 +431,8 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let t = b.arg(p.t);
     let wg = b.workgroup_id(Dim::X);
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
-    row_block(&mut b, &g, wave, (waves, rows), &m, p.acts, (k, t), wg);
+    let acts = (p.acts, p.norm);
+    row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None);
     b.finish()
 }
 
@@ -418,7 +454,7 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
         .iter()
         .map(|&(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, &[n], k))
         .collect();
-    let acts = Acts::declare(&mut b, g.wt, t, k);
+    let acts = declare_acts(&mut b, &g, wave, t, k);
     let mats: Vec<(Weights, Param, Param)> = weights
         .into_iter()
         .zip(named)
@@ -447,24 +483,132 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
     let which = b.workgroup_id(Dim::Y);
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
-    for (mi, &(w, n, y)) in mats.iter().enumerate() {
-        let miv = b.u32(mi as u32);
-        let this = b.eq(which, miv);
-        b.if_then(this, |b| {
-            let n = b.arg(n);
-            let per_wg = b.u32(waves * rows);
-            let one = b.u32(1);
-            let blocks = b.add(n, per_wg);
-            let blocks = b.sub(blocks, one);
-            let blocks = b.div(blocks, per_wg);
-            b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
-                let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
-                row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg);
+    // Every row block of this workgroup's matrix: all passes (`None`), or the pass at `tok0`.
+    let matrices = |b: &mut KernelBuilder, pass: Option<Value>, pre: Option<&Preloaded>| {
+        for (mi, &(w, n, y)) in mats.iter().enumerate() {
+            let miv = b.u32(mi as u32);
+            let this = b.eq(which, miv);
+            b.if_then(this, |b| {
+                let n = b.arg(n);
+                let per_wg = b.u32(waves * rows);
+                let one = b.u32(1);
+                let blocks = b.add(n, per_wg);
+                let blocks = b.sub(blocks, one);
+                let blocks = b.div(blocks, per_wg);
+                b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
+                    let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
+                    let pass = pass.map(|tok0| (tok0, pre));
+                    row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass);
+                    vec![]
+                });
+            });
+        }
+    };
+    match acts.1 {
+        None => matrices(&mut b, None, None),
+        // The passes outside: one prologue a pass for the three matrices and every row block.
+        // The weight blocks of the first block-loop trip of the workgroup's first row block are
+        // loaded before the first prologue, so their latency overlaps it.
+        Some(norm) => {
+            let nb = {
+                let qk = b.u32(QK);
+                b.div(kv, qk)
+            };
+            let pick = |b: &mut KernelBuilder, mi: usize| {
+                let (w, n, _) = mats[mi];
+                let n = b.arg(n);
+                first_blocks(b, w, n, (waves, rows), x, nb)
+            };
+            let zero = b.u32(0);
+            let is_q = b.eq(which, zero);
+            let vals = b.if_else(
+                is_q,
+                |b| pick(b, 0),
+                |b| {
+                    let one = b.u32(1);
+                    let is_k = b.eq(which, one);
+                    b.if_else(is_k, |b| pick(b, 1), |b| pick(b, 2))
+                },
+            );
+            let pre = Preloaded { wg: x, vals };
+            let zero = b.u32(0);
+            let step = b.u32(g.tokens.unwrap_or(1));
+            b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
+                norm.prologue(b, (wave, waves), tok0, (kv, tv));
+                matrices(b, Some(tok0), Some(&pre));
                 vec![]
             });
-        });
+        }
     }
     b.finish()
+}
+
+/// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with
+/// [`flatten`]), for the first pass.
+struct Preloaded {
+    wg: Value,
+    vals: Vec<Value>,
+}
+
+/// A quantized block's values: the words, `d`, and Q4_1's `m`.
+fn flatten(wb: &WBlock) -> Vec<Value> {
+    match wb {
+        WBlock::Quant { words, d, m, .. } => {
+            let mut v = words.clone();
+            v.push(*d);
+            v.extend(*m);
+            v
+        }
+        WBlock::Float(vals) => vals.clone(),
+    }
+}
+
+/// The block of `wt` from [`flatten`]'s values.
+fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
+    match wt {
+        WType::Q8_0 | WType::Q4_0 => {
+            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: None }
+        }
+        WType::Q4_1 => {
+            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: Some(vals[9]) }
+        }
+        WType::F16 | WType::Bf16 => WBlock::Float(vals.to_vec()),
+    }
+}
+
+/// The weight blocks a wave's rows of row block `wg` read first (block `lane`, clamped), flattened.
+fn first_blocks(
+    b: &mut KernelBuilder,
+    w: Weights,
+    n: Value,
+    (waves, rows): (u32, u32),
+    wg: Value,
+    nb: Value,
+) -> Vec<Value> {
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let wv = b.u32(waves);
+    let row0 = b.mul(wg, wv);
+    let row0 = b.add(row0, wave_id);
+    let rv = b.u32(rows);
+    let row0 = b.mul(row0, rv);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let last_blk = b.sub(nb, one);
+    let blk = b.min(lane, last_blk);
+    let blk64 = b.convert(blk, Type::U64);
+    let nb64 = b.convert(nb, Type::U64);
+    let mut vals = vec![];
+    for r in 0..rows {
+        let rr = b.u32(r);
+        let row = b.add(row0, rr);
+        let row_c = b.min(row, last);
+        let row64 = b.convert(row_c, Type::U64);
+        let at = b.mul(row64, nb64);
+        let at = b.add(at, blk64);
+        vals.extend(flatten(&w.load(b, at)));
+    }
+    vals
 }
 
 /// The matrices one output reads and where it goes.
@@ -477,7 +621,9 @@ struct Matrices<'a> {
 }
 
 /// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
-/// order.
+/// order; with a norm, each pass starts with its prologue. With `pass`, only the pass of tokens
+/// from `pass.0` (its prologue already run by the caller), with the weight blocks `pass.1`
+/// preloaded for the first trip of the first pass of row block `pass.1.wg`.
 #[allow(clippy::too_many_arguments)]
 fn row_block(
     b: &mut KernelBuilder,
@@ -485,9 +631,10 @@ fn row_block(
     wave: u32,
     (waves, rows): (u32, u32),
     m: &Matrices,
-    acts: Acts,
+    (acts, norm): (Acts, Option<Norm>),
     (k, t): (Value, Value),
     wg: Value,
+    pass: Option<(Value, Option<&Preloaded>)>,
 ) {
     let n = m.n;
     let qk = b.u32(QK);
@@ -524,7 +671,8 @@ fn row_block(
     let pn = per as usize;
     // acc[(mi * rows + r) * per + j]
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
-    b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+    let pre = pass.and_then(|p| p.1);
+    let one_pass = |b: &mut KernelBuilder, tok0: Value| {
         let fz = b.f32(0.0);
         let init = vec![fz; mats * rn * pn];
         let unroll = g.unroll_of();
@@ -534,17 +682,44 @@ fn row_block(
             let mut next = acc.to_vec();
             // One matrix at a time (gate, then up): fewer registers live.
             for (mi, mat) in m.weights.iter().enumerate() {
-                let wbs: Vec<_> = row_of
-                    .iter()
-                    .map(|&(_, _, _, wrow)| {
-                        let at = b.add(wrow, blk64);
-                        mat.load(b, at)
-                    })
-                    .collect();
+                let load = |b: &mut KernelBuilder| -> Vec<_> {
+                    row_of
+                        .iter()
+                        .map(|&(_, _, _, wrow)| {
+                            let at = b.add(wrow, blk64);
+                            mat.load(b, at)
+                        })
+                        .collect()
+                };
+                let wbs = match pre {
+                    None => load(b),
+                    // The preloaded blocks on the first trip of the first pass of their row
+                    // block (the same bytes: the same values).
+                    Some(pre) => {
+                        let first_blk = b.eq(blk, lane);
+                        let first_pass = b.eq(tok0, zero);
+                        let first_wg = b.eq(wg, pre.wg);
+                        let c = b.and(first_blk, first_pass);
+                        let c = b.and(c, first_wg);
+                        let vals = b.if_else(
+                            c,
+                            |_| pre.vals.clone(),
+                            |b| load(b).iter().flat_map(flatten).collect(),
+                        );
+                        let per_block = vals.len() / row_of.len();
+                        vals.chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                    }
+                };
                 for j in 0..per {
                     let jj = b.u32(j);
-                    let tok = b.add(tok0, jj);
-                    let tok = b.min(tok, tl);
+                    // The pass's blocks in LDS from token 0 of the pass, else the token's.
+                    let tok = match acts {
+                        Acts::Lds { .. } => jj,
+                        Acts::Quant { .. } | Acts::Float(_) => {
+                            let tok = b.add(tok0, jj);
+                            b.min(tok, tl)
+                        }
+                    };
                     let ab = b.mul(tok, nb);
                     let ab = b.add(ab, blk);
                     // One activation block for every row of the wave (reloaded per matrix:
@@ -620,6 +795,17 @@ fn row_block(
             }
         }
         quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
-        vec![]
-    });
+    };
+    match pass {
+        Some((tok0, _)) => one_pass(b, tok0),
+        None => {
+            b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+                if let Some(norm) = norm {
+                    norm.prologue(b, (wave, waves), tok0, (k, t));
+                }
+                one_pass(b, tok0);
+                vec![]
+            });
+        }
+    }
 }

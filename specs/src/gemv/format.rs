@@ -18,7 +18,9 @@
 //! `d | s << 16`, `t * k / 32`). f16 / bf16 weights take f32 activations `x` (`t * k`).
 
 const U16: Type = Type::scalar(ScalarType::U16);
-use kiln_ir::{Access, DotOp, IndexUnit, KernelBuilder, Param, ScalarType, ShapeExpr, Type, Value};
+use kiln_ir::{
+    Access, DotOp, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, ShapeExpr, Type, Value,
+};
 
 /// Values a block.
 pub const QK: u32 = 32;
@@ -318,6 +320,15 @@ pub enum Acts {
     },
     /// f32 `x`.
     Float(Param),
+    /// Split Q8_1 in LDS, written by the norm prologue ([`super::norm`]) for the tokens of a
+    /// pass: `q` words (eight a block), `s` scale words; block `j * k/32 + b` of the pass's
+    /// token `j`.
+    Lds {
+        /// Quants.
+        q: LdsSlot,
+        /// Scales.
+        s: LdsSlot,
+    },
 }
 
 impl Acts {
@@ -336,9 +347,26 @@ impl Acts {
         }
     }
 
-    /// Loads block `blk` (`u32`, over every block of every token: `tok * k / 32 + b`).
+    /// Loads block `blk` (`u32`, over every block of every token: `tok * k / 32 + b`; for
+    /// [`Acts::Lds`], of every token of the pass).
     pub fn load(self, b: &mut KernelBuilder, blk: Value) -> ABlock {
         match self {
+            Acts::Lds { q, s } => {
+                let c = b.u32(QK / 4);
+                let at = b.mul(blk, c);
+                let mut words = Vec::with_capacity(8);
+                for i in 0..2u32 {
+                    let off = b.u32(4 * i);
+                    let a = b.add(at, off);
+                    let v = b.load(q, a, Type::vector(ScalarType::U32, 4));
+                    for e in 0..4u8 {
+                        words.push(b.extract(v, e));
+                    }
+                }
+                let ds = b.load(s, blk, Type::U32);
+                let (d, s) = halves(b, ds);
+                ABlock::Quant { words, d, s }
+            }
             Acts::Quant { q, s } => {
                 let c = b.u32(QK);
                 let at = b.mul(blk, c);

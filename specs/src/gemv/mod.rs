@@ -18,6 +18,7 @@ pub mod format;
 pub mod host;
 pub mod k4;
 pub mod moe;
+pub mod norm;
 pub mod repack;
 
 use crate::bench::{u32_arg, BenchCase};
@@ -41,29 +42,41 @@ fn admit(ps: &[u32], p: u32) -> Admission {
     Admission { archs: vec![], shapes: vec![("t".into(), lo, hi)] }
 }
 
-/// A dense family: `$name` (checked against [`dense::family_name`] by a test), its format,
+/// A dense family: `$name` (checked against [`dense::family_name_of`] by a test), its format,
 /// layout, epilogue and the `pN` / `pNrR` variants (tokens a pass, rows a wave), admitted by `t`
-/// in the order listed (see [`admit`]).
+/// in the order listed (see [`admit`]). `norm_family!` is the same with the norm prologue.
 macro_rules! dense_family {
-    ($name:literal, $wt:expr, $layout:expr, $epi:expr, [$(($vn:literal, $p:literal, $r:literal, $u:literal, $w:literal)),*], $bench:expr) => {{
+    ($($rest:tt)*) => { gemv_family!(false, $($rest)*) };
+}
+macro_rules! norm_family {
+    ($($rest:tt)*) => { gemv_family!(true, $($rest)*) };
+}
+macro_rules! gemv_family {
+    ($norm:literal, $name:literal, $wt:expr, $layout:expr, $epi:expr, [$(($vn:literal, $p:literal, $r:literal, $u:literal, $w:literal)),*], $bench:expr) => {{
         const PS: &[u32] = &[$($p),*];
         KernelSpec {
             name: $name,
             variants: vec![
                 VariantSpec {
                     name: "baseline",
-                    build: |t, w| build(t, w, Gemv::baseline($wt, $layout, $epi)),
+                    build: |t, w| build(t, w, Gemv { norm: $norm, ..Gemv::baseline($wt, $layout, $epi) }),
                     admit: Admission::default(),
                 },
                 $(VariantSpec {
                     name: $vn,
-                    build: |t, w| build(t, w, Gemv { unroll: $u, waves: $w, ..Gemv::tiled($wt, $layout, $epi, $p, $r) }),
+                    build: |t, w| build(t, w, Gemv { unroll: $u, waves: $w, norm: $norm, ..Gemv::tiled($wt, $layout, $epi, $p, $r) }),
                     admit: admit(PS, $p),
                 },)*
             ],
-            parity: Parity::Buffers(|rng, large| dense_cases(rng, large, $wt, $layout, $epi)),
+            parity: Parity::Buffers(|rng, large| {
+                if $norm {
+                    norm_cases(rng, large, $wt, $layout, $epi)
+                } else {
+                    dense_cases(rng, large, $wt, $layout, $epi)
+                }
+            }),
             bench: $bench,
-            archs: None,
+            archs: if $norm { Some(norm::archs()) } else { None },
             budgets: vec![],
         }
     }};
@@ -343,6 +356,56 @@ pub fn specs() -> Vec<KernelSpec> {
         [("p1", 1, 1, 0, 0)],
         Bench::Without("timed as gemv_q8_0_rp_swiglu_q8_1s: the same epilogue")
     ));
+    // The norm folded into the GEMVs that read it (the attention's Q/K/V and the gate/up): the
+    // unfused families' tiles, each workgroup normalizing and quantizing its pass's tokens.
+    v.push(norm_family!(
+        "gemv_q8_0_rp_qkv_norm",
+        Q8_0,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_0_rp_qkv_norm",
+        Q4_0,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_1_rp_qkv_norm",
+        Q4_1,
+        Repacked,
+        Qkv,
+        [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q8_0_rp_swiglu_q8_1s_norm",
+        Q8_0,
+        Repacked,
+        SwigluQ8,
+        [("p2", 2, 1, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_0_rp_swiglu_q8_1s_norm",
+        Q4_0,
+        Repacked,
+        SwigluQ8,
+        [("p2", 2, 1, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_1_rp_swiglu_q8_1s_norm",
+        Q4_1,
+        Repacked,
+        SwigluQ8,
+        [("p1", 1, 1, 0, 0)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
     // The seeds' fused tsum GEMV-up kernel used 45/59/68/77/86/95 VGPRs on gfx1201 for T = 1..6
     // (gfx1100 has the same register file): the fused variants must be at or under, with no
     // scratch and no spills.
@@ -583,6 +646,56 @@ fn dense_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilo
             inputs: dense_inputs(rng, wt, layout, epi, (n, k, t)),
         })
         .collect()
+}
+
+/// The norm families' cases: the unfused family's weights with f32 rows `x` (`t x k`) and a gain
+/// for the prologue in place of the Q8_1 activations; rows as `rmsnorm_q8_1s_f32`'s cases (one
+/// of zeros, one with a NaN, one with a value near `f32::MAX`), SmolLM2's 576 (18 blocks, an
+/// odd number), its FFN's 1536 and `k` up to the longest the prologue takes, every `t` in 1..=8.
+fn norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilogue) -> Vec<Case> {
+    // (rows: n_q or n, n_kv, k, t)
+    let mut shapes: Vec<(usize, usize, usize, usize)> =
+        (1..=8).map(|t| (37, 13, 32 * 13, t)).collect();
+    shapes.extend([(9, 3, 32, 1), (40, 8, 576, 2), (5, 11, 1536, 5), (64, 192, 576, 8)]);
+    if large {
+        shapes.extend([(576, 192, 576, 1), (576, 192, 576, 8), (33, 9, 4096, 3)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n, n_kv, k, t)| {
+            let (mut inputs, mut scalars) = match epi {
+                Epilogue::Qkv => (
+                    qkv_inputs(rng, wt, layout, (n, n_kv, k, t)),
+                    vec![u32s("n_q", n as u32), u32s("n_kv", n_kv as u32)],
+                ),
+                Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu | Epilogue::SwigluQ8 => {
+                    // The quantizing epilogue takes whole blocks of rows.
+                    let n = if epi == Epilogue::SwigluQ8 { n.div_ceil(32) * 32 } else { n };
+                    (dense_inputs(rng, wt, layout, epi, (n, k, t)), vec![u32s("n", n as u32)])
+                }
+            };
+            inputs.retain(|(name, _, _)| name != "xq" && name != "xs");
+            inputs.extend(norm_inputs(rng, t, k));
+            scalars.extend([
+                u32s("k", k as u32),
+                u32s("t", t as u32),
+                ("eps".into(), ScalarType::F32, 1e-5f32.to_bits() as u64),
+            ]);
+            let name = match epi {
+                Epilogue::Qkv => format!("n_q={n} n_kv={n_kv} k={k} t={t}"),
+                _ => format!("n={} k={k} t={t}", scalars[0].2),
+            };
+            Case { name, scalars, inputs }
+        })
+        .collect()
+}
+
+/// The prologue's inputs: `t` rows of `k` as `rmsnorm_q8_1s_f32`'s cases make them (a zero row,
+/// a NaN, a huge value) and a gain near 1.
+pub(crate) fn norm_inputs(rng: &mut Rng, t: usize, k: usize) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let x = crate::rmsnorm::q8_1s_rows(rng, t, k);
+    let w: Vec<f32> = (0..k).map(|_| 1.0 + rng.normal(0.1)).collect();
+    vec![floats("x", ScalarType::F32, &x), floats("weight", ScalarType::F32, &w)]
 }
 
 /// The bytes one call of a dense family reads and writes at least.

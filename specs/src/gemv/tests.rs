@@ -317,3 +317,67 @@ fn the_qkv_gemv_equals_three_plain_gemvs() {
         }
     }
 }
+
+/// Every variant of every `_norm` family gives, bit for bit, `rmsnorm_q8_1s_f32` of the rows
+/// followed by its unfused family's baseline on the norm's blocks, at both wave sizes (the
+/// prologue's sum of squares emulates the norm's 512 lanes at each): SmolLM2's 576 (18 blocks)
+/// and 1536, odd block counts, the longest row taken, t = 1..8 with passes of fewer tokens, and
+/// rows of zeros, with a NaN and with a value near `f32::MAX`.
+#[test]
+fn the_norm_gemvs_equal_the_norm_then_the_gemv() {
+    use dense::Epilogue::{Qkv, SwigluQ8};
+    let mut rng = rng_for("gemv-norm", std::process::id() as u64);
+    let shapes: [(usize, usize, usize, usize); 4] =
+        [(37, 13, 576, 1), (9, 3, 32 * 13, 8), (40, 7, 1536, 3), (5, 11, 96, 6)];
+    for wt in [WType::Q8_0, WType::Q4_0, WType::Q4_1] {
+        for epi in [Qkv, SwigluQ8] {
+            let unfused = dense::family_name(wt, Layout::Repacked, epi);
+            let fused = format!("{unfused}_norm");
+            for wave in [32, 64] {
+                let tg = target(wave);
+                for (i, &(n, n_kv, k, t)) in shapes.iter().enumerate() {
+                    // One case a pair at the longest row the prologue takes (slow to run).
+                    let (k, t) = if i == 0 && epi == Qkv && wt == WType::Q4_1 {
+                        (norm::NORM_MAX_K as usize, 5)
+                    } else {
+                        (k, t)
+                    };
+                    let n = if epi == SwigluQ8 { n.div_ceil(32) * 32 } else { n };
+                    let x = norm_inputs(&mut rng, t, k);
+                    let eps = ("eps".to_string(), ScalarType::F32, 1e-5f32.to_bits() as u64);
+                    let normed = run(
+                        &crate::rmsnorm::rmsnorm_q8_1s(tg, wave),
+                        &x,
+                        &[u32s("rows", t as u32), u32s("n", k as u32), eps.clone()],
+                    );
+                    let (mut inputs, mut scalars) = match epi {
+                        Qkv => (
+                            qkv_inputs(&mut rng, wt, Layout::Repacked, (n, n_kv, k, t)),
+                            vec![u32s("n_q", n as u32), u32s("n_kv", n_kv as u32)],
+                        ),
+                        _ => (
+                            dense_inputs(&mut rng, wt, Layout::Repacked, epi, (n, k, t)),
+                            vec![u32s("n", n as u32)],
+                        ),
+                    };
+                    scalars.extend([u32s("k", k as u32), u32s("t", t as u32)]);
+                    inputs.retain(|(name, _, _)| name != "xq" && name != "xs");
+                    let mut fused_inputs = inputs.clone();
+                    inputs.push(("xq".into(), ScalarType::U8, normed["xq"].clone()));
+                    inputs.push(("xs".into(), ScalarType::U32, normed["xs"].clone()));
+                    let want = run(&(fam(&unfused).baseline().build)(tg, wave), &inputs, &scalars);
+                    fused_inputs.extend(x);
+                    scalars.push(eps);
+                    for v in &fam(&fused).variants {
+                        let got = run(&(v.build)(tg, wave), &fused_inputs, &scalars);
+                        let at = format!("{fused}/{}, wave {wave}, n={n} k={k} t={t}", v.name);
+                        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+                        for (name, bytes) in &want {
+                            assert!(got[name] == *bytes, "{at}: {name} differs");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

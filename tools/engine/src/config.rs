@@ -8,6 +8,7 @@
 //! tied to the token embedding when `output.weight` is absent.
 
 use crate::gguf::{GgmlType, Gguf, TensorInfo, Value};
+use kiln_runtime::Runtime;
 
 /// Why a model was refused.
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +123,16 @@ impl LayerTypes {
     pub fn qkv(&self) -> Option<MatType> {
         (self.q == self.k && self.k == self.v).then_some(self.q)
     }
+}
+
+/// Where a layer's two RMSNorms run: folded into the GEMV that reads them (the `_norm`
+/// families: one node a norm fewer) or as `rmsnorm_q8_1s_f32` nodes before the plain GEMVs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Norms {
+    /// In the Q/K/V and gate/up GEMVs' prologues.
+    Folded,
+    /// Nodes of their own.
+    Apart,
 }
 
 /// The model's shape.
@@ -311,25 +322,28 @@ impl Config {
         })
     }
 
-    /// The kernels a decode graph of this model calls (and the load-time repacks).
-    pub fn kernels(&self) -> Vec<String> {
+    /// The kernels a decode graph of this model calls with its norms placed by `norms` (and the
+    /// load-time repacks).
+    pub fn kernels(&self, norms: Norms) -> Vec<String> {
         let mut v: Vec<String> =
             ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "kv_append_q8_0", "argmax_rows", "gemv_q8_0"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
         v.push(format!("attention_decode_rope_q8_0_d{}_q8_1s", self.head_dim));
+        let (qkv, gate_up) = match norms {
+            Norms::Folded => ("_qkv_norm", "_swiglu_q8_1s_norm"),
+            Norms::Apart => ("_qkv", "_swiglu_q8_1s"),
+        };
         let mut fmts = vec![];
         for l in &self.layers {
             let attn_in = match l.qkv() {
-                Some(m) => vec![(m, "_qkv")],
+                Some(m) => vec![(m, qkv)],
                 None => vec![(l.q, ""), (l.k, ""), (l.v, "")],
             };
-            for (m, suffix) in attn_in.into_iter().chain([
-                (l.o, "_res"),
-                (l.gate_up, "_swiglu_q8_1s"),
-                (l.down, "_res"),
-            ]) {
+            for (m, suffix) in
+                attn_in.into_iter().chain([(l.o, "_res"), (l.gate_up, gate_up), (l.down, "_res")])
+            {
                 v.push(format!("gemv_{}_rp{suffix}", m.name()));
                 fmts.push(m);
             }
@@ -344,5 +358,27 @@ impl Config {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// Where the norms go on `rt`: folded when its package has every `_norm` kernel the model
+    /// needs (they are built only for wave-32 archs) and each object's prologue takes rows of
+    /// the hidden size (its `norm_max_k`); apart otherwise.
+    pub fn norms_for(&self, rt: &Runtime) -> Norms {
+        let fits = |kernel: &str| {
+            let variants = rt.variants(kernel);
+            !variants.is_empty()
+                && variants.iter().all(|v| {
+                    rt.object(kernel, v)
+                        .and_then(|o| o.consts.get("norm_max_k"))
+                        .is_some_and(|&max| self.hidden as i64 <= max)
+                })
+        };
+        let folded = self.kernels(Norms::Folded);
+        let needs_fold = |k: &&String| k.ends_with("_norm");
+        if folded.iter().filter(needs_fold).all(|k| fits(k)) {
+            Norms::Folded
+        } else {
+            Norms::Apart
+        }
     }
 }

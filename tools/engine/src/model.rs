@@ -9,13 +9,17 @@
 //! the attention rotates q as it loads it, bit for bit what a `rope_f32` node gave):
 //!
 //! ```text
-//! x  --rmsnorm_q8_1s(attn_norm)--> a --gemv_rp_qkv--> q, k, v  (three GEMVs if their types differ)
+//! x  --gemv_rp_qkv_norm(attn_norm)--> q, k, v
+//!       (three GEMVs after rmsnorm_q8_1s(attn_norm) --> a if their types differ)
 //! k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
 //! q, kc.i, vc.i --attention_decode_rope_q8_0_q8_1s (RoPE on q)--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
-//! h  --rmsnorm_q8_1s(ffn_norm)--> a --gemv_rp_swiglu_q8_1s(gate, up)--> fa
+//! h  --gemv_rp_swiglu_q8_1s_norm(ffn_norm; gate, up)--> fa
 //! fa --gemv_rp_res(ffn_down, res = h)--> x
 //! ```
+//!
+//! The `_norm` GEMVs normalize and quantize their input rows themselves, bit for bit what a
+//! `rmsnorm_q8_1s_f32` node before them gave (nothing else read its output), one launch less.
 //!
 //! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0(token_embd)--> logits
 //! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
@@ -25,7 +29,7 @@
 //! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
 //! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
 
-use crate::config::{Config, MatType};
+use crate::config::{Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
@@ -92,12 +96,26 @@ pub struct Weights {
     buffers: BTreeMap<String, Buffer>,
     /// Bytes uploaded from the file.
     pub bytes: usize,
+    /// Where the step's norms run (the kernels were checked for this placement).
+    pub norms: Norms,
 }
 
 impl Weights {
-    /// Uploads every tensor the graph reads; repacks the layer matrices with `repack_<fmt>`.
+    /// Uploads every tensor the graph reads; repacks the layer matrices with `repack_<fmt>`. The
+    /// norms go where [`Config::norms_for`] says the package lets them.
     pub fn upload(rt: &Runtime, g: &Gguf, cfg: &Config) -> Result<Weights, ModelError> {
-        let needed = cfg.kernels();
+        Weights::upload_with(rt, g, cfg, cfg.norms_for(rt))
+    }
+
+    /// [`Weights::upload`] for a step with its norms placed by `norms` (refused, naming the
+    /// kernels, when the package lacks what that placement calls).
+    pub fn upload_with(
+        rt: &Runtime,
+        g: &Gguf,
+        cfg: &Config,
+        norms: Norms,
+    ) -> Result<Weights, ModelError> {
+        let needed = cfg.kernels(norms);
         let have = rt.kernels();
         let missing: Vec<String> =
             needed.iter().filter(|k| !have.contains(&k.as_str())).cloned().collect();
@@ -105,7 +123,7 @@ impl Weights {
             return Err(ModelError::MissingKernels { missing, needed });
         }
         let dev = rt.device();
-        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0 };
+        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0, norms };
         let info = |name: &str| -> &TensorInfo {
             g.tensor(name).expect("the config checked every tensor")
         };
@@ -270,31 +288,40 @@ impl StepGraph {
                 .scalar("base", cfg.rope_base)
                 .scalar("neox", 0u32)
         };
+        // The norm folded into the GEMV that reads it: `x`, its gain and `eps` in place of `aq`,
+        // `as` (nothing else reads the norm's blocks).
+        let normed = |x: &str, w: &str| {
+            NodeArgs::new().buffer("x", x).buffer("weight", w).scalar("eps", cfg.eps)
+        };
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
-            add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
-            match l.qkv() {
-                Some(m) => add(
-                    &mat(m, "_qkv"),
-                    NodeArgs::new()
-                        .buffer("q_wq", p("attn_q.q"))
-                        .buffer("q_ws", p("attn_q.s"))
-                        .buffer("k_wq", p("attn_k.q"))
-                        .buffer("k_ws", p("attn_k.s"))
-                        .buffer("v_wq", p("attn_v.q"))
-                        .buffer("v_ws", p("attn_v.s"))
-                        .buffer("xq", "aq")
-                        .buffer("xs", "as")
-                        .buffer("q_y", "q")
-                        .buffer("k_y", "k")
-                        .buffer("v_y", "v")
-                        .scalar("n_q", hu)
-                        .scalar("n_kv", u32_of(kvd))
-                        .scalar("k", hu)
-                        .var("t", "t"),
-                )?,
-                None => {
+            let qkv_args = |a: NodeArgs| {
+                a.buffer("q_wq", p("attn_q.q"))
+                    .buffer("q_ws", p("attn_q.s"))
+                    .buffer("k_wq", p("attn_k.q"))
+                    .buffer("k_ws", p("attn_k.s"))
+                    .buffer("v_wq", p("attn_v.q"))
+                    .buffer("v_ws", p("attn_v.s"))
+                    .buffer("q_y", "q")
+                    .buffer("k_y", "k")
+                    .buffer("v_y", "v")
+                    .scalar("n_q", hu)
+                    .scalar("n_kv", u32_of(kvd))
+                    .scalar("k", hu)
+                    .var("t", "t")
+            };
+            match (l.qkv(), weights.norms) {
+                (Some(m), Norms::Folded) => {
+                    add(&mat(m, "_qkv_norm"), qkv_args(normed("x", &p("attn_norm"))))?
+                }
+                (Some(m), Norms::Apart) => {
+                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
+                    let a = NodeArgs::new().buffer("xq", "aq").buffer("xs", "as");
+                    add(&mat(m, "_qkv"), qkv_args(a))?
+                }
+                (None, Norms::Folded | Norms::Apart) => {
+                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
                     add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
                     add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
                     add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
@@ -328,22 +355,30 @@ impl StepGraph {
                 ),
             )?;
             add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
-            add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
-            add(
-                &mat(l.gate_up, "_swiglu_q8_1s"),
-                NodeArgs::new()
-                    .buffer("gate_wq", p("ffn_gate.q"))
+            let gate_up = |a: NodeArgs| {
+                a.buffer("gate_wq", p("ffn_gate.q"))
                     .buffer("gate_ws", p("ffn_gate.s"))
                     .buffer("up_wq", p("ffn_up.q"))
                     .buffer("up_ws", p("ffn_up.s"))
-                    .buffer("xq", "aq")
-                    .buffer("xs", "as")
                     .buffer("yq", "fq")
                     .buffer("ys", "fs")
                     .scalar("n", fu)
                     .scalar("k", hu)
-                    .var("t", "t"),
-            )?;
+                    .var("t", "t")
+            };
+            match weights.norms {
+                Norms::Folded => add(
+                    &mat(l.gate_up, "_swiglu_q8_1s_norm"),
+                    gate_up(normed("h", &p("ffn_norm"))),
+                )?,
+                Norms::Apart => {
+                    add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
+                    add(
+                        &mat(l.gate_up, "_swiglu_q8_1s"),
+                        gate_up(NodeArgs::new().buffer("xq", "aq").buffer("xs", "as")),
+                    )?
+                }
+            }
             add(
                 &mat(l.down, "_res"),
                 gemv_of(("fq", "fs"), &p("ffn_down"), "x", h, f).buffer("res", "h"),

@@ -7,6 +7,7 @@
 mod common;
 use common::*;
 use kiln_engine::config::ConfigError;
+use kiln_engine::config::Norms;
 use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights};
 use kiln_engine::{ModelFile, OpenError};
 use kiln_runtime::{CpuOptions, Device, Package, Runtime};
@@ -33,7 +34,7 @@ fn config_reads_the_tiny_model_and_refuses_what_the_kernels_cannot_run() {
     let (kvs, ts) = tiny_llama(&m, 1);
     let c = open(&kvs, &ts).unwrap().config;
     assert_eq!((c.n_layers, c.hidden, c.head_dim, c.n_kv_heads, c.vocab), (2, 128, 64, 1, 96));
-    assert!(c.kernels().contains(&"attention_decode_rope_q8_0_d64_q8_1s".to_string()));
+    assert!(c.kernels(Norms::Folded).contains(&"attention_decode_rope_q8_0_d64_q8_1s".to_string()));
 
     let mut k2 = kvs.clone();
     k2[0] = kv_str("general.architecture", "qwen2");
@@ -231,30 +232,39 @@ fn tiny_with_layer0_v_in_q4_0(m: &Tiny) -> (Vec<Kv>, Vec<T>) {
     (kvs, ts)
 }
 
-/// Q, K and V of one format need one `gemv_<fmt>_rp_qkv`; a layer whose formats differ needs
-/// the three plain GEMVs of its formats.
+/// Q, K and V of one format need one `gemv_<fmt>_rp_qkv_norm` (the attention norm folded in); a
+/// layer whose formats differ needs the norm and the three plain GEMVs of its formats.
 #[test]
 fn qkv_of_one_format_need_the_fused_gemv_and_mixed_formats_the_plain_ones() {
     let m = Tiny::small();
     let (kvs, ts) = tiny_llama(&m, 1);
     let c = open(&kvs, &ts).unwrap().config;
     assert!(c.layers.iter().all(|l| l.qkv().is_some()));
-    let k = c.kernels();
-    assert!(k.contains(&"gemv_q8_0_rp_qkv".to_string()), "{k:?}");
+    let k = c.kernels(Norms::Folded);
+    assert!(k.contains(&"gemv_q8_0_rp_qkv_norm".to_string()), "{k:?}");
+    assert!(k.contains(&"gemv_q8_0_rp_swiglu_q8_1s_norm".to_string()), "{k:?}");
+    assert!(!k.iter().any(|k| k == "gemv_q8_0_rp_qkv" || k == "gemv_q8_0_rp_swiglu_q8_1s"));
+    // The output norm stays a node of its own (the LM head GEMV does not fold it).
+    assert!(k.contains(&"rmsnorm_q8_1s_f32".to_string()), "{k:?}");
     assert!(!k.iter().any(|k| k == "gemv_q8_0_rp" || k == "gemv_q4_0_rp"), "{k:?}");
 
     let (kvs, ts) = tiny_with_layer0_v_in_q4_0(&m);
     let c = open(&kvs, &ts).unwrap().config;
     assert_eq!(c.layers[0].qkv(), None);
     assert!(c.layers[1].qkv().is_some());
-    let k = c.kernels();
-    for name in ["gemv_q8_0_rp_qkv", "gemv_q8_0_rp", "gemv_q4_0_rp"] {
+    let apart = c.kernels(Norms::Apart);
+    assert!(apart.contains(&"gemv_q8_0_rp_qkv".to_string()), "{apart:?}");
+    assert!(apart.contains(&"gemv_q8_0_rp_swiglu_q8_1s".to_string()), "{apart:?}");
+    assert!(!apart.iter().any(|k| k.ends_with("_norm")), "{apart:?}");
+    let k = c.kernels(Norms::Folded);
+    for name in ["gemv_q8_0_rp_qkv_norm", "gemv_q8_0_rp", "gemv_q4_0_rp", "rmsnorm_q8_1s_f32"] {
         assert!(k.contains(&name.to_string()), "{name} in {k:?}");
     }
 }
 
-/// A step has one Q/K/V node a layer when the formats agree, three in a layer where they
-/// differ (two more nodes), and the mixed model still steps.
+/// A step has one Q/K/V node a layer (the norm folded in) when the formats agree: 8 nodes a
+/// layer and 4 around them; a layer where they differ has the norm and three GEMVs (three more
+/// nodes), and the mixed model still steps.
 #[test]
 #[cfg_attr(
     not(kiln_engine_package),
@@ -271,12 +281,13 @@ fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
         let out = dec.step(&[1, 2, 3], true).unwrap();
         assert!(out.logits.unwrap().iter().all(|v| v.is_finite()));
         let v = dec.variants();
-        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv")).count())
+        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv_norm")).count())
     };
     let (fused, fused_qkv) = nodes(tiny_llama(&m, 1));
     let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
     assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
-    assert_eq!(mixed, fused + 2);
+    assert_eq!(fused, 6 * m.layers + 4);
+    assert_eq!(mixed, fused + 3);
 }
 
 /// RoPE of Q and the quantize of the attention's output are in the attention node: a layer has
@@ -302,4 +313,51 @@ fn the_attention_node_rotates_q_and_quantizes_its_output() {
     for gone in ["rope_f32", "quantize_q8_1s_f32", "attention_decode_q8_0_d64"] {
         assert_eq!(count(gone), 0, "{gone} in {v:?}");
     }
+}
+
+/// Where the package lacks the `_norm` GEMVs (a wave-64 arch: they are built for wave 32 only)
+/// the step runs the norms as nodes of their own; on an arch that has both, the two placements
+/// give the same logits bit for bit.
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 5);
+    let model = open(&kvs, &ts).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let ids: Vec<u32> = (0..11).map(|_| rng.gen_range(0..m.vocab as u32)).collect();
+    let run = |rt: &Runtime, norms: Norms| {
+        let w = Weights::upload_with(rt, &model.gguf, &model.config, norms).unwrap();
+        let step = StepGraph::build(rt, &model.config, &w, 16).unwrap();
+        let mut dec = Decoder::new(rt, &model.config, &step).unwrap();
+        let (l, _) = logits(&mut dec, &ids, 8);
+        let norm_nodes = dec.variants().iter().filter(|(k, _)| k == "rmsnorm_q8_1s_f32").count();
+        (l, dec.nodes(), norm_nodes)
+    };
+    let rt = runtime();
+    assert_eq!(model.config.norms_for(&rt), Norms::Folded);
+    let (folded, n_folded, norms_folded) = run(&rt, Norms::Folded);
+    let (apart, n_apart, norms_apart) = run(&rt, Norms::Apart);
+    assert_eq!((norms_folded, norms_apart), (1, 2 * m.layers + 1));
+    assert_eq!(n_apart, n_folded + 2 * m.layers);
+    assert!(folded.iter().all(|v| v.is_finite()));
+    let same = folded.iter().zip(&apart).all(|(a, b)| a.to_bits() == b.to_bits());
+    assert!(same, "the folded norms changed the logits");
+
+    let pkg = Package::open(package_dir()).unwrap();
+    let rt64 = Runtime::load(&Device::cpu(CpuOptions::arch("gfx906")), &pkg).unwrap();
+    assert_eq!(model.config.norms_for(&rt64), Norms::Apart);
+    match Weights::upload_with(&rt64, &model.gguf, &model.config, Norms::Folded) {
+        Err(e) => assert!(e.to_string().contains("gemv_q8_0_rp_qkv_norm"), "{e}"),
+        Ok(_) => panic!("a gfx906 package has no _norm GEMVs, yet the folded step was accepted"),
+    }
+    let w = Weights::upload(&rt64, &model.gguf, &model.config).unwrap();
+    assert_eq!(w.norms, Norms::Apart);
+    let step = StepGraph::build(&rt64, &model.config, &w, 16).unwrap();
+    let mut dec = Decoder::new(&rt64, &model.config, &step).unwrap();
+    let (l, _) = logits(&mut dec, &ids, 8);
+    assert!(l.iter().all(|v| v.is_finite()));
 }

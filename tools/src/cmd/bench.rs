@@ -304,7 +304,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         if let Some(s) = selected.iter().find(|s| s.case.name == k || s.kernel == k) {
             if !in_package.contains(&s.kernel) {
                 bail!(
-                    "--kernel {k}: kernel {} is not in the package (it has: {})",
+                    "--kernel {k}: kernel {} is not in the package for {arch} (it has: {})",
                     s.kernel,
                     in_package.join(", ")
                 );

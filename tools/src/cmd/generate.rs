@@ -4,6 +4,7 @@
 
 use super::{load_package, open_device, open_package};
 use anyhow::{Context, Result};
+use kiln_engine::config::Norms;
 use kiln_engine::generate::generate;
 use kiln_engine::model::{Decoder, StepGraph, Weights};
 use kiln_engine::oracle::{compare, Fixture};
@@ -64,6 +65,11 @@ pub struct GenerateArgs {
     /// With --profile: the copy bandwidth for the floor, GB/s (measure it with `kiln bench`).
     #[arg(long, default_value_t = 4200.0)]
     bandwidth: f64,
+    /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `apart` as nodes
+    /// of their own, or `auto` (folded where the package has the `_norm` kernels for the arch
+    /// and the hidden size fits them).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "apart"])]
+    norms: String,
 }
 
 /// `kiln generate`.
@@ -91,7 +97,12 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
     let rt = load_package(&dev, &pkg, &a.package, Overrides::from_env())?;
-    let weights = Weights::upload(&rt, &m.gguf, &m.config)
+    let norms = match a.norms.as_str() {
+        "folded" => Norms::Folded,
+        "apart" => Norms::Apart,
+        _ => m.config.norms_for(&rt),
+    };
+    let weights = Weights::upload_with(&rt, &m.gguf, &m.config, norms)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;
     let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).max(longest).div_ceil(64) * 64);
     let mut step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
@@ -99,7 +110,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let c = &m.config;
     eprintln!(
         "{}: {} layers, hidden {}, {} heads / {} KV, vocab {}; {:.1} MB of weights on {} ({}), \
-         {} nodes a step, context {ctx}; ready in {:.2} s",
+         {} nodes a step (norms {:?}), context {ctx}; ready in {:.2} s",
         a.model.display(),
         c.n_layers,
         c.hidden,
@@ -110,6 +121,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         dev.name(),
         rt.arch(),
         dec.nodes(),
+        weights.norms,
         t0.elapsed().as_secs_f64()
     );
     if let Some(fx) = fixture {

@@ -214,8 +214,10 @@ pub fn parity(a: ParityArgs) -> Result<()> {
     let dev = open_device(&a.device, a.arch.clone())?;
     let rt = load_package(&dev, &pkg, &a.package, Overrides::none())?;
     let arch = rt.arch().to_string();
-    let kernels: Vec<String> = rt.kernels().into_iter().map(String::from).collect();
-    check_known("--kernel", &a.kernel, &kernels, &format!("the package has (for {arch})"))?;
+    // The package's kernels, not only this arch's: a family not built for the arch is reported
+    // as not run, never passed over in silence.
+    let kernels: Vec<String> = pkg.kernels().into_iter().map(String::from).collect();
+    check_known("--kernel", &a.kernel, &kernels, "the package has")?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -244,7 +246,8 @@ pub fn parity(a: ParityArgs) -> Result<()> {
             continue;
         };
         if !family.builds_for(target) {
-            // An op check whose op this arch lacks: no object here, and nothing to compare.
+            // A family not built for this arch (an op check whose op it lacks, or a family with
+            // an arch list): no object here, and nothing to compare.
             not_built.push(kernel.as_str());
             continue;
         }
@@ -274,7 +277,7 @@ pub fn parity(a: ParityArgs) -> Result<()> {
     }
     if !not_built.is_empty() {
         println!(
-            "not run: {} op check(s) not built for {arch} (its target table lacks their op): {}",
+            "not run: {} kernel(s) not built for {arch} (an op its target table lacks, or a family's arch list): {}",
             not_built.len(),
             not_built.join(", ")
         );

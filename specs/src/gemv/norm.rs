@@ -1,0 +1,320 @@
+//! The norm prologue of the `gemv_*_norm` families: each workgroup computes, for the tokens of
+//! its pass, the RMSNorm of the f32 rows `x` (gain `weight`, `eps`) and its split Q8_1 quantize
+//! into LDS, and the GEMV's pass reads its activation blocks from there. It stands in for a
+//! `rmsnorm_q8_1s_f32` launch whose output only the next GEMV reads: a decode step of a small
+//! model is bound by launches (every node costs at least ~1.2 us on the H200, the norm 2.2 us),
+//! while a row of SmolLM2 (576 values, 2.3 KB) is cheap to read again from L2 in every workgroup.
+//!
+//! The result is bit for bit `rmsnorm_q8_1s_f32` followed by the unfused GEMV. The norm's sum of
+//! squares has the order of its [`BLOCK`]-lane workgroup (see `rmsnorm.rs`): lane `l` adds the
+//! squares of the vectors `l, l + BLOCK, ...` in order, each wave of `W` lanes sums its lanes
+//! with `wave_reduce(add)`, and `tree_sum` adds the `BLOCK / W` wave sums. The prologue runs
+//! those virtual lanes on fewer: a virtual wave (its `W` lanes, the same values in the same
+//! lanes) is run by one wave of this workgroup, whose `wave_reduce` is the same butterfly, and
+//! the wave sums go through LDS to the same `tree_sum`. A virtual wave with no vector of the row
+//! sums `+0.0` squares, so its sum is `+0.0`: the prologue puts `+0.0` in its place without
+//! running it (phase 1 writes that). Then the norm's own builders: `inverse_rms`, `scale` and the quantize family's
+//! `quantize_values` (eight lanes of four values a block, as the norm's).
+//!
+//! Phases, each closed by an LDS barrier:
+//! 1. sums of squares: the pass's (token, virtual wave) pairs dealt to the waves;
+//! 2. `r = 1 / sqrt(mean + eps)`: lane `j` for token `j` of the pass;
+//! 3. quantize: the pass's (token, vector) pairs dealt to the lanes (eight consecutive lanes one
+//!    block), quants and scale words to LDS in the split layout of one pass.
+//!
+//! Tokens of the last pass past `t` are the last token again (what the unfused GEMV loads for
+//! them: its token index is clamped the same way), so every LDS word the GEMV reads is written.
+//! The LDS is static: rows of at most [`NORM_MAX_K`] values (`k` is checked at launch).
+
+use super::format::{Acts, QK};
+use crate::common::{lds_read_all, tree_sum};
+use crate::quantize::{ds_word, pack_word, quantize_values, Quantized};
+use crate::rmsnorm::{inverse_rms, load_vector_aligned, load_weights, scale, sum_squares, BLOCK};
+use kiln_ir::{
+    Access, BarrierKind, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarRule, ScalarType,
+    ShapeExpr, Type, Value,
+};
+
+/// Longest row the prologue takes (the LDS holds a pass's tokens of this many values): Llama 3
+/// 8B's hidden size. A pass of 8 tokens then holds 36 KB of LDS.
+pub const NORM_MAX_K: u32 = 4096;
+
+/// The archs the `_norm` families are built for: every arch but the wave-64 GCN / CDNA ones
+/// (gfx906, gfx90a, gfx942), where the Q/K/V kernel's three matrices and the prologue need more
+/// than their 102 SGPRs (3 to 8 spilled to VGPR lanes; the unfused kernel needs 75) and the
+/// gate/up kernel's 512-lane workgroup more than gfx906's 128 VGPRs: the budgets allow no
+/// spills. (The example engine asks for the `_norm` kernels, so a gfx9 package refuses it,
+/// naming them, until it falls back to `rmsnorm_q8_1s_f32` and the unfused GEMVs there.)
+pub fn archs() -> Vec<String> {
+    kiln_ir::TARGETS.iter().filter(|t| t.default_wave() == 32).map(|t| t.name.to_string()).collect()
+}
+
+/// Values a vector (one 16-byte load of f32).
+const VEC: u32 = 4;
+
+/// The prologue's parameters and LDS.
+#[derive(Clone, Copy)]
+pub(crate) struct Norm {
+    x: Param,
+    weight: Param,
+    eps: Param,
+    /// Tokens a pass.
+    per: u32,
+    /// The pass's quants, `u32` words (eight a block), block `j * k/32 + b` of token `j`.
+    q: LdsSlot,
+    /// The pass's scale words (`d | s << 16`), one a block.
+    s: LdsSlot,
+    /// The wave sums, `BLOCK / W` a token.
+    sums: LdsSlot,
+    /// `r` of each token of the pass.
+    r: LdsSlot,
+}
+
+impl Norm {
+    /// Declares `x` (`t` rows of `k`), `weight` (`k`) and `eps`, with the rule `k <=`
+    /// [`NORM_MAX_K`], and the LDS of a pass of `per` tokens at wave size `wave`.
+    pub(crate) fn declare(b: &mut KernelBuilder, wave: u32, per: u32, t: Param, k: Param) -> Norm {
+        let x = b.buffer("x", ScalarType::F32, Access::Read);
+        b.set_buffer_len(x, ShapeExpr::scaled(&[t, k], 1, 1));
+        let weight = b.buffer("weight", ScalarType::F32, Access::Read);
+        b.set_buffer_len(weight, ShapeExpr::scaled(&[k], 1, 1));
+        let eps = b.scalar_param("eps", ScalarType::F32);
+        b.scalar_rule(k, ScalarRule::AtMost(NORM_MAX_K as u64));
+        b.const_param("norm_max_k", NORM_MAX_K as i64);
+        let q = b.lds("norm_q", ScalarType::U32, per * NORM_MAX_K / 4);
+        let s = b.lds("norm_s", ScalarType::U32, per * NORM_MAX_K / QK);
+        let sums = b.lds("norm_wave_sums", ScalarType::F32, per * (BLOCK / wave));
+        let r = b.lds("norm_r", ScalarType::F32, per);
+        Norm { x, weight, eps, per, q, s, sums, r }
+    }
+
+    /// The activations the GEMV reads: the pass's blocks in LDS.
+    pub(crate) fn acts(&self) -> Acts {
+        Acts::Lds { q: self.q, s: self.s }
+    }
+
+    /// Normalizes and quantizes tokens `tok0 .. tok0 + per` (clamped to `t - 1`) of `x` (rows of
+    /// `k`) into the LDS, in a workgroup of `waves` waves of `wave` lanes. Runs under
+    /// workgroup-uniform control (barriers).
+    pub(crate) fn prologue(
+        &self,
+        b: &mut KernelBuilder,
+        (wave, waves): (u32, u32),
+        tok0: Value,
+        (k, t): (Value, Value),
+    ) {
+        let lane = b.lane();
+        let wave_id = b.wave();
+        let local = b.local_id();
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        let fz = b.f32(0.0);
+        let vecv = b.u32(VEC);
+        let nvec = b.div(k, vecv);
+        let last_vec = b.sub(nvec, one);
+        let last_tok = b.sub(t, one);
+        let perv = b.u32(self.per);
+        let vwaves = BLOCK / wave;
+        let row_of = |b: &mut KernelBuilder, j: Value| {
+            let tok = b.add(tok0, j);
+            let tok = b.min(tok, last_tok);
+            b.mul(tok, k)
+        };
+
+        // 1. The wave sums of the virtual waves that hold a vector of the row:
+        // `used = min(ceil(nvec / W), BLOCK / W)` a token.
+        let used = ceil_div(b, nvec, wave);
+        let vwv = b.u32(vwaves);
+        let used = b.min(used, vwv);
+        let pairs = b.mul(perv, used);
+        let trips = ceil_div(b, pairs, waves);
+        const _: () = assert!(NORM_MAX_K / VEC <= 2 * BLOCK, "two vectors a virtual lane");
+        let blockv = b.u32(BLOCK);
+        let second = b.gt(nvec, blockv);
+        let wavesv = b.u32(waves);
+        let wv = b.u32(wave);
+        b.for_range(zero, trips, one, 1, &[], |b, i, _| {
+            let p = b.mul(i, wavesv);
+            let p = b.add(p, wave_id);
+            // The same for every lane of the wave: the wave reduce runs with all of them.
+            let live = b.lt(p, pairs);
+            b.if_then(live, |b| {
+                let j = b.div(p, used);
+                let vw = b.rem(p, used);
+                let row_base = row_of(b, j);
+                let vlane = b.mul(vw, wv);
+                let vlane = b.add(vlane, lane);
+                // Vector `vlane + m * BLOCK` for m = 0, 1 (k <= 4096: at most two a lane); the
+                // second only for rows past BLOCK vectors.
+                let add_vector = |b: &mut KernelBuilder, m: u32, acc: Value| {
+                    let off = b.u32(m * BLOCK);
+                    let v = b.add(vlane, off);
+                    let inside = b.lt(v, nvec);
+                    let vc = b.min(v, last_vec);
+                    let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, vc);
+                    let xs: Vec<Value> = xs.into_iter().map(|x| b.select(inside, x, fz)).collect();
+                    sum_squares(b, &xs, acc)
+                };
+                let acc = add_vector(b, 0, fz);
+                let acc = b.if_else(second, |b| vec![add_vector(b, 1, acc)], |_| vec![acc])[0];
+                let ws = b.wave_reduce(ReduceOp::Add, acc);
+                let first = b.eq(lane, zero);
+                b.if_then(first, |b| {
+                    let at = b.mul(j, vwv);
+                    let at = b.add(at, vw);
+                    b.store(self.sums, at, ws);
+                });
+            });
+            vec![]
+        });
+        // The virtual waves not run: their sum, +0.0 (other slots than the ones above).
+        let slots = b.u32(self.per * vwaves);
+        let lanes = b.u32(waves * wave);
+        b.for_range(local, slots, lanes, 1, &[], |b, i, _| {
+            let vw = b.rem(i, vwv);
+            let idle = b.ge(vw, used);
+            b.if_then(idle, |b| b.store(self.sums, i, fz));
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
+
+        // 2. r of token j from its BLOCK / W wave sums.
+        let mine = b.lt(local, perv);
+        b.if_then(mine, |b| {
+            let base = b.mul(local, vwv);
+            let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
+            let ss = tree_sum(b, &sums);
+            let r = inverse_rms(b, ss, k, self.eps);
+            b.store(self.r, local, r);
+        });
+        b.barrier(BarrierKind::Lds);
+
+        // 3. The normalized values of (token, vector) pairs, quantized by blocks of eight lanes.
+        // Lanes past the pairs work on the last pair and store nothing (a trip count the same
+        // for every lane: the quantize's shuffles need the whole wave).
+        let vectors = b.mul(perv, nvec);
+        let trips = ceil_div(b, vectors, waves * wave);
+        let last_pair = b.sub(vectors, one);
+        let group = QK / VEC;
+        b.for_range(zero, trips, one, 1, &[], |b, i, _| {
+            let p = b.mul(i, lanes);
+            let p = b.add(p, local);
+            let inside = b.lt(p, vectors);
+            let pc = b.min(p, last_pair);
+            let j = b.div(pc, nvec);
+            let v = b.rem(pc, nvec);
+            let row_base = row_of(b, j);
+            let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, v);
+            let ws = load_weights(b, self.weight, v, VEC);
+            let r = b.load(self.r, j, Type::F32);
+            let ys: Vec<Value> =
+                xs.iter().zip(&ws).map(|(&x, &w)| scale(b, x, r, w, ScalarType::F32)).collect();
+            let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
+            let word = pack_word(b, &bytes);
+            b.if_then(inside, |b| {
+                // Word `pc` is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`).
+                b.store(self.q, pc, word);
+                let g = b.u32(group);
+                let sub = b.rem(v, g);
+                let head = b.eq(sub, zero);
+                b.if_then(head, |b| {
+                    let blk = b.div(pc, g);
+                    let dsw = ds_word(b, d, d16, sum);
+                    b.store(self.s, blk, dsw);
+                });
+            });
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
+    }
+}
+
+/// `ceil(a / c)` of a `u32` value and a constant.
+fn ceil_div(b: &mut KernelBuilder, a: Value, c: u32) -> Value {
+    let cm1 = b.u32(c - 1);
+    let cv = b.u32(c);
+    let s = b.add(a, cm1);
+    b.div(s, cv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::{floats, rng_for, run, u32s};
+    use kiln_ir::{Kernel, Target};
+
+    /// A kernel of one workgroup (`waves` waves) that runs the prologue over `t` tokens in passes
+    /// of `per` and writes each token's `r`.
+    fn probe(wave: u32, waves: u32, per: u32) -> Kernel {
+        let mut b = KernelBuilder::new("norm_probe", wave);
+        let k = b.scalar_param("k", ScalarType::U32);
+        let t = b.scalar_param("t", ScalarType::U32);
+        let norm = Norm::declare(&mut b, wave, per, t, k);
+        let out = b.buffer("r", ScalarType::F32, Access::Write);
+        b.set_buffer_len(out, ShapeExpr::scaled(&[t], 1, 1));
+        b.workgroup_size([waves * wave, 1, 1]);
+        b.grid([ShapeExpr::constant(1), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+        let (kv, tv) = (b.arg(k), b.arg(t));
+        let zero = b.u32(0);
+        let step = b.u32(per);
+        b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
+            norm.prologue(b, (wave, waves), tok0, (kv, tv));
+            let local = b.local_id();
+            let perv = b.u32(per);
+            let tok = b.add(tok0, local);
+            let mine = b.lt(local, perv);
+            let inside = b.lt(tok, tv);
+            let ok = b.and(mine, inside);
+            b.if_then(ok, |b| {
+                let r = b.load(norm.r, local, Type::F32);
+                b.store(out, tok, r);
+            });
+            vec![]
+        });
+        b.finish()
+    }
+
+    /// The prologue's `r` of every token is, bit for bit, the `r` of `rmsnorm_f32` at the same
+    /// wave size (read from its output where `x = 1` and `w = 1`), for workgroups of 1, 4 and 8
+    /// waves and passes of 1, 3 and 8 tokens: a sum of squares in another order fails here,
+    /// where the quantized blocks would mostly hide it (Q8_1's quants do not depend on the
+    /// scale, and `d` is stored as f16).
+    #[test]
+    fn the_prologue_keeps_the_norms_order() {
+        let mut rng = rng_for("gemv-norm-order", std::process::id() as u64);
+        let eps = ("eps".to_string(), ScalarType::F32, 1e-5f32.to_bits() as u64);
+        for (arch, wave) in [("gfx1100", 32), ("gfx906", 64)] {
+            let tg = Target::by_name(arch).unwrap();
+            for (k, t) in [(576, 8), (32, 3), (32 * 13, 5), (1536, 8), (2048 + 32, 2), (4096, 6)] {
+                let mut x = crate::rmsnorm::q8_1s_rows(&mut rng, t, k);
+                for row in 0..t {
+                    x[row * k] = 1.0;
+                }
+                let inputs = vec![
+                    floats("x", ScalarType::F32, &x),
+                    floats("weight", ScalarType::F32, &vec![1.0; k]),
+                ];
+                let y = run(
+                    &crate::rmsnorm::rmsnorm(tg, wave, ScalarType::F32),
+                    &inputs,
+                    &[u32s("rows", t as u32), u32s("n", k as u32), eps.clone()],
+                )["out"]
+                    .clone();
+                let want: Vec<u32> = (0..t)
+                    .map(|row| u32::from_le_bytes(y[row * k * 4..][..4].try_into().unwrap()))
+                    .collect();
+                for (waves, per) in [(1, 1), (4, 3), (8, 8)] {
+                    let got = run(
+                        &probe(wave, waves, per),
+                        &inputs,
+                        &[u32s("k", k as u32), u32s("t", t as u32), eps.clone()],
+                    )["r"]
+                        .chunks(4)
+                        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                        .collect::<Vec<u32>>();
+                    assert_eq!(got, want, "wave {wave}, {waves} waves, {per} a pass, k={k} t={t}");
+                }
+            }
+        }
+    }
+}
