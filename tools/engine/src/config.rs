@@ -125,6 +125,14 @@ impl LayerTypes {
     }
 }
 
+/// The largest hidden size whose norms the engine folds into the GEMVs by default. Every
+/// workgroup of a `_norm` GEMV normalizes the rows again, which is cheap for a short row and
+/// not for a long one. Measured on the H200 (`bench/results/engine-h200-2026-12-01.md`): at
+/// SmolLM2's 576 folding takes 60 us off a 790 us step; at Llama-3-8B's 4096 it adds 1780 us
+/// to a 3195 us step (the gate/up GEMV 32.7 -> 68.7 us). Nothing was measured in between;
+/// `kiln generate --norms` forces either.
+pub const FOLD_NORMS_MAX_HIDDEN: usize = 1024;
+
 /// Where a layer's two RMSNorms run: folded into the GEMV that reads them (the `_norm`
 /// families: one node a norm fewer) or as `rmsnorm_q8_1s_f32` nodes before the plain GEMVs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -360,10 +368,14 @@ impl Config {
         v
     }
 
-    /// Where the norms go on `rt`: folded when its package has every `_norm` kernel the model
-    /// needs (they are built only for wave-32 archs) and each object's prologue takes rows of
-    /// the hidden size (its `norm_max_k`); apart otherwise.
+    /// Where the norms go on `rt`: folded when the hidden size is at most
+    /// [`FOLD_NORMS_MAX_HIDDEN`], the package has every `_norm` kernel the model needs (they are
+    /// built only for wave-32 archs) and each object's prologue takes rows of the hidden size
+    /// (its `norm_max_k`); apart otherwise.
     pub fn norms_for(&self, rt: &Runtime) -> Norms {
+        if self.hidden > FOLD_NORMS_MAX_HIDDEN {
+            return Norms::Apart;
+        }
         let fits = |kernel: &str| {
             let variants = rt.variants(kernel);
             !variants.is_empty()

@@ -339,6 +339,10 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     };
     let rt = runtime();
     assert_eq!(model.config.norms_for(&rt), Norms::Folded);
+    // A long row is normalized apart (every workgroup of a `_norm` GEMV would redo it).
+    let mut wide = model.config.clone();
+    wide.hidden = kiln_engine::config::FOLD_NORMS_MAX_HIDDEN + 32;
+    assert_eq!(wide.norms_for(&rt), Norms::Apart);
     let (folded, n_folded, norms_folded) = run(&rt, Norms::Folded);
     let (apart, n_apart, norms_apart) = run(&rt, Norms::Apart);
     assert_eq!((norms_folded, norms_apart), (1, 2 * m.layers + 1));
