@@ -144,11 +144,11 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: 
     attention_io(t, wave, cache, D, shape, Io::of(FUSED))
 }
 
-/// Builds the `short` variant (Q8_0, head dim `D`).
-fn build_short<const D: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
+/// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
+/// [`short::ROWS`], `short_r1` one).
+fn build_short<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
     let n = short::THREADS;
-    let shape =
-        Shape { rows: short::ROWS, waves: n / wave, baseline: false, threads: n, short: true };
+    let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
     attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
 }
 
@@ -166,10 +166,19 @@ fn family<const Q8: bool, const D: u32, const FUSED: bool>(
         name,
         variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
             .into_iter()
-            // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`).
+            // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`): a workgroup a row
+            // for one or two tokens (three times the workgroups of `short` at group 3, each
+            // with a third of the serial work: a short context is latency bound), else four.
+            .chain(Q8.then(|| {
+                let shapes = vec![
+                    ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
+                    ("pos".into(), 0, short::MAX_POS),
+                ];
+                v("short_r1", build_short::<D, 1, FUSED>, admit(shapes))
+            }))
             .chain(Q8.then(|| {
                 let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
-                v("short", build_short::<D, FUSED>, admit(shapes))
+                v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
             }))
             .chain([v(
                 "r8",
@@ -847,7 +856,8 @@ pub fn attention_io(
 ) -> Kernel {
     let suffix = match (shape.baseline, shape.short, shape.threads) {
         (true, _, _) => String::new(),
-        (false, true, _) => "_short".to_string(),
+        (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
+        (false, true, _) => format!("_short_r{}", shape.rows),
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };

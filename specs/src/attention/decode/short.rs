@@ -1,4 +1,5 @@
-//! The `short` variant of decode attention: at a context whose splits all fit in one
+//! The `short` variants of decode attention (`short`: four rows a workgroup; `short_r1`: one,
+//! for more workgroups when there are few rows): at a context whose splits all fit in one
 //! workgroup (`n_splits <= waves`, a wave a split), the `rR` design's two global round trips
 //! (each split's state to `partials`, a counter, the last workgroup reading them back) and its
 //! idle workgroups are pure latency. Here one workgroup a (row group, KV head) keeps the states
@@ -14,8 +15,11 @@
 use super::{combine, load_q, row, scan, store_state, Ctx, Row, States};
 use kiln_ir::{BarrierKind, KernelBuilder, Type, Value};
 
-/// Rows a workgroup.
+/// Rows a workgroup of `short` (`short_r1` has one).
 pub const ROWS: u32 = 4;
+/// Most tokens `short_r1` is routed for (more rows a head share each K/V read better in
+/// `short`).
+pub const R1_MAX_TOKENS: u64 = 2;
 /// Lanes a workgroup (at every wave size `THREADS / W` waves cover `THREADS` keys: one chunk
 /// of `W` keys a wave).
 pub const THREADS: u32 = 256;
