@@ -5,8 +5,8 @@ llama.cpp's llama-bench on the same files, where a SmolLM2-shaped step's time go
 with the session's starting point), and the Llama-3-8B-shaped step against its bandwidth floor.
 
 Usage: bench/engine_chart.py RESULTS_DIR OUT.png [BEFORE.json]
-  BEFORE.json: a `kiln generate --profile --json` of the starting point, drawn beside the final
-  per-kernel split."""
+  BEFORE.json: a `kiln generate --profile --json` of an earlier step, drawn as "before" beside the
+  folder's per-kernel split ("after")."""
 import glob
 import json
 import os
@@ -22,6 +22,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 def load(path):
     with open(path) as f:
         return json.load(f)
+
+
+def position(j):
+    """The context at the end of a generation: the profile's position, or (a run without
+    --profile) the prompt's tokens plus the generated ones."""
+    if j.get("profile"):
+        return j["profile"]["position"]
+    return len(j["prompt_ids"]) + len(j["ids"])
 
 
 def llama_bench(path):
@@ -47,10 +55,10 @@ def main():
         pts = []
         for f in glob.glob(f"{d}/ctx-{m}-*.json"):
             j = load(f)
-            pts.append((j["profile"]["position"], 1e6 / j["decode_tokens_per_s"]))
+            pts.append((position(j), 1e6 / j["decode_tokens_per_s"]))
         for f in glob.glob(f"{d}/prof-{m}-*.json")[:1]:
             j = load(f)
-            pts.append((j["profile"]["position"], 1e6 / j["decode_tokens_per_s"]))
+            pts.append((position(j), 1e6 / j["decode_tokens_per_s"]))
         pts.sort()
         if pts:
             a.plot(*zip(*pts), style, label=f"kiln, {m[3:].upper()}")
@@ -71,9 +79,9 @@ def main():
     finals = sorted(glob.glob(f"{d}/prof-rs-q4_1-*.json"))
     cols = []
     if before:
-        cols.append(("session start", before["profile"]))
+        cols.append(("before", before["profile"]))
     if finals:
-        cols.append(("now", load(finals[0])["profile"]))
+        cols.append(("after", load(finals[0])["profile"]))
     names = []
     for _, p in cols:
         for k in p["kernels"]:
@@ -93,7 +101,7 @@ def main():
         a.text(i, bottom + top * 0.02, f"nodes {bottom:.0f} us\nreplay {p['replay_us']:.0f} us\n"
                f"wall {p['wall_us_per_token']:.0f} us", ha="center", fontsize=8)
     a.set_xticks(range(len(cols)), [c[0] for c in cols])
-    a.set_ylim(0, top * 1.7)
+    a.set_ylim(0, top * 2.1)
     a.set_ylabel("us a step (each node alone, summed)")
     a.set_title("SmolLM2-135M Q4_1 shape: a decode step by kernel")
     a.legend(fontsize=6.5, loc="upper center", ncol=3)

@@ -56,10 +56,11 @@
 //!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
 //! - `short` (Q8_0; 4 rows, 256 lanes): for contexts whose splits all fit in one workgroup (a
 //!   wave a split), the states stay in LDS and the workgroup combines them at once: no
-//!   `partials`, no counter ([`short`]).
+//!   `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
-//! `short` (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), `r8` (T >= 6), `r4t256` (Q8_0,
+//! `short_r1` (Q8_0, T <= [`short::R1_MAX_TOKENS`], `pos <=` [`short::MAX_POS`]), `short`
+//! (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), `r8` (T >= 6), `r4t256` (Q8_0,
 //! group >= 2), `r4` (group >= 2), `r1`; measured on the H200
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
