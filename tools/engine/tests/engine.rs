@@ -365,3 +365,44 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     let (l, _) = logits(&mut dec, &ids, 8);
     assert!(l.iter().all(|v| v.is_finite()));
 }
+
+/// The fused attention's routes for the engine's calls (Q8_0 cache): a workgroup a row for one
+/// or two tokens at short contexts (`short_r1`), four rows for more (`short`), and at head dim 64
+/// `r1` past them (measured faster in SmolLM2's step); head dim 128 keeps `r4t256` / `r8`.
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn the_attention_routes_take_a_workgroup_a_row_where_it_was_measured_faster() {
+    use kiln_runtime::route::RouteQuery;
+    use kiln_runtime::{Overrides, Scalar};
+    let rt = runtime();
+    let o = Overrides::none();
+    let route = |kernel: &str, pos: u32, t: u32, group: u32| {
+        let scalars = move |p: &str| match p {
+            "pos" => Some(Scalar::from(pos)),
+            "n_tokens" => Some(Scalar::from(t)),
+            "group" => Some(Scalar::from(group)),
+            _ => None,
+        };
+        let built = |v: &str| rt.variants(kernel).contains(&v);
+        let q = RouteQuery { arch: rt.arch(), scalars: &scalars, built: &built, overrides: &o };
+        rt.router(kernel).unwrap().choose(&q).unwrap().to_string()
+    };
+    let (d64, d128) =
+        ("attention_decode_rope_q8_0_d64_q8_1s", "attention_decode_rope_q8_0_d128_q8_1s");
+    for (kernel, pos, t, group, want) in [
+        (d64, 0, 1, 3, "short_r1"),
+        (d64, 248, 2, 3, "short_r1"),
+        (d64, 100, 8, 3, "short"),
+        (d64, 249, 1, 3, "r1"),
+        (d64, 2000, 8, 3, "r1"),
+        (d64, 600, 1, 1, "r1"),
+        (d128, 100, 1, 4, "short_r1"),
+        (d128, 600, 1, 4, "r4t256"),
+        (d128, 600, 8, 4, "r8"),
+    ] {
+        assert_eq!(route(kernel, pos, t, group), want, "{kernel} pos={pos} T={t} group={group}");
+    }
+}

@@ -60,7 +60,8 @@
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
 //! `short_r1` (Q8_0, T <= [`short::R1_MAX_TOKENS`], `pos <=` [`short::MAX_POS`]), `short`
-//! (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), `r8` (T >= 6), `r4t256` (Q8_0,
+//! (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), then Q8_0 at head dim 64 `r1`; else
+//! `r8` (T >= 6), `r4t256` (Q8_0,
 //! group >= 2), `r4` (group >= 2), `r1`; measured on the H200
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
@@ -163,6 +164,14 @@ fn family<const Q8: bool, const D: u32, const FUSED: bool>(
     let max = u64::from(u32::MAX);
     let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    // Q8_0 at head dim 64 takes `r1` past the short contexts, for every T: in the SmolLM2-shaped
+    // decode graph on the H200 (9 q / 3 kv) it beat the router's `r4t256` / `r8` at 512, 1024
+    // and 2048 keys, one token a step (1337 / 1246 / 1248 against 1224 / 1168 / 1144 tokens/s)
+    // and in the prompt's 8-token steps (bench/results/engine-h200-2026-12-01.md): a workgroup
+    // a row has the least serial work, and the rows' repeated K/V reads come from L2. Head dim
+    // 128 keeps the measured `r4t256` / `r8` (the 32 q / 8 kv shape at 4K and 32K).
+    let r1_first = Q8 && D == 64;
+    let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default());
     KernelSpec {
         name,
         variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
@@ -181,6 +190,7 @@ fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                 let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
                 v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
             }))
+            .chain(r1_first.then(r1))
             .chain([v(
                 "r8",
                 build::<Q8, D, 8, THREADS, FUSED>,
@@ -190,12 +200,14 @@ fn family<const Q8: bool, const D: u32, const FUSED: bool>(
             .chain(Q8.then(|| {
                 v("r4t256", build::<Q8, D, 4, 256, FUSED>, admit(vec![("group".into(), 2, max)]))
             }))
-            .chain([
-                v("r4", build::<Q8, D, 4, THREADS, FUSED>, admit(vec![("group".into(), 2, max)])),
-                v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default()),
-                // 64 lanes, for the bench (after `r1`, so only taken when forced).
-                v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default()),
-            ])
+            .chain([v(
+                "r4",
+                build::<Q8, D, 4, THREADS, FUSED>,
+                admit(vec![("group".into(), 2, max)]),
+            )])
+            .chain((!r1_first).then(r1))
+            // 64 lanes, for the bench (after `r1`, so only taken when forced).
+            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default())])
             .collect(),
         parity,
         bench,
