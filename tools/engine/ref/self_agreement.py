@@ -22,13 +22,16 @@ Both fixtures must hold the same prompts and token ids (the script checks).
 Run (fixtures written by `oracle MODEL.gguf tools/engine/ref/prompts.txt > X.json`):
   python3 tools/engine/ref/self_agreement.py REF.json CAND.json [--json] [--list]
 It also counts the positions whose REF top-1/top-2 logit gap is below a few bounds, and
-how much CAND changes that gap (a shift common to all logits changes no top-1; this does).
+how much CAND changes that gap (a shift common to all logits changes no top-1; this does),
+and what top-1 agreement Gaussian noise of that size would give on REF's gaps (a rough model,
+to tell how small the change must be for 99%).
 --list prints every disagreement (prompt, position, the two ids, REF's logit gap);
 --json prints the numbers as one JSON object instead of text.
 """
 
 import argparse
 import json
+import math
 import sys
 
 NEAR_TIE = 0.5
@@ -40,6 +43,19 @@ GAP_BINS = (0.02, 0.05, 0.1, 0.2, 0.5)
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def expected_top1_rate(gaps, mean_abs_gap_change):
+    """Top-1 agreement expected if CAND moved each top-1/top-2 gap by Gaussian noise.
+
+    A rough model, not a measurement: the noise is N(0, s) with s set so that its mean
+    absolute value is `mean_abs_gap_change`; a position flips when the noise takes its gap
+    below zero, with probability Phi(-gap / s)."""
+    if mean_abs_gap_change <= 0:
+        return 1.0
+    s = mean_abs_gap_change * math.sqrt(math.pi / 2)
+    flips = sum(0.5 * math.erfc(g / (s * math.sqrt(2))) for g in gaps)
+    return 1 - flips / max(len(gaps), 1)
 
 
 def compare(ref, cand):
@@ -65,6 +81,7 @@ def compare(ref, cand):
         "max_abs_gap_change": 0.0,
     }
     gap_total = 0.0
+    ref_gaps = []
     total = 0.0
     for pi, (rp, cp) in enumerate(zip(ref["prompts"], cand["prompts"])):
         if rp["ids"] != cp["ids"]:
@@ -72,6 +89,7 @@ def compare(ref, cand):
         for i, (rtop, ctop) in enumerate(zip(rp["top8"], cp["top8"])):
             out["positions"] += 1
             out["identical_top8_positions"] += int(rtop == ctop)
+            ref_gaps.append(rtop[0][1] - rtop[1][1])
             for g in GAP_BINS:
                 out["ref_gap_below"][str(g)] += int(rtop[0][1] - rtop[1][1] < g)
             r1, c1 = rp["top1"][i], cp["top1"][i]
@@ -102,6 +120,10 @@ def compare(ref, cand):
                 out["max_abs_diff"] = max(out["max_abs_diff"], d)
     out["mean_abs_diff"] = total / max(out["pairs"], 1)
     out["mean_abs_gap_change"] = gap_total / max(out["gap_pairs"], 1)
+    out["expected_top1_rate"] = expected_top1_rate(ref_gaps, out["mean_abs_gap_change"])
+    out["gap_change_for_99"] = next(
+        (m / 1000 for m in range(1, 1001) if expected_top1_rate(ref_gaps, m / 1000) < 0.99), None
+    )
     out["top1_rate"] = out["top1_equal"] / max(out["positions"], 1)
     return out
 
@@ -130,6 +152,10 @@ def main():
     print(
         f"change of that gap in CAND (the part of |dlogit| that can flip a top-1): "
         f"mean {a['mean_abs_gap_change']:.4g}, max {a['max_abs_gap_change']:.4g} over {a['gap_pairs']} positions"
+    )
+    print(
+        f"Gaussian model of that change: expected top-1 {100 * a['expected_top1_rate']:.1f}%; "
+        f"99% expected only below a mean gap change of about {a['gap_change_for_99']}"
     )
     if args.list:
         for m in a["mismatches"]:
