@@ -347,47 +347,55 @@ fn short_attention_equals_the_baseline_at_its_boundary() {
     for d in [64u32, 128] {
         let fam_name = format!("attention_decode_q8_0_d{d}");
         let spec = fam(&fam_name);
-        let first = &spec.variants[1];
-        assert_eq!(first.name, "short", "{fam_name}: short is not the first route");
-        assert!(first.admit.shapes.contains(&("pos".into(), 0, MAX_POS)), "{fam_name}");
+        // `short_r1` (one or two tokens) then `short`: the first routes, both to `MAX_POS`.
+        for (i, name) in [(1, "short_r1"), (2, "short")] {
+            let v = &spec.variants[i];
+            assert_eq!(v.name, name, "{fam_name}: route {i} is not {name}");
+            assert!(v.admit.shapes.contains(&("pos".into(), 0, MAX_POS)), "{fam_name}");
+        }
         let group = if d == 64 { 3 } else { 4 };
         let mut shapes: Vec<(u32, u32, u32)> = (1..=8).map(|t| (n - t, t, n + 3)).collect();
         shapes.extend([(n, 1, n + 3), (n - 7, 8, n + 3), (n + 9, 2, n)]);
         for (_, wave) in waves() {
             let vs = variants(&fam_name, wave);
             let base = &vs[0].1;
-            let short = &vs.iter().find(|(name, _)| *name == "short").expect("no short").1;
-            for (i, &(pos, t, ctx)) in shapes.iter().enumerate() {
-                let kv = 2;
-                let mut q = normal(&mut rng, (t * kv * group * d) as usize, 1.0);
-                if i == 2 {
-                    q[d as usize + 5] = f32::NAN;
-                }
-                let nc = (kv * ctx * d) as usize;
-                let p = Problem {
-                    pos,
-                    t,
-                    kv,
-                    group,
-                    ctx,
-                    d,
-                    scale: 1.0 / (d as f32).sqrt(),
-                    q,
-                    k: normal(&mut rng, nc, 1.0),
-                    v: normal(&mut rng, nc, 1.0),
-                };
-                let (call, _, _) = attention_call(&p, CacheType::Q8_0);
-                let what = format!("{fam_name} wave {wave} pos {pos} T {t} ctx_max {ctx}");
-                let want = bytes_f32(out(base, &run(base, &call), "out"));
-                let nan = want.iter().filter(|x| x.is_nan()).count();
-                assert_eq!(nan, if i == 2 { d as usize } else { 0 }, "{what}: NaN outputs");
-                let mut a = args_for(short, &call);
-                for replay in 0..2 {
-                    run_args(short, &mut a, &Default::default());
-                    let g = bytes_f32(out(short, &a, "out"));
-                    let bad = g.iter().zip(&want).position(|(x, y)| !same_f32(*x, *y));
-                    assert_eq!(bad, None, "{what}: short run {replay} differs from the baseline");
-                    assert_counters_zero(short, &a);
+            for (variant, short) in vs.iter().filter(|(n, _)| *n == "short" || *n == "short_r1") {
+                for (i, &(pos, t, ctx)) in shapes.iter().enumerate() {
+                    let kv = 2;
+                    let mut q = normal(&mut rng, (t * kv * group * d) as usize, 1.0);
+                    if i == 2 {
+                        q[d as usize + 5] = f32::NAN;
+                    }
+                    let nc = (kv * ctx * d) as usize;
+                    let p = Problem {
+                        pos,
+                        t,
+                        kv,
+                        group,
+                        ctx,
+                        d,
+                        scale: 1.0 / (d as f32).sqrt(),
+                        q,
+                        k: normal(&mut rng, nc, 1.0),
+                        v: normal(&mut rng, nc, 1.0),
+                    };
+                    let (call, _, _) = attention_call(&p, CacheType::Q8_0);
+                    let what =
+                        format!("{fam_name}/{variant} wave {wave} pos {pos} T {t} ctx_max {ctx}");
+                    let want = bytes_f32(out(base, &run(base, &call), "out"));
+                    let nan = want.iter().filter(|x| x.is_nan()).count();
+                    assert_eq!(nan, if i == 2 { d as usize } else { 0 }, "{what}: NaN outputs");
+                    let mut a = args_for(short, &call);
+                    for replay in 0..2 {
+                        run_args(short, &mut a, &Default::default());
+                        let g = bytes_f32(out(short, &a, "out"));
+                        let bad = g.iter().zip(&want).position(|(x, y)| !same_f32(*x, *y));
+                        assert_eq!(
+                            bad, None,
+                            "{what}: short run {replay} differs from the baseline"
+                        );
+                        assert_counters_zero(short, &a);
+                    }
                 }
             }
         }
