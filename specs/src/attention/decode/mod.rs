@@ -67,20 +67,22 @@
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
 mod cases;
+mod combine;
+mod family;
 pub mod fused;
 pub mod short;
 
 use super::rope::Rope;
 use super::CacheType;
 use crate::math::exp_sub;
-use crate::quantize::{ds_word, quantize_values, Quantized, QK};
-use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
-use cases::{bench_cases, parity_cases};
+use crate::quantize::QK;
 pub use cases::{cache_bytes, case_shapes};
-use kiln_ir::package::Admission;
+use combine::{combine, last_of, States};
+use family::family;
+pub use family::{specs, MAX_VGPRS_RDNA};
 use kiln_ir::{
-    Access, AtomicOp, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp,
-    Param, ReduceOp, ScalarRule, ScalarType, Scope, ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp, Param,
+    ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target, Type, Value,
 };
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
@@ -132,123 +134,6 @@ impl Io {
             Io::Plain
         }
     }
-}
-
-/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
-/// workgroup (`N = 0`: the baseline, one wave), `FUSED` ([`Io::RopeQ8_1s`]).
-fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: bool>(
-    t: &Target,
-    wave: u32,
-) -> Kernel {
-    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape =
-        Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
-    attention_io(t, wave, cache, D, shape, Io::of(FUSED))
-}
-
-/// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
-/// [`short::ROWS`], `short_r1` one).
-fn build_short<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
-    let n = short::THREADS;
-    let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
-    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
-}
-
-/// The variants of a family and their routes (the fused families share them, so both route a
-/// call alike); parity and bench cases are the caller's.
-fn family<const Q8: bool, const D: u32, const FUSED: bool>(
-    name: &'static str,
-    parity: Parity,
-    bench: Bench,
-) -> KernelSpec {
-    let max = u64::from(u32::MAX);
-    let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
-    let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
-    // Q8_0 at head dim 64 takes `r1` past the short contexts, for every T: in the SmolLM2-shaped
-    // decode graph on the H200 (9 q / 3 kv) it beat the router's `r4t256` / `r8` at 512, 1024
-    // and 2048 keys, one token a step (1337 / 1246 / 1248 against 1224 / 1168 / 1144 tokens/s)
-    // and in the prompt's 8-token steps (bench/results/engine-h200-2026-12-01.md): a workgroup
-    // a row has the least serial work, and the rows' repeated K/V reads come from L2. Head dim
-    // 128 keeps the measured `r4t256` / `r8` (the 32 q / 8 kv shape at 4K and 32K).
-    let r1_first = Q8 && D == 64;
-    let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default());
-    KernelSpec {
-        name,
-        variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
-            .into_iter()
-            // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`): a workgroup a row
-            // for one or two tokens (three times the workgroups of `short` at group 3, each
-            // with a third of the serial work: a short context is latency bound), else four.
-            .chain(Q8.then(|| {
-                let shapes = vec![
-                    ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
-                    ("pos".into(), 0, short::MAX_POS),
-                ];
-                v("short_r1", build_short::<D, 1, FUSED>, admit(shapes))
-            }))
-            .chain(Q8.then(|| {
-                let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
-                v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
-            }))
-            .chain(r1_first.then(r1))
-            .chain([v(
-                "r8",
-                build::<Q8, D, 8, THREADS, FUSED>,
-                admit(vec![("n_tokens".into(), 6, 8)]),
-            )])
-            // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
-            .chain(Q8.then(|| {
-                v("r4t256", build::<Q8, D, 4, 256, FUSED>, admit(vec![("group".into(), 2, max)]))
-            }))
-            .chain([v(
-                "r4",
-                build::<Q8, D, 4, THREADS, FUSED>,
-                admit(vec![("group".into(), 2, max)]),
-            )])
-            .chain((!r1_first).then(r1))
-            // 64 lanes, for the bench (after `r1`, so only taken when forced).
-            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default())])
-            .collect(),
-        parity,
-        bench,
-        archs: None,
-        budgets: vec![Budget {
-            kernel: name.to_string(),
-            archs: vec!["gfx1100".into(), "gfx1201".into()],
-            max_vgprs: Some(MAX_VGPRS_RDNA),
-            max_scratch: None,
-            max_spills: None,
-            variants: vec![],
-        }],
-    }
-}
-
-/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD):
-/// two waves a SIMD allow the architectural 256 (R8 uses 165 to 228, R4 up to 225; LDS, not
-/// registers, is what limits their occupancy there: docs/attention.md).
-pub const MAX_VGPRS_RDNA: u32 = 256;
-
-/// A plain family's cases: [`parity_cases`], and the bench at head dim 128.
-fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
-    let parity = Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D));
-    let bench = if D == 128 {
-        Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
-    } else {
-        Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
-    };
-    family::<Q8, D, false>(name, parity, bench)
-}
-
-/// The four plain families and the two fused ones ([`fused`]).
-pub fn specs() -> Vec<KernelSpec> {
-    vec![
-        plain::<true, 64>("attention_decode_q8_0_d64"),
-        plain::<true, 128>("attention_decode_q8_0_d128"),
-        plain::<false, 64>("attention_decode_f16_d64"),
-        plain::<false, 128>("attention_decode_f16_d128"),
-        fused::spec::<64>(),
-        fused::spec::<128>(),
-    ]
 }
 
 /// What the pieces of a kernel share.
@@ -658,199 +543,6 @@ fn store_state(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, st: &[Val
             });
         });
     }
-}
-
-/// Where the splits' states are for [`combine`].
-#[derive(Clone, Copy)]
-enum States {
-    /// In `partials` ([`slot`]).
-    Partials,
-    /// In `k_lds`, for at most `waves` splits ([`short::lds_acc`], [`short::lds_ml`]).
-    Lds { waves: u32 },
-}
-
-/// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
-/// maximum and weights (lanes across splits) into LDS; then each lane combines some
-/// `(row, dimension)` pairs over the splits in order, and stores `out`. The states are read
-/// from `from`; the arithmetic is the same for both.
-fn combine(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], wave_id: Value, waves: u32, from: States) {
-    let d = c.d;
-    let partials = c.partials;
-    for (k, rw) in rows.iter().enumerate() {
-        let kw = b.u32(k as u32 % waves);
-        let mine = b.eq(wave_id, kw);
-        let go = b.and(mine, rw.valid);
-        b.if_then(go, |b| {
-            let one = b.u32(1);
-            let lastv = b.sub(c.n_splits, one);
-            let mut held = vec![];
-            for j in 0..MAX_SPLITS.div_ceil(c.wave) {
-                let jw = b.u32(j * c.wave);
-                let s = b.add(c.lane, jw);
-                let own = b.lt(s, c.n_splits);
-                let sc = b.min(s, lastv);
-                let (m, l) = match from {
-                    States::Partials => {
-                        let base = slot(b, c, rw.global, sc);
-                        let dm = b.u32(d);
-                        let am = b.add(base, dm);
-                        let m = b.load(partials, am, Type::F32);
-                        let al = b.add(am, one);
-                        (m, b.load(partials, al, Type::F32))
-                    }
-                    States::Lds { waves } => {
-                        let kv = b.u32(k as u32);
-                        let am = short::lds_ml(b, c, rows.len() as u32, waves, kv, sc);
-                        let m = short::lds_load(b, c, am);
-                        let al = b.add(am, one);
-                        (m, short::lds_load(b, c, al))
-                    }
-                };
-                let ninf = b.f32(f32::NEG_INFINITY);
-                let m = b.select(own, m, ninf);
-                held.push((s, own, m, l));
-            }
-            let mut mx = held[0].2;
-            for &(_, _, m, _) in &held[1..] {
-                mx = b.max(mx, m);
-            }
-            let big = b.wave_reduce(ReduceOp::Max, mx);
-            for &(s, own, m, l) in &held {
-                let w = exp_sub(b, m, big);
-                let (w_lds, l_lds) = (c.w_lds, c.l_lds);
-                b.if_then(own, |b| {
-                    let kb = b.u32(k as u32 * MAX_SPLITS);
-                    let at = b.add(kb, s);
-                    b.store(w_lds, at, w);
-                    b.store(l_lds, at, l);
-                });
-            }
-        });
-    }
-    b.barrier(BarrierKind::Lds);
-    let total = rows.len() as u32 * d;
-    for j in 0..total.div_ceil(c.threads) {
-        let jj = b.u32(j * c.threads);
-        let f = b.add(c.tid, jj);
-        let tv = b.u32(total);
-        let inside = b.lt(f, tv);
-        let dd = b.u32(d);
-        let k = b.div(f, dd);
-        let e = b.rem(f, dd);
-        // The row `k` (dynamic): its validity and places.
-        let nr = b.u32(rows.len() as u32 - 1);
-        let kc = b.min(k, nr);
-        let pick = |b: &mut KernelBuilder, get: &dyn Fn(&Row) -> Value| {
-            let mut v = get(&rows[0]);
-            for (i, rw) in rows.iter().enumerate().skip(1) {
-                let iv = b.u32(i as u32);
-                let here = b.eq(kc, iv);
-                let x = get(rw);
-                v = b.select(here, x, v);
-            }
-            v
-        };
-        let valid = pick(b, &|r| r.valid);
-        let at = pick(b, &|r| r.at);
-        let global = pick(b, &|r| r.global);
-        let go = b.and(inside, valid);
-        // `out` of element `(kc, e)`.
-        let value = |b: &mut KernelBuilder| {
-            let zero = b.u32(0);
-            let one = b.u32(1);
-            let fz = b.f32(0.0);
-            let ms = b.u32(MAX_SPLITS);
-            let kb = b.mul(kc, ms);
-            let (w_lds, l_lds) = (c.w_lds, c.l_lds);
-            let sums = b.for_range(zero, c.n_splits, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
-                let ws = b.add(kb, s);
-                let w = b.load(w_lds, ws, Type::F32);
-                let l = b.load(l_lds, ws, Type::F32);
-                let v = match from {
-                    States::Partials => {
-                        let base = slot(b, c, global, s);
-                        let a = b.add(base, e);
-                        b.load(partials, a, Type::F32)
-                    }
-                    States::Lds { waves } => {
-                        let a = short::lds_acc(b, c, waves, kc, s);
-                        let a = b.add(a, e);
-                        short::lds_load(b, c, a)
-                    }
-                };
-                vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
-            });
-            b.div(sums[0], sums[1])
-        };
-        match c.out {
-            Output::F32(out) => b.if_then(go, |b| {
-                let y = value(b);
-                let o = b.add(at, e);
-                b.store(out, o, y);
-            }),
-            Output::Q8_1s { q, s } => {
-                // A Q8_1 block is 32 aligned lanes (`d` and the workgroup are multiples of 32),
-                // of one row: all of them store or none. Its shuffles run outside `go` (not
-                // wave-uniform); lanes that do not store quantize a 0. Where the passes cover
-                // the rows exactly every lane is inside: `go` without the test (LLVM would
-                // share it with `load_q`'s and keep that lane mask live across the scan: an
-                // SGPR spill of r8 on gfx90a).
-                let go = if total.is_multiple_of(c.threads) { valid } else { go };
-                let fz = b.f32(0.0);
-                let y = b.if_else(go, |b| vec![value(b)], |_| vec![fz])[0];
-                let Quantized { d: scale, d16, bytes, sum } = quantize_values(b, &[y], QK, true);
-                let o = b.add(at, e);
-                b.if_then(go, |b| {
-                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
-                    b.store(q, o, byte);
-                    let qk = b.u32(QK);
-                    let j = b.rem(e, qk);
-                    let zero = b.u32(0);
-                    let head = b.eq(j, zero);
-                    b.if_then(head, |b| {
-                        let ds = ds_word(b, scale, d16, sum);
-                        let blk = b.div(o, qk);
-                        b.store(s, blk, ds);
-                    });
-                });
-            }
-        }
-    }
-}
-
-/// The last-workgroup handshake for a workgroup of several waves, with a count known only at
-/// run time (`total`, uniform): every lane's stores are made visible, lane 0 of the workgroup
-/// counts it and shares the count through LDS; the workgroup that brings the count to `total`
-/// runs `finish` after another device fence.
-fn last_of(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    flag: LdsSlot,
-    counters: Param,
-    index: Value,
-    total: Value,
-    finish: impl FnOnce(&mut KernelBuilder),
-) {
-    b.fence(Scope::Device);
-    b.barrier(BarrierKind::All);
-    let zero = b.u32(0);
-    let first = b.eq(c.tid, zero);
-    b.if_then(first, |b| {
-        b.fence(Scope::Device);
-        let one = b.u32(1);
-        let old = b.atomic(AtomicOp::Add, counters, index, one, Scope::Device);
-        let z = b.u32(0);
-        b.store(flag, z, old);
-    });
-    b.barrier(BarrierKind::Lds);
-    let old = b.load(flag, zero, Type::U32);
-    let one = b.u32(1);
-    let last = b.sub(total, one);
-    let is_last = b.eq(old, last);
-    b.if_then(is_last, |b| {
-        b.fence(Scope::Device);
-        finish(b)
-    });
 }
 
 /// One attention kernel.

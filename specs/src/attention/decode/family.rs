@@ -1,0 +1,125 @@
+//! The decode-attention families: their variants, routes (first admitted wins), budgets, parity
+//! and bench cases. The kernels are [`super::attention_io`]'s.
+
+use super::cases::{bench_cases, parity_cases};
+use super::{attention_io, fused, short, CacheType, Io, Shape, THREADS};
+use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{Kernel, Target};
+
+/// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
+/// workgroup (`N = 0`: the baseline, one wave), `FUSED` ([`Io::RopeQ8_1s`]).
+fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    let shape =
+        Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
+    attention_io(t, wave, cache, D, shape, Io::of(FUSED))
+}
+
+/// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
+/// [`short::ROWS`], `short_r1` one).
+fn build_short<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
+    let n = short::THREADS;
+    let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
+    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
+}
+
+/// The variants of a family and their routes (the fused families share them, so both route a
+/// call alike); parity and bench cases are the caller's.
+pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
+    name: &'static str,
+    parity: Parity,
+    bench: Bench,
+) -> KernelSpec {
+    let max = u64::from(u32::MAX);
+    let admit = |shapes: Vec<(String, u64, u64)>| Admission { archs: vec![], shapes };
+    let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    // Q8_0 at head dim 64 takes `r1` past the short contexts, for every T: in the SmolLM2-shaped
+    // decode graph on the H200 (9 q / 3 kv) it beat the router's `r4t256` / `r8` at 512, 1024
+    // and 2048 keys, one token a step (1337 / 1246 / 1248 against 1224 / 1168 / 1144 tokens/s)
+    // and in the prompt's 8-token steps (bench/results/engine-h200-2026-12-01.md): a workgroup
+    // a row has the least serial work, and the rows' repeated K/V reads come from L2. Head dim
+    // 128 keeps the measured `r4t256` / `r8` (the 32 q / 8 kv shape at 4K and 32K).
+    let r1_first = Q8 && D == 64;
+    let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default());
+    KernelSpec {
+        name,
+        variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
+            .into_iter()
+            // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`): a workgroup a row
+            // for one or two tokens (three times the workgroups of `short` at group 3, each
+            // with a third of the serial work: a short context is latency bound), else four.
+            .chain(Q8.then(|| {
+                let shapes = vec![
+                    ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
+                    ("pos".into(), 0, short::MAX_POS),
+                ];
+                v("short_r1", build_short::<D, 1, FUSED>, admit(shapes))
+            }))
+            .chain(Q8.then(|| {
+                let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
+                v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
+            }))
+            .chain(r1_first.then(r1))
+            .chain([v(
+                "r8",
+                build::<Q8, D, 8, THREADS, FUSED>,
+                admit(vec![("n_tokens".into(), 6, 8)]),
+            )])
+            // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
+            .chain(Q8.then(|| {
+                v("r4t256", build::<Q8, D, 4, 256, FUSED>, admit(vec![("group".into(), 2, max)]))
+            }))
+            .chain([v(
+                "r4",
+                build::<Q8, D, 4, THREADS, FUSED>,
+                admit(vec![("group".into(), 2, max)]),
+            )])
+            .chain((!r1_first).then(r1))
+            // 64 lanes, for the bench (after `r1`, so only taken when forced).
+            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default())])
+            .collect(),
+        parity,
+        bench,
+        archs: None,
+        budgets: vec![Budget {
+            kernel: name.to_string(),
+            archs: vec!["gfx1100".into(), "gfx1201".into()],
+            max_vgprs: Some(MAX_VGPRS_RDNA),
+            max_scratch: None,
+            max_spills: None,
+            variants: vec![],
+        }],
+    }
+}
+
+/// VGPR budget of every variant on gfx1100 and gfx1201 (wave 32, a 1536-register file a SIMD):
+/// two waves a SIMD allow the architectural 256 (R8 uses 165 to 228, R4 up to 225; LDS, not
+/// registers, is what limits their occupancy there: docs/attention.md).
+pub const MAX_VGPRS_RDNA: u32 = 256;
+
+/// A plain family's cases: [`parity_cases`], and the bench at head dim 128.
+fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+    let parity = Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D));
+    let bench = if D == 128 {
+        Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
+    } else {
+        Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
+    };
+    family::<Q8, D, false>(name, parity, bench)
+}
+
+/// The four plain families and the two fused ones ([`fused`]).
+pub fn specs() -> Vec<KernelSpec> {
+    vec![
+        plain::<true, 64>("attention_decode_q8_0_d64"),
+        plain::<true, 128>("attention_decode_q8_0_d128"),
+        plain::<false, 64>("attention_decode_f16_d64"),
+        plain::<false, 128>("attention_decode_f16_d128"),
+        fused::spec::<64>(),
+        fused::spec::<128>(),
+    ]
+}
