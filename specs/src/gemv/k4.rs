@@ -2,21 +2,28 @@
 //! its own f32 order, chosen so that an MMA tile and a plain lane can both keep it.
 //!
 //! The order (every variant of this family): for each output `(row, token)`, block `b` of the
-//! `k / 32` goes to slot `b mod 4`; a slot adds its blocks in increasing `b` with the dense
+//! `k / 32` goes to slot `(b / 4) mod 4` (groups of four blocks, 128 bytes of a row, dealt to the
+//! slots in turn, so a wave reads whole 128-byte lines); a slot adds its blocks in increasing `b` with the dense
 //! family's block term `fma(dw * da, f32(sumi), acc)` from `+0.0`; the four slots are added as
 //! `(s0 + s1) + (s2 + s3)`. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the two
 //! families differ in the last bits; within this one, every variant is bit for bit the same.
 //!
+//! The weights are `gemv_q8_0_rp`'s repacked layout (`wq` quants `[row][k]`, `ws` scales
+//! `[row][block]`, written by `repack_q8_0`).
+//!
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
-//! - `mma`: a workgroup of four waves owns `m` rows (the MMA shape's); wave `w` is slot `w`. Per
-//!   block, the weights of `m` rows and the activations of the tokens (padded to the shape's `n`)
-//!   are loaded as 32-bit words straight into fragments (each lane's elements come in runs of four
-//!   consecutive bytes in every shape's lane map), the exact integer `sumi` of every (row, token)
-//!   comes from the integer MMA (one or two a block: `k` is 32 or 16), then each lane applies the
-//!   block term to its accumulator elements. The slot partials meet in LDS. On archs without an
-//!   8-bit matrix shape (gfx906, gfx1030) the variant is the baseline's code, and it is not
-//!   routed there.
+//! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of the shape's `m` rows; wave `w`
+//!   is slot `w`. A wave loads the fragments of its next `G` groups of four blocks (one wide load
+//!   of 8 or 16 bytes a lane, row and block, [`WideMap`]) and the activations, then takes the
+//!   exact integer `sumi` of every (row, token) from the integer MMA (one or two a block: `k` is
+//!   32 or 16) and applies the block term to its accumulator elements in increasing block order.
+//!   The slot partials meet in LDS. Where the 8-bit shape has no wide map the variant is the
+//!   `mma` body; without an 8-bit shape, the baseline's code (not routed there).
+//! - `mma`, `mma_t2`, `mma_t4`: as `wide`, but each lane fills its fragments with 32-bit loads
+//!   (each lane's elements come in runs of four consecutive bytes in every shape's lane map), one
+//!   block at a time. On archs without an 8-bit matrix shape (gfx906, gfx1030) the variant is the
+//!   baseline's code, and it is not routed there.
 //!
 //! ABI as `gemv_q8_0_rp` (`wq`, `ws`, `xq`, `xs`, `y`, `n`, `k`, `t`), with `t <= 8`.
 
@@ -31,6 +38,10 @@ use kiln_ir::{
 
 /// K slots.
 pub const SLOTS: u32 = 4;
+/// The register cap of the wide variants on NVIDIA ([`build_wide`]).
+pub const WIDE_MAX_REGISTERS: u32 = 128;
+/// Consecutive blocks a slot takes at a time.
+pub const GROUP: u32 = 4;
 /// Tokens a call at most.
 pub const MAX_T: u32 = 8;
 /// Rows a workgroup of the baseline (times 8 tokens times 4 slots = 128 lanes).
@@ -124,28 +135,37 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let wrow = b.mul(row64, nb64);
     let abase = b.mul(tok_c, nb);
     let fz = b.f32(0.0);
-    let acc = b.for_range(slot, nb, slots, 1, &[fz], |b, blk, acc| {
-        let blk64 = b.convert(blk, Type::U64);
-        let wb = b.add(wrow, blk64);
-        let c32 = b.u64(32);
-        let wat = b.mul(wb, c32);
-        let ab = b.add(abase, blk);
-        let aat = b.mul(ab, qk);
-        let mut sumi = b.i32(0);
-        for i in 0..8u64 {
-            let off = b.u64(4 * i);
-            let a = b.add(wat, off);
-            let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
-            let off = b.u32(4 * i as u32);
-            let a = b.add(aat, off);
-            let x = b.load_with(p.xq, a, Type::U32, IndexUnit::Byte, Some(4));
-            sumi = b.dot(DotOp::I8, w, x, sumi);
-        }
-        let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
-        let dw = f16_bits(b, dwb);
-        let ds = b.load(p.xs, ab, Type::U32);
-        let (da, _) = halves(b, ds);
-        vec![term(b, dw, da, sumi, acc[0])]
+    let group = b.u32(GROUP);
+    let ng = b.add(nb, group);
+    let ng = b.sub(ng, one);
+    let ng = b.div(ng, group);
+    let acc = b.for_range(slot, ng, slots, 1, &[fz], |b, g, acc| {
+        let first = b.mul(g, group);
+        let end = b.add(first, group);
+        let end = b.min(end, nb);
+        b.for_range(first, end, one, 1, acc, |b, blk, acc| {
+            let blk64 = b.convert(blk, Type::U64);
+            let wb = b.add(wrow, blk64);
+            let c32 = b.u64(32);
+            let wat = b.mul(wb, c32);
+            let ab = b.add(abase, blk);
+            let aat = b.mul(ab, qk);
+            let mut sumi = b.i32(0);
+            for i in 0..8u64 {
+                let off = b.u64(4 * i);
+                let a = b.add(wat, off);
+                let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
+                let off = b.u32(4 * i as u32);
+                let a = b.add(aat, off);
+                let x = b.load_with(p.xq, a, Type::U32, IndexUnit::Byte, Some(4));
+                sumi = b.dot(DotOp::I8, w, x, sumi);
+            }
+            let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
+            let dw = f16_bits(b, dwb);
+            let ds = b.load(p.xs, ab, Type::U32);
+            let (da, _) = halves(b, ds);
+            vec![term(b, dw, da, sumi, acc[0])]
+        })
     })[0];
     // (s0 + s1) + (s2 + s3): lanes 4i..4i+4 are the slots of one output.
     let o1 = b.shuffle_xor(acc, 1);
@@ -278,52 +298,61 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     let fz = b.f32(0.0);
     let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
-    let accs = b.for_range(slot, nb, slots, 1, &init, |b, blk, acc| {
-        let blk64 = b.convert(blk, Type::U64);
-        let c32 = b.u64(32);
-        let wblk = b.mul(blk64, c32);
-        let ablk = b.mul(blk, qk);
-        let mut cs: Vec<Value> =
-            (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
-        for kc in 0..QK / kk {
-            let mut b_el = Vec::with_capacity(per_b as usize);
-            for &(base, row) in &b_words {
-                let at = b.add(base, ablk);
-                let off = b.u32(kc * kk);
-                let row = b.add(row, off);
-                let at = b.add(at, row);
-                let w = b.load_with(p.xq, at, Type::U32, IndexUnit::Byte, Some(4));
-                b_el.extend(bytes_of(b, w));
-            }
-            let bf = b.fragment_of(kind, FragmentRole::B, &b_el);
-            for (ti, words) in a_words.iter().enumerate() {
-                let mut a_el = Vec::with_capacity(per_a as usize);
-                for &(base, col) in words {
-                    let at = b.add(base, wblk);
+    let group = b.u32(GROUP);
+    let ng = b.add(nb, group);
+    let ng = b.sub(ng, one);
+    let ng = b.div(ng, group);
+    let accs = b.for_range(slot, ng, slots, 1, &init, |b, g, acc| {
+        let first = b.mul(g, group);
+        let end = b.add(first, group);
+        let end = b.min(end, nb);
+        b.for_range(first, end, one, 1, acc, |b, blk, acc| {
+            let blk64 = b.convert(blk, Type::U64);
+            let c32 = b.u64(32);
+            let wblk = b.mul(blk64, c32);
+            let ablk = b.mul(blk, qk);
+            let mut cs: Vec<Value> =
+                (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
+            for kc in 0..QK / kk {
+                let mut b_el = Vec::with_capacity(per_b as usize);
+                for &(base, row) in &b_words {
+                    let at = b.add(base, ablk);
                     let off = b.u32(kc * kk);
-                    let col = b.add(col, off);
-                    let col64 = b.convert(col, Type::U64);
-                    let at = b.add(at, col64);
-                    let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
-                    a_el.extend(bytes_of(b, w));
+                    let row = b.add(row, off);
+                    let at = b.add(at, row);
+                    let w = b.load_with(p.xq, at, Type::U32, IndexUnit::Byte, Some(4));
+                    b_el.extend(bytes_of(b, w));
                 }
-                let af = b.fragment_of(kind, FragmentRole::A, &a_el);
-                cs[ti] = b.mma(kind, af, bf, cs[ti]);
+                let bf = b.fragment_of(kind, FragmentRole::B, &b_el);
+                for (ti, words) in a_words.iter().enumerate() {
+                    let mut a_el = Vec::with_capacity(per_a as usize);
+                    for &(base, col) in words {
+                        let at = b.add(base, wblk);
+                        let off = b.u32(kc * kk);
+                        let col = b.add(col, off);
+                        let col64 = b.convert(col, Type::U64);
+                        let at = b.add(at, col64);
+                        let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
+                        a_el.extend(bytes_of(b, w));
+                    }
+                    let af = b.fragment_of(kind, FragmentRole::A, &a_el);
+                    cs[ti] = b.mma(kind, af, bf, cs[ti]);
+                }
             }
-        }
-        let mut next = Vec::with_capacity(acc.len());
-        for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
-            let (ti, e) = (i / per_c as usize, i % per_c as usize);
-            let wi = b.add(wbase, blk64);
-            let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
-            let dw = f16_bits(b, dwb);
-            let ai = b.add(abase, blk);
-            let ds = b.load(p.xs, ai, Type::U32);
-            let (da, _) = halves(b, ds);
-            let sumi = b.extract(cs[ti], e as u8);
-            next.push(term(b, dw, da, sumi, acc[i]));
-        }
-        next
+            let mut next = Vec::with_capacity(acc.len());
+            for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+                let (ti, e) = (i / per_c as usize, i % per_c as usize);
+                let wi = b.add(wbase, blk64);
+                let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
+                let dw = f16_bits(b, dwb);
+                let ai = b.add(abase, blk);
+                let ds = b.load(p.xs, ai, Type::U32);
+                let (da, _) = halves(b, ds);
+                let sumi = b.extract(cs[ti], e as u8);
+                next.push(term(b, dw, da, sumi, acc[i]));
+            }
+            next
+        })
     });
     // Slot partials to LDS: [slot][row][token].
     let ntv = b.u32(nt);
@@ -335,6 +364,22 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
         b.store(part, at, accs[i]);
     }
     b.barrier(BarrierKind::Lds);
+    combine_slots(b, p, part, row0, rows, nt, wave);
+}
+
+/// The slot partials in LDS (`[slot][row][token]`) added as `(s0 + s1) + (s2 + s3)` and stored.
+fn combine_slots(
+    b: &mut KernelBuilder,
+    p: &Params,
+    part: kiln_ir::LdsSlot,
+    row0: Value,
+    rows: u32,
+    nt: u32,
+    wave: u32,
+) {
+    let n = b.arg(p.n);
+    let t = b.arg(p.t);
+    let ntv = b.u32(nt);
     let local = b.local_id();
     let pairs = b.u32(rows * nt);
     let step = b.u32(SLOTS * wave);
@@ -374,4 +419,397 @@ pub fn mma_archs() -> Vec<String> {
         })
         .map(|t| t.name.to_string())
         .collect()
+}
+
+/// How an 8-bit shape's A and B fragments can be filled by wide loads (8 or 16 bytes a lane): the
+/// elements a lane holds of one row of A (one column of B) are `bytes` values of K, the same lists
+/// in A and B, partitioning the shape's K. Storing list `j` (ordered by its first K) at bytes
+/// `bytes * j ..` of a K chunk is a permutation of K applied to both operands alike, which leaves
+/// every integer dot product (and so `sumi`) unchanged; the repacked layout's rows are read as
+/// they are, list `j` being at `alpha * first K`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WideMap {
+    /// Bytes a lane loads for one row of A (one column of B) a K chunk.
+    pub bytes: u32,
+    /// Byte offset of a list in the chunk = `alpha` x its first K.
+    pub alpha: u32,
+}
+
+/// Elements of `role` grouped by the coordinate that is not K (row of A, column of B), each group
+/// in element order; the same grouping at every lane, or `None`.
+fn groups_by_line(kind: MmaKind, role: FragmentRole) -> Option<Vec<Vec<u32>>> {
+    let shape = kind.shape();
+    let per = shape.elements_per_lane(role);
+    let line = |lane, e| {
+        let (r, c) = shape.coord(role, lane, e).ok()?;
+        Some(if role == FragmentRole::B { c } else { r })
+    };
+    let mut groups: Vec<(u32, Vec<u32>)> = vec![];
+    for e in 0..per {
+        let l = line(0, e)?;
+        match groups.iter_mut().find(|g| g.0 == l) {
+            Some(g) => g.1.push(e),
+            None => groups.push((l, vec![e])),
+        }
+    }
+    let groups: Vec<Vec<u32>> = groups.into_iter().map(|g| g.1).collect();
+    for lane in 0..shape.wave_size() {
+        for (i, g) in groups.iter().enumerate() {
+            let l = line(lane, g[0])?;
+            if g.iter().any(|&e| line(lane, e) != Some(l)) {
+                return None;
+            }
+            if groups[..i].iter().any(|h| line(lane, h[0]) == Some(l)) {
+                return None;
+            }
+        }
+    }
+    Some(groups)
+}
+
+/// The [`WideMap`] of `kind`, when its lane maps allow one.
+pub fn wide_map(kind: MmaKind) -> Option<WideMap> {
+    let shape = kind.shape();
+    let (_, _, kk) = shape.mnk();
+    let mut lists: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    let mut size = None;
+    for role in [FragmentRole::A, FragmentRole::B] {
+        let groups = groups_by_line(kind, role)?;
+        for lane in 0..shape.wave_size() {
+            for g in &groups {
+                let ks: Vec<u32> = g
+                    .iter()
+                    .map(|&e| {
+                        let (r, c) = shape.coord(role, lane, e).expect("in range");
+                        if role == FragmentRole::B {
+                            r
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                if *size.get_or_insert(ks.len()) != ks.len() {
+                    return None;
+                }
+                match lists.get(&ks[0]) {
+                    Some(l) if *l != ks => return None,
+                    Some(_) => {}
+                    None => {
+                        lists.insert(ks[0], ks);
+                    }
+                }
+            }
+        }
+    }
+    let bytes = size? as u32;
+    if bytes != 8 && bytes != 16 {
+        return None;
+    }
+    let mut all: Vec<u32> = lists.values().flatten().copied().collect();
+    all.sort_unstable();
+    if all != (0..kk).collect::<Vec<_>>() {
+        return None;
+    }
+    let firsts: Vec<u32> = lists.keys().copied().collect();
+    let alpha = match firsts.get(1) {
+        None => 1,
+        Some(&f1) if f1 > 0 && bytes.is_multiple_of(f1) => bytes / f1,
+        Some(_) => return None,
+    };
+    firsts
+        .iter()
+        .enumerate()
+        .all(|(j, &f)| bytes * j as u32 == alpha * f)
+        .then_some(WideMap { bytes, alpha })
+}
+
+/// The archs the wide `mma` variants are routed on: an 8-bit matrix shape at the default wave
+/// size with a [`WideMap`].
+pub fn wide_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| {
+            kind_for(t, MmaInputs::Int8)
+                .is_some_and(|k| k.shape().wave_size() == t.default_wave() && wide_map(k).is_some())
+        })
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// Builds a wide `mma` variant: as [`build`]'s `mma` with `tiles` row tiles, but each lane fills
+/// its fragments with one wide load a row of A and a column of B ([`WideMap`]), and a wave loads
+/// the `unroll` groups of its slot it takes next (`unroll` x 4 blocks) before it multiplies any
+/// of them, so that many bytes are in flight; the blocks are then added in increasing `b`, as every
+/// variant of the family does. Where the shape has no wide map, the plain `mma` body.
+pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
+    let mut b = KernelBuilder::new(name, wave);
+    // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
+    // registers and sinks each block's loads to just before its `mma` (one memory latency a
+    // block: 35 us at N = 14336 where the floor is 15); with it, the loads of all the blocks of
+    // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
+    // them first without one (and a cap would make the two-tile variants spill there).
+    if t.sm().is_some() {
+        b.max_registers(WIDE_MAX_REGISTERS);
+    }
+    let p = declare(&mut b);
+    match kind {
+        Some(kind) => match wide_map(kind) {
+            Some(map) => body_wide(&mut b, &p, wave, kind, map, tiles, unroll),
+            None => body_mma(&mut b, &p, wave, kind, tiles),
+        },
+        None => body_lanes(&mut b, &p),
+    }
+    b.finish()
+}
+
+/// A wide load of `map.bytes` at byte `at` of `buf`, as its bytes (signed).
+fn wide_bytes(b: &mut KernelBuilder, buf: Param, at: Value, map: WideMap) -> Vec<Value> {
+    let words = map.bytes / 4;
+    let v = b.load_with(
+        buf,
+        at,
+        Type::vector(ScalarType::U32, words as u8),
+        IndexUnit::Byte,
+        Some(map.bytes),
+    );
+    (0..words as u8)
+        .flat_map(|i| {
+            let w = b.extract(v, i);
+            bytes_of(b, w)
+        })
+        .collect()
+}
+
+/// Fragment elements from per-group bytes: element `groups[g][i]` is `bytes[g][i]`.
+fn elements(groups: &[Vec<u32>], bytes: &[Vec<Value>], per: u32) -> Vec<Value> {
+    let mut el = vec![None; per as usize];
+    for (g, vals) in groups.iter().zip(bytes) {
+        for (i, &e) in g.iter().enumerate() {
+            el[e as usize] = Some(vals[i]);
+        }
+    }
+    el.into_iter().map(|v| v.expect("every element in a group")).collect()
+}
+
+fn body_wide(
+    b: &mut KernelBuilder,
+    p: &Params,
+    wave: u32,
+    kind: MmaKind,
+    map: WideMap,
+    tiles: u32,
+    unroll: u32,
+) {
+    let (m, nt, kk) = kind.shape().mnk();
+    assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
+    let ga = groups_by_line(kind, FragmentRole::A).expect("a wide map has A groups");
+    let gb = groups_by_line(kind, FragmentRole::B).expect("a wide map has B groups");
+    // C elements grouped by row (one weight scale each) and by column (one activation scale).
+    let shape = kind.shape();
+    let per_c = shape.elements_per_lane(FragmentRole::C);
+    let same_at_every_lane = |e1: u32, e2: u32, pick: fn((u32, u32)) -> u32| {
+        (0..wave).all(|l| {
+            pick(shape.coord(FragmentRole::C, l, e1).expect("in range"))
+                == pick(shape.coord(FragmentRole::C, l, e2).expect("in range"))
+        })
+    };
+    let first_like = |e: u32, pick: fn((u32, u32)) -> u32| {
+        (0..e).find(|&e0| same_at_every_lane(e0, e, pick)).unwrap_or(e)
+    };
+    let c_row_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.0)).collect();
+    let c_col_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.1)).collect();
+
+    let rows = tiles * m;
+    b.workgroup_size([SLOTS * wave, 1, 1]);
+    b.const_param("rows", rows as i64);
+    b.const_param("tiles", tiles as i64);
+    b.const_param("tokens", nt as i64);
+    b.const_param("unroll", unroll as i64);
+    b.grid([
+        ShapeExpr::scaled(&[p.n], 1, rows as u64),
+        ShapeExpr::constant(1),
+        ShapeExpr::constant(1),
+    ]);
+    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let t = b.arg(p.t);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let wg = b.workgroup_id(Dim::X);
+    let rv = b.u32(rows);
+    let row0 = b.mul(wg, rv);
+    let slot = b.wave();
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let tl = b.sub(t, one);
+    let last_blk = b.sub(nb, one);
+    let nb64 = b.convert(nb, Type::U64);
+    let c32 = b.u64(32);
+    let alpha = b.u32(map.alpha);
+    // Per tile and A group: the byte of block 0 of its row (u64) and its list's byte in a chunk.
+    let a_loads: Vec<Vec<(Value, Value)>> = (0..tiles)
+        .map(|ti| {
+            ga.iter()
+                .map(|g| {
+                    let (r, c) = b.fragment_coord(kind, FragmentRole::A, g[0]);
+                    let off = b.u32(ti * m);
+                    let row = b.add(row0, off);
+                    let row = b.add(row, r);
+                    let row = b.min(row, last);
+                    let row64 = b.convert(row, Type::U64);
+                    let base = b.mul(row64, nb64);
+                    let base = b.mul(base, c32);
+                    let at = b.mul(c, alpha);
+                    let at = b.convert(at, Type::U64);
+                    (base, at)
+                })
+                .collect()
+        })
+        .collect();
+    // Per B group: its token's first quant plus its list's byte in a chunk.
+    let b_loads: Vec<Value> = gb
+        .iter()
+        .map(|g| {
+            let (r, c) = b.fragment_coord(kind, FragmentRole::B, g[0]);
+            let tok = b.min(c, tl);
+            let base = b.mul(tok, k);
+            let at = b.mul(r, alpha);
+            b.add(base, at)
+        })
+        .collect();
+    // Per tile and C element: its row's first scale (u64), its token's first scale, (row, token).
+    let c_elems: Vec<(Value, Value, Value, Value)> = (0..tiles)
+        .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
+        .map(|(ti, e)| {
+            let (r, c) = b.fragment_coord(kind, FragmentRole::C, e);
+            let off = b.u32(ti * m);
+            let rl = b.add(r, off);
+            let row = b.add(row0, rl);
+            let row = b.min(row, last);
+            let row64 = b.convert(row, Type::U64);
+            let wbase = b.mul(row64, nb64);
+            let tok = b.min(c, tl);
+            let abase = b.mul(tok, nb);
+            (wbase, abase, rl, c)
+        })
+        .collect();
+    let per_a = shape.elements_per_lane(FragmentRole::A);
+    let per_b = shape.elements_per_lane(FragmentRole::B);
+    // `unroll` groups of the slot an iteration: blocks `blk0 + j * SLOTS * GROUP + i`.
+    let stride = b.u32(SLOTS * GROUP * unroll);
+    let fz = b.f32(0.0);
+    let init = vec![fz; (tiles * per_c) as usize];
+    let iz = b.i32(0);
+    let group = b.u32(GROUP);
+    let start = b.mul(slot, group);
+    let accs = b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
+        // Every load of the `unroll` blocks first (a block past the end reads the last one and
+        // is not added).
+        struct Loaded {
+            valid: Value,
+            a: Vec<Vec<Vec<Vec<Value>>>>,
+            bq: Vec<Vec<Vec<Value>>>,
+            dw: Vec<Value>,
+            da: Vec<Value>,
+        }
+        let mut loaded = Vec::with_capacity((unroll * GROUP) as usize);
+        for u in (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)) {
+            let off = b.u32(u);
+            let blk = b.add(blk0, off);
+            let valid = b.lt(blk, nb);
+            let blk = b.min(blk, last_blk);
+            let blk64 = b.convert(blk, Type::U64);
+            let wblk = b.mul(blk64, c32);
+            let ablk = b.mul(blk, qk);
+            let mut bq = vec![];
+            let mut a = vec![];
+            for kc in 0..QK / kk {
+                let kc_off = b.u32(kc * kk);
+                let kc_off64 = b.u64((kc * kk) as u64);
+                bq.push(
+                    b_loads
+                        .iter()
+                        .map(|&base| {
+                            let at = b.add(base, ablk);
+                            let at = b.add(at, kc_off);
+                            wide_bytes(b, p.xq, at, map)
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                a.push(
+                    a_loads
+                        .iter()
+                        .map(|tile| {
+                            tile.iter()
+                                .map(|&(base, at)| {
+                                    let x = b.add(base, wblk);
+                                    let x = b.add(x, at);
+                                    let x = b.add(x, kc_off64);
+                                    wide_bytes(b, p.wq, x, map)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                        .collect::<Vec<_>>(),
+                );
+            }
+            let mut dw = vec![];
+            let mut da = vec![];
+            for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+                let e = i % per_c as usize;
+                let ti = i / per_c as usize;
+                let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+                let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+                dw.push(if rep_w < i {
+                    dw[rep_w]
+                } else {
+                    let wi = b.add(wbase, blk64);
+                    let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
+                    f16_bits(b, dwb)
+                });
+                da.push(if rep_a < i {
+                    da[rep_a]
+                } else {
+                    let ai = b.add(abase, blk);
+                    let ds = b.load(p.xs, ai, Type::U32);
+                    halves(b, ds).0
+                });
+            }
+            loaded.push(Loaded { valid, a, bq, dw, da });
+        }
+        // Then the blocks in increasing order.
+        let mut acc = acc.to_vec();
+        for l in &loaded {
+            let mut cs: Vec<Value> =
+                (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
+            for kc in 0..(QK / kk) as usize {
+                let bf = b.fragment_of(kind, FragmentRole::B, &elements(&gb, &l.bq[kc], per_b));
+                for ti in 0..tiles as usize {
+                    let el = elements(&ga, &l.a[kc][ti], per_a);
+                    let af = b.fragment_of(kind, FragmentRole::A, &el);
+                    cs[ti] = b.mma(kind, af, bf, cs[ti]);
+                }
+            }
+            for (i, a) in acc.iter_mut().enumerate() {
+                let (ti, e) = (i / per_c as usize, i % per_c as usize);
+                let sumi = b.extract(cs[ti], e as u8);
+                let next = term(b, l.dw[i], l.da[i], sumi, *a);
+                *a = b.select(l.valid, next, *a);
+            }
+        }
+        acc
+    });
+    // Slot partials to LDS: [slot][row][token], then (s0 + s1) + (s2 + s3) as `body_mma`.
+    let ntv = b.u32(nt);
+    for (i, &(_, _, r, c)) in c_elems.iter().enumerate() {
+        let at = b.mul(slot, rv);
+        let at = b.add(at, r);
+        let at = b.mul(at, ntv);
+        let at = b.add(at, c);
+        b.store(part, at, accs[i]);
+    }
+    b.barrier(BarrierKind::Lds);
+    combine_slots(b, p, part, row0, rows, nt, wave);
 }

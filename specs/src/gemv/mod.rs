@@ -282,6 +282,30 @@ pub fn specs() -> Vec<KernelSpec> {
                 build: |t, w| k4::build(t, w, 0),
                 admit: Admission::default(),
             },
+            // Wide fragment loads, `g` groups of four blocks of a slot in flight (k4::build_wide): first where
+            // the shape has a wide map (mma.sync m16n8k32 on sm_80+, WMMA gfx12, MFMA gfx942). Two
+            // tiles a workgroup first: the fastest at N = 14336 for T = 1, 4 and 8 on the H200
+            // (bench/results/gemv-k4-h200-2026-12-01.md).
+            VariantSpec {
+                name: "wide_t2_g1",
+                build: |t, w| k4::build_wide(t, w, 2, 1),
+                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
+            },
+            VariantSpec {
+                name: "wide_t1_g1",
+                build: |t, w| k4::build_wide(t, w, 1, 1),
+                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
+            },
+            VariantSpec {
+                name: "wide_t1_g2",
+                build: |t, w| k4::build_wide(t, w, 1, 2),
+                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
+            },
+            VariantSpec {
+                name: "wide_t4_g1",
+                build: |t, w| k4::build_wide(t, w, 4, 1),
+                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
+            },
             VariantSpec {
                 name: "mma",
                 build: |t, w| k4::build(t, w, 1),
@@ -874,6 +898,7 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_k4_n14336_t1", Q8_0, Repacked, Plain, 14336, 4096, 1),
             case("gemv_q8_0_rp_k4_n14336_t4", Q8_0, Repacked, Plain, 14336, 4096, 4),
             case("gemv_q8_0_rp_k4_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
+            case("gemv_q8_0_rp_k4_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
             case("gemv_q8_0_rp_k4_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
         ],
         "gemv_q8_0_rp_swiglu_q8_1s" => vec![case(

@@ -219,6 +219,24 @@ fn the_quantizing_swiglu_equals_swiglu_then_quantize() {
     }
 }
 
+/// The wide loads' K permutation exists where it is routed: NVIDIA's m16n8k32 (lists
+/// `4t..4t+4, 4t+16..4t+20` stored at byte `8t`), and every shape that has one partitions K.
+#[test]
+fn the_wide_map_of_each_int8_shape() {
+    use kiln_ir::matrix::MmaKind;
+    let nv =
+        crate::mma::kind_for(Target::by_name("sm_90").unwrap(), kiln_ir::matrix::MmaInputs::Int8)
+            .unwrap();
+    assert_eq!(k4::wide_map(nv), Some(k4::WideMap { bytes: 8, alpha: 2 }));
+    let wide = k4::wide_archs();
+    for a in ["sm_80", "sm_86", "sm_89", "sm_90"] {
+        assert!(wide.iter().any(|w| w == a), "{a} not in {wide:?}");
+    }
+    for kind in MmaKind::all().into_iter().filter(|k| k.a() != ScalarType::F16) {
+        println!("{kind:?}: {:?}", k4::wide_map(kind));
+    }
+}
+
 /// Every 8-bit MMA shape's A and B lane maps come in runs of four consecutive elements along K
 /// (what the `gemv_q8_0_rp_k4` `mma` variant's 32-bit fragment loads rely on).
 #[test]
@@ -242,7 +260,7 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
     for arch in &archs {
         let tg = Target::by_name(arch).unwrap();
         let wave = tg.default_wave();
-        for (n, k, t) in [(37, 32 * 9, 8), (19, 32 * 5, 3), (5, 32, 1)] {
+        for (n, k, t) in [(37, 32 * 9, 8), (19, 32 * 5, 3), (5, 32, 1), (21, 32 * 37, 6)] {
             let inputs = dense_inputs(
                 &mut rng,
                 WType::Q8_0,
@@ -252,7 +270,9 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
             );
             let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
-            for v in ["mma", "mma_t2", "mma_t4"] {
+            for v in
+                ["mma", "mma_t2", "mma_t4", "wide_t1_g1", "wide_t2_g1", "wide_t1_g2", "wide_t4_g1"]
+            {
                 let kernel = (f.variant(v).unwrap().build)(tg, wave);
                 let mma = run(&kernel, &inputs, &scalars);
                 assert_eq!(base["y"], mma["y"], "{v} on {arch} n={n} k={k} t={t}");
