@@ -786,10 +786,10 @@ fn body_wide(
                 (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
             for kc in 0..(QK / kk) as usize {
                 let bf = b.fragment_of(kind, FragmentRole::B, &elements(&gb, &l.bq[kc], per_b));
-                for ti in 0..tiles as usize {
-                    let el = elements(&ga, &l.a[kc][ti], per_a);
+                for (c, a) in cs.iter_mut().zip(&l.a[kc]) {
+                    let el = elements(&ga, a, per_a);
                     let af = b.fragment_of(kind, FragmentRole::A, &el);
-                    cs[ti] = b.mma(kind, af, bf, cs[ti]);
+                    *c = b.mma(kind, af, bf, *c);
                 }
             }
             for (i, a) in acc.iter_mut().enumerate() {
