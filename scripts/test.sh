@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 source scripts/env.sh
 export CARGO_TERM_COLOR=never
+# Elapsed seconds at each step, so a CI log shows where its time goes (CI's budget is 30 minutes).
+step() { echo "== test.sh [${SECONDS}s] $*"; }
 
 # `kiln parity` of package $1 on the cpu device at two archs ($2, $3; empty: the package's first
 # wave-32 arch) at once; both logs printed, in order, then the status of each.
@@ -25,6 +27,7 @@ kiln_parity_pair() {
     [ "$sa" -eq 0 ] && [ "$sb" -eq 0 ]
 }
 
+step "lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
@@ -38,6 +41,7 @@ CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targ
 # and scripts/fetch-smollm2.sh's models
 # (98 MB from PyPI). With them the engine runs a few positions of llama.cpp's fixture on the
 # cpu device (tests/oracle.rs) and the tiny random llama end to end (tests/engine.rs).
+step "engine package, models, random-model check"
 cargo build -p kiln
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90,gfx906 --strict -o target/ci-engine
 ./scripts/fetch-smollm2.sh
@@ -49,21 +53,29 @@ for q in q8_0 q4_0 q4_1; do
     python3 scripts/check-random-model.py target/ci-random.gguf
 done
 rm -f target/ci-random.gguf
-cargo test --workspace
-HIP_PATH=/usr cargo test -p kiln-runtime --features hip
-
-# End to end: AOT build of the whole library for every arch (resource report), then parity of
-# every variant against the interpreter and its baseline, on fresh random inputs.
+# End to end: AOT build of the whole library for every arch (resource report), then (below)
+# parity of every variant against the interpreter and its baseline, on fresh random inputs.
+# Built before the tests: codegen-tests' object gates (tests/objects.rs) check every library
+# object on every arch, and with KILN_CACHE_DIR they take this build's objects from its cache
+# instead of compiling the library a second time.
+step "library build (every arch)"
 pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
+step "cargo test --workspace"
+KILN_CACHE_DIR=$PWD/target/ci-cache cargo test --workspace
+step "runtime tests with the hip feature"
+HIP_PATH=/usr cargo test -p kiln-runtime --features hip
+
 # Wave 32 (the package's first wave-32 arch) and wave 64 (gfx906) side by side: most cases are
 # one workgroup, which the interpreter runs on one thread, so the two runs share the cores.
 # Each writes its own log, printed whole afterwards; either failing fails the suite.
+step "library parity, wave 32 and wave 64"
 kiln_parity_pair "$pkg" "" gfx906
 # The GEMV against an outside reference: ggml's formats by the PyPI package gguf, the product in
 # float64, every output within the bound the formats' arithmetic gives (bench/gemv_ref.py).
 # (A package of just those families: opening the whole library's takes a debug kiln ~30 s a
 # call. gfx1100 runs the matrix-unit family's WMMA path on the interpreter.)
+step "GEMV against gguf"
 ref=target/ci-ref
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch gfx1100 -o "$ref" \
     --kernel gemv_q8_0,gemv_q4_0,gemv_q4_1,gemv_f16,gemv_bf16,gemv_q8_0_rp,gemv_q4_0_rp,gemv_q4_1_rp,repack_q8_0,repack_q4_0,repack_q4_1,quantize_q8_1s_f32,gemv_q8_0_rp_k4
@@ -71,7 +83,9 @@ python3 bench/gemv_ref.py --package "$ref"
 
 # The op checks (specs/checks.ron: a small kernel an IR op or access form), every arch that has
 # the op, then parity against the interpreter at wave 32 and wave 64 on archs with a matrix unit.
+step "op checks"
 checks=target/ci-checks
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --matrix specs/checks.ron --all-archs --strict -o "$checks"
 # gfx1100 (wave 32) has every op, WMMA included; gfx942 (wave 64) has MFMA.
 kiln_parity_pair "$checks" gfx1100 gfx942
+step "done"

@@ -3,14 +3,15 @@
 //! disassembles with `llvm-objdump-19 --mcpu=<arch>`, and every PTX assembles with ptxas (skipped
 //! with a message when no ptxas is found).
 
+use kiln_codegen::package::{compile_cached, toolchain};
 use kiln_codegen::{compile, find_ptxas, occupancy, CompiledObject, Options};
 use kiln_codegen_tests::kernels;
 use kiln_ir::package::ObjectFormat;
 use kiln_ir::{Kernel, Target, TARGETS};
+use rayon::prelude::*;
 use std::process::Command;
 
 fn objects() -> Vec<(Kernel, &'static Target, CompiledObject)> {
-    use rayon::prelude::*;
     let mut jobs: Vec<(Kernel, &'static Target)> = vec![];
     for t in TARGETS {
         for &w in t.wave_sizes {
@@ -28,14 +29,38 @@ fn objects() -> Vec<(Kernel, &'static Target, CompiledObject)> {
             }
         }
     }
-    // In parallel (the library is a few thousand objects over all archs).
-    jobs.into_par_iter()
+    // In parallel (the library is a few thousand objects over all archs). With `KILN_CACHE_DIR`
+    // set, through `kiln build`'s cache: scripts/test.sh builds the whole library first, so the
+    // gates here read the very objects the package holds instead of compiling them a second time.
+    let cache = std::env::var_os("KILN_CACHE_DIR").map(std::path::PathBuf::from);
+    let tc = toolchain();
+    let from_cache = std::sync::atomic::AtomicUsize::new(0);
+    let objects: Vec<_> = jobs
+        .into_par_iter()
         .map(|(k, t)| {
-            let o = compile(&k, t, &Options::default())
-                .unwrap_or_else(|e| panic!("{} on {}: {e}", k.name, t.name));
+            let o = match &cache {
+                Some(dir) => compile_cached(&k, t, &Options::default(), dir, &tc).map(|c| {
+                    if c.cached {
+                        from_cache.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    c.object
+                }),
+                None => compile(&k, t, &Options::default()).map_err(Into::into),
+            }
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", k.name, t.name));
             (k, t, o)
         })
-        .collect()
+        .collect();
+    match &cache {
+        Some(dir) => println!(
+            "{} objects, {} of them from the build cache {}",
+            objects.len(),
+            from_cache.into_inner(),
+            dir.display()
+        ),
+        None => println!("{} objects compiled (no KILN_CACHE_DIR)", objects.len()),
+    }
+    objects
 }
 
 fn objdump() -> Option<&'static str> {
@@ -55,74 +80,79 @@ fn example_kernels_on_every_arch() {
             "SKIP ptxas gate: no ptxas found (set KILN_PTXAS or pip install nvidia-cuda-nvcc)"
         );
     }
-    let mut failures = vec![];
-    for (k, t, o) in objects() {
-        let what = format!("{} (wave {}) on {}", k.name, k.wave_size, t.name);
-        let r = &o.resources;
-        let mut fail = |m: String| failures.push(format!("{what}: {m}"));
-        if r.wave_size != k.wave_size {
-            fail(format!("object wave size {} != kernel's {}", r.wave_size, k.wave_size));
-        }
-        if r.scratch_bytes.unwrap_or(0) != 0 {
-            fail(format!("{:?} bytes of scratch", r.scratch_bytes));
-        }
-        // gfx10 in wave 64 crosses halves through SGPRs (readlane/writelane): SGPR spills into
-        // VGPR lanes are expected there, so the spill gate is for each target's own wave size.
-        if k.wave_size == t.default_wave()
-            && r.vgpr_spills.unwrap_or(0) + r.sgpr_spills.unwrap_or(0) != 0
-        {
-            fail(format!("spills: {:?} VGPR, {:?} SGPR", r.vgpr_spills, r.sgpr_spills));
-        }
-        if r.lds_bytes != k.lds_bytes() {
-            fail(format!(
-                "LDS {} bytes in the object, the kernel declares {}",
-                r.lds_bytes,
-                k.lds_bytes()
-            ));
-        }
-        match o.format {
-            ObjectFormat::Hsaco => {
-                assert_eq!(r.source, "amdhsa metadata");
-                if occupancy(t, &k, r).is_none() {
-                    fail("no occupancy".into());
-                }
-                if let Some(od) = objdump {
-                    let file = std::env::temp_dir().join(format!(
-                        "kiln-test-{}-{}-{}.hsaco",
-                        std::process::id(),
-                        t.name,
-                        k.name
-                    ));
-                    std::fs::write(&file, &o.bytes).unwrap();
-                    let out = Command::new(od)
-                        .args(["-d", &format!("--mcpu={}", t.name)])
-                        .arg(&file)
-                        .output()
-                        .unwrap();
-                    let _ = std::fs::remove_file(&file);
-                    let text = String::from_utf8_lossy(&out.stdout);
-                    if !out.status.success()
-                        || !text.contains(&format!("<{}>:", o.symbol))
-                        || text.contains("<unknown>")
-                    {
-                        fail(format!(
-                            "llvm-objdump failed: {}",
-                            String::from_utf8_lossy(&out.stderr)
+    // The gates (llvm-objdump is a process an object) in parallel too.
+    let failures: Vec<String> = objects()
+        .into_par_iter()
+        .flat_map_iter(|(k, t, o)| {
+            let mut failures = vec![];
+            let what = format!("{} (wave {}) on {}", k.name, k.wave_size, t.name);
+            let r = &o.resources;
+            let mut fail = |m: String| failures.push(format!("{what}: {m}"));
+            if r.wave_size != k.wave_size {
+                fail(format!("object wave size {} != kernel's {}", r.wave_size, k.wave_size));
+            }
+            if r.scratch_bytes.unwrap_or(0) != 0 {
+                fail(format!("{:?} bytes of scratch", r.scratch_bytes));
+            }
+            // gfx10 in wave 64 crosses halves through SGPRs (readlane/writelane): SGPR spills into
+            // VGPR lanes are expected there, so the spill gate is for each target's own wave size.
+            if k.wave_size == t.default_wave()
+                && r.vgpr_spills.unwrap_or(0) + r.sgpr_spills.unwrap_or(0) != 0
+            {
+                fail(format!("spills: {:?} VGPR, {:?} SGPR", r.vgpr_spills, r.sgpr_spills));
+            }
+            if r.lds_bytes != k.lds_bytes() {
+                fail(format!(
+                    "LDS {} bytes in the object, the kernel declares {}",
+                    r.lds_bytes,
+                    k.lds_bytes()
+                ));
+            }
+            match o.format {
+                ObjectFormat::Hsaco => {
+                    assert_eq!(r.source, "amdhsa metadata");
+                    if occupancy(t, &k, r).is_none() {
+                        fail("no occupancy".into());
+                    }
+                    if let Some(od) = objdump {
+                        let file = std::env::temp_dir().join(format!(
+                            "kiln-test-{}-{}-{}.hsaco",
+                            std::process::id(),
+                            t.name,
+                            k.name
                         ));
+                        std::fs::write(&file, &o.bytes).unwrap();
+                        let out = Command::new(od)
+                            .args(["-d", &format!("--mcpu={}", t.name)])
+                            .arg(&file)
+                            .output()
+                            .unwrap();
+                        let _ = std::fs::remove_file(&file);
+                        let text = String::from_utf8_lossy(&out.stdout);
+                        if !out.status.success()
+                            || !text.contains(&format!("<{}>:", o.symbol))
+                            || text.contains("<unknown>")
+                        {
+                            fail(format!(
+                                "llvm-objdump failed: {}",
+                                String::from_utf8_lossy(&out.stderr)
+                            ));
+                        }
+                    }
+                }
+                ObjectFormat::Ptx => {
+                    // With a ptxas, compile() already assembled the PTX to measure it.
+                    if find_ptxas().is_some() {
+                        assert_eq!(r.source, "ptxas -v", "{what}");
+                        assert!(r.vgprs.is_some(), "{what}");
+                    } else {
+                        assert!(r.vgprs.is_none(), "{what}");
                     }
                 }
             }
-            ObjectFormat::Ptx => {
-                // With a ptxas, compile() already assembled the PTX to measure it.
-                if find_ptxas().is_some() {
-                    assert_eq!(r.source, "ptxas -v", "{what}");
-                    assert!(r.vgprs.is_some(), "{what}");
-                } else {
-                    assert!(r.vgprs.is_none(), "{what}");
-                }
-            }
-        }
-    }
+            failures
+        })
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -209,11 +209,15 @@ pub fn toolchain() -> Toolchain {
 /// The whole toolchain is in it, so a new ld.lld or ptxas (or ptxas appearing, which turns
 /// unmeasured NVIDIA resources into measured ones) never reuses an entry of the old one.
 pub fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
+    key_of(&job.ir, job.target, tc, opts)
+}
+
+fn key_of(ir: &Kernel, target: &Target, tc: &Toolchain, opts: &Options) -> String {
     let text = format!(
         "{}|{}|{}|{}|{}|ld.lld {:?}|ptxas {:?}|{}",
-        job.ir.content_hash(),
-        job.target.name,
-        job.ir.wave_size,
+        ir.content_hash(),
+        target.name,
+        ir.wave_size,
         tc.kiln,
         tc.llvm,
         tc.ld_lld,
@@ -221,6 +225,57 @@ pub fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
         ron::ser::to_string(opts).unwrap_or_default()
     );
     blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+/// An object from [`compile_cached`].
+pub struct CachedCompile {
+    /// The object (without LLVM IR or assembly text).
+    pub object: crate::CompiledObject,
+    /// Taken from the cache, not compiled.
+    pub cached: bool,
+    /// An entry was found under the key but its seal did not match: compiled again.
+    pub refused_cache_entry: bool,
+}
+
+/// Compiles `ir` for `target`, or takes the object from `cache_dir` when an entry with a matching
+/// seal is there under the job's key ([`cache_key`]); a fresh object is written to the cache
+/// atomically. `kiln build` and the object gates of the tests share entries through this.
+pub fn compile_cached(
+    ir: &Kernel,
+    target: &'static Target,
+    opts: &Options,
+    cache_dir: &Path,
+    tc: &Toolchain,
+) -> Result<CachedCompile, PackageError> {
+    let key = key_of(ir, target, tc, opts);
+    let obj_path = cache_dir.join(format!("{key}.obj"));
+    let meta_path = cache_dir.join(format!("{key}.ron"));
+    let found = read_cache_entry(&key, &obj_path, &meta_path);
+    let refused_cache_entry = found.is_err();
+    if let Ok(Some((bytes, m))) = found {
+        let object = crate::CompiledObject {
+            format: m.format,
+            bytes,
+            llvm_ir: None,
+            asm: None,
+            resources: m.resources,
+            symbol: m.symbol,
+            grid_dependency: m.grid_dependency,
+        };
+        return Ok(CachedCompile { object, cached: true, refused_cache_entry });
+    }
+    let o = compile(ir, target, opts)?;
+    let meta = CacheMeta {
+        resources: o.resources.clone(),
+        symbol: o.symbol.clone(),
+        format: o.format,
+        grid_dependency: o.grid_dependency,
+    };
+    let file = CacheFile { seal: seal(&key, &meta, &o.bytes), meta };
+    write_atomic(&obj_path, &o.bytes)?;
+    let text = ron::ser::to_string(&file).expect("meta serializes");
+    write_atomic(&meta_path, text.as_bytes())?;
+    Ok(CachedCompile { object: o, cached: false, refused_cache_entry })
 }
 
 /// The default cache directory: `$KILN_CACHE_DIR`, else `target/kiln-cache` under the current directory.
@@ -381,28 +436,17 @@ pub fn build_package(
         .par_iter()
         .map(|job| {
             let t0 = Instant::now();
-            let key = cache_key(job, &tc, opts);
-            let obj_path = cache_dir.join(format!("{key}.obj"));
-            let meta_path = cache_dir.join(format!("{key}.ron"));
-            let cached = read_cache_entry(&key, &obj_path, &meta_path);
-            let refused_cache_entry = cached.is_err();
-            let (bytes, meta, was_cached) = match cached {
-                Ok(Some((b, m))) => (b, m, true),
-                Ok(None) | Err(()) => {
-                    let o = compile(&job.ir, job.target, opts)?;
-                    let meta = CacheMeta {
-                        resources: o.resources,
-                        symbol: o.symbol,
-                        format: o.format,
-                        grid_dependency: o.grid_dependency,
-                    };
-                    let file = CacheFile { seal: seal(&key, &meta, &o.bytes), meta };
-                    write_atomic(&obj_path, &o.bytes)?;
-                    let text = ron::ser::to_string(&file).expect("meta serializes");
-                    write_atomic(&meta_path, text.as_bytes())?;
-                    (o.bytes, file.meta, false)
-                }
-            };
+            let CachedCompile { object: o, cached: was_cached, refused_cache_entry } =
+                compile_cached(&job.ir, job.target, opts, cache_dir, &tc)?;
+            let (bytes, meta) = (
+                o.bytes,
+                CacheMeta {
+                    resources: o.resources,
+                    symbol: o.symbol,
+                    format: o.format,
+                    grid_dependency: o.grid_dependency,
+                },
+            );
             let mut unchecked = vec![];
             check_budget(job, &meta.resources, budgets, &mut unchecked)?;
             let ext = match meta.format {
@@ -649,6 +693,30 @@ mod tests {
             let named = Budget { kernel: "copy".into(), ..budget() };
             check_budget(&job("sm_90"), &res, &[other, named], &mut unchecked).expect("no budget");
         }
+    }
+
+    #[test]
+    fn a_cached_compile_reuses_sealed_entries_and_refuses_tampered_ones() {
+        let dir = std::env::temp_dir().join(format!("kiln-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (j, tc, opts) = (job("gfx1100"), toolchain(), Options::default());
+        let first = compile_cached(&j.ir, j.target, &opts, &dir, &tc).unwrap();
+        assert!(!first.cached && !first.refused_cache_entry);
+        let again = compile_cached(&j.ir, j.target, &opts, &dir, &tc).unwrap();
+        assert!(again.cached && !again.refused_cache_entry);
+        assert_eq!(again.object.bytes, first.object.bytes);
+        assert_eq!(again.object.resources, first.object.resources);
+        // One byte of the object changed after it was written: refused, compiled again.
+        let obj = dir.join(format!("{}.obj", cache_key(&j, &tc, &opts)));
+        let mut bytes = std::fs::read(&obj).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x40;
+        std::fs::write(&obj, &bytes).unwrap();
+        let fresh = compile_cached(&j.ir, j.target, &opts, &dir, &tc).unwrap();
+        assert!(!fresh.cached && fresh.refused_cache_entry);
+        assert_eq!(fresh.object.bytes, first.object.bytes);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
