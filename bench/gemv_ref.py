@@ -88,9 +88,15 @@ def check(args, rng, fmt, n, k, t, out):
         y_rp = run(args, f"gemv_{fmt}_rp", arrays_rp, shapes, out)["y"].reshape(t, n)
         if y_rp.astype(np.float64).tobytes() != y.tobytes():
             sys.exit(f"{fmt} n={n} k={k} t={t}: the repacked layout differs from ggml's")
-        if fmt == "q8_0" and t <= 8:
-            # The matrix-unit family keeps its own order (4 K slots): within the same bound.
-            y_k4 = run(args, "gemv_q8_0_rp_k4", arrays_rp, shapes, out)["y"].reshape(t, n).astype(np.float64)
+        if fmt == "q8_0" and t <= 8 and n % 16 == 0:
+            # The matrix-unit family keeps its own order (4 K slots): within the same bound. Its
+            # weights are in the tile layout (16-row tiles; per tile and block, chunk 4g + j =
+            # bytes 8j..8j+8 of row g, then of row g + 8), rearranged here by NumPy.
+            nb = k // 32
+            wq = rp["wq"].reshape(n // 16, 2, 8, nb, 4, 8)  # tile, h, g, block, j, byte
+            tile = np.ascontiguousarray(wq.transpose(0, 3, 2, 4, 1, 5)).reshape(-1)
+            arrays_k4 = dict(arrays_rp, wq=tile)
+            y_k4 = run(args, "gemv_q8_0_rp_k4", arrays_k4, shapes, out)["y"].reshape(t, n).astype(np.float64)
             extra = [("gemv_q8_0_rp_k4", y_k4)]
     x64 = x.astype(np.float64)
     ref = x64 @ wd.T
@@ -137,7 +143,7 @@ def main():
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory() as out:
         for fmt in ["q8_0", "q4_0", "q4_1", "f16", "bf16"]:
-            for n, k, t in [(37, 416, 3), (5, 64, 8), (19, 4096 + 32, 1)]:
+            for n, k, t in [(37, 416, 3), (5, 64, 8), (19, 4096 + 32, 1), (48, 416, 6), (16, 4096 + 32, 1)]:
                 check(args, rng, fmt, n, k, t, out)
     print("gemv_ref: every output within its bound")
 

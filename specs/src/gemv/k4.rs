@@ -8,32 +8,39 @@
 //! `(s0 + s1) + (s2 + s3)`. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the two
 //! families differ in the last bits; within this one, every variant is bit for bit the same.
 //!
-//! The weights are `gemv_q8_0_rp`'s repacked layout (`wq` quants `[row][k]`, `ws` scales
-//! `[row][block]`, written by `repack_q8_0`).
+//! The weights are in the tile layout (`wq`; [`tile_offset`], [`to_tile`]): rows in tiles of
+//! 16, and for each tile and block its 512 quant bytes as 32 chunks of 16 bytes, chunk `4g + j`
+//! holding bytes `8j..8j + 8` of row `g` of the tile, then of row `g + 8`. A lane of NVIDIA's
+//! `m16n8k32` A fragment (with the K permutation of [`WideMap`]) holds exactly one chunk, so a
+//! warp fills the fragment of a tile and block with one 16-byte load a lane, 512 contiguous bytes;
+//! every other shape reads it in 8-byte pieces (each 8 bytes of a row are contiguous). The scales
+//! stay `[row][block]` (`ws`, as `repack_q8_0` writes them). `n` must be a multiple of 16 (whole
+//! tiles; refused at launch otherwise).
 //!
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
-//! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of the shape's `m` rows; wave `w`
-//!   is slot `w`. A wave loads the fragments of its next `G` groups of four blocks (one wide load
-//!   of 8 or 16 bytes a lane, row and block, [`WideMap`]) and the activations, then takes the
+//! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of 16 rows; wave `w` is slot `w`.
+//!   A wave loads the fragments of its next `G` groups of four blocks (a 16-byte load a lane,
+//!   tile and block on NVIDIA, 8-byte pieces elsewhere) and the activations, then takes the
 //!   exact integer `sumi` of every (row, token) from the integer MMA (one or two a block: `k` is
 //!   32 or 16) and applies the block term to its accumulator elements in increasing block order.
 //!   The slot partials meet in LDS. Where the 8-bit shape has no wide map the variant is the
 //!   `mma` body; without an 8-bit shape, the baseline's code (not routed there).
-//! - `mma`, `mma_t2`, `mma_t4`: as `wide`, but each lane fills its fragments with 32-bit loads
+//! - `mma`, `mma_t2`: as `wide`, but each lane fills its fragments with 32-bit loads
 //!   (each lane's elements come in runs of four consecutive bytes in every shape's lane map), one
 //!   block at a time. On archs without an 8-bit matrix shape (gfx906, gfx1030) the variant is the
 //!   baseline's code, and it is not routed there.
 //!
-//! ABI as `gemv_q8_0_rp` (`wq`, `ws`, `xq`, `xs`, `y`, `n`, `k`, `t`), with `t <= 8`.
+//! ABI as `gemv_q8_0_rp` (`wq`, `ws`, `xq`, `xs`, `y`, `n`, `k`, `t`), with `t <= 8`, `wq` in the
+//! tile layout and `n` a multiple of 16.
 
 use super::dense::declare_nkt;
 use super::format::{f16_bits, halves, q8_0_term, WType, QK};
 use crate::mma::kind_for;
 use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
 use kiln_ir::{
-    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ScalarType,
-    ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ScalarRule,
+    ScalarType, ShapeExpr, Target, Type, Value,
 };
 
 /// K slots.
@@ -44,6 +51,74 @@ pub const WIDE_MAX_REGISTERS: u32 = 128;
 pub const GROUP: u32 = 4;
 /// Tokens a call at most.
 pub const MAX_T: u32 = 8;
+/// Rows a tile of the tile layout.
+pub const TILE_ROWS: u32 = 16;
+/// Quant bytes of a tile and block.
+const TILE_BLOCK: u64 = (TILE_ROWS * QK) as u64;
+
+/// The byte of the tile layout holding quant byte `byte` (`0..k`) of row `row`, for `nb = k / 32`
+/// blocks a row.
+pub fn tile_offset(row: usize, byte: usize, nb: usize) -> usize {
+    let (tile, blk, inb) = (row / 16, byte / 32, byte % 32);
+    (tile * nb + blk) * TILE_BLOCK as usize
+        + 64 * (row % 8)
+        + 8 * ((row / 8) % 2)
+        + 16 * (inb / 8)
+        + inb % 8
+}
+
+/// `gemv_q8_0_rp`'s quants (`[row][k]`, `n` a multiple of 16) in the tile layout.
+pub fn to_tile(wq: &[u8], n: usize, k: usize) -> Vec<u8> {
+    assert!(n.is_multiple_of(TILE_ROWS as usize) && wq.len() == n * k, "n={n} k={k}");
+    let mut out = vec![0; wq.len()];
+    for row in 0..n {
+        for byte in 0..k {
+            out[tile_offset(row, byte, k / QK as usize)] = wq[row * k + byte];
+        }
+    }
+    out
+}
+
+/// [`tile_offset`] in the IR, of byte 0 of block 0 of `row` (u32): the u64 to which a block adds
+/// `blk * 512` and a byte [`tile_byte`].
+fn tile_row_base(b: &mut KernelBuilder, row: Value, nb64: Value) -> Value {
+    let c16 = b.u32(TILE_ROWS);
+    let tile = b.div(row, c16);
+    let tile = b.convert(tile, Type::U64);
+    let x = b.mul(tile, nb64);
+    let c = b.u64(TILE_BLOCK);
+    let x = b.mul(x, c);
+    let c8 = b.u32(8);
+    let g = b.rem(row, c8);
+    let c64 = b.u32(64);
+    let g = b.mul(g, c64);
+    let h = b.div(row, c8);
+    let c2 = b.u32(2);
+    let h = b.rem(h, c2);
+    let h = b.mul(h, c8);
+    let part = b.add(g, h);
+    let part = b.convert(part, Type::U64);
+    b.add(x, part)
+}
+
+/// The offset in a tile block of byte `byte` (u32, `0..32`) of a row: `16 (byte / 8) + byte % 8`.
+fn tile_byte(b: &mut KernelBuilder, byte: Value) -> Value {
+    let c8 = b.u32(8);
+    let hi = b.div(byte, c8);
+    let c16 = b.u32(16);
+    let hi = b.mul(hi, c16);
+    let lo = b.rem(byte, c8);
+    let x = b.add(hi, lo);
+    b.convert(x, Type::U64)
+}
+
+/// `blk * 512` (u64) for block `blk` (u32).
+fn tile_block(b: &mut KernelBuilder, blk: Value) -> Value {
+    let blk64 = b.convert(blk, Type::U64);
+    let c = b.u64(TILE_BLOCK);
+    b.mul(blk64, c)
+}
+
 /// Rows a workgroup of the baseline (times 8 tokens times 4 slots = 128 lanes).
 const BASE_ROWS: u32 = 4;
 
@@ -60,6 +135,7 @@ struct Params {
 
 fn declare(b: &mut KernelBuilder) -> Params {
     let (n, k, t) = declare_nkt(b, Some(MAX_T));
+    b.scalar_rule(n, ScalarRule::MultipleOf(TILE_ROWS as u64));
     let wt = WType::Q8_0;
     let wq = b.buffer("wq", ScalarType::U8, Access::Read);
     b.set_buffer_len(wq, ShapeExpr::scaled(&[n, k], 1, 1));
@@ -133,6 +209,7 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let row64 = b.convert(row_c, Type::U64);
     let nb64 = b.convert(nb, Type::U64);
     let wrow = b.mul(row64, nb64);
+    let qrow = tile_row_base(b, row_c, nb64);
     let abase = b.mul(tok_c, nb);
     let fz = b.f32(0.0);
     let group = b.u32(GROUP);
@@ -146,13 +223,13 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
         b.for_range(first, end, one, 1, acc, |b, blk, acc| {
             let blk64 = b.convert(blk, Type::U64);
             let wb = b.add(wrow, blk64);
-            let c32 = b.u64(32);
-            let wat = b.mul(wb, c32);
+            let tb = tile_block(b, blk);
+            let wat = b.add(qrow, tb);
             let ab = b.add(abase, blk);
             let aat = b.mul(ab, qk);
             let mut sumi = b.i32(0);
             for i in 0..8u64 {
-                let off = b.u64(4 * i);
+                let off = b.u64(16 * (i / 2) + 4 * (i % 2));
                 let a = b.add(wat, off);
                 let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
                 let off = b.u32(4 * i as u32);
@@ -258,11 +335,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
                     let row = b.add(row0, off);
                     let row = b.add(row, r);
                     let row = b.min(row, last);
-                    let row64 = b.convert(row, Type::U64);
-                    let base = b.mul(row64, nb64);
-                    let c32 = b.u64(32);
-                    let base = b.mul(base, c32);
-                    (base, c)
+                    (tile_row_base(b, row, nb64), c)
                 })
                 .collect()
         })
@@ -308,8 +381,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
         let end = b.min(end, nb);
         b.for_range(first, end, one, 1, acc, |b, blk, acc| {
             let blk64 = b.convert(blk, Type::U64);
-            let c32 = b.u64(32);
-            let wblk = b.mul(blk64, c32);
+            let wblk = tile_block(b, blk);
             let ablk = b.mul(blk, qk);
             let mut cs: Vec<Value> =
                 (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
@@ -330,7 +402,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
                         let at = b.add(base, wblk);
                         let off = b.u32(kc * kk);
                         let col = b.add(col, off);
-                        let col64 = b.convert(col, Type::U64);
+                        let col64 = tile_byte(b, col);
                         let at = b.add(at, col64);
                         let w = b.load_with(p.wq, at, Type::U32, IndexUnit::Byte, Some(4));
                         a_el.extend(bytes_of(b, w));
@@ -564,15 +636,15 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     b.finish()
 }
 
-/// A wide load of `map.bytes` at byte `at` of `buf`, as its bytes (signed).
-fn wide_bytes(b: &mut KernelBuilder, buf: Param, at: Value, map: WideMap) -> Vec<Value> {
-    let words = map.bytes / 4;
+/// A wide load of `bytes` at byte `at` of `buf`, as its bytes (signed).
+fn wide_bytes(b: &mut KernelBuilder, buf: Param, at: Value, bytes: u32) -> Vec<Value> {
+    let words = bytes / 4;
     let v = b.load_with(
         buf,
         at,
         Type::vector(ScalarType::U32, words as u8),
         IndexUnit::Byte,
-        Some(map.bytes),
+        Some(bytes),
     );
     (0..words as u8)
         .flat_map(|i| {
@@ -593,6 +665,25 @@ fn elements(groups: &[Vec<u32>], bytes: &[Vec<Value>], per: u32) -> Vec<Value> {
     el.into_iter().map(|v| v.expect("every element in a group")).collect()
 }
 
+/// Whether each lane's A elements are two groups of 8 bytes, rows `r` and `r + 8` with `r mod 16
+/// < 8`, of the same K list: then they are one 16-byte chunk of the tile layout (NVIDIA's
+/// `m16n8k32`).
+fn paired_rows(kind: MmaKind, map: WideMap) -> bool {
+    let shape = kind.shape();
+    let Some(groups) = groups_by_line(kind, FragmentRole::A) else {
+        return false;
+    };
+    map.bytes == 8
+        && groups.len() == 2
+        && (0..shape.wave_size()).all(|lane| {
+            let at = |g: &[u32]| shape.coord(FragmentRole::A, lane, g[0]).ok();
+            match (at(&groups[0]), at(&groups[1])) {
+                (Some((r0, c0)), Some((r1, c1))) => r1 == r0 + 8 && r0 % 16 < 8 && c0 == c1,
+                _ => false,
+            }
+        })
+}
+
 fn body_wide(
     b: &mut KernelBuilder,
     p: &Params,
@@ -604,6 +695,7 @@ fn body_wide(
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
+    assert_eq!(m, TILE_ROWS, "{kind:?}: a wide tile is a tile of the layout");
     let ga = groups_by_line(kind, FragmentRole::A).expect("a wide map has A groups");
     let gb = groups_by_line(kind, FragmentRole::B).expect("a wide map has B groups");
     // C elements grouped by row (one weight scale each) and by column (one activation scale).
@@ -647,28 +739,29 @@ fn body_wide(
     let tl = b.sub(t, one);
     let last_blk = b.sub(nb, one);
     let nb64 = b.convert(nb, Type::U64);
-    let c32 = b.u64(32);
     let alpha = b.u32(map.alpha);
-    // Per tile and A group: the byte of block 0 of its row (u64) and its list's byte in a chunk.
+    // A tile past the last row reads the last tile (its outputs are not stored): whole tiles,
+    // so a lane's rows keep their place in the tile layout.
+    let tile_rows = b.u32(m);
+    let last_tile = b.sub(n, tile_rows);
+    // Per tile and A group: the tile-layout byte of block 0 of its row (u64) and its list's byte
+    // in a block (u32, a multiple of 8).
     let a_loads: Vec<Vec<(Value, Value)>> = (0..tiles)
         .map(|ti| {
+            let off = b.u32(ti * m);
+            let start = b.add(row0, off);
+            let start = b.min(start, last_tile);
             ga.iter()
                 .map(|g| {
                     let (r, c) = b.fragment_coord(kind, FragmentRole::A, g[0]);
-                    let off = b.u32(ti * m);
-                    let row = b.add(row0, off);
-                    let row = b.add(row, r);
-                    let row = b.min(row, last);
-                    let row64 = b.convert(row, Type::U64);
-                    let base = b.mul(row64, nb64);
-                    let base = b.mul(base, c32);
-                    let at = b.mul(c, alpha);
-                    let at = b.convert(at, Type::U64);
-                    (base, at)
+                    let row = b.add(start, r);
+                    let base = tile_row_base(b, row, nb64);
+                    (base, b.mul(c, alpha))
                 })
                 .collect()
         })
         .collect();
+    let paired = paired_rows(kind, map);
     // Per B group: its token's first quant plus its list's byte in a chunk.
     let b_loads: Vec<Value> = gb
         .iter()
@@ -722,20 +815,19 @@ fn body_wide(
             let valid = b.lt(blk, nb);
             let blk = b.min(blk, last_blk);
             let blk64 = b.convert(blk, Type::U64);
-            let wblk = b.mul(blk64, c32);
+            let wblk = tile_block(b, blk);
             let ablk = b.mul(blk, qk);
             let mut bq = vec![];
             let mut a = vec![];
             for kc in 0..QK / kk {
                 let kc_off = b.u32(kc * kk);
-                let kc_off64 = b.u64((kc * kk) as u64);
                 bq.push(
                     b_loads
                         .iter()
                         .map(|&base| {
                             let at = b.add(base, ablk);
                             let at = b.add(at, kc_off);
-                            wide_bytes(b, p.xq, at, map)
+                            wide_bytes(b, p.xq, at, map.bytes)
                         })
                         .collect::<Vec<_>>(),
                 );
@@ -743,14 +835,33 @@ fn body_wide(
                     a_loads
                         .iter()
                         .map(|tile| {
-                            tile.iter()
-                                .map(|&(base, at)| {
+                            let at =
+                                |b: &mut KernelBuilder, (base, list): (Value, Value), piece| {
                                     let x = b.add(base, wblk);
-                                    let x = b.add(x, at);
-                                    let x = b.add(x, kc_off64);
-                                    wide_bytes(b, p.wq, x, map)
-                                })
-                                .collect::<Vec<_>>()
+                                    let byte = b.add(list, kc_off);
+                                    let off = b.u32(8 * piece);
+                                    let byte = b.add(byte, off);
+                                    let y = tile_byte(b, byte);
+                                    b.add(x, y)
+                                };
+                            if paired {
+                                // Rows r and r + 8, the same list: one chunk of the layout.
+                                let x = at(b, tile[0], 0);
+                                let mut bytes = wide_bytes(b, p.wq, x, 16);
+                                let second = bytes.split_off(8);
+                                vec![bytes, second]
+                            } else {
+                                tile.iter()
+                                    .map(|&g| {
+                                        (0..map.bytes / 8)
+                                            .flat_map(|piece| {
+                                                let x = at(b, g, piece);
+                                                wide_bytes(b, p.wq, x, 8)
+                                            })
+                                            .collect::<Vec<_>>()
+                                    })
+                                    .collect::<Vec<_>>()
+                            }
                         })
                         .collect::<Vec<_>>(),
                 );

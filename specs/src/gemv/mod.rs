@@ -307,14 +307,11 @@ pub fn specs() -> Vec<KernelSpec> {
                 build: |t, w| k4::build(t, w, 1),
                 admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
             },
+            // (Four tiles, `mma_t4`, was slower, 32.6-35.7 us on the H200, and spills on gfx90a
+            // with the tile layout's addressing: removed.)
             VariantSpec {
                 name: "mma_t2",
                 build: |t, w| k4::build(t, w, 2),
-                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
-            },
-            VariantSpec {
-                name: "mma_t4",
-                build: |t, w| k4::build(t, w, 4),
                 admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
             },
         ],
@@ -455,6 +452,7 @@ pub fn specs() -> Vec<KernelSpec> {
         |t, w| repack::build(t, w, Q8_0),
         |r, l| repack_cases(r, l, Q8_0),
     ));
+    v.push(repack("repack_q8_0_tile", repack::build_tile, repack_tile_cases));
     v.push(repack(
         "repack_q4_0",
         |t, w| repack::build(t, w, Q4_0),
@@ -509,9 +507,46 @@ pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
     b.finish()
 }
 
-/// `gemv_q8_0_rp_k4`'s cases: the dense ones with `t <= 8`, and `n` not a multiple of the MMA rows.
+/// `gemv_q8_0_rp_k4`'s cases: every `t` in 1..=8, `k` not a multiple of 256, a row count that
+/// leaves a two-tile workgroup half full (`n / 16` odd); `n` is a multiple of 16 (the layout's
+/// tiles). The weights in the tile layout.
 fn k4_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
-    dense_cases(rng, large, WType::Q8_0, Layout::Repacked, Epilogue::Plain)
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (48, 416, t)).collect();
+    shapes.extend([(16, 32, 1), (80, 32 * 37, 6), (208, 4096 + 32, 5)]);
+    if large {
+        shapes.extend([(4096, 4096, 1), (1008, 4096, 8)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n, k, t)| Case {
+            name: format!("n={n} k={k} t={t}"),
+            scalars: vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)],
+            inputs: k4_inputs(rng, (n, k, t)),
+        })
+        .collect()
+}
+
+/// A `gemv_q8_0_rp_k4` case's inputs: the repacked family's, with `wq` in the tile layout.
+pub(crate) fn k4_inputs(
+    rng: &mut Rng,
+    (n, k, t): (usize, usize, usize),
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let inputs = dense_inputs(rng, WType::Q8_0, Layout::Repacked, Epilogue::Plain, (n, k, t));
+    k4_inputs_from(inputs, n, k)
+}
+
+/// The repacked family's inputs with `wq` turned into the tile layout.
+pub(crate) fn k4_inputs_from(
+    mut inputs: Vec<(String, ScalarType, Vec<u8>)>,
+    n: usize,
+    k: usize,
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    for (name, _, bytes) in &mut inputs {
+        if name == "wq" {
+            *bytes = k4::to_tile(bytes, n, k);
+        }
+    }
+    inputs
 }
 
 fn quantize_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
@@ -528,6 +563,23 @@ fn quantize_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
                 scalars: vec![u32s("n", n as u32)],
                 inputs: vec![floats("x", ScalarType::F32, &v)],
             }
+        })
+        .collect()
+}
+
+/// `repack_q8_0_tile`'s cases: `n` a multiple of 16 (one tile, three, a model width), `k` not a
+/// multiple of 256.
+fn repack_tile_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
+    let mut shapes = vec![(16, 32), (48, 416), (32, 4096 + 32)];
+    if large {
+        shapes.push((4096, 4096));
+    }
+    shapes
+        .into_iter()
+        .map(|(n, k)| Case {
+            name: format!("n={n} k={k}"),
+            scalars: vec![u32s("n", n as u32), u32s("k", k as u32)],
+            inputs: vec![("w".into(), ScalarType::U8, host::weights(rng, WType::Q8_0, n, k, true))],
         })
         .collect()
 }

@@ -250,7 +250,7 @@ fn every_int8_lane_map_has_runs_of_four_along_k() {
 
 /// `gemv_q8_0_rp_k4`'s `mma` variant equals its baseline bit for bit on the interpreter, on every
 /// arch with an 8-bit matrix shape (WMMA gfx11 / gfx12, MFMA gfx90a / gfx942, mma.sync sm_75 /
-/// sm_80+), for t = 1..8 and rows that do not fill the last tile.
+/// sm_80+), for t = 1..8 and rows that leave the last workgroup's tiles part empty.
 #[test]
 fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
     let mut rng = rng_for("gemv-k4", std::process::id() as u64);
@@ -260,17 +260,11 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
     for arch in &archs {
         let tg = Target::by_name(arch).unwrap();
         let wave = tg.default_wave();
-        for (n, k, t) in [(37, 32 * 9, 8), (19, 32 * 5, 3), (5, 32, 1), (21, 32 * 37, 6)] {
-            let inputs = dense_inputs(
-                &mut rng,
-                WType::Q8_0,
-                Layout::Repacked,
-                dense::Epilogue::Plain,
-                (n, k, t),
-            );
+        for (n, k, t) in [(48, 32 * 9, 8), (16, 32 * 5, 3), (16, 32, 1), (80, 32 * 37, 6)] {
+            let inputs = super::k4_inputs(&mut rng, (n, k, t));
             let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
-            for v in ["mma", "mma_t2", "mma_t4", "wide_t1_g1", "wide_t2_g1", "wide_t1_g2"] {
+            for v in ["mma", "mma_t2", "wide_t1_g1", "wide_t2_g1", "wide_t1_g2"] {
                 let kernel = (f.variant(v).unwrap().build)(tg, wave);
                 let mma = run(&kernel, &inputs, &scalars);
                 assert_eq!(base["y"], mma["y"], "{v} on {arch} n={n} k={k} t={t}");
@@ -396,6 +390,111 @@ fn the_norm_gemvs_equal_the_norm_then_the_gemv() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The tile layout is a permutation of the repacked quants, and chunk `4g + j` of a tile and
+/// block holds bytes `8j..8j + 8` of row `g` then of row `g + 8` (what a lane of `m16n8k32`
+/// loads).
+#[test]
+fn the_tile_layout_is_the_m16n8k32_chunks_of_the_repacked_rows() {
+    let (n, k) = (48, 32 * 5);
+    let wq: Vec<u8> = (0..n * k).map(|i| (i % 251) as u8).collect();
+    let tile = k4::to_tile(&wq, n, k);
+    let mut seen = vec![false; n * k];
+    for row in 0..n {
+        for byte in 0..k {
+            let o = k4::tile_offset(row, byte, k / 32);
+            assert!(!seen[o], "offset {o} twice");
+            seen[o] = true;
+        }
+    }
+    let nb = k / 32;
+    for (tile_i, blk, g, j) in [(0, 0, 0, 0), (1, 3, 5, 2), (2, 4, 7, 3)] {
+        let chunk = ((tile_i * nb + blk) * 32 + 4 * g + j) * 16;
+        let row = |r: usize| &wq[r * k + blk * 32 + 8 * j..][..8];
+        assert_eq!(&tile[chunk..chunk + 8], row(tile_i * 16 + g));
+        assert_eq!(&tile[chunk + 8..chunk + 16], row(tile_i * 16 + g + 8));
+    }
+}
+
+/// `gemv_q8_0_rp_k4`'s baseline reads the tile layout as the family's order says, against a host
+/// model of that order over the repacked (row-major) quants: block `b` in slot `(b / 4) mod 4`,
+/// `fma(dw * da, sumi, acc)` in increasing `b`, `(s0 + s1) + (s2 + s3)`; bit for bit, at both
+/// wave sizes, with the edge values of the weights (zero, NaN and infinite scales).
+#[test]
+fn the_k4_baseline_reads_the_tile_layout_in_the_family_order() {
+    use half::f16;
+    let mut rng = rng_for("gemv-k4-host", std::process::id() as u64);
+    let f = fam("gemv_q8_0_rp_k4");
+    for wave in [32, 64] {
+        for (n, k, t) in [(32, 32 * 9, 8), (16, 32 * 13, 3), (48, 32, 1)] {
+            let rp = dense_inputs(
+                &mut rng,
+                WType::Q8_0,
+                Layout::Repacked,
+                dense::Epilogue::Plain,
+                (n, k, t),
+            );
+            let get = |name: &str| rp.iter().find(|i| i.0 == name).unwrap().2.clone();
+            let (wq, ws, xq, xs) = (get("wq"), get("ws"), get("xq"), get("xs"));
+            let nb = k / 32;
+            let mut want = vec![0f32; t * n];
+            for tok in 0..t {
+                for row in 0..n {
+                    let mut slots = [0f32; 4];
+                    for blk in 0..nb {
+                        let mut sumi = 0i32;
+                        for i in 0..32 {
+                            let w = wq[row * k + blk * 32 + i] as i8 as i32;
+                            let x = xq[tok * k + blk * 32 + i] as i8 as i32;
+                            sumi += w * x;
+                        }
+                        let dwb = u16::from_le_bytes([
+                            ws[2 * (row * nb + blk)],
+                            ws[2 * (row * nb + blk) + 1],
+                        ]);
+                        let dw = f16::from_bits(dwb).to_f32();
+                        let a = 4 * (tok * nb + blk);
+                        let da = f16::from_bits(u16::from_le_bytes([xs[a], xs[a + 1]])).to_f32();
+                        let s = &mut slots[(blk / 4) % 4];
+                        *s = (dw * da).mul_add(sumi as f32, *s);
+                    }
+                    want[tok * n + row] = (slots[0] + slots[1]) + (slots[2] + slots[3]);
+                }
+            }
+            let inputs = super::k4_inputs_from(rp.clone(), n, k);
+            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
+            let got = f32s(&run(&(f.baseline().build)(target(wave), wave), &inputs, &scalars)["y"]);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "wave {wave} n={n} k={k} t={t} output {i}: kernel {g}, host {w}"
+                );
+            }
+        }
+    }
+}
+
+/// `repack_q8_0_tile` makes, from ggml's blocks, the host's tile layout of the repacked quants and
+/// the repacked scales, at both wave sizes (one tile, odd tile counts, `k` not a multiple of 256).
+#[test]
+fn the_tile_repack_kernel_makes_the_tile_layout() {
+    let mut rng = rng_for("gemv-repack-tile", std::process::id() as u64);
+    let f = fam("repack_q8_0_tile");
+    for wave in [32, 64] {
+        for (n, k) in [(16, 32), (48, 416), (80, 32 * 37)] {
+            let w = host::weights(&mut rng, WType::Q8_0, n, k, true);
+            let (hq, hs) = host::repack(WType::Q8_0, &w);
+            let scalars = vec![u32s("n", n as u32), u32s("k", k as u32)];
+            let got = run(
+                &(f.baseline().build)(target(wave), wave),
+                &[("w".into(), ScalarType::U8, w)],
+                &scalars,
+            );
+            assert_eq!(got["wq"], k4::to_tile(&hq, n, k), "wq, wave {wave} n={n} k={k}");
+            assert_eq!(got["ws"], hs, "ws, wave {wave} n={n} k={k}");
         }
     }
 }
