@@ -438,26 +438,18 @@ pub fn build_package(
             let t0 = Instant::now();
             let CachedCompile { object: o, cached: was_cached, refused_cache_entry } =
                 compile_cached(&job.ir, job.target, opts, cache_dir, &tc)?;
-            let (bytes, meta) = (
-                o.bytes,
-                CacheMeta {
-                    resources: o.resources,
-                    symbol: o.symbol,
-                    format: o.format,
-                    grid_dependency: o.grid_dependency,
-                },
-            );
             let mut unchecked = vec![];
-            check_budget(job, &meta.resources, budgets, &mut unchecked)?;
-            let ext = match meta.format {
+            check_budget(job, &o.resources, budgets, &mut unchecked)?;
+            let ext = match o.format {
                 ObjectFormat::Hsaco => "hsaco",
                 ObjectFormat::Ptx => "ptx",
             };
             let stem = format!("{}/{}.{}", job.kernel, job.variant, job.target.name);
+            let ir_hash = job.ir.content_hash();
             let entry = ObjectEntry {
                 kernel: job.kernel.clone(),
                 variant: job.variant.clone(),
-                symbol: meta.symbol,
+                symbol: o.symbol,
                 consts: job.ir.consts.clone(),
                 arch: job.target.name.to_string(),
                 target_id: format!("{}--{}", job.target.triple(), job.target.name),
@@ -465,22 +457,22 @@ pub fn build_package(
                 workgroup_size: job.ir.workgroup_size,
                 grid: job.ir.grid.clone(),
                 abi: Abi::of(&job.ir),
-                occupancy: occupancy(job.target, &job.ir, &meta.resources),
-                resources: meta.resources,
-                ir_hash: job.ir.content_hash(),
+                occupancy: occupancy(job.target, &job.ir, &o.resources),
+                resources: o.resources,
                 // IR files are content-addressed: one file per distinct kernel IR, shared by
                 // every arch it was built for.
-                ir_file: format!("ir/{}.ron", job.ir.content_hash()),
+                ir_file: format!("ir/{ir_hash}.ron"),
+                ir_hash,
                 file: format!("{stem}.{ext}"),
-                format: meta.format,
-                content_hash: blake3::hash(&bytes).to_hex().to_string(),
-                grid_dependency: meta.grid_dependency,
+                format: o.format,
+                content_hash: blake3::hash(&o.bytes).to_hex().to_string(),
+                grid_dependency: o.grid_dependency,
             };
             bar.inc(1);
             bar.set_message(format!("{} {} {}", job.kernel, job.variant, job.target.name));
             Ok(Done {
                 entry,
-                bytes,
+                bytes: o.bytes,
                 ir_text: ron::ser::to_string(&job.ir).expect("a kernel serializes"),
                 cached: was_cached,
                 refused_cache_entry,

@@ -289,6 +289,91 @@ fn bytes_of(b: &mut KernelBuilder, w: Value) -> [Value; 4] {
     [0u8, 1, 2, 3].map(|i| b.extract(v, i))
 }
 
+/// What the `mma` and `wide` bodies share: four waves a workgroup own `tiles * m` rows (wave
+/// `w` is slot `w`), the common values, each C element's scale bases, and the LDS the slot
+/// partials meet in.
+struct Frame {
+    part: kiln_ir::LdsSlot,
+    n: Value,
+    k: Value,
+    qk: Value,
+    nb: Value,
+    row0: Value,
+    rows: u32,
+    tokens: u32,
+    slot: Value,
+    one: Value,
+    last: Value,
+    tl: Value,
+    nb64: Value,
+    /// Per tile and C element: its row's first scale (u64), its token's first scale, and its
+    /// (row in the workgroup, token).
+    c_elems: Vec<(Value, Value, Value, Value)>,
+}
+
+impl Frame {
+    fn new(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: u32) -> Frame {
+        let (m, nt, _) = kind.shape().mnk();
+        let rows = tiles * m;
+        b.workgroup_size([SLOTS * wave, 1, 1]);
+        b.const_param("rows", rows as i64);
+        b.const_param("tiles", tiles as i64);
+        b.const_param("tokens", nt as i64);
+        b.grid([
+            ShapeExpr::scaled(&[p.n], 1, rows as u64),
+            ShapeExpr::constant(1),
+            ShapeExpr::constant(1),
+        ]);
+        let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
+        let n = b.arg(p.n);
+        let k = b.arg(p.k);
+        let t = b.arg(p.t);
+        let qk = b.u32(QK);
+        let nb = b.div(k, qk);
+        let wg = b.workgroup_id(Dim::X);
+        let rv = b.u32(rows);
+        let row0 = b.mul(wg, rv);
+        let slot = b.wave();
+        let one = b.u32(1);
+        let last = b.sub(n, one);
+        let tl = b.sub(t, one);
+        let nb64 = b.convert(nb, Type::U64);
+        let per_c = kind.shape().elements_per_lane(FragmentRole::C);
+        let c_elems = (0..tiles)
+            .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
+            .map(|(ti, e)| {
+                let (r, c) = b.fragment_coord(kind, FragmentRole::C, e);
+                let off = b.u32(ti * m);
+                let rl = b.add(r, off);
+                let row = b.add(row0, rl);
+                let row = b.min(row, last);
+                let row64 = b.convert(row, Type::U64);
+                let wbase = b.mul(row64, nb64);
+                let tok = b.min(c, tl);
+                let abase = b.mul(tok, nb);
+                (wbase, abase, rl, c)
+            })
+            .collect();
+        Frame { part, n, k, qk, nb, row0, rows, tokens: nt, slot, one, last, tl, nb64, c_elems }
+    }
+
+    /// The slot partials `accs` (one a C element) to LDS (`[slot][row][token]`), then added and
+    /// stored by [`combine_slots`].
+    fn finish(&self, b: &mut KernelBuilder, p: &Params, accs: &[Value], wave: u32) {
+        let rv = b.u32(self.rows);
+        let ntv = b.u32(self.tokens);
+        for (i, &(_, _, r, c)) in self.c_elems.iter().enumerate() {
+            let at = b.mul(self.slot, rv);
+            let at = b.add(at, r);
+            let at = b.mul(at, ntv);
+            let at = b.add(at, c);
+            b.store(self.part, at, accs[i]);
+        }
+        b.barrier(BarrierKind::Lds);
+        combine_slots(b, p, self.part, self.row0, self.rows, self.tokens, wave);
+    }
+}
+
 /// Four waves own `tiles * m` rows; wave `w` takes the blocks of slot `w`.
 fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: u32) {
     assert!(
@@ -297,30 +382,8 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     );
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
-    let rows = tiles * m;
-    b.workgroup_size([SLOTS * wave, 1, 1]);
-    b.const_param("rows", rows as i64);
-    b.const_param("tiles", tiles as i64);
-    b.const_param("tokens", nt as i64);
-    b.grid([
-        ShapeExpr::scaled(&[p.n], 1, rows as u64),
-        ShapeExpr::constant(1),
-        ShapeExpr::constant(1),
-    ]);
-    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
-    let n = b.arg(p.n);
-    let k = b.arg(p.k);
-    let t = b.arg(p.t);
-    let qk = b.u32(QK);
-    let nb = b.div(k, qk);
-    let wg = b.workgroup_id(Dim::X);
-    let rv = b.u32(rows);
-    let row0 = b.mul(wg, rv);
-    let slot = b.wave();
-    let one = b.u32(1);
-    let last = b.sub(n, one);
-    let tl = b.sub(t, one);
-    let nb64 = b.convert(nb, Type::U64);
+    let f = Frame::new(b, p, wave, kind, tiles);
+    let Frame { k, qk, nb, row0, slot, one, last, tl, nb64, .. } = f;
     let per_a = kind.shape().elements_per_lane(FragmentRole::A);
     let per_b = kind.shape().elements_per_lane(FragmentRole::B);
     let per_c = kind.shape().elements_per_lane(FragmentRole::C);
@@ -348,23 +411,6 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             let tok = b.min(c, tl);
             let base = b.mul(tok, k);
             (base, r)
-        })
-        .collect();
-    // Per tile and C element: its row's first scale (u64), its token's first scale, and its
-    // (row in the workgroup, token).
-    let c_elems: Vec<(Value, Value, Value, Value)> = (0..tiles)
-        .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
-        .map(|(ti, e)| {
-            let (r, c) = b.fragment_coord(kind, FragmentRole::C, e);
-            let off = b.u32(ti * m);
-            let rl = b.add(r, off);
-            let row = b.add(row0, rl);
-            let row = b.min(row, last);
-            let row64 = b.convert(row, Type::U64);
-            let wbase = b.mul(row64, nb64);
-            let tok = b.min(c, tl);
-            let abase = b.mul(tok, nb);
-            (wbase, abase, rl, c)
         })
         .collect();
     let slots = b.u32(SLOTS);
@@ -412,7 +458,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
                 }
             }
             let mut next = Vec::with_capacity(acc.len());
-            for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+            for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
                 let (ti, e) = (i / per_c as usize, i % per_c as usize);
                 let wi = b.add(wbase, blk64);
                 let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
@@ -426,17 +472,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             next
         })
     });
-    // Slot partials to LDS: [slot][row][token].
-    let ntv = b.u32(nt);
-    for (i, &(_, _, r, c)) in c_elems.iter().enumerate() {
-        let at = b.mul(slot, rv);
-        let at = b.add(at, r);
-        let at = b.mul(at, ntv);
-        let at = b.add(at, c);
-        b.store(part, at, accs[i]);
-    }
-    b.barrier(BarrierKind::Lds);
-    combine_slots(b, p, part, row0, rows, nt, wave);
+    f.finish(b, p, &accs, wave);
 }
 
 /// The slot partials in LDS (`[slot][row][token]`) added as `(s0 + s1) + (s2 + s3)` and stored.
@@ -713,32 +749,10 @@ fn body_wide(
     let c_row_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.0)).collect();
     let c_col_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.1)).collect();
 
-    let rows = tiles * m;
-    b.workgroup_size([SLOTS * wave, 1, 1]);
-    b.const_param("rows", rows as i64);
-    b.const_param("tiles", tiles as i64);
-    b.const_param("tokens", nt as i64);
+    let f = Frame::new(b, p, wave, kind, tiles);
     b.const_param("unroll", unroll as i64);
-    b.grid([
-        ShapeExpr::scaled(&[p.n], 1, rows as u64),
-        ShapeExpr::constant(1),
-        ShapeExpr::constant(1),
-    ]);
-    let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
-    let n = b.arg(p.n);
-    let k = b.arg(p.k);
-    let t = b.arg(p.t);
-    let qk = b.u32(QK);
-    let nb = b.div(k, qk);
-    let wg = b.workgroup_id(Dim::X);
-    let rv = b.u32(rows);
-    let row0 = b.mul(wg, rv);
-    let slot = b.wave();
-    let one = b.u32(1);
-    let last = b.sub(n, one);
-    let tl = b.sub(t, one);
+    let Frame { n, k, qk, nb, row0, slot, one, tl, nb64, .. } = f;
     let last_blk = b.sub(nb, one);
-    let nb64 = b.convert(nb, Type::U64);
     let alpha = b.u32(map.alpha);
     // A tile past the last row reads the last tile (its outputs are not stored): whole tiles,
     // so a lane's rows keep their place in the tile layout.
@@ -771,22 +785,6 @@ fn body_wide(
             let base = b.mul(tok, k);
             let at = b.mul(r, alpha);
             b.add(base, at)
-        })
-        .collect();
-    // Per tile and C element: its row's first scale (u64), its token's first scale, (row, token).
-    let c_elems: Vec<(Value, Value, Value, Value)> = (0..tiles)
-        .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
-        .map(|(ti, e)| {
-            let (r, c) = b.fragment_coord(kind, FragmentRole::C, e);
-            let off = b.u32(ti * m);
-            let rl = b.add(r, off);
-            let row = b.add(row0, rl);
-            let row = b.min(row, last);
-            let row64 = b.convert(row, Type::U64);
-            let wbase = b.mul(row64, nb64);
-            let tok = b.min(c, tl);
-            let abase = b.mul(tok, nb);
-            (wbase, abase, rl, c)
         })
         .collect();
     let per_a = shape.elements_per_lane(FragmentRole::A);
@@ -868,7 +866,7 @@ fn body_wide(
             }
             let mut dw = vec![];
             let mut da = vec![];
-            for (i, &(wbase, abase, _, _)) in c_elems.iter().enumerate() {
+            for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
                 let e = i % per_c as usize;
                 let ti = i / per_c as usize;
                 let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
@@ -912,15 +910,5 @@ fn body_wide(
         }
         acc
     });
-    // Slot partials to LDS: [slot][row][token], then (s0 + s1) + (s2 + s3) as `body_mma`.
-    let ntv = b.u32(nt);
-    for (i, &(_, _, r, c)) in c_elems.iter().enumerate() {
-        let at = b.mul(slot, rv);
-        let at = b.add(at, r);
-        let at = b.mul(at, ntv);
-        let at = b.add(at, c);
-        b.store(part, at, accs[i]);
-    }
-    b.barrier(BarrierKind::Lds);
-    combine_slots(b, p, part, row0, rows, nt, wave);
+    f.finish(b, p, &accs, wave);
 }

@@ -570,27 +570,26 @@ fn quantize_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 /// `repack_q8_0_tile`'s cases: `n` a multiple of 16 (one tile, three, a model width), `k` not a
 /// multiple of 256.
 fn repack_tile_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
-    let mut shapes = vec![(16, 32), (48, 416), (32, 4096 + 32)];
-    if large {
-        shapes.push((4096, 4096));
-    }
-    shapes
-        .into_iter()
-        .map(|(n, k)| Case {
-            name: format!("n={n} k={k}"),
-            scalars: vec![u32s("n", n as u32), u32s("k", k as u32)],
-            inputs: vec![("w".into(), ScalarType::U8, host::weights(rng, WType::Q8_0, n, k, true))],
-        })
-        .collect()
+    let shapes = [(16, 32), (48, 416), (32, 4096 + 32)];
+    repack_shape_cases(rng, large, WType::Q8_0, &shapes)
 }
 
 fn repack_cases(rng: &mut Rng, large: bool, wt: WType) -> Vec<Case> {
-    let mut shapes = vec![(1, 32), (7, 416), (33, 4096)];
-    if large {
-        shapes.push((4096, 4096));
-    }
+    repack_shape_cases(rng, large, wt, &[(1, 32), (7, 416), (33, 4096)])
+}
+
+/// Random ggml blocks of `wt` for each `(n, k)` of `shapes`, and `large` adds 4096 x 4096.
+fn repack_shape_cases(
+    rng: &mut Rng,
+    large: bool,
+    wt: WType,
+    shapes: &[(usize, usize)],
+) -> Vec<Case> {
+    let large_shape = large.then_some((4096, 4096));
     shapes
-        .into_iter()
+        .iter()
+        .copied()
+        .chain(large_shape)
         .map(|(n, k)| Case {
             name: format!("n={n} k={k}"),
             scalars: vec![u32s("n", n as u32), u32s("k", k as u32)],

@@ -6,21 +6,34 @@
 use super::format::{WType, QK};
 const U16: Type = Type::scalar(ScalarType::U16);
 use kiln_ir::{
-    Access, Dim, IndexUnit, Kernel, KernelBuilder, ScalarRule, ScalarType, ShapeExpr, Target, Type,
+    Access, Dim, IndexUnit, Kernel, KernelBuilder, Param, ScalarRule, ScalarType, ShapeExpr,
+    Target, Type, Value,
 };
 
 /// Lanes a workgroup.
 const BLOCK: u32 = 256;
 
-/// The repack kernel of `wt` (a quantized format): `w`, `wq`, `ws`, `n`, `k`.
-pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
-    let mut b = KernelBuilder::new(format!("repack_{}", wt.name()), wave);
+/// What both repack kernels declare: `w`, `wq`, `ws`, `n` (a multiple of `n_multiple`), `k`; a
+/// lane per `lane_values` values of `w` (its index `i`, u64); the blocks `n * k / 32` (u64).
+struct Header {
+    w: Param,
+    wq: Param,
+    ws: Param,
+    i: Value,
+    nb64: Value,
+    blocks: Value,
+}
+
+fn header(b: &mut KernelBuilder, wt: WType, n_multiple: u64, lane_values: u32) -> Header {
     let w = b.buffer("w", ScalarType::U8, Access::Read);
     let wq = b.buffer("wq", ScalarType::U8, Access::Write);
     let ws = b.buffer("ws", wt.scale_type(), Access::Write);
     let n = b.scalar_param("n", ScalarType::U32);
     let k = b.scalar_param("k", ScalarType::U32);
     b.scalar_rule(n, ScalarRule::AtLeast(1));
+    if n_multiple > 1 {
+        b.scalar_rule(n, ScalarRule::MultipleOf(n_multiple));
+    }
     b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
     b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
     b.set_buffer_len(w, ShapeExpr::scaled(&[n, k], wt.block_bytes(), QK as u64));
@@ -29,7 +42,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
     b.workgroup_size([BLOCK, 1, 1]);
     b.const_param("block", BLOCK as i64);
     b.grid([
-        ShapeExpr::scaled(&[n, k], 1, (QK * BLOCK) as u64),
+        ShapeExpr::scaled(&[n, k], 1, (lane_values * BLOCK) as u64),
         ShapeExpr::constant(1),
         ShapeExpr::constant(1),
     ]);
@@ -46,6 +59,13 @@ pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
     let i = b.mul(wg, bs);
     let i = b.add(i, local);
     let i = b.convert(i, Type::U64);
+    Header { w, wq, ws, i, nb64, blocks }
+}
+
+/// The repack kernel of `wt` (a quantized format): `w`, `wq`, `ws`, `n`, `k`.
+pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
+    let mut b = KernelBuilder::new(format!("repack_{}", wt.name()), wave);
+    let Header { w, wq, ws, i, nb64: _, blocks } = header(&mut b, wt, 1, QK);
     let ok = b.lt(i, blocks);
     b.if_then(ok, |b| {
         let bb = b.u64(wt.block_bytes());
@@ -77,43 +97,13 @@ pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
 pub fn build_tile(_t: &Target, wave: u32) -> Kernel {
     let wt = WType::Q8_0;
     let mut b = KernelBuilder::new("repack_q8_0_tile", wave);
-    let w = b.buffer("w", ScalarType::U8, Access::Read);
-    let wq = b.buffer("wq", ScalarType::U8, Access::Write);
-    let ws = b.buffer("ws", wt.scale_type(), Access::Write);
-    let n = b.scalar_param("n", ScalarType::U32);
-    let k = b.scalar_param("k", ScalarType::U32);
-    b.scalar_rule(n, ScalarRule::AtLeast(1));
-    b.scalar_rule(n, ScalarRule::MultipleOf(16));
-    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
-    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
-    b.set_buffer_len(w, ShapeExpr::scaled(&[n, k], wt.block_bytes(), QK as u64));
-    b.set_buffer_len(wq, ShapeExpr::scaled(&[n, k], 1, 1));
-    b.set_buffer_len(ws, ShapeExpr::scaled(&[n, k], 1, QK as u64));
-    b.workgroup_size([BLOCK, 1, 1]);
-    b.const_param("block", BLOCK as i64);
-    b.grid([
-        ShapeExpr::scaled(&[n, k], 1, (16 * BLOCK) as u64),
-        ShapeExpr::constant(1),
-        ShapeExpr::constant(1),
-    ]);
-    let nv = b.arg(n);
-    let kv = b.arg(k);
-    let qk = b.u32(QK);
-    let nb = b.div(kv, qk);
-    let n64 = b.convert(nv, Type::U64);
-    let nb64 = b.convert(nb, Type::U64);
-    let blocks = b.mul(n64, nb64);
-    let c32 = b.u64(32);
-    let chunks = b.mul(blocks, c32);
-    let c16 = b.u64(16);
-    let chunks = b.div(chunks, c16);
-    let wg = b.workgroup_id(Dim::X);
-    let local = b.local_id();
-    let bs = b.u32(BLOCK);
-    let i = b.mul(wg, bs);
-    let i = b.add(i, local);
-    let i = b.convert(i, Type::U64);
+    // A lane a 16-byte chunk: two a row and block.
+    let Header { w, wq, ws, i, nb64, blocks } = header(&mut b, wt, 16, 16);
+    let two = b.u64(2);
+    let chunks = b.mul(blocks, two);
     let ok = b.lt(i, chunks);
+    let c32 = b.u64(32);
+    let c16 = b.u64(16);
     b.if_then(ok, |b| {
         // Chunk c of tile block tb: rows 16 tile + g and + 8, bytes 8j.. of block blk.
         let c = b.rem(i, c32);
@@ -129,13 +119,13 @@ pub fn build_tile(_t: &Target, wave: u32) -> Kernel {
         let row_b = b.add(row_a, c8);
         let to = b.mul(i, c16);
         let bb = b.u64(wt.block_bytes());
+        // The chunk's first quant in a block: past the 2-byte scale.
+        let q = b.mul(j, c8);
+        let q = b.add(q, two);
         for (h, row) in [row_a, row_b].into_iter().enumerate() {
             let blk_i = b.mul(row, nb64);
             let blk_i = b.add(blk_i, blk);
             let at = b.mul(blk_i, bb);
-            let q = b.mul(j, c8);
-            let two = b.u64(2);
-            let q = b.add(q, two);
             let src = b.add(at, q);
             for word in 0..2u64 {
                 let off = b.u64(4 * word);
