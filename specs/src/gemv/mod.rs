@@ -159,7 +159,7 @@ pub fn specs() -> Vec<KernelSpec> {
             Repacked,
             Plain,
             [
-                ("p1r2u2", 1, 2, 2, 0),
+                ("p1r2u8w2", 1, 2, 8, 2),
                 ("p2r2", 2, 2, 0, 0),
                 ("p4r2", 4, 2, 0, 0),
                 ("p8r4", 8, 4, 0, 0)
@@ -187,7 +187,12 @@ pub fn specs() -> Vec<KernelSpec> {
             Q8_0,
             Repacked,
             Residual,
-            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
+            [
+                ("p1u16w4", 1, 1, 16, 4),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r2", 4, 2, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
             Bench::Cases(|| bench("gemv_q8_0_rp_res"))
         ),
         dense_family!(
@@ -258,19 +263,26 @@ pub fn specs() -> Vec<KernelSpec> {
             Bench::Cases(|| bench("gemv_q4_0_rp_swiglu"))
         ),
     ];
-    // One token over a small matrix: one row a wave beats two (6.9-7.0 against 7.5 us at N = 4096
-    // on the H200, three calls); from N = 8192 two rows a wave, unrolled, win (17.1 against 17.6).
-    let rp = v.iter_mut().find(|f| f.name == "gemv_q8_0_rp").expect("registered above");
-    rp.variants.insert(
+    // One token: the block loop unrolled by 8 or 16 (LLVM's runtime unroll; a lane has only
+    // `k / 32 / 32` blocks a row, so this puts all of them in flight before the first dot
+    // product) with two or four waves a workgroup. Measured on the H200
+    // (bench/results/gemv-t1-h200-2026-12-01.md, four calls): `gemv_q8_0_rp` `p1r2u8w2`
+    // 15.56-15.75 us at N = 14336 (the previous routes' `p1r2u2` 17.2) and 5.88-5.91 at N = 4096
+    // (`p1` 6.95); the residual GEMV `p1u16w2` 16.74-16.87 us at K = 14336 (`p1` 18.5-19.3),
+    // `p1u16w4` 5.85 at K = 4096 (`p1` 7.0, `p1u16w2` 6.54): routed by `k`. Q4_0 / Q4_1 keep
+    // `p1` (the same unrolls were 0.05-2 us slower there).
+    let res = v.iter_mut().find(|f| f.name == "gemv_q8_0_rp_res").expect("registered above");
+    res.variants.insert(
         1,
         VariantSpec {
-            name: "p1",
+            name: "p1u16w2",
             build: |t, w| {
-                build(t, w, Gemv::tiled(WType::Q8_0, Layout::Repacked, Epilogue::Plain, 1, 1))
+                let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Epilogue::Residual, 1, 1);
+                build(t, w, Gemv { unroll: 16, waves: 2, ..g })
             },
             admit: Admission {
                 archs: vec![],
-                shapes: vec![("t".into(), 1, 1), ("n".into(), 1, 8191)],
+                shapes: vec![("t".into(), 1, 1), ("k".into(), 8192, u32::MAX as u64)],
             },
         },
     );
@@ -872,7 +884,8 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
             knobs: vec![
                 Knob { name: "p", values: vec![1, 2, 4, 8] },
                 Knob { name: "r", values: vec![1, 2, 4] },
-                Knob { name: "u", values: vec![1, 2] },
+                // 8: a lane's whole row in flight at k = 4096 (the T = 1 routes' unroll).
+                Knob { name: "u", values: vec![1, 2, 8] },
                 Knob { name: "w", values: vec![2, 4, 8] },
             ],
             buckets,
@@ -935,7 +948,10 @@ fn bench(family: &str) -> Vec<BenchCase> {
             vec![case("gemv_q4_1_rp_n14336_t1", Q4_1, Repacked, Plain, 14336, 4096, 1)]
         }
         "gemv_q8_0_rp_res" => {
-            vec![case("gemv_q8_0_rp_res_n4096_k14336_t1", Q8_0, Repacked, Residual, 4096, 14336, 1)]
+            vec![
+                case("gemv_q8_0_rp_res_n4096_k14336_t1", Q8_0, Repacked, Residual, 4096, 14336, 1),
+                case("gemv_q8_0_rp_res_n4096_k4096_t1", Q8_0, Repacked, Residual, 4096, 4096, 1),
+            ]
         }
         "gemv_q8_0_rp_swiglu" => vec![
             case("gemv_q8_0_rp_swiglu_n14336_t1", Q8_0, Repacked, Swiglu, 14336, 4096, 1),
