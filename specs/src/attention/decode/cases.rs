@@ -1,7 +1,6 @@
 //! The parity and bench cases of the decode attention families (their shapes, caches built by
 //! quantizing random values, the bench shapes).
 
-use super::Scores;
 use crate::attention::kv_append::quantize_q8_0_block;
 use crate::attention::CacheType;
 use crate::bench::{f32_arg, u32_arg, BenchCase};
@@ -108,17 +107,13 @@ pub(super) fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<
 /// 32 q / 8 kv heads, head dim 128, contexts 4096 and 32768, T = 1, 4, 8: the K/V bytes of
 /// the context read once, plus Q read and out written. The harness fills the caches with random
 /// bytes: a Q8_0 block's f16 scale may then be inf or NaN (fine for timing, not for values).
-pub(super) fn bench_cases(cache: CacheType, scores: Scores) -> Vec<BenchCase> {
-    let names: [[&'static str; 3]; 2] = match (cache, scores) {
-        (CacheType::Q8_0, Scores::Q8) => [
-            ["attn_q8dot_ctx4k_t1", "attn_q8dot_ctx4k_t4", "attn_q8dot_ctx4k_t8"],
-            ["attn_q8dot_ctx32k_t1", "attn_q8dot_ctx32k_t4", "attn_q8dot_ctx32k_t8"],
-        ],
-        (CacheType::Q8_0, Scores::F32) => [
+pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
+    let names: [[&'static str; 3]; 2] = match cache {
+        CacheType::Q8_0 => [
             ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"],
             ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"],
         ],
-        (CacheType::F16, _) => [
+        CacheType::F16 => [
             ["attn_f16_ctx4k_t1", "attn_f16_ctx4k_t4", "attn_f16_ctx4k_t8"],
             ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"],
         ],

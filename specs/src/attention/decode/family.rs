@@ -2,45 +2,34 @@
 //! and bench cases. The kernels are [`super::attention_io`]'s.
 
 use super::cases::{bench_cases, parity_cases};
-use super::{attention_io, fused, short, CacheType, Io, Scores, Shape, THREADS};
+use super::{attention_io, fused, short, CacheType, Io, Shape, THREADS};
 use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{Kernel, Target};
 
 /// Builds one variant: cache type (`Q8`: Q8_0, else f16), head dim `D`, rows `R`, `N` lanes a
-/// workgroup (`N = 0`: the baseline, one wave), `FUSED` ([`Io::RopeQ8_1s`]), `QD`
-/// ([`Scores::Q8`]).
-fn build<
-    const Q8: bool,
-    const D: u32,
-    const R: u32,
-    const N: u32,
-    const FUSED: bool,
-    const QD: bool,
->(
+/// workgroup (`N = 0`: the baseline, one wave), `FUSED` ([`Io::RopeQ8_1s`]).
+fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: bool>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
     let shape =
         Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
-    attention_io(t, wave, cache, D, shape, Io::of(FUSED), Scores::of(QD))
+    attention_io(t, wave, cache, D, shape, Io::of(FUSED))
 }
 
 /// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
 /// [`short::ROWS`], `short_r1` one).
-fn build_short<const D: u32, const R: u32, const FUSED: bool, const QD: bool>(
-    t: &Target,
-    wave: u32,
-) -> Kernel {
+fn build_short<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
     let n = short::THREADS;
     let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
-    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED), Scores::of(QD))
+    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
 }
 
 /// The variants of a family and their routes (the fused families share them, so both route a
 /// call alike); parity and bench cases are the caller's.
-pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool, const QD: bool>(
+pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
     name: &'static str,
     parity: Parity,
     bench: Bench,
@@ -55,10 +44,10 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool, const QD: 
     // a row has the least serial work, and the rows' repeated K/V reads come from L2. Head dim
     // 128 keeps the measured `r4t256` / `r8` (the 32 q / 8 kv shape at 4K and 32K).
     let r1_first = Q8 && D == 64;
-    let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED, QD>, Admission::default());
+    let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default());
     KernelSpec {
         name,
-        variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED, QD>, Admission::default())]
+        variants: vec![v("baseline", build::<Q8, D, 1, 0, FUSED>, Admission::default())]
             .into_iter()
             // Short contexts first (Q8_0: the 256 lanes' LDS, as `r4t256`): a workgroup a row
             // for one or two tokens (three times the workgroups of `short` at group 3, each
@@ -68,34 +57,30 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool, const QD: 
                     ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
                     ("pos".into(), 0, short::MAX_POS),
                 ];
-                v("short_r1", build_short::<D, 1, FUSED, QD>, admit(shapes))
+                v("short_r1", build_short::<D, 1, FUSED>, admit(shapes))
             }))
             .chain(Q8.then(|| {
                 let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
-                v("short", build_short::<D, { short::ROWS }, FUSED, QD>, admit(shapes))
+                v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
             }))
             .chain(r1_first.then(r1))
             .chain([v(
                 "r8",
-                build::<Q8, D, 8, THREADS, FUSED, QD>,
+                build::<Q8, D, 8, THREADS, FUSED>,
                 admit(vec![("n_tokens".into(), 6, 8)]),
             )])
             // 256 lanes only for Q8_0 (eight f16 chunks need 64 KiB of LDS).
             .chain(Q8.then(|| {
-                v(
-                    "r4t256",
-                    build::<Q8, D, 4, 256, FUSED, QD>,
-                    admit(vec![("group".into(), 2, max)]),
-                )
+                v("r4t256", build::<Q8, D, 4, 256, FUSED>, admit(vec![("group".into(), 2, max)]))
             }))
             .chain([v(
                 "r4",
-                build::<Q8, D, 4, THREADS, FUSED, QD>,
+                build::<Q8, D, 4, THREADS, FUSED>,
                 admit(vec![("group".into(), 2, max)]),
             )])
             .chain((!r1_first).then(r1))
             // 64 lanes, for the bench (after `r1`, so only taken when forced).
-            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED, QD>, Admission::default())])
+            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default())])
             .collect(),
         parity,
         bench,
@@ -117,29 +102,23 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool, const QD: 
 pub const MAX_VGPRS_RDNA: u32 = 256;
 
 /// A plain family's cases: [`parity_cases`], and the bench at head dim 128.
-fn plain<const Q8: bool, const D: u32, const QD: bool>(name: &'static str) -> KernelSpec {
+fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let parity = Parity::Buffers(|rng, large| parity_cases(rng, large, Q8, D));
     let bench = if D == 128 {
-        Bench::Cases(|| {
-            let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-            bench_cases(cache, Scores::of(QD))
-        })
+        Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
     } else {
         Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
     };
-    family::<Q8, D, false, QD>(name, parity, bench)
+    family::<Q8, D, false>(name, parity, bench)
 }
 
-/// The four plain families, the two with 8-bit scores ([`Scores::Q8`]) and the two fused ones
-/// ([`fused`]).
+/// The four plain families and the two fused ones ([`fused`]).
 pub fn specs() -> Vec<KernelSpec> {
     vec![
-        plain::<true, 64, false>("attention_decode_q8_0_d64"),
-        plain::<true, 128, false>("attention_decode_q8_0_d128"),
-        plain::<false, 64, false>("attention_decode_f16_d64"),
-        plain::<false, 128, false>("attention_decode_f16_d128"),
-        plain::<true, 64, true>("attention_decode_q8_0_q8dot_d64"),
-        plain::<true, 128, true>("attention_decode_q8_0_q8dot_d128"),
+        plain::<true, 64>("attention_decode_q8_0_d64"),
+        plain::<true, 128>("attention_decode_q8_0_d128"),
+        plain::<false, 64>("attention_decode_f16_d64"),
+        plain::<false, 128>("attention_decode_f16_d128"),
         fused::spec::<64>(),
         fused::spec::<128>(),
     ]

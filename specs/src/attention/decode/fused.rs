@@ -47,7 +47,7 @@ pub fn spec<const D: u32>() -> KernelSpec {
         _ => panic!("the fused attention is built at head dims 64 and 128, not {D}"),
     };
     debug_assert_eq!(name, self::name(CacheType::Q8_0, D));
-    family::<true, D, true, false>(
+    family::<true, D, true>(
         name,
         Parity::Buffers(|rng, large| parity_cases(rng, large, D)),
         Bench::Without(

@@ -75,14 +75,14 @@ pub mod short;
 use super::rope::Rope;
 use super::CacheType;
 use crate::math::exp_sub;
-use crate::quantize::{quantize_values, Quantized, QK};
+use crate::quantize::QK;
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, last_of, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA};
 use kiln_ir::{
-    Access, BarrierKind, Dim, DotOp, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp,
-    Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp, Param,
+    ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target, Type, Value,
 };
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
@@ -136,38 +136,6 @@ impl Io {
     }
 }
 
-/// How a score is computed (step 1 of the order): the two orders are two families.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scores {
-    /// f32 products of q and the dequantized key, block sums added in order (the module docs).
-    F32,
-    /// q quantized to 8 bits a 32-dimension block (`quantize_q8_1s_f32`'s rules without the
-    /// sum: `d = amax / 127` rounded to f16, `q = round(x / d)`), each block's integer dot
-    /// product with the key's quants (`dot4`, exact), then `dot = fma(f32(i_b), f32(d_q) *
-    /// f32(d_k), dot)` over the blocks in order from `+0` (the product of two f16 values is
-    /// exact in f32); `s = dot * scale`. Q8_0 caches only: the `attention_decode_q8_0_q8dot_*`
-    /// families ([`Scores::name`]).
-    Q8,
-}
-
-impl Scores {
-    /// `QD` of the builders below.
-    const fn of(q8: bool) -> Scores {
-        if q8 {
-            Scores::Q8
-        } else {
-            Scores::F32
-        }
-    }
-    /// The suffix of the family name (after the cache type).
-    pub fn name(self) -> &'static str {
-        match self {
-            Scores::F32 => "",
-            Scores::Q8 => "_q8dot",
-        }
-    }
-}
-
 /// What the pieces of a kernel share.
 struct Ctx {
     cache: CacheType,
@@ -211,10 +179,8 @@ struct Ctx {
     k_lds: LdsSlot,
     /// This wave's K chunk in `k_lds`, in bytes.
     region: Value,
-    /// q of the pass's rows, `[R][D]` (f32; [`Scores::Q8`]: its quants, bytes).
+    /// q of the pass's rows, `[R][D]`.
     q_lds: LdsSlot,
-    /// [`Scores::Q8`]: the scales of q's blocks, `[R][D / 32]` (f32 of the f16 scale).
-    qd_lds: Option<LdsSlot>,
     /// The combine's weights `w_s`, `[R][MAX_SPLITS]`.
     w_lds: LdsSlot,
     /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
@@ -289,7 +255,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
         let f = b.add(c.tid, jj);
         let tv = b.u32(total);
         let inside = b.lt(f, tv);
-        let value = |b: &mut KernelBuilder| {
+        b.if_then(inside, |b| {
             let dd = b.u32(c.d);
             let k = b.div(f, dd);
             let e = b.rem(f, dd);
@@ -297,7 +263,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             let rw = row(b, c, i);
             let at = b.add(rw.at, e);
             let x = b.load(c.q, at, Type::F32);
-            match rope {
+            let x = match rope {
                 None => x,
                 // `rope_f32`'s value of the element (`e` its dimension, `rw.at` its row).
                 Some(rope) => {
@@ -307,36 +273,9 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
                     let p = b.add(c.pos, rw.token);
                     rope.value(b, x, px, pi, first, rotated, p)
                 }
-            }
-        };
-        match c.qd_lds {
-            None => b.if_then(inside, |b| {
-                let x = value(b);
-                b.store(c.q_lds, f, x);
-            }),
-            // A 32-value block is 32 aligned lanes (`D` and the workgroup are multiples of
-            // 32), all inside or all outside: the block's shuffles run under uniform control,
-            // lanes outside quantize a 0 and store nothing.
-            Some(qd_lds) => {
-                let fz = b.f32(0.0);
-                let x = b.if_else(inside, |b| vec![value(b)], |_| vec![fz])[0];
-                let Quantized { d, bytes, .. } = quantize_values(b, &[x], QK, false);
-                b.if_then(inside, |b| {
-                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
-                    b.store_with(c.q_lds, f, byte, IndexUnit::Byte, Some(1));
-                    let qk = b.u32(QK);
-                    let lane_in_block = b.rem(f, qk);
-                    let zero = b.u32(0);
-                    let head = b.eq(lane_in_block, zero);
-                    b.if_then(head, |b| {
-                        let h = b.convert(d, Type::F16);
-                        let sc = b.convert(h, Type::F32);
-                        let blk = b.div(f, qk);
-                        b.store(qd_lds, blk, sc);
-                    });
-                });
-            }
-        }
+            };
+            b.store(c.q_lds, f, x);
+        });
     }
 }
 
@@ -383,14 +322,22 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
                     b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4))
                 })
                 .collect();
-            if let Some(qd_lds) = c.qd_lds {
-                return dots_q8(b, c, rows, &words, qd_lds, kz);
-            }
             for bi in 0..d / 32 {
                 let o = 34 * bi;
-                let sc = k_scale(b, &words, o);
+                let w = words[(o / 4) as usize];
+                let sh = b.u32(8 * (o % 4));
+                let sc = b.shr(w, sh);
+                let sc = b.convert(sc, Type::scalar(ScalarType::U16));
+                let sc = b.bitcast(sc, Type::F16);
+                let sc = b.convert(sc, Type::F32);
                 for g in 0..8 {
-                    let x = k_quants(b, &words, o, g);
+                    let at = o + 2 + 4 * g;
+                    let wi = (at / 4) as usize;
+                    let x = if at % 4 == 0 {
+                        words[wi]
+                    } else {
+                        b.perm(words[wi], words[wi + 1], [2, 3, 4, 5])
+                    };
                     let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, x);
                     let xs: Vec<Value> = (0..4)
                         .map(|e| {
@@ -428,69 +375,6 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
             dot
         })
         .collect()
-}
-
-/// The f32 scale of the Q8_0 block at byte `o` of a row held as aligned words.
-fn k_scale(b: &mut KernelBuilder, words: &[Value], o: u32) -> Value {
-    let w = words[(o / 4) as usize];
-    let sh = b.u32(8 * (o % 4));
-    let sc = b.shr(w, sh);
-    let sc = b.convert(sc, Type::scalar(ScalarType::U16));
-    let sc = b.bitcast(sc, Type::F16);
-    b.convert(sc, Type::F32)
-}
-
-/// Quants `4g .. 4g + 4` of the Q8_0 block at byte `o` of a row held as aligned words (an odd
-/// block starts 2 bytes into a word: rebuilt by a byte permute).
-fn k_quants(b: &mut KernelBuilder, words: &[Value], o: u32, g: u32) -> Value {
-    let at = o + 2 + 4 * g;
-    let wi = (at / 4) as usize;
-    if at % 4 == 0 {
-        words[wi]
-    } else {
-        b.perm(words[wi], words[wi + 1], [2, 3, 4, 5])
-    }
-}
-
-/// [`dots`] in the [`Scores::Q8`] order: for each block, the integer dot product of the row's
-/// quantized q (LDS) with the key's quants (`dot4`, exact in any order), then `dot =
-/// fma(f32(i), d_q * d_k, dot)` over the blocks in order from `+0`.
-fn dots_q8(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    rows: u32,
-    words: &[Value],
-    qd_lds: LdsSlot,
-    kz: Value,
-) -> Vec<Value> {
-    let d = c.d;
-    let fz = b.f32(0.0);
-    let mut dots = vec![fz; rows as usize];
-    for bi in 0..d / 32 {
-        let o = 34 * bi;
-        let sc = k_scale(b, words, o);
-        let ks: Vec<Value> = (0..8).map(|g| k_quants(b, words, o, g)).collect();
-        for (rr, dot) in dots.iter_mut().enumerate() {
-            let mut i = b.i32(0);
-            for half in 0..2u32 {
-                let at = b.u32(rr as u32 * d + 32 * bi + 16 * half);
-                let at = b.add(at, kz);
-                let ty = Type::vector(ScalarType::U32, 4);
-                let qv = b.load_with(c.q_lds, at, ty, IndexUnit::Byte, Some(16));
-                for e in 0..4u8 {
-                    let qw = b.extract(qv, e);
-                    i = b.dot(DotOp::I8, qw, ks[(4 * half + e as u32) as usize], i);
-                }
-            }
-            let bq = b.u32(rr as u32 * (d / 32) + bi);
-            let bq = b.add(bq, kz);
-            let dq = b.load(qd_lds, bq, Type::F32);
-            let s = b.mul(dq, sc);
-            let fi = b.convert(i, Type::F32);
-            *dot = b.fma(fi, s, *dot);
-        }
-    }
-    dots
 }
 
 /// Copies the K rows of chunk keys `k0 .. k0 + W` (contiguous in the cache) into the wave's
@@ -663,7 +547,7 @@ fn store_state(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, st: &[Val
 
 /// One attention kernel.
 pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) -> Kernel {
-    attention_io(t, wave, cache, d, shape, Io::Plain, Scores::F32)
+    attention_io(t, wave, cache, d, shape, Io::Plain)
 }
 
 /// One attention kernel with the input and output of `io`.
@@ -674,9 +558,7 @@ pub fn attention_io(
     d: u32,
     shape: Shape,
     io: Io,
-    scores: Scores,
 ) -> Kernel {
-    assert!(scores == Scores::F32 || cache == CacheType::Q8_0, "8-bit scores need a Q8_0 cache");
     let suffix = match (shape.baseline, shape.short, shape.threads) {
         (true, _, _) => String::new(),
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
@@ -685,7 +567,7 @@ pub fn attention_io(
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };
     let family = match io {
-        Io::Plain => format!("attention_decode_{}{}_d{d}", cache.name(), scores.name()),
+        Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
         Io::RopeQ8_1s => fused::name(cache, d),
     };
     let mut b = KernelBuilder::new(format!("{family}{suffix}"), wave);
@@ -761,11 +643,7 @@ pub fn attention_io(
     let gz = if shape.baseline || shape.short { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
     b.grid([gx, ShapeExpr::scaled(&[n_kv], 1, 1), ShapeExpr::constant(gz as u64)]);
     let r = shape.rows;
-    let q_lds = match scores {
-        Scores::F32 => b.lds("q_rows", ScalarType::F32, r * d),
-        Scores::Q8 => b.lds("q_quants", ScalarType::U32, r * d / 4),
-    };
-    let qd_lds = (scores == Scores::Q8).then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
+    let q_lds = b.lds("q_rows", ScalarType::F32, r * d);
     let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
     let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
     let k_lds = b.lds("k_chunks", ScalarType::U32, shape.waves * wave * cache.row_bytes(d) / 4);
@@ -832,7 +710,6 @@ pub fn attention_io(
         k_lds,
         region,
         q_lds,
-        qd_lds,
         w_lds,
         l_lds,
     };
