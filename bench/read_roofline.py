@@ -5,8 +5,9 @@
 written). A GEMV mostly reads, and a read stream can beat that figure; this script times the
 simplest read kernel there is (Triton: each program sums a contiguous piece with 16-byte loads
 and writes one word) over the byte counts of the GEMV cases, the same way `kiln bench` times a
-kernel (a CUDA graph of several calls on buffers rotated over more than the L2, CUDA events,
-median), for several piece sizes, and prints the best time of each size beside the copy floor.
+kernel (`peers.time_graph`: a CUDA graph of one call a buffer, buffers rotated over more than
+the L2, CUDA events, median), for several piece sizes, and prints the best time of each size
+beside the copy floor.
 
     python3 bench/read_roofline.py [--json out.json]
 
@@ -15,11 +16,12 @@ Needs torch and triton (on the GPU machine).
 
 import argparse
 import json
-import statistics
 
 import torch
 import triton
 import triton.language as tl
+
+from peers import copy_bandwidth_gbps, time_graph
 
 
 @triton.jit
@@ -33,24 +35,9 @@ def read_sum(x_ptr, out_ptr, n, PIECE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid, tl.sum(acc))
 
 
-def copy_bandwidth(nbytes=1 << 30):
-    """GB/s of a device-to-device copy, read plus written (kiln bench's floor)."""
-    a = torch.randint(-(2**31), 2**31 - 1, (nbytes // 4,), dtype=torch.int32, device="cuda")
-    b = torch.empty_like(a)
-    for _ in range(3):
-        b.copy_(a)
-    times = []
-    for _ in range(10):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        b.copy_(a)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3)
-    return 2 * nbytes / statistics.median(times) / 1e9
-
-
-def time_read(nbytes, piece, block, warps, l2_bytes=60 << 20, calls=10, samples=15):
+def time_read(nbytes, piece, block, warps, l2_bytes=60 << 20):
+    """us a call of `read_sum` over `nbytes`, with `peers.time_graph` (kiln bench's protocol) on
+    enough buffers to cover four times the L2; checks that the last call read what it was given."""
     n = nbytes // 4
     sets = max(4, -(-4 * l2_bytes // nbytes))
     xs = [
@@ -59,31 +46,17 @@ def time_read(nbytes, piece, block, warps, l2_bytes=60 << 20, calls=10, samples=
     ]
     grid = (triton.cdiv(n, piece),)
     out = torch.empty(grid[0], dtype=torch.int32, device="cuda")
-    for x in xs:
+
+    def call(x):
         read_sum[grid](x, out, n, PIECE=piece, BLOCK=block, num_warps=warps)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for j in range(calls):
-            x = xs[j % sets]
-            read_sum[grid](x, out, n, PIECE=piece, BLOCK=block, num_warps=warps)
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(samples):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        g.replay()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e3 / calls)
-    # The check that it read what it was given: the sum of the last buffer.
-    ref = int(xs[(calls - 1) % sets].to(torch.int64).sum().item()) & 0xFFFFFFFF
+
+    us = time_graph(call, [[x] for x in xs], samples=15, replays=10)
+    ref = int(xs[-1].to(torch.int64).sum().item()) & 0xFFFFFFFF
     got = int(out.to(torch.int64).sum().item()) & 0xFFFFFFFF
     assert ref == got, f"read kernel summed {got:#x}, expected {ref:#x}"
     del xs
     torch.cuda.empty_cache()
-    return statistics.median(times)
+    return us
 
 
 CASES = [
@@ -102,7 +75,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     a = ap.parse_args()
-    bw = copy_bandwidth()
+    bw = copy_bandwidth_gbps(1 << 30)
     print(f"device: {torch.cuda.get_device_name()}; copy bandwidth {bw:.1f} GB/s (read + written)")
     rows = []
     for name, nbytes in CASES:
