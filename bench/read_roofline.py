@@ -64,6 +64,7 @@ CASES = [
     ("q4_1 N=14336 K=4096 (36.7 MB)", 14336 * 4096 // 32 * 20),
     ("q4_0 N=14336 K=4096 (33.0 MB)", 14336 * 4096 // 32 * 18),
     ("q8_0 N=4096 K=4096 (17.8 MB)", 4096 * 4096 // 32 * 34),
+    ("MoE qwen3 T=1: 8 x 768 x 2048 q8_0 (13.4 MB)", 8 * 768 * 2048 // 32 * 34),
     ("attention 32K q8_0 K+V (71.3 MB)", 32768 * 8 * 2 * 128 // 32 * 34),
     ("attention 4K q8_0 K+V (8.9 MB)", 4096 * 8 * 2 * 128 // 32 * 34),
 ]
@@ -92,7 +93,7 @@ def main():
                  read_gbs=nbytes / us / 1e3, piece=piece, block=block, warps=warps)
         )
         print(
-            f"{name:36} copy floor {floor:7.2f} us   best read {us:7.2f} us "
+            f"{name:44} copy floor {floor:7.2f} us   best read {us:7.2f} us "
             f"({nbytes / us / 1e3:7.1f} GB/s, {floor / us * 100:5.1f}% of the copy floor's time; "
             f"piece {piece} x int32, {warps} warps)"
         )
