@@ -8,6 +8,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from floor_bars import floor_bars  # noqa: E402
+
 # case: (kiln us, llama.cpp us, cuBLAS bf16 us, floor us), H200, 2026-11-30, one run.
 ROWS = {
     "Q8_0 14336 T=1": (17.06, 22.91, 31.37, 14.80),
@@ -22,18 +24,9 @@ ROWS = {
     "MoE Mixtral T=8": (121.08, 241.63, None, 103.74),
 }
 series = [("kiln", 0, "#d9480f"), ("llama.cpp (incl. its quantize)", 1, "#1c7ed6"), ("cuBLAS bf16", 2, "#37b24d")]
-cases = list(ROWS)
 fig, ax = plt.subplots(figsize=(11, 4.5))
-w = 0.26
-for i, (label, k, color) in enumerate(series):
-    xs = [j + (i - 1) * w for j in range(len(cases))]
-    # Percent of the floor (floor time / time): 100 is the copy bandwidth; labels give the us.
-    us = [ROWS[c][k] for c in cases]
-    ys = [100.0 * ROWS[c][3] / u if u else 0 for c, u in zip(cases, us)]
-    bars = ax.bar(xs, ys, w, label=label, color=color)
-    for b, y, u in zip(bars, ys, us):
-        if u:
-            ax.text(b.get_x() + b.get_width() / 2, y, f"{u:.1f}", ha="center", va="bottom", fontsize=7)
+# Percent of the floor (floor time / time): 100 is the copy bandwidth; labels give the us.
+cases = floor_bars(ax, ROWS, series, 3, 0.26)
 ax.axhline(100, color="k", ls="--", lw=1, label="floor: bytes / copy bandwidth (4219 GB/s)")
 ax.set_xticks(range(len(cases)))
 ax.set_xticklabels(cases, rotation=15, fontsize=8)

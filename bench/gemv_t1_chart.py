@@ -9,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from floor_bars import floor_bars  # noqa: E402
+
 # case: (before us, now us, llama.cpp us, pure read us, floor us, goal us or None); H200.
 ROWS = {
     "Q8_0 14336x4096": (17.23, 15.56, 22.95, 15.88, 14.79, 16.5),
@@ -24,17 +26,9 @@ series = [
     ("llama.cpp (incl. its quantize)", 2, "#1c7ed6"),
     ("a kernel that only reads the bytes (Triton)", 3, "#868e96"),
 ]
-cases = list(ROWS)
 fig, ax = plt.subplots(figsize=(11, 4.8))
 w = 0.2
-for i, (label, k, color) in enumerate(series):
-    xs = [j + (i - 1.5) * w for j in range(len(cases))]
-    us = [ROWS[c][k] for c in cases]
-    ys = [100.0 * ROWS[c][4] / u if u else 0 for c, u in zip(cases, us)]
-    bars = ax.bar(xs, ys, w, label=label, color=color)
-    for b, y, u in zip(bars, ys, us):
-        if u:
-            ax.text(b.get_x() + b.get_width() / 2, y, f"{u:.2f}", ha="center", va="bottom", fontsize=7)
+cases = floor_bars(ax, ROWS, series, 4, w, "{:.2f}")
 for j, c in enumerate(cases):
     goal = ROWS[c][5]
     if goal:
