@@ -35,15 +35,19 @@ def read_sum(x_ptr, out_ptr, n, PIECE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid, tl.sum(acc))
 
 
-def time_read(nbytes, piece, block, warps, l2_bytes=60 << 20):
-    """us a call of `read_sum` over `nbytes`, with `peers.time_graph` (kiln bench's protocol) on
-    enough buffers to cover four times the L2; checks that the last call read what it was given."""
-    n = nbytes // 4
+def buffers(nbytes, l2_bytes=60 << 20):
+    """Random int32 buffers of `nbytes` each, enough of them to cover four times the L2."""
     sets = max(4, -(-4 * l2_bytes // nbytes))
-    xs = [
-        torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, device="cuda")
+    return [
+        torch.randint(-(2**31), 2**31 - 1, (nbytes // 4,), dtype=torch.int32, device="cuda")
         for _ in range(sets)
     ]
+
+
+def time_read(xs, piece, block, warps):
+    """us a call of `read_sum` over one of the buffers `xs`, with `peers.time_graph` (kiln
+    bench's protocol, a call a buffer); checks that the last call read what it was given."""
+    n = xs[0].numel()
     grid = (triton.cdiv(n, piece),)
     out = torch.empty(grid[0], dtype=torch.int32, device="cuda")
 
@@ -54,8 +58,6 @@ def time_read(nbytes, piece, block, warps, l2_bytes=60 << 20):
     ref = int(xs[-1].to(torch.int64).sum().item()) & 0xFFFFFFFF
     got = int(out.to(torch.int64).sum().item()) & 0xFFFFFFFF
     assert ref == got, f"read kernel summed {got:#x}, expected {ref:#x}"
-    del xs
-    torch.cuda.empty_cache()
     return us
 
 
@@ -81,11 +83,11 @@ def main():
     rows = []
     for name, nbytes in CASES:
         nbytes -= nbytes % 4
-        best = None
-        for piece, block, warps in CONFIGS:
-            us = time_read(nbytes, piece, block, warps)
-            if best is None or us < best[0]:
-                best = (us, piece, block, warps)
+        # One set of buffers a case, shared by every shape of the kernel.
+        xs = buffers(nbytes)
+        best = min((time_read(xs, *cfg), *cfg) for cfg in CONFIGS)
+        del xs
+        torch.cuda.empty_cache()
         floor = nbytes / bw / 1e3
         us, piece, block, warps = best
         rows.append(

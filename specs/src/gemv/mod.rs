@@ -286,46 +286,28 @@ pub fn specs() -> Vec<KernelSpec> {
             },
         },
     );
+    // A k4 variant admitted on `archs` (the baseline on every arch).
+    let k4v = |name, build: crate::BuildFn, archs| VariantSpec {
+        name,
+        build,
+        admit: Admission { archs, shapes: vec![] },
+    };
     v.push(KernelSpec {
         name: "gemv_q8_0_rp_k4",
         variants: vec![
-            VariantSpec {
-                name: "baseline",
-                build: |t, w| k4::build(t, w, 0),
-                admit: Admission::default(),
-            },
+            k4v("baseline", |t, w| k4::build(t, w, 0), vec![]),
             // Wide fragment loads, `g` groups of four blocks of a slot in flight (k4::build_wide): first where
             // the shape has a wide map (mma.sync m16n8k32 on sm_80+, WMMA gfx12, MFMA gfx942). Two
             // tiles a workgroup first: the fastest at N = 14336 for T = 1, 4 and 8 on the H200
             // (bench/results/gemv-k4-h200-2026-12-01.md). (Four tiles were slower still, 37-40
             // us, and spill under the cap on sm_86.)
-            VariantSpec {
-                name: "wide_t2_g1",
-                build: |t, w| k4::build_wide(t, w, 2, 1),
-                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
-            },
-            VariantSpec {
-                name: "wide_t1_g1",
-                build: |t, w| k4::build_wide(t, w, 1, 1),
-                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
-            },
-            VariantSpec {
-                name: "wide_t1_g2",
-                build: |t, w| k4::build_wide(t, w, 1, 2),
-                admit: Admission { archs: k4::wide_archs(), shapes: vec![] },
-            },
-            VariantSpec {
-                name: "mma",
-                build: |t, w| k4::build(t, w, 1),
-                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
-            },
+            k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
+            k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
+            k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),
+            k4v("mma", |t, w| k4::build(t, w, 1), k4::mma_archs()),
             // (Four tiles, `mma_t4`, was slower, 32.6-35.7 us on the H200, and spills on gfx90a
             // with the tile layout's addressing: removed.)
-            VariantSpec {
-                name: "mma_t2",
-                build: |t, w| k4::build(t, w, 2),
-                admit: Admission { archs: k4::mma_archs(), shapes: vec![] },
-            },
+            k4v("mma_t2", |t, w| k4::build(t, w, 2), k4::mma_archs()),
         ],
         parity: Parity::Buffers(k4_cases),
         bench: Bench::Cases(|| bench("gemv_q8_0_rp_k4")),
