@@ -194,6 +194,26 @@ pub(crate) fn run(
     inputs: &[(String, ScalarType, Vec<u8>)],
     scalars: &[(String, ScalarType, u64)],
 ) -> std::collections::BTreeMap<String, Vec<u8>> {
+    run_inner(k, inputs, scalars, false)
+}
+
+/// As [`run`], with the read-write buffers given as inputs among the outputs too.
+#[cfg(test)]
+pub(crate) fn run_written(
+    k: &kiln_ir::Kernel,
+    inputs: &[(String, ScalarType, Vec<u8>)],
+    scalars: &[(String, ScalarType, u64)],
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    run_inner(k, inputs, scalars, true)
+}
+
+#[cfg(test)]
+fn run_inner(
+    k: &kiln_ir::Kernel,
+    inputs: &[(String, ScalarType, Vec<u8>)],
+    scalars: &[(String, ScalarType, u64)],
+    all_written: bool,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
     use kiln_ir::interp::{self, Arg, RunOptions};
     use kiln_ir::ParamKind;
     use std::collections::BTreeMap;
@@ -208,6 +228,9 @@ pub(crate) fn run(
             ParamKind::Buffer { elem, access, len } => {
                 if let Some(inp) = inputs.iter().find(|x| x.0 == d.name) {
                     args.push(Arg::Buffer(inp.2.clone()));
+                    if all_written && access.writes() {
+                        outs.push((i, d.name.clone()));
+                    }
                 } else {
                     assert!(access.writes(), "no input {}", d.name);
                     let n = len.as_ref().unwrap().eval(|p| by_param[&p]).unwrap();

@@ -502,7 +502,7 @@ fn store_k_or_v(
 /// One lane's share of a Q8_0 block whose 32 values are the 32 aligned lanes' `x`: the block's
 /// scale as f16 bits (`u16`) and the lane's quant byte (`u8`), by `store_q8_0_block`'s rules.
 /// Every lane of the wave must be active (the amax is a butterfly of shuffles).
-fn q8_0_lane(b: &mut KernelBuilder, x: Value) -> (Value, Value) {
+pub(crate) fn q8_0_lane(b: &mut KernelBuilder, x: Value) -> (Value, Value) {
     let fzero = b.f32(0.0);
     let a = b.abs(x);
     let mut amax = b.max(fzero, a);

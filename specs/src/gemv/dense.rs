@@ -24,6 +24,8 @@
 
 use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::norm::Norm;
+use crate::attention::kv_append::q8_0_lane;
+use crate::attention::rope::Rope;
 use crate::math::silu;
 use crate::quantize::{ds_word, quant_byte, scale_of};
 use kiln_ir::target::Family;
@@ -53,6 +55,12 @@ pub enum Epilogue {
     /// launch instead of three: a decode step is launch bound, and the activations are read
     /// from L2 by all three.
     Qkv,
+    /// As [`Epilogue::Qkv`] with K and V written into the decode cache (ggml Q8_0 blocks,
+    /// `[kv_head][ctx_max][head_dim]`) at positions `pos..pos+t`, K rotated on the way in (the
+    /// "normal" pairing only: its pairs lie in one block): bit for bit `_qkv` followed by
+    /// `kv_append_q8_0`, one launch less. A workgroup owns 32 rows (one block of a head a token:
+    /// 8 waves of 4 rows, or 16 of 2 for the many-token variants); Q goes to `q_y` as f32.
+    QkvCache,
 }
 
 impl Epilogue {
@@ -61,13 +69,13 @@ impl Epilogue {
         match self {
             Epilogue::Plain | Epilogue::Residual => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
-            Epilogue::Qkv => 3,
+            Epilogue::Qkv | Epilogue::QkvCache => 3,
         }
     }
     /// Weight matrices one output sums (the accumulators a row keeps).
     pub fn matrices_an_output(self) -> usize {
         match self {
-            Epilogue::Plain | Epilogue::Residual | Epilogue::Qkv => 1,
+            Epilogue::Plain | Epilogue::Residual | Epilogue::Qkv | Epilogue::QkvCache => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
         }
     }
@@ -79,6 +87,7 @@ impl Epilogue {
             Epilogue::Swiglu => "_swiglu",
             Epilogue::SwigluQ8 => "_swiglu_q8_1s",
             Epilogue::Qkv => "_qkv",
+            Epilogue::QkvCache => "_qkv_cache",
         }
     }
 }
@@ -132,6 +141,9 @@ impl Gemv {
     }
 }
 
+/// 32-bit registers an SM (every NVIDIA arch kiln targets).
+const NV_REGISTER_FILE: u32 = 65536;
+
 /// Waves a workgroup of the `pN` variants.
 pub const WAVES: u32 = 4;
 
@@ -165,6 +177,27 @@ pub(crate) enum Out {
         /// The pass's outputs before quantizing.
         lds: kiln_ir::LdsSlot,
     },
+    /// A Q8_0 decode cache (K rotated with RoPE), through `lds` (a pass's 32 rows x tokens).
+    Cache {
+        /// The cache (u8, ggml Q8_0 blocks).
+        cache: Param,
+        /// The pass's outputs before quantizing.
+        lds: kiln_ir::LdsSlot,
+        /// Whether the rows are rotated (K).
+        rope: bool,
+        /// Where and how.
+        at: CacheAt,
+    },
+}
+
+/// The cache epilogue's scalars: `pos`, `head_dim`, `ctx_max`, and RoPE's `n_dims` and `base`.
+#[derive(Clone, Copy)]
+pub(crate) struct CacheAt {
+    pos: Param,
+    head_dim: Param,
+    ctx_max: Param,
+    n_dims: Param,
+    base: Param,
 }
 
 /// Rows a workgroup of the quantizing epilogue: one Q8 block of outputs.
@@ -188,7 +221,9 @@ pub(crate) struct Params {
 fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
     let (n, k, t) = declare_nkt(b, None);
     let weights = match g.epi {
-        Epilogue::Qkv => unreachable!("the Q/K/V kernel declares its own parameters"),
+        Epilogue::Qkv | Epilogue::QkvCache => {
+            unreachable!("the Q/K/V kernel declares its own parameters")
+        }
         Epilogue::Swiglu | Epilogue::SwigluQ8 => vec![
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
             Weights::declare(b, "up_w", g.wt, g.layout, &[n], k),
@@ -204,7 +239,11 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
             b.set_buffer_len(r, ShapeExpr::scaled(&[t, n], 1, 1));
             Some(r)
         }
-        Epilogue::Plain | Epilogue::Swiglu | Epilogue::SwigluQ8 | Epilogue::Qkv => None,
+        Epilogue::Plain
+        | Epilogue::Swiglu
+        | Epilogue::SwigluQ8
+        | Epilogue::Qkv
+        | Epilogue::QkvCache => None,
     };
     let out = match g.epi {
         Epilogue::SwigluQ8 => {
@@ -217,7 +256,11 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
             let lds = b.lds("y_pass", ScalarType::F32, per * Q8_ROWS);
             Out::Q8 { q, s, lds }
         }
-        Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu | Epilogue::Qkv => {
+        Epilogue::Plain
+        | Epilogue::Residual
+        | Epilogue::Swiglu
+        | Epilogue::Qkv
+        | Epilogue::QkvCache => {
             let y = b.buffer("y", ScalarType::F32, Access::Write);
             b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
             Out::F32(y)
@@ -268,7 +311,7 @@ pub(crate) fn finish(
     res: Option<Value>,
 ) -> Value {
     match epi {
-        Epilogue::Plain | Epilogue::Qkv => sums[0],
+        Epilogue::Plain | Epilogue::Qkv | Epilogue::QkvCache => sums[0],
         Epilogue::Residual => b.add(res.expect("a residual"), sums[0]),
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             let s = silu(b, sums[0]);
@@ -295,7 +338,7 @@ fn emit(
             let i = b.add(i, row);
             b.store(y, i, v);
         }
-        Out::Q8 { lds, .. } => {
+        Out::Q8 { lds, .. } | Out::Cache { lds, .. } => {
             let c = b.u32(Q8_ROWS);
             let i = b.mul(j, c);
             let i = b.add(i, local_row);
@@ -317,6 +360,9 @@ fn quantize_pass(
     tok0: Value,
     wg: Value,
 ) {
+    if let Out::Cache { .. } = out {
+        return cache_pass(b, out, wave, per, t, tok0, wg);
+    }
     let Out::Q8 { q, s, lds } = out else { return };
     b.barrier(BarrierKind::Lds);
     let wave_id = b.wave();
@@ -377,6 +423,100 @@ fn quantize_pass(
     b.barrier(BarrierKind::Lds);
 }
 
+/// The cache epilogue of a pass: wave 0 takes the pass's `per` tokens x 32 rows in LDS (one
+/// block of a head a token; lanes `32i..32i+32` one token), rotates K's values as `kv_append`
+/// does (the partner, the other lane of the pair, read from the tile), and stores each block
+/// into the cache with `kv_append_q8_0`'s arithmetic (`q8_0_lane`). Tokens past `t`, and
+/// positions past `ctx_max`, are not written.
+fn cache_pass(
+    b: &mut KernelBuilder,
+    out: Out,
+    wave: u32,
+    per: u32,
+    t: Value,
+    tok0: Value,
+    wg: Value,
+) {
+    let Out::Cache { cache, lds, rope, at } = out else { return };
+    b.barrier(BarrierKind::Lds);
+    let wave_id = b.wave();
+    let zero = b.u32(0);
+    let first = b.eq(wave_id, zero);
+    b.if_then(first, |b| {
+        let lane = b.lane();
+        let c32 = b.u32(QK);
+        let sub = b.div(lane, c32);
+        let r = b.rem(lane, c32);
+        let hd = b.arg(at.head_dim);
+        let ctx = b.arg(at.ctx_max);
+        let pos = b.arg(at.pos);
+        let row0 = b.mul(wg, c32);
+        let row = b.add(row0, r);
+        let h = b.div(row, hd);
+        let d = b.rem(row, hd);
+        let nb = b.div(hd, c32);
+        let bi = b.div(d, c32);
+        let rot = rope.then(|| {
+            let (nd, base) = (b.arg(at.n_dims), b.arg(at.base));
+            // The normal pairing: (2i, 2i + 1), in the same block.
+            let rp = Rope::new(b, nd, hd, base, zero);
+            let (i, first, partner, rotated) = rp.pair(b, d);
+            // The partner's lane in the block: `r + partner - d` (`partner` is `d ^ 1` or `d`).
+            let pr = b.add(r, partner);
+            let pr = b.sub(pr, d);
+            (rp, i, first, rotated, pr)
+        });
+        let halves = wave / QK;
+        for j0 in (0..per).step_by(halves as usize) {
+            let j0v = b.u32(j0);
+            let j = b.add(j0v, sub);
+            let last = b.u32(per - 1);
+            let jc = b.min(j, last);
+            let base = b.mul(jc, c32);
+            let i = b.add(base, r);
+            let x = b.load(lds, i, Type::F32);
+            let tok = b.add(tok0, j);
+            let p = b.add(pos, tok);
+            let x = match rot {
+                None => x,
+                Some((rp, ri, rfirst, rotated, pr)) => {
+                    let pi = b.add(base, pr);
+                    let pv = b.load(lds, pi, Type::F32);
+                    rp.value(b, x, pv, ri, rfirst, rotated, p)
+                }
+            };
+            let (d16, byte) = q8_0_lane(b, x);
+            let perv = b.u32(per);
+            let in_pass = b.lt(j, perv);
+            let in_t = b.lt(tok, t);
+            let fits = b.lt(p, ctx);
+            let ok = b.and(in_pass, in_t);
+            let ok = b.and(ok, fits);
+            b.if_then(ok, |b| {
+                // Block (h * ctx_max + p) * head_dim / 32 + d / 32 of the cache.
+                let hr = b.mul(h, ctx);
+                let drow = b.add(hr, p);
+                let blk = b.mul(drow, nb);
+                let blk = b.add(blk, bi);
+                let c34 = b.u32(34);
+                let at = b.mul(blk, c34);
+                let c2 = b.u32(2);
+                let at = b.add(at, c2);
+                let at = b.add(at, r);
+                b.store(cache, at, byte);
+                let lead = b.eq(r, zero);
+                b.if_then(lead, |b| {
+                    let c17 = b.u32(17);
+                    let at = b.mul(blk, c17);
+                    b.store(cache, at, d16);
+                });
+            });
+        }
+    });
+    // The next pass writes the tile again.
+    b.barrier(BarrierKind::Lds);
+}
+
 /// The variant name: `baseline`, `pN` (one row a wave) or `pNrR`.
 pub fn variant_name(g: &Gemv) -> String {
     let Some(p) = g.tokens else { return "baseline".to_string() };
@@ -401,8 +541,8 @@ pub const SEED_SWIGLU_VGPRS: [u32; 6] = [45, 59, 68, 77, 86, 95];
 /// Builds one dense GEMV kernel.
 pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let mut b = KernelBuilder::new(format!("{}_{}", family_name_of(&g), variant_name(&g)), wave);
-    if g.epi == Epilogue::Qkv {
-        return build_qkv(b, wave, g);
+    if matches!(g.epi, Epilogue::Qkv | Epilogue::QkvCache) {
+        return build_qkv(b, target, wave, g);
     }
     let p = declare(&mut b, &g, wave);
     // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
@@ -438,38 +578,91 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
 
 /// The Q/K/V kernel: grid `y` picks the matrix (0: Q, 1: K, 2: V), grid `x` covers `n_q` rows;
 /// a workgroup runs [`row_block`] on its matrix for row blocks `x, x + grid_x, ...` (one at
-/// most when `n_kv <= n_q`, as in every GQA model; more rows are still computed).
-fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
+/// most when `n_kv <= n_q`, as in every GQA model; more rows are still computed). With the
+/// cache epilogue ([`Epilogue::QkvCache`]) K and V have `n_kv_heads * head_dim` rows and go to
+/// the caches, and a workgroup owns 32 rows.
+fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kernel {
+    let cached = g.epi == Epilogue::QkvCache;
     let n_q = b.scalar_param("n_q", ScalarType::U32);
-    let n_kv = b.scalar_param("n_kv", ScalarType::U32);
+    // The K and V rows: `n_kv`, or `n_kv_heads * head_dim` for the caches.
+    let kv_rows: Vec<Param> = if cached {
+        let heads = b.scalar_param("n_kv_heads", ScalarType::U32);
+        let hd = b.scalar_param("head_dim", ScalarType::U32);
+        b.scalar_rule(heads, ScalarRule::AtLeast(1));
+        b.scalar_rule(hd, ScalarRule::AtLeast(QK as u64));
+        b.scalar_rule(hd, ScalarRule::MultipleOf(QK as u64));
+        vec![heads, hd]
+    } else {
+        let n_kv = b.scalar_param("n_kv", ScalarType::U32);
+        b.scalar_rule(n_kv, ScalarRule::AtLeast(1));
+        vec![n_kv]
+    };
     let k = b.scalar_param("k", ScalarType::U32);
     let t = b.scalar_param("t", ScalarType::U32);
     b.scalar_rule(n_q, ScalarRule::AtLeast(1));
-    b.scalar_rule(n_kv, ScalarRule::AtLeast(1));
     b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
     b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
     b.scalar_rule(t, ScalarRule::AtLeast(1));
-    let named = [("q", n_q), ("k", n_kv), ("v", n_kv)];
+    let named = [("q", vec![n_q]), ("k", kv_rows.clone()), ("v", kv_rows.clone())];
     let weights: Vec<Weights> = named
         .iter()
-        .map(|&(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, &[n], k))
+        .map(|(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, n, k))
         .collect();
     let acts = declare_acts(&mut b, &g, wave, t, k);
-    let mats: Vec<(Weights, Param, Param)> = weights
+    let cache_at = cached.then(|| {
+        let pos = b.scalar_param("pos", ScalarType::U32);
+        let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
+        let n_dims = b.scalar_param("n_dims", ScalarType::U32);
+        let base = b.scalar_param("base", ScalarType::F32);
+        b.scalar_rule(n_dims, ScalarRule::MultipleOf(2));
+        CacheAt { pos, head_dim: kv_rows[1], ctx_max, n_dims, base }
+    });
+    // Each matrix's rows and where its outputs go.
+    let mats: Vec<(Weights, Vec<Param>, Out)> = weights
         .into_iter()
         .zip(named)
         .map(|(w, (name, n))| {
-            let y = b.buffer(format!("{name}_y"), ScalarType::F32, Access::Write);
-            b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
-            (w, n, y)
+            let out = match cache_at {
+                Some(at) if name != "q" => {
+                    // Read-write: an append keeps every other row of the cache.
+                    let c = b.buffer(format!("{name}_cache"), ScalarType::U8, Access::ReadWrite);
+                    let mut dims = kv_rows.clone();
+                    dims.insert(1, at.ctx_max);
+                    b.set_buffer_len(c, ShapeExpr::scaled(&dims, 34, QK as u64));
+                    let per = g.tokens.unwrap_or(1);
+                    let lds = b.lds(format!("{name}_pass"), ScalarType::F32, per * Q8_ROWS);
+                    Out::Cache { cache: c, lds, rope: name == "k", at }
+                }
+                _ => {
+                    let y = b.buffer(format!("{name}_y"), ScalarType::F32, Access::Write);
+                    let mut dims = vec![t];
+                    dims.extend(&n);
+                    b.set_buffer_len(y, ShapeExpr::scaled(&dims, 1, 1));
+                    Out::F32(y)
+                }
+            };
+            (w, n, out)
         })
         .collect();
-    let (waves, rows) = match (g.tokens, g.waves) {
-        (None, _) => (1, 1),
-        (Some(_), 0) => (WAVES, g.rows),
-        (Some(_), w) => (w, g.rows),
+    let (waves, rows) = match (cached, g.tokens, g.waves) {
+        // 32 rows a workgroup: one block of a head a token (8 waves of 4 rows, or the variant's
+        // waves of as many rows).
+        (true, _, 0) => (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS),
+        (true, _, w) => {
+            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
+            (w, g.rows)
+        }
+        (false, None, _) => (1, 1),
+        (false, Some(_), 0) => (WAVES, g.rows),
+        (false, Some(_), w) => (w, g.rows),
     };
     b.workgroup_size([waves * wave, 1, 1]);
+    // On NVIDIA a workgroup's lanes share one register file: ptxas, left alone, gives the
+    // 512-lane cache variants more registers a lane than 64K / 512 (a workgroup that could not
+    // launch), so they are capped to fit.
+    if cached && target.family == Family::Nvidia && waves * wave > 256 {
+        b.max_registers(NV_REGISTER_FILE / (waves * wave));
+    }
     b.const_param("waves", waves as i64);
     b.const_param("rows_per_wave", rows as i64);
     b.const_param("tokens_per_pass", g.tokens.unwrap_or(1) as i64);
@@ -483,20 +676,29 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
     let which = b.workgroup_id(Dim::Y);
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
+    let rows_of = |b: &mut KernelBuilder, n: &[Param]| {
+        let mut v = b.arg(n[0]);
+        for &p in &n[1..] {
+            let pv = b.arg(p);
+            v = b.mul(v, pv);
+        }
+        v
+    };
     // Every row block of this workgroup's matrix: all passes (`None`), or the pass at `tok0`.
     let matrices = |b: &mut KernelBuilder, pass: Option<Value>, pre: Option<&Preloaded>| {
-        for (mi, &(w, n, y)) in mats.iter().enumerate() {
+        for (mi, (w, n, out)) in mats.iter().enumerate() {
+            let (w, out) = (*w, *out);
             let miv = b.u32(mi as u32);
             let this = b.eq(which, miv);
             b.if_then(this, |b| {
-                let n = b.arg(n);
+                let n = rows_of(b, n);
                 let per_wg = b.u32(waves * rows);
                 let one = b.u32(1);
                 let blocks = b.add(n, per_wg);
                 let blocks = b.sub(blocks, one);
                 let blocks = b.div(blocks, per_wg);
                 b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
-                    let m = Matrices { weights: &[w], res: None, out: Out::F32(y), n };
+                    let m = Matrices { weights: &[w], res: None, out, n };
                     let pass = pass.map(|tok0| (tok0, pre));
                     row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass);
                     vec![]
@@ -515,9 +717,9 @@ fn build_qkv(mut b: KernelBuilder, wave: u32, g: Gemv) -> Kernel {
                 b.div(kv, qk)
             };
             let pick = |b: &mut KernelBuilder, mi: usize| {
-                let (w, n, _) = mats[mi];
-                let n = b.arg(n);
-                first_blocks(b, w, n, (waves, rows), x, nb)
+                let (w, n, _) = &mats[mi];
+                let n = rows_of(b, n);
+                first_blocks(b, *w, n, (waves, rows), x, nb)
             };
             let zero = b.u32(0);
             let is_q = b.eq(which, zero);
@@ -776,7 +978,7 @@ fn row_block(
                     // reads was written.
                     let ok = match m.out {
                         Out::F32(_) => b.and(ok, in_t),
-                        Out::Q8 { .. } => ok,
+                        Out::Q8 { .. } | Out::Cache { .. } => ok,
                     };
                     let ok = b.and(ok, valid);
                     let rl = b.u32(r as u32);

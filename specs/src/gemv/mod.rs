@@ -69,14 +69,18 @@ macro_rules! gemv_family {
                 },)*
             ],
             parity: Parity::Buffers(|rng, large| {
-                if $norm {
+                if $epi == Epilogue::QkvCache {
+                    qkv_cache_cases(rng, large, $wt, $layout, $norm)
+                } else if $norm {
                     norm_cases(rng, large, $wt, $layout, $epi)
                 } else {
                     dense_cases(rng, large, $wt, $layout, $epi)
                 }
             }),
             bench: $bench,
-            archs: if $norm { Some(norm::archs()) } else { None },
+            // The norm prologue, and the cache epilogue's three matrices in a 256-lane
+            // workgroup, spill on the wave-64 archs (see `norm::archs`).
+            archs: if $norm || $epi == Epilogue::QkvCache { Some(norm::archs()) } else { None },
             budgets: vec![],
         }
     }};
@@ -84,7 +88,7 @@ macro_rules! gemv_family {
 
 /// The families of this module.
 pub fn specs() -> Vec<KernelSpec> {
-    use Epilogue::{Plain, Qkv, Residual, Swiglu, SwigluQ8};
+    use Epilogue::{Plain, Qkv, QkvCache, Residual, Swiglu, SwigluQ8};
     use Layout::{Ggml, Repacked};
     use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
     let mut v = vec![
@@ -393,6 +397,56 @@ pub fn specs() -> Vec<KernelSpec> {
         [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
+    // Q, K and V with K and V written into the Q8_0 decode cache (K rotated): `_qkv` and
+    // `kv_append_q8_0` in one launch, 32 rows a workgroup; with and without the norm prologue.
+    v.push(dense_family!(
+        "gemv_q8_0_rp_qkv_cache",
+        Q8_0,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(dense_family!(
+        "gemv_q4_0_rp_qkv_cache",
+        Q4_0,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(dense_family!(
+        "gemv_q4_1_rp_qkv_cache",
+        Q4_1,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q8_0_rp_qkv_cache_norm",
+        Q8_0,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_0_rp_qkv_cache_norm",
+        Q4_0,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
+    v.push(norm_family!(
+        "gemv_q4_1_rp_qkv_cache_norm",
+        Q4_1,
+        Repacked,
+        QkvCache,
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        Bench::Without("timed in the engine's decode step (kiln generate --profile)")
+    ));
     v.push(norm_family!(
         "gemv_q8_0_rp_swiglu_q8_1s_norm",
         Q8_0,
@@ -605,6 +659,7 @@ pub(crate) fn dense_inputs(
         Epilogue::Swiglu | Epilogue::SwigluQ8 => &["gate_w", "up_w"],
         Epilogue::Plain | Epilogue::Residual => &["w"],
         Epilogue::Qkv => return qkv_inputs(rng, wt, layout, (n, n, k, t)),
+        Epilogue::QkvCache => unreachable!("the cache epilogue has its own cases"),
     };
     for p in prefixes {
         inputs.extend(weight_inputs(rng, wt, layout, p, n, k));
@@ -659,6 +714,58 @@ fn qkv_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case>
                 u32s("t", t as u32),
             ],
             inputs: qkv_inputs(rng, wt, layout, (n_q, n_kv, k, t)),
+        })
+        .collect()
+}
+
+/// The cache-writing Q/K/V cases (`_qkv_cache`, with `norm` the `_norm` family's inputs):
+/// SmolLM2's shape, head dims 32, 64 and 128, partial rotation, every `t` in 1..=8, tokens
+/// past `ctx_max` (not written), a cache of random bytes (every other row must stay as it was).
+fn qkv_cache_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, norm: bool) -> Vec<Case> {
+    // (n_q, n_kv_heads, head_dim, k, t, pos, ctx_max, n_dims)
+    let mut shapes: Vec<(usize, usize, usize, usize, usize, u32, usize, u32)> = vec![
+        (576, 3, 64, 576, 1, 5, 16, 64),
+        (37, 2, 32, 416, 2, 0, 8, 32),
+        (40, 1, 64, 416, 3, 4, 9, 32),
+        (9, 1, 128, 32, 4, 100, 130, 128),
+        (64, 2, 64, 96, 5, 7, 20, 64),
+        (32, 1, 32, 64, 6, 1, 5, 16),
+        (33, 3, 32, 32 * 13, 7, 0, 7, 32),
+        (96, 1, 64, 128, 8, 2, 30, 64),
+    ];
+    if large {
+        shapes
+            .extend([(4096, 8, 128, 4096, 1, 1000, 2048, 128), (576, 3, 64, 576, 8, 60, 512, 64)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n_q, heads, hd, k, t, pos, ctx, n_dims)| {
+            let mut inputs = qkv_inputs(rng, wt, layout, (n_q, heads * hd, k, t));
+            let mut scalars = vec![
+                u32s("n_q", n_q as u32),
+                u32s("n_kv_heads", heads as u32),
+                u32s("head_dim", hd as u32),
+                u32s("k", k as u32),
+                u32s("t", t as u32),
+                u32s("pos", pos),
+                u32s("ctx_max", ctx as u32),
+                u32s("n_dims", n_dims),
+                ("base".into(), ScalarType::F32, 10_000f32.to_bits() as u64),
+            ];
+            if norm {
+                inputs.retain(|(name, _, _)| name != "xq" && name != "xs");
+                inputs.extend(norm_inputs(rng, t, k));
+                scalars.push(("eps".into(), ScalarType::F32, 1e-5f32.to_bits() as u64));
+            }
+            for c in ["k_cache", "v_cache"] {
+                let bytes =
+                    (0..heads * ctx * hd / QK as usize * 34).map(|_| rng.next_u64() as u8).collect();
+                inputs.push((c.into(), ScalarType::U8, bytes));
+            }
+            let name = format!(
+                "n_q={n_q} heads={heads} head_dim={hd} k={k} t={t} pos={pos} ctx_max={ctx} n_dims={n_dims}"
+            );
+            Case { name, scalars, inputs }
         })
         .collect()
 }
@@ -729,7 +836,7 @@ fn norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout, epi: Epilog
         .into_iter()
         .map(|(n, n_kv, k, t)| {
             let (mut inputs, mut scalars) = match epi {
-                Epilogue::Qkv => (
+                Epilogue::Qkv | Epilogue::QkvCache => (
                     qkv_inputs(rng, wt, layout, (n, n_kv, k, t)),
                     vec![u32s("n_q", n as u32), u32s("n_kv", n_kv as u32)],
                 ),
@@ -788,7 +895,7 @@ fn bench_inputs(
             &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
         }
         Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
-        Epilogue::Qkv => {
+        Epilogue::Qkv | Epilogue::QkvCache => {
             &[("q_w", "q_wq", "q_ws"), ("k_w", "k_wq", "k_ws"), ("v_w", "v_wq", "v_ws")]
         }
     };

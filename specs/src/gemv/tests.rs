@@ -4,7 +4,7 @@
 //! arithmetic against a float64 model of ggml's formats with the stated bound.
 
 use super::*;
-use crate::cases::{rng_for, run};
+use crate::cases::{rng_for, run, run_written, u32s};
 use kiln_ir::TARGETS;
 use std::collections::BTreeMap;
 
@@ -495,6 +495,64 @@ fn the_tile_repack_kernel_makes_the_tile_layout() {
             );
             assert_eq!(got["wq"], k4::to_tile(&hq, n, k), "wq, wave {wave} n={n} k={k}");
             assert_eq!(got["ws"], hs, "ws, wave {wave} n={n} k={k}");
+        }
+    }
+}
+
+/// The cache-writing Q/K/V families (`_qkv_cache`, `_qkv_cache_norm`) equal, bit for bit, the
+/// Q/K/V GEMV they extend (`_qkv`, `_qkv_norm`) followed by `kv_append_q8_0` (K rotated with the
+/// normal pairing, both caches as Q8_0 blocks at `pos..pos+t`), at wave 32 and 64: `q_y` and the
+/// whole of both caches (the other rows left as they were, tokens past `ctx_max` not written),
+/// on every case of the families' parity set (t = 1..8, head dims 32/64/128, partial rotation).
+#[test]
+fn the_cache_gemvs_equal_the_gemv_then_the_append() {
+    let mut rng = rng_for("gemv-qkv-cache", std::process::id() as u64);
+    let append = crate::attention::kv_append::specs()
+        .into_iter()
+        .find(|f| f.name == "kv_append_q8_0")
+        .unwrap();
+    for (wt, norm) in [(WType::Q8_0, false), (WType::Q4_1, true), (WType::Q4_0, true)] {
+        let sfx = if norm { "_norm" } else { "" };
+        let base = dense::family_name(wt, Layout::Repacked, dense::Epilogue::Qkv);
+        let fused = fam(&format!(
+            "{}{sfx}",
+            dense::family_name(wt, Layout::Repacked, dense::Epilogue::QkvCache)
+        ));
+        let unfused = fam(&format!("{base}{sfx}"));
+        let Parity::Buffers(cases) = fused.parity else {
+            panic!("{} has buffer cases", fused.name)
+        };
+        for wave in [32, 64] {
+            let tg = target(wave);
+            for case in cases(&mut rng, false) {
+                let sc = |name: &str| case.scalars.iter().find(|s| s.0 == name).unwrap().2;
+                let n_kv = sc("n_kv_heads") * sc("head_dim");
+                let mut scalars = case.scalars.clone();
+                scalars.push(u32s("n_kv", n_kv as u32));
+                let proj = run(&(unfused.variants[0].build)(tg, wave), &case.inputs, &scalars);
+                let cache_in =
+                    |name: &str| case.inputs.iter().find(|i| i.0 == name).unwrap().clone();
+                let append_in = vec![
+                    ("k".to_string(), ScalarType::F32, proj["k_y"].clone()),
+                    ("v".to_string(), ScalarType::F32, proj["v_y"].clone()),
+                    cache_in("k_cache"),
+                    cache_in("v_cache"),
+                ];
+                let mut append_sc = scalars.clone();
+                append_sc.push(u32s("n_tokens", sc("t") as u32));
+                append_sc.push(u32s("neox", 0));
+                for av in &append.variants {
+                    let want = run_written(&(av.build)(tg, wave), &append_in, &append_sc);
+                    for v in &fused.variants {
+                        let got = run_written(&(v.build)(tg, wave), &case.inputs, &case.scalars);
+                        let at = format!("{}/{}, wave {wave}, {}", fused.name, v.name, case.name);
+                        assert!(got["q_y"] == proj["q_y"], "{at}: q_y differs");
+                        for c in ["k_cache", "v_cache"] {
+                            assert!(got[c] == want[c], "{at}: {c} differs from {}", av.name);
+                        }
+                    }
+                }
+            }
         }
     }
 }

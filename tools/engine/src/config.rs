@@ -133,6 +133,17 @@ impl LayerTypes {
 /// `kiln generate --norms` forces either.
 pub const FOLD_NORMS_MAX_HIDDEN: usize = 1024;
 
+/// Where a layer's K/V append runs: in the Q/K/V GEMV's epilogue (the `_qkv_cache` families,
+/// which write K, rotated, and V into the Q8_0 caches: one node a layer fewer) or as a
+/// `kv_append_q8_0` node after the Q/K/V GEMV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Append {
+    /// In the Q/K/V GEMV.
+    InQkv,
+    /// A node of its own.
+    Apart,
+}
+
 /// Where a layer's two RMSNorms run: folded into the GEMV that reads them (the `_norm`
 /// families: one node a norm fewer) or as `rmsnorm_q8_1s_f32` nodes before the plain GEMVs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -330,19 +341,29 @@ impl Config {
         })
     }
 
-    /// The kernels a decode graph of this model calls with its norms placed by `norms` (and the
-    /// load-time repacks).
+    /// The kernels a decode graph of this model calls with its norms placed by `norms` and the
+    /// K/V append apart (and the load-time repacks).
     pub fn kernels(&self, norms: Norms) -> Vec<String> {
-        let mut v: Vec<String> =
-            ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "kv_append_q8_0", "argmax_rows", "gemv_q8_0"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+        self.kernels_with(norms, Append::Apart)
+    }
+
+    /// The kernels a decode graph calls with its norms placed by `norms` and its K/V append by
+    /// `append` (in the Q/K/V GEMV only for layers whose Q, K and V share a format).
+    pub fn kernels_with(&self, norms: Norms, append: Append) -> Vec<String> {
+        let mut v: Vec<String> = ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "argmax_rows", "gemv_q8_0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         v.push(format!("attention_decode_rope_q8_0_d{}_q8_1s", self.head_dim));
-        let (qkv, gate_up) = match norms {
-            Norms::Folded => ("_qkv_norm", "_swiglu_q8_1s_norm"),
-            Norms::Apart => ("_qkv", "_swiglu_q8_1s"),
+        let (qkv, gate_up) = match (norms, append) {
+            (Norms::Folded, Append::InQkv) => ("_qkv_cache_norm", "_swiglu_q8_1s_norm"),
+            (Norms::Folded, Append::Apart) => ("_qkv_norm", "_swiglu_q8_1s_norm"),
+            (Norms::Apart, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
+            (Norms::Apart, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
         };
+        if append == Append::Apart || self.layers.iter().any(|l| l.qkv().is_none()) {
+            v.push("kv_append_q8_0".to_string());
+        }
         let mut fmts = vec![];
         for l in &self.layers {
             let attn_in = match l.qkv() {
@@ -391,6 +412,20 @@ impl Config {
             Norms::Folded
         } else {
             Norms::Apart
+        }
+    }
+
+    /// Where the K/V append goes on `rt` with the norms placed by `norms`: in the Q/K/V GEMV
+    /// (of the layers whose Q, K and V share a format; the others append apart) when the
+    /// package has the `_qkv_cache` kernels they need; apart otherwise. (The engine's RoPE is
+    /// the normal pairing, the only one the fused kernels take.)
+    pub fn append_for(&self, rt: &Runtime, norms: Norms) -> Append {
+        let have = rt.kernels();
+        let fused = self.kernels_with(norms, Append::InQkv);
+        if fused.iter().all(|k| have.contains(&k.as_str())) {
+            Append::InQkv
+        } else {
+            Append::Apart
         }
     }
 }

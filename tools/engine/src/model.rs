@@ -9,9 +9,10 @@
 //! the attention rotates q as it loads it, bit for bit what a `rope_f32` node gave):
 //!
 //! ```text
-//! x  --gemv_rp_qkv_norm(attn_norm)--> q, k, v
-//!       (three GEMVs after rmsnorm_q8_1s(attn_norm) --> a if their types differ)
-//! k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
+//! x  --gemv_rp_qkv_cache_norm(attn_norm; RoPE on K)--> q, kc.i, vc.i
+//!       (gemv_rp_qkv_norm --> q, k, v, then k, v --kv_append_q8_0 (RoPE on K)--> kc.i, vc.i
+//!        where the package lacks the fused kernels; three GEMVs after
+//!        rmsnorm_q8_1s(attn_norm) --> a if their types differ)
 //! q, kc.i, vc.i --attention_decode_rope_q8_0_q8_1s (RoPE on q)--> a
 //! a  --gemv_rp_res(attn_output, res = x)--> h
 //! h  --gemv_rp_swiglu_q8_1s_norm(ffn_norm; gate, up)--> fa
@@ -29,7 +30,7 @@
 //! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
 //! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
 
-use crate::config::{Config, MatType, Norms};
+use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
@@ -98,6 +99,8 @@ pub struct Weights {
     pub bytes: usize,
     /// Where the step's norms run (the kernels were checked for this placement).
     pub norms: Norms,
+    /// Where the step's K/V append runs (checked likewise).
+    pub append: Append,
 }
 
 impl Weights {
@@ -108,14 +111,26 @@ impl Weights {
     }
 
     /// [`Weights::upload`] for a step with its norms placed by `norms` (refused, naming the
-    /// kernels, when the package lacks what that placement calls).
+    /// kernels, when the package lacks what that placement calls); the K/V append where
+    /// [`Config::append_for`] says.
     pub fn upload_with(
         rt: &Runtime,
         g: &Gguf,
         cfg: &Config,
         norms: Norms,
     ) -> Result<Weights, ModelError> {
-        let needed = cfg.kernels(norms);
+        Weights::upload_placed(rt, g, cfg, norms, cfg.append_for(rt, norms))
+    }
+
+    /// [`Weights::upload_with`] with the K/V append placed by `append` (refused likewise).
+    pub fn upload_placed(
+        rt: &Runtime,
+        g: &Gguf,
+        cfg: &Config,
+        norms: Norms,
+        append: Append,
+    ) -> Result<Weights, ModelError> {
+        let needed = cfg.kernels_with(norms, append);
         let have = rt.kernels();
         let missing: Vec<String> =
             needed.iter().filter(|k| !have.contains(&k.as_str())).cloned().collect();
@@ -123,7 +138,7 @@ impl Weights {
             return Err(ModelError::MissingKernels { missing, needed });
         }
         let dev = rt.device();
-        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0, norms };
+        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0, norms, append };
         let info = |name: &str| -> &TensorInfo {
             g.tensor(name).expect("the config checked every tensor")
         };
@@ -311,7 +326,37 @@ impl StepGraph {
                     .scalar("k", hu)
                     .var("t", "t")
             };
+            // Q, K, V and the K/V append in one node: K rotated and both written into the caches.
+            let cached = |a: NodeArgs| {
+                a.buffer("q_wq", p("attn_q.q"))
+                    .buffer("q_ws", p("attn_q.s"))
+                    .buffer("k_wq", p("attn_k.q"))
+                    .buffer("k_ws", p("attn_k.s"))
+                    .buffer("v_wq", p("attn_v.q"))
+                    .buffer("v_ws", p("attn_v.s"))
+                    .buffer("q_y", "q")
+                    .buffer("k_cache", format!("kc.{i}"))
+                    .buffer("v_cache", format!("vc.{i}"))
+                    .scalar("n_q", hu)
+                    .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
+                    .scalar("head_dim", u32_of(cfg.head_dim))
+                    .scalar("k", hu)
+                    .var("t", "t")
+                    .var("pos", "pos")
+                    .scalar("ctx_max", u32_of(ctx_max))
+                    .scalar("n_dims", u32_of(cfg.rope_dims))
+                    .scalar("base", cfg.rope_base)
+            };
+            let append_apart = weights.append == Append::Apart || l.qkv().is_none();
             match (l.qkv(), weights.norms) {
+                (Some(m), Norms::Folded) if !append_apart => {
+                    add(&mat(m, "_qkv_cache_norm"), cached(normed("x", &p("attn_norm"))))?
+                }
+                (Some(m), Norms::Apart) if !append_apart => {
+                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
+                    let a = NodeArgs::new().buffer("xq", "aq").buffer("xs", "as");
+                    add(&mat(m, "_qkv_cache"), cached(a))?
+                }
                 (Some(m), Norms::Folded) => {
                     add(&mat(m, "_qkv_norm"), qkv_args(normed("x", &p("attn_norm"))))?
                 }
@@ -327,18 +372,20 @@ impl StepGraph {
                     add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
                 }
             }
-            add(
-                "kv_append_q8_0",
-                rope(
-                    NodeArgs::new()
-                        .buffer("k", "k")
-                        .buffer("v", "v")
-                        .buffer("k_cache", format!("kc.{i}"))
-                        .buffer("v_cache", format!("vc.{i}"))
-                        .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
-                        .scalar("ctx_max", u32_of(ctx_max)),
-                ),
-            )?;
+            if append_apart {
+                add(
+                    "kv_append_q8_0",
+                    rope(
+                        NodeArgs::new()
+                            .buffer("k", "k")
+                            .buffer("v", "v")
+                            .buffer("k_cache", format!("kc.{i}"))
+                            .buffer("v_cache", format!("vc.{i}"))
+                            .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
+                            .scalar("ctx_max", u32_of(ctx_max)),
+                    ),
+                )?;
+            }
             add(
                 &format!("attention_decode_rope_q8_0_d{}_q8_1s", cfg.head_dim),
                 rope(

@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use kiln_engine::config::ConfigError;
-use kiln_engine::config::Norms;
+use kiln_engine::config::{Append, Norms};
 use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights};
 use kiln_engine::{ModelFile, OpenError};
 use kiln_runtime::{CpuOptions, Device, Package, Runtime};
@@ -281,13 +281,15 @@ fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
         let out = dec.step(&[1, 2, 3], true).unwrap();
         assert!(out.logits.unwrap().iter().all(|v| v.is_finite()));
         let v = dec.variants();
-        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv_norm")).count())
+        (dec.nodes(), v.iter().filter(|(k, _)| k.ends_with("_qkv_cache_norm")).count())
     };
     let (fused, fused_qkv) = nodes(tiny_llama(&m, 1));
     let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
     assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
-    assert_eq!(fused, 6 * m.layers + 4);
-    assert_eq!(mixed, fused + 3);
+    // A layer: Q/K/V with the append, attention, output, gate/up, down.
+    assert_eq!(fused, 5 * m.layers + 4);
+    // Layer 0 of the mixed model: the norm, three GEMVs and the append for one node.
+    assert_eq!(mixed, fused + 4);
 }
 
 /// RoPE of Q and the quantize of the attention's output are in the attention node: a layer has
@@ -411,4 +413,43 @@ fn the_attention_routes_take_a_workgroup_a_row_where_it_was_measured_faster() {
     ] {
         assert_eq!(route(kernel, pos, t, group), want, "{kernel} pos={pos} T={t} group={group}");
     }
+}
+
+/// The K/V append folded into the Q/K/V GEMV (`_qkv_cache`, `_qkv_cache_norm`) gives the logits
+/// of the step with a `kv_append_q8_0` node, bit for bit, with the norms folded and apart, in a
+/// node a layer fewer; a gfx906 package (no such kernels: wave 32 only) appends apart.
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn the_append_in_the_qkv_gemv_gives_the_same_logits_a_node_a_layer_fewer() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama(&m, 9);
+    let model = open(&kvs, &ts).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let ids: Vec<u32> = (0..11).map(|_| rng.gen_range(0..m.vocab as u32)).collect();
+    let rt = runtime();
+    for norms in [Norms::Folded, Norms::Apart] {
+        assert_eq!(model.config.append_for(&rt, norms), Append::InQkv);
+        let run = |append: Append| {
+            let w =
+                Weights::upload_placed(&rt, &model.gguf, &model.config, norms, append).unwrap();
+            let step = StepGraph::build(&rt, &model.config, &w, 16).unwrap();
+            let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+            let (l, next) = logits(&mut dec, &ids, 8);
+            let appends = dec.variants().iter().filter(|(k, _)| k == "kv_append_q8_0").count();
+            (l, next, dec.nodes(), appends)
+        };
+        let (fused, next_fused, n_fused, appends_fused) = run(Append::InQkv);
+        let (apart, next_apart, n_apart, appends_apart) = run(Append::Apart);
+        assert_eq!((appends_fused, appends_apart), (0, m.layers), "{norms:?}");
+        assert_eq!(n_apart, n_fused + m.layers, "{norms:?}");
+        assert!(fused.iter().all(|v| v.is_finite()));
+        let same = fused.iter().zip(&apart).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same && next_fused == next_apart, "the fused append changed the logits ({norms:?})");
+    }
+    let pkg = Package::open(package_dir()).unwrap();
+    let rt64 = Runtime::load(&Device::cpu(CpuOptions::arch("gfx906")), &pkg).unwrap();
+    assert_eq!(model.config.append_for(&rt64, Norms::Apart), Append::Apart);
 }

@@ -4,7 +4,7 @@
 
 use super::{load_package, open_device, open_package};
 use anyhow::{Context, Result};
-use kiln_engine::config::Norms;
+use kiln_engine::config::{Append, Norms};
 use kiln_engine::generate::generate;
 use kiln_engine::model::{Decoder, StepGraph, Weights};
 use kiln_engine::oracle::{compare, Fixture};
@@ -70,6 +70,11 @@ pub struct GenerateArgs {
     /// and the hidden size fits them).
     #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "apart"])]
     norms: String,
+    /// Where the layers' K/V append runs: `fused` into the Q/K/V GEMV (the `_qkv_cache`
+    /// kernels), `apart` as a `kv_append_q8_0` node, or `auto` (fused where the package has the
+    /// kernels).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "fused", "apart"])]
+    append: String,
 }
 
 /// `kiln generate`.
@@ -102,7 +107,12 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         "apart" => Norms::Apart,
         _ => m.config.norms_for(&rt),
     };
-    let weights = Weights::upload_with(&rt, &m.gguf, &m.config, norms)
+    let append = match a.append.as_str() {
+        "fused" => Append::InQkv,
+        "apart" => Append::Apart,
+        _ => m.config.append_for(&rt, norms),
+    };
+    let weights = Weights::upload_placed(&rt, &m.gguf, &m.config, norms, append)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;
     let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).max(longest).div_ceil(64) * 64);
     let mut step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
@@ -110,7 +120,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let c = &m.config;
     eprintln!(
         "{}: {} layers, hidden {}, {} heads / {} KV, vocab {}; {:.1} MB of weights on {} ({}), \
-         {} nodes a step (norms {:?}), context {ctx}; ready in {:.2} s",
+         {} nodes a step (norms {:?}, K/V append {:?}), context {ctx}; ready in {:.2} s",
         a.model.display(),
         c.n_layers,
         c.hidden,
@@ -122,6 +132,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         rt.arch(),
         dec.nodes(),
         weights.norms,
+        weights.append,
         t0.elapsed().as_secs_f64()
     );
     if let Some(fx) = fixture {
