@@ -59,7 +59,7 @@ pub enum Epilogue {
     /// `[kv_head][ctx_max][head_dim]`) at positions `pos..pos+t`, K rotated on the way in (the
     /// "normal" pairing only: its pairs lie in one block): bit for bit `_qkv` followed by
     /// `kv_append_q8_0`, one launch less. A workgroup owns 32 rows (one block of a head a token:
-    /// 8 waves of 4 rows, or 16 of 2 for the many-token variants); Q goes to `q_y` as f32.
+    /// 16 waves of 2 rows); Q goes to `q_y` as f32.
     QkvCache,
 }
 
@@ -140,6 +140,9 @@ impl Gemv {
         }
     }
 }
+
+/// Waves a workgroup of the cache epilogue by default (32 rows: two a wave).
+const CACHE_WAVES: u32 = 16;
 
 /// 32-bit registers an SM (every NVIDIA arch kiln targets).
 const NV_REGISTER_FILE: u32 = 65536;
@@ -645,9 +648,9 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
         })
         .collect();
     let (waves, rows) = match (cached, g.tokens, g.waves) {
-        // 32 rows a workgroup: one block of a head a token (8 waves of 4 rows, or the variant's
-        // waves of as many rows).
-        (true, _, 0) => (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS),
+        // 32 rows a workgroup: one block of a head a token (16 waves of 2 rows, or the
+        // variant's waves of as many rows; 8 of 4 spill on gfx1151 with the norm prologue).
+        (true, _, 0) => (CACHE_WAVES, Q8_ROWS / CACHE_WAVES),
         (true, _, w) => {
             assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
             (w, g.rows)

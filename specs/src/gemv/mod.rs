@@ -428,7 +428,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q8_0,
         Repacked,
         QkvCache,
-        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
@@ -436,7 +436,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q4_0,
         Repacked,
         QkvCache,
-        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
@@ -444,7 +444,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q4_1,
         Repacked,
         QkvCache,
-        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16), ("p4r2w16", 4, 2, 0, 16)],
+        [("p1", 1, 1, 0, 0), ("p2r2w16", 2, 2, 0, 16)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(

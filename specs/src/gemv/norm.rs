@@ -16,18 +16,11 @@
 //! running it (phase 1 writes that). Then the norm's own builders: `inverse_rms`, `scale` and the quantize family's
 //! `quantize_values` (eight lanes of four values a block, as the norm's).
 //!
-//! The pass's (token, virtual wave) pairs, "units", are dealt to the waves (unit
-//! `s * waves + wave` in the wave's slot `s`, a static count of slots); a unit's lane holds the
-//! vectors of its virtual lane. Phases:
-//! 0. every load of `x` first, each vector of each slot (one round trip to memory for the
-//!    whole prologue; the values stay in registers to the end). A workgroup with more than
-//!    [`KEEP`] slots a wave (few waves, or many tokens a pass) runs the phases a slot at a
-//!    time, loading its values again for phase 2;
-//! 1. each unit's wave sum of squares to LDS (the idle virtual waves' `+0.0` too), an LDS barrier;
-//! 2. each unit's `r = 1 / sqrt(mean + eps)` from its token's wave sums (every wave computes the
-//!    `r` it needs, the same tree), its vectors scaled (the gains loaded here) and quantized
-//!    (eight lanes of one unit a block), quants and scale words to LDS in the split layout of
-//!    one pass; an LDS barrier.
+//! Phases, each closed by an LDS barrier:
+//! 1. sums of squares: the pass's (token, virtual wave) pairs dealt to the waves;
+//! 2. `r = 1 / sqrt(mean + eps)`: lane `j` for token `j` of the pass;
+//! 3. quantize: the pass's (token, vector) pairs dealt to the lanes (eight consecutive lanes one
+//!    block), quants and scale words to LDS in the split layout of one pass.
 //!
 //! Tokens of the last pass past `t` are the last token again (what the unfused GEMV loads for
 //! them: its token index is clamped the same way), so every LDS word the GEMV reads is written.
@@ -58,14 +51,6 @@ pub fn archs() -> Vec<String> {
 
 /// Values a vector (one 16-byte load of f32).
 const VEC: u32 = 4;
-
-/// Slots a wave keeps in registers (8 values each): a workgroup with more slots a pass runs
-/// them one at a time and loads each one's values twice.
-const KEEP: u32 = 4;
-
-/// Tokens a pass up to which the values are kept (with more, the GEMV's accumulators are many
-/// and the held values spill: `_qkv_cache_norm`'s 4-token pass under sm_75's 128 registers).
-const KEEP_TOKENS: u32 = 2;
 
 /// The prologue's parameters and LDS.
 #[derive(Clone, Copy)]
@@ -128,198 +113,119 @@ impl Norm {
         let nvec = b.div(k, vecv);
         let last_vec = b.sub(nvec, one);
         let last_tok = b.sub(t, one);
-        let vwaves = BLOCK / wave;
-        let vwv = b.u32(vwaves);
-        let wv = b.u32(wave);
-        let blockv = b.u32(BLOCK);
-        const _: () = assert!(NORM_MAX_K / VEC <= 2 * BLOCK, "two vectors a virtual lane");
-        // The virtual waves that hold a vector of the row: `used = min(ceil(nvec / W), BLOCK /
-        // W)` a token. The pass's units (token, virtual wave) are dealt to the waves, unit
-        // `s * waves + wave` in slot `s`; a unit's lane holds vector `vw * W + lane` and, for
-        // rows past BLOCK vectors, that plus BLOCK.
-        let used = ceil_div(b, nvec, wave);
-        let used = b.min(used, vwv);
         let perv = b.u32(self.per);
-        let units = b.mul(perv, used);
-        let second = b.gt(nvec, blockv);
-        let slots = (self.per * vwaves).div_ceil(waves);
-        let wavesv = b.u32(waves);
-
-        // A slot's unit and its `x` values (loads clamped into the row: the values past it are
-        // never used).
-        let slot = |b: &mut KernelBuilder, sv: Value| {
-            let u = b.mul(sv, wavesv);
-            let u = b.add(u, wave_id);
-            // The same for every lane of the wave: the wave reduce and the quantize's shuffles
-            // run with all of them.
-            let live = b.lt(u, units);
-            let j = b.div(u, used);
-            let vw = b.rem(u, used);
-            let v0 = b.mul(vw, wv);
-            let v0 = b.add(v0, lane);
-            let v1 = b.add(v0, blockv);
+        let vwaves = BLOCK / wave;
+        let row_of = |b: &mut KernelBuilder, j: Value| {
             let tok = b.add(tok0, j);
             let tok = b.min(tok, last_tok);
-            let row_base = b.mul(tok, k);
-            let vector = |b: &mut KernelBuilder, v: Value| {
-                let vc = b.min(v, last_vec);
-                load_vector_aligned(b, (self.x, ScalarType::F32), row_base, vc)
-            };
-            let zeros = vec![fz; VEC as usize];
-            let vals = b.if_else(
-                live,
-                |b| {
-                    let mut vals = vector(b, v0);
-                    let z = zeros.clone();
-                    vals.extend(b.if_else(second, |b| vector(b, v1), |_| z));
-                    vals
-                },
-                |_| [zeros.clone(), zeros.clone()].concat(),
-            );
-            Unit { live, j, vw, v: [v0, v1], vals }
+            b.mul(tok, k)
         };
 
-        // 1. Each unit's wave sum: lane `l` adds the squares of its vectors in order (a vector
-        // past the row adds nothing: `fma(0, 0, acc)` is `acc`), then the butterfly.
-        let sums_of = |b: &mut KernelBuilder, units_of: &[Unit]| {
-            for un in units_of {
-                b.if_then(un.live, |b| {
-                    let mut acc = fz;
-                    for m in 0..2 {
-                        let inside = b.lt(un.v[m], nvec);
-                        let xs: Vec<Value> =
-                            un.x(m).iter().map(|&x| b.select(inside, x, fz)).collect();
-                        acc = sum_squares(b, &xs, acc);
-                    }
-                    let ws = b.wave_reduce(ReduceOp::Add, acc);
-                    let first = b.eq(lane, zero);
-                    b.if_then(first, |b| {
-                        let at = b.mul(un.j, vwv);
-                        let at = b.add(at, un.vw);
-                        b.store(self.sums, at, ws);
-                    });
+        // 1. The wave sums of the virtual waves that hold a vector of the row:
+        // `used = min(ceil(nvec / W), BLOCK / W)` a token.
+        let used = ceil_div(b, nvec, wave);
+        let vwv = b.u32(vwaves);
+        let used = b.min(used, vwv);
+        let pairs = b.mul(perv, used);
+        let trips = ceil_div(b, pairs, waves);
+        const _: () = assert!(NORM_MAX_K / VEC <= 2 * BLOCK, "two vectors a virtual lane");
+        let blockv = b.u32(BLOCK);
+        let second = b.gt(nvec, blockv);
+        let wavesv = b.u32(waves);
+        let wv = b.u32(wave);
+        b.for_range(zero, trips, one, 1, &[], |b, i, _| {
+            let p = b.mul(i, wavesv);
+            let p = b.add(p, wave_id);
+            // The same for every lane of the wave: the wave reduce runs with all of them.
+            let live = b.lt(p, pairs);
+            b.if_then(live, |b| {
+                let j = b.div(p, used);
+                let vw = b.rem(p, used);
+                let row_base = row_of(b, j);
+                let vlane = b.mul(vw, wv);
+                let vlane = b.add(vlane, lane);
+                // Vector `vlane + m * BLOCK` for m = 0, 1 (k <= 4096: at most two a lane); the
+                // second only for rows past BLOCK vectors.
+                let add_vector = |b: &mut KernelBuilder, m: u32, acc: Value| {
+                    let off = b.u32(m * BLOCK);
+                    let v = b.add(vlane, off);
+                    let inside = b.lt(v, nvec);
+                    let vc = b.min(v, last_vec);
+                    let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, vc);
+                    let xs: Vec<Value> = xs.into_iter().map(|x| b.select(inside, x, fz)).collect();
+                    sum_squares(b, &xs, acc)
+                };
+                let acc = add_vector(b, 0, fz);
+                let acc = b.if_else(second, |b| vec![add_vector(b, 1, acc)], |_| vec![acc])[0];
+                let ws = b.wave_reduce(ReduceOp::Add, acc);
+                let first = b.eq(lane, zero);
+                b.if_then(first, |b| {
+                    let at = b.mul(j, vwv);
+                    let at = b.add(at, vw);
+                    b.store(self.sums, at, ws);
                 });
-            }
-        };
-        // The virtual waves not run: their sum, +0.0 (other slots than the ones above).
-        let nslots = b.u32(self.per * vwaves);
-        let lanes = b.u32(waves * wave);
-        let zero_idle = |b: &mut KernelBuilder| {
-            b.for_range(local, nslots, lanes, 1, &[], |b, i, _| {
-                let vw = b.rem(i, vwv);
-                let idle = b.ge(vw, used);
-                b.if_then(idle, |b| b.store(self.sums, i, fz));
-                vec![]
             });
-        };
+            vec![]
+        });
+        // The virtual waves not run: their sum, +0.0 (other slots than the ones above).
+        let slots = b.u32(self.per * vwaves);
+        let lanes = b.u32(waves * wave);
+        b.for_range(local, slots, lanes, 1, &[], |b, i, _| {
+            let vw = b.rem(i, vwv);
+            let idle = b.ge(vw, used);
+            b.if_then(idle, |b| b.store(self.sums, i, fz));
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
 
-        // 2. Each unit's `r` from its token's BLOCK / W wave sums (every wave computes the `r`
-        // it needs: the same sums in the same tree), and its vectors scaled with their gains and
-        // quantized by blocks of eight lanes (a block is eight consecutive vectors: eight lanes
-        // of one unit, all inside the row or all past it).
-        let group = QK / VEC;
-        let r_of = |b: &mut KernelBuilder, j: Value| {
-            let base = b.mul(j, vwv);
+        // 2. r of token j from its BLOCK / W wave sums.
+        let mine = b.lt(local, perv);
+        b.if_then(mine, |b| {
+            let base = b.mul(local, vwv);
             let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
             let ss = tree_sum(b, &sums);
-            inverse_rms(b, ss, k, self.eps)
-        };
-        let quantize_of = |b: &mut KernelBuilder, units_of: &[Unit]| {
-            // With one token a pass, every unit's `r` is token 0's: computed once.
-            let r0 = (self.per == 1).then(|| r_of(b, zero));
-            for un in units_of {
-                b.if_then(un.live, |b| {
-                    let r = match r0 {
-                        Some(r) => r,
-                        None => r_of(b, un.j),
-                    };
-                    // `r` of the token, for whoever reads it (the probe of the tests).
-                    let head = b.eq(un.vw, zero);
-                    let first = b.eq(lane, zero);
-                    let head = b.and(head, first);
-                    b.if_then(head, |b| b.store(self.r, un.j, r));
-                    let quantize = |b: &mut KernelBuilder, m: usize| {
-                        let v = un.v[m];
-                        let vc = b.min(v, last_vec);
-                        let ws = load_weights(b, self.weight, vc, VEC);
-                        let ys: Vec<Value> = (0..VEC as usize)
-                            .map(|e| scale(b, un.x(m)[e], r, ws[e], ScalarType::F32))
-                            .collect();
-                        let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
-                        let word = pack_word(b, &bytes);
-                        let inside = b.lt(v, nvec);
-                        b.if_then(inside, |b| {
-                            // Word `at` is word `v % 8` of block `at / 8` (= `j * k/32 + v / 8`).
-                            let at = b.mul(un.j, nvec);
-                            let at = b.add(at, v);
-                            b.store(self.q, at, word);
-                            let g = b.u32(group);
-                            let sub = b.rem(v, g);
-                            let head = b.eq(sub, zero);
-                            b.if_then(head, |b| {
-                                let blk = b.div(at, g);
-                                let dsw = ds_word(b, d, d16, sum);
-                                b.store(self.s, blk, dsw);
-                            });
-                        });
-                    };
-                    quantize(b, 0);
-                    b.if_then(second, |b| quantize(b, 1));
-                });
-            }
-        };
-
-        if slots <= KEEP && self.per <= KEEP_TOKENS {
-            // Every `x` load first (one round trip for the prologue), kept in registers through
-            // the barrier.
-            let units_of: Vec<Unit> = (0..slots)
-                .map(|s| {
-                    let sv = b.u32(s);
-                    slot(b, sv)
-                })
-                .collect();
-            sums_of(b, &units_of);
-            zero_idle(b);
-            b.barrier(BarrierKind::Lds);
-            quantize_of(b, &units_of);
-        } else {
-            // A slot an iteration, its values loaded again for phase 2 (all of them would not
-            // fit in registers).
-            let trips = ceil_div(b, units, waves);
-            b.for_range(zero, trips, one, 1, &[], |b, s, _| {
-                let un = slot(b, s);
-                sums_of(b, &[un]);
-                vec![]
-            });
-            zero_idle(b);
-            b.barrier(BarrierKind::Lds);
-            b.for_range(zero, trips, one, 1, &[], |b, s, _| {
-                let un = slot(b, s);
-                quantize_of(b, &[un]);
-                vec![]
-            });
-        }
+            let r = inverse_rms(b, ss, k, self.eps);
+            b.store(self.r, local, r);
+        });
         b.barrier(BarrierKind::Lds);
-    }
-}
 
-/// One slot of the prologue: a (token, virtual wave) unit of a wave, and its `x` values.
-struct Unit {
-    /// Whether the wave has a unit in this slot (wave-uniform).
-    live: Value,
-    /// The token of the pass.
-    j: Value,
-    /// The virtual wave.
-    vw: Value,
-    /// The lane's two vectors.
-    v: [Value; 2],
-    /// The four `x` values of each vector.
-    vals: Vec<Value>,
-}
-
-impl Unit {
-    fn x(&self, m: usize) -> &[Value] {
-        &self.vals[m * VEC as usize..][..VEC as usize]
+        // 3. The normalized values of (token, vector) pairs, quantized by blocks of eight lanes.
+        // Lanes past the pairs work on the last pair and store nothing (a trip count the same
+        // for every lane: the quantize's shuffles need the whole wave).
+        let vectors = b.mul(perv, nvec);
+        let trips = ceil_div(b, vectors, waves * wave);
+        let last_pair = b.sub(vectors, one);
+        let group = QK / VEC;
+        b.for_range(zero, trips, one, 1, &[], |b, i, _| {
+            let p = b.mul(i, lanes);
+            let p = b.add(p, local);
+            let inside = b.lt(p, vectors);
+            let pc = b.min(p, last_pair);
+            let j = b.div(pc, nvec);
+            let v = b.rem(pc, nvec);
+            let row_base = row_of(b, j);
+            let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, v);
+            let ws = load_weights(b, self.weight, v, VEC);
+            let r = b.load(self.r, j, Type::F32);
+            let ys: Vec<Value> =
+                xs.iter().zip(&ws).map(|(&x, &w)| scale(b, x, r, w, ScalarType::F32)).collect();
+            let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
+            let word = pack_word(b, &bytes);
+            b.if_then(inside, |b| {
+                // Word `pc` is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`).
+                b.store(self.q, pc, word);
+                let g = b.u32(group);
+                let sub = b.rem(v, g);
+                let head = b.eq(sub, zero);
+                b.if_then(head, |b| {
+                    let blk = b.div(pc, g);
+                    let dsw = ds_word(b, d, d16, sum);
+                    b.store(self.s, blk, dsw);
+                });
+            });
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
     }
 }
 

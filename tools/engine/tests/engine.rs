@@ -433,8 +433,7 @@ fn the_append_in_the_qkv_gemv_gives_the_same_logits_a_node_a_layer_fewer() {
     for norms in [Norms::Folded, Norms::Apart] {
         assert_eq!(model.config.append_for(&rt, norms), Append::InQkv);
         let run = |append: Append| {
-            let w =
-                Weights::upload_placed(&rt, &model.gguf, &model.config, norms, append).unwrap();
+            let w = Weights::upload_placed(&rt, &model.gguf, &model.config, norms, append).unwrap();
             let step = StepGraph::build(&rt, &model.config, &w, 16).unwrap();
             let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
             let (l, next) = logits(&mut dec, &ids, 8);
@@ -447,7 +446,10 @@ fn the_append_in_the_qkv_gemv_gives_the_same_logits_a_node_a_layer_fewer() {
         assert_eq!(n_apart, n_fused + m.layers, "{norms:?}");
         assert!(fused.iter().all(|v| v.is_finite()));
         let same = fused.iter().zip(&apart).all(|(a, b)| a.to_bits() == b.to_bits());
-        assert!(same && next_fused == next_apart, "the fused append changed the logits ({norms:?})");
+        assert!(
+            same && next_fused == next_apart,
+            "the fused append changed the logits ({norms:?})"
+        );
     }
     let pkg = Package::open(package_dir()).unwrap();
     let rt64 = Runtime::load(&Device::cpu(CpuOptions::arch("gfx906")), &pkg).unwrap();
