@@ -452,7 +452,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q8_0,
         Repacked,
         SwigluQ8,
-        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        [("p2", 2, 1, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
@@ -460,7 +460,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q4_0,
         Repacked,
         SwigluQ8,
-        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
+        [("p2", 2, 1, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
