@@ -32,6 +32,12 @@ def position(j):
     return len(j["prompt_ids"]) + len(j["ids"])
 
 
+def profiles(pattern):
+    """The profiles matching `pattern`, the engine's own placement (`-auto-auto`, or a file
+    without a placement) first."""
+    return sorted(glob.glob(pattern), key=lambda f: ("-apart" in f or "-folded" in f, f))
+
+
 def llama_bench(path):
     """{depth: tokens/s} from llama-bench's markdown (`tg128 @ d512` rows)."""
     out = {}
@@ -56,7 +62,7 @@ def main():
         for f in glob.glob(f"{d}/ctx-{m}-*.json"):
             j = load(f)
             pts.append((position(j), 1e6 / j["decode_tokens_per_s"]))
-        for f in glob.glob(f"{d}/prof-{m}-*.json")[:1]:
+        for f in profiles(f"{d}/prof-{m}-*.json")[:1]:
             j = load(f)
             pts.append((position(j), 1e6 / j["decode_tokens_per_s"]))
         pts.sort()
@@ -76,7 +82,7 @@ def main():
 
     # 2. Where a step goes, by kernel.
     a = ax[1]
-    finals = sorted(glob.glob(f"{d}/prof-rs-q4_1-*.json"))
+    finals = profiles(f"{d}/prof-rs-q4_1-*.json")
     cols = []
     if before:
         cols.append(("before", before["profile"]))
@@ -108,7 +114,7 @@ def main():
 
     # 3. The 8B-shaped step against its floor and llama.cpp.
     a = ax[2]
-    f8 = sorted(glob.glob(f"{d}/prof-r8b-q8_0-*.json"))
+    f8 = profiles(f"{d}/prof-r8b-*.json")
     if f8:
         p = load(f8[0])["profile"]
         bars = [("floor\n(weights / copy BW)", p["floor_us"]), ("kiln\nreplay", p["replay_us"]),
