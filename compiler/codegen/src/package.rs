@@ -69,6 +69,29 @@ pub enum PackageError {
         /// found - budget.
         over: u32,
     },
+    /// An NVIDIA object whose workgroup needs more registers than an SM has: it could never
+    /// launch (ptxas sizes registers without the workgroup size: kiln gives it no `maxntid`).
+    #[error(
+        "{kernel}/{variant} on {arch}: a workgroup of {lanes} lanes at {registers} registers a \
+         lane needs {needed} registers, the SM has {file}: it could not launch (cap the kernel's \
+         registers, or use fewer lanes)"
+    )]
+    WorkgroupDoesNotFit {
+        /// Kernel family.
+        kernel: String,
+        /// Variant.
+        variant: String,
+        /// Arch.
+        arch: String,
+        /// Lanes a workgroup.
+        lanes: u32,
+        /// Registers a lane (ptxas).
+        registers: u32,
+        /// Registers the workgroup needs (a lane's rounded to the allocation granule).
+        needed: u32,
+        /// The SM's register file.
+        file: u32,
+    },
     /// Budgets on resources that were not measured, in a strict build.
     #[error(
         "{} budget check(s) could not be made because the resource was not measured (a strict \
@@ -325,6 +348,7 @@ pub fn check_budget(
     budgets: &[Budget],
     unchecked: &mut Vec<String>,
 ) -> Result<(), PackageError> {
+    fits_register_file(job, res)?;
     // Spills are measured when the VGPR spills are (NVIDIA has no SGPRs: none is zero there).
     let spills = res.vgpr_spills.map(|v| v + res.sgpr_spills.unwrap_or(0));
     for b in budgets.iter().filter(|b| b.applies_to(&job.kernel, &job.variant, job.target.name)) {
@@ -354,6 +378,32 @@ pub fn check_budget(
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Not a budget but a limit: on NVIDIA a workgroup's lanes share one SM's register file, and
+/// ptxas, given no workgroup size, may allocate more registers a lane than the workgroup can hold
+/// (AMD's back end sizes registers for `amdgpu-flat-work-group-size`). Unmeasured registers (no
+/// ptxas) are not checked here; the runtime still refuses such a launch.
+fn fits_register_file(job: &Job, res: &Resources) -> Result<(), PackageError> {
+    let (kiln_ir::target::Vendor::Nvidia, Some(registers)) = (job.target.vendor, res.vgprs) else {
+        return Ok(());
+    };
+    let granule = job.target.vgpr_granule.max(1);
+    let lanes = job.ir.workgroup_lanes();
+    let needed = registers.div_ceil(granule) * granule * lanes;
+    let file = job.target.vgpr_file;
+    if needed > file {
+        return Err(PackageError::WorkgroupDoesNotFit {
+            kernel: job.kernel.clone(),
+            variant: job.variant.clone(),
+            arch: job.target.name.to_string(),
+            lanes,
+            registers,
+            needed,
+            file,
+        });
     }
     Ok(())
 }
@@ -685,6 +735,31 @@ mod tests {
             let named = Budget { kernel: "copy".into(), ..budget() };
             check_budget(&job("sm_90"), &res, &[other, named], &mut unchecked).expect("no budget");
         }
+    }
+
+    /// An NVIDIA workgroup whose lanes' registers exceed the SM's file is refused, naming the
+    /// numbers; one that fits, or an AMD object, or unmeasured registers, pass.
+    #[test]
+    fn a_workgroup_that_cannot_hold_its_registers_is_refused() {
+        let target = Target::by_name("sm_90").unwrap();
+        let ir = kiln_ir::examples::wave_sum(32);
+        let lanes = ir.workgroup_lanes();
+        let j = Job { kernel: "k".into(), variant: "v".into(), target, ir };
+        let res = |vgprs| Resources { vgprs, wave_size: 32, ..Resources::default() };
+        let most = target.vgpr_file / lanes;
+        let mut unchecked = vec![];
+        check_budget(&j, &res(Some(most)), &[], &mut unchecked).expect("fits exactly");
+        check_budget(&j, &res(None), &[], &mut unchecked).expect("not measured");
+        match check_budget(&j, &res(Some(most + 1)), &[], &mut unchecked) {
+            Err(e @ PackageError::WorkgroupDoesNotFit { .. }) => {
+                let m = e.to_string();
+                assert!(m.contains(&format!("a workgroup of {lanes} lanes")), "{m}");
+                assert!(m.contains("could not launch"), "{m}");
+            }
+            r => panic!("{} registers a lane for {lanes} lanes: {r:?}", most + 1),
+        }
+        let amd = Job { target: Target::by_name("gfx1100").unwrap(), ..j };
+        check_budget(&amd, &res(Some(most + 1)), &[], &mut unchecked).expect("AMD sizes its own");
     }
 
     #[test]
