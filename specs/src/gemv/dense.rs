@@ -144,9 +144,6 @@ impl Gemv {
 /// Waves a workgroup of the cache epilogue by default (32 rows: two a wave).
 const CACHE_WAVES: u32 = 16;
 
-/// 32-bit registers an SM (every NVIDIA arch kiln targets).
-const NV_REGISTER_FILE: u32 = 65536;
-
 /// Waves a workgroup of the `pN` variants.
 pub const WAVES: u32 = 4;
 
@@ -664,7 +661,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
     // 512-lane cache variants more registers a lane than 64K / 512 (a workgroup that could not
     // launch), so they are capped to fit.
     if cached && target.family == Family::Nvidia && waves * wave > 256 {
-        b.max_registers(NV_REGISTER_FILE / (waves * wave));
+        b.max_registers(target.vgpr_file / (waves * wave));
     }
     b.const_param("waves", waves as i64);
     b.const_param("rows_per_wave", rows as i64);
