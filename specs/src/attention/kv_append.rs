@@ -445,20 +445,9 @@ pub fn kv_append_lanes(_t: &Target, wave: u32, cache: CacheType) -> Kernel {
             let e = b.rem(d, qk);
             let blk = b.mul(drow, nb);
             let blk = b.add(blk, bi);
-            let (d16, byte) = q8_0_lane(&mut b, x);
+            let lane_share = q8_0_lane(&mut b, x);
             let store = |b: &mut KernelBuilder, dst: Param| {
-                let c34 = b.u32(34);
-                let at = b.mul(blk, c34);
-                let c2 = b.u32(2);
-                let at = b.add(at, c2);
-                let at = b.add(at, e);
-                b.store(dst, at, byte);
-                let lead = b.eq(e, zero);
-                b.if_then(lead, |b| {
-                    let c17 = b.u32(17);
-                    let at = b.mul(blk, c17);
-                    b.store(dst, at, d16);
-                });
+                store_q8_0_lane(b, dst, blk, e, lane_share);
             };
             store_k_or_v(&mut b, live, is_k, k_cache, v_cache, store);
         }
@@ -531,6 +520,31 @@ pub(crate) fn q8_0_lane(b: &mut KernelBuilder, x: Value) -> (Value, Value) {
     let d16 = b.convert(d, Type::F16);
     let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
     (d16, byte)
+}
+
+/// Stores value `e` of Q8_0 block `blk` of the u8 buffer `dst` (34 bytes a block): the lane's
+/// quant byte, and with `e = 0` the block's f16 scale (a u16 store: a block is 17 u16), from
+/// [`q8_0_lane`]'s `(d16, byte)`.
+pub(crate) fn store_q8_0_lane(
+    b: &mut KernelBuilder,
+    dst: Param,
+    blk: Value,
+    e: Value,
+    (d16, byte): (Value, Value),
+) {
+    let c34 = b.u32(34);
+    let at = b.mul(blk, c34);
+    let c2 = b.u32(2);
+    let at = b.add(at, c2);
+    let at = b.add(at, e);
+    b.store(dst, at, byte);
+    let zero = b.u32(0);
+    let lead = b.eq(e, zero);
+    b.if_then(lead, |b| {
+        let c17 = b.u32(17);
+        let at = b.mul(blk, c17);
+        b.store(dst, at, d16);
+    });
 }
 
 /// 32 f32 values from element `at` (a multiple of 32: eight 16-byte loads).

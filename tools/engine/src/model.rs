@@ -311,13 +311,16 @@ impl StepGraph {
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
-            let qkv_args = |a: NodeArgs| {
+            let qkv_weights = |a: NodeArgs| {
                 a.buffer("q_wq", p("attn_q.q"))
                     .buffer("q_ws", p("attn_q.s"))
                     .buffer("k_wq", p("attn_k.q"))
                     .buffer("k_ws", p("attn_k.s"))
                     .buffer("v_wq", p("attn_v.q"))
                     .buffer("v_ws", p("attn_v.s"))
+            };
+            let qkv_args = |a: NodeArgs| {
+                qkv_weights(a)
                     .buffer("q_y", "q")
                     .buffer("k_y", "k")
                     .buffer("v_y", "v")
@@ -328,12 +331,7 @@ impl StepGraph {
             };
             // Q, K, V and the K/V append in one node: K rotated and both written into the caches.
             let cached = |a: NodeArgs| {
-                a.buffer("q_wq", p("attn_q.q"))
-                    .buffer("q_ws", p("attn_q.s"))
-                    .buffer("k_wq", p("attn_k.q"))
-                    .buffer("k_ws", p("attn_k.s"))
-                    .buffer("v_wq", p("attn_v.q"))
-                    .buffer("v_ws", p("attn_v.s"))
+                qkv_weights(a)
                     .buffer("q_y", "q")
                     .buffer("k_cache", format!("kc.{i}"))
                     .buffer("v_cache", format!("vc.{i}"))
