@@ -347,18 +347,32 @@ fn emit(
     }
 }
 
+/// One lane's place in a tile epilogue.
+#[derive(Clone, Copy)]
+struct TileLane {
+    /// The token (`tok0` plus the token of the pass).
+    tok: Value,
+    /// Whether the lane stores: its token is in the pass (not the idle half of a wave-64 wave)
+    /// and below `t`.
+    stores: Value,
+    /// The row of the tile (0..32).
+    r: Value,
+    /// The index of the token's first value in the tile.
+    base: Value,
+    /// The value.
+    v: Value,
+}
+
 /// The frame of the tile epilogues: after an LDS barrier, wave 0 walks the pass's `per`
 /// tokens x 32 rows in `lds` (lanes `32i..32i+32` one token, lane `r` row `r`), calling `each`
-/// with the token of the pass `j` (past `per` on the idle half of a wave-64 wave: the caller
-/// stores nothing then), the row `r`, the index of the token's first value in `lds`, and the
-/// value; then a barrier (the next pass writes the tile again). Every lane of the wave runs
-/// `each` (the block's butterflies need them all).
+/// with each lane's [`TileLane`]; then a barrier (the next pass writes the tile again). Every
+/// lane of the wave runs `each` (the block's butterflies need them all).
 fn walk_tile(
     b: &mut KernelBuilder,
     lds: kiln_ir::LdsSlot,
     wave: u32,
-    per: u32,
-    each: impl Fn(&mut KernelBuilder, Value, Value, Value, Value),
+    (per, tok0, t): (u32, Value, Value),
+    each: impl Fn(&mut KernelBuilder, TileLane),
 ) {
     b.barrier(BarrierKind::Lds);
     let wave_id = b.wave();
@@ -378,7 +392,12 @@ fn walk_tile(
             let base = b.mul(jc, c32);
             let i = b.add(base, r);
             let v = b.load(lds, i, Type::F32);
-            each(b, j, r, base, v);
+            let tok = b.add(tok0, j);
+            let perv = b.u32(per);
+            let in_pass = b.lt(j, perv);
+            let in_t = b.lt(tok, t);
+            let stores = b.and(in_pass, in_t);
+            each(b, TileLane { tok, stores, r, base, v });
         }
     });
     b.barrier(BarrierKind::Lds);
@@ -417,7 +436,7 @@ fn q8_pass(
     tok0: Value,
     wg: Value,
 ) {
-    walk_tile(b, lds, wave, per, |b, j, r, _, v| {
+    walk_tile(b, lds, wave, (per, tok0, t), |b, TileLane { tok, stores, r, v, .. }| {
         let zero = b.u32(0);
         let c32 = b.u32(QK);
         let mut amax = b.abs(v);
@@ -435,12 +454,7 @@ fn q8_pass(
         let d16 = b.convert(d, Type::F16);
         let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
         let ds = ds_word(b, d, d16, sum);
-        let tok = b.add(tok0, j);
-        let perv = b.u32(per);
-        let in_pass = b.lt(j, perv);
-        let in_t = b.lt(tok, t);
-        let ok = b.and(in_pass, in_t);
-        b.if_then(ok, |b| {
+        b.if_then(stores, |b| {
             let row0 = b.mul(wg, c32);
             let at = b.mul(tok, n);
             let at = b.add(at, row0);
@@ -473,7 +487,7 @@ fn cache_pass(
     wg: Value,
 ) {
     let Out::Cache { cache, lds, rope, at } = out else { return };
-    walk_tile(b, lds, wave, per, |b, j, r, base, x| {
+    walk_tile(b, lds, wave, (per, tok0, t), |b, TileLane { tok, stores, r, base, v: x }| {
         let zero = b.u32(0);
         let c32 = b.u32(QK);
         let hd = b.arg(at.head_dim);
@@ -483,7 +497,6 @@ fn cache_pass(
         let row = b.add(row0, r);
         let h = b.div(row, hd);
         let d = b.rem(row, hd);
-        let tok = b.add(tok0, j);
         let p = b.add(pos, tok);
         let x = if rope {
             let (nd, bs) = (b.arg(at.n_dims), b.arg(at.base));
@@ -500,12 +513,8 @@ fn cache_pass(
             x
         };
         let (d16, byte) = q8_0_lane(b, x);
-        let perv = b.u32(per);
-        let in_pass = b.lt(j, perv);
-        let in_t = b.lt(tok, t);
         let fits = b.lt(p, ctx);
-        let ok = b.and(in_pass, in_t);
-        let ok = b.and(ok, fits);
+        let ok = b.and(stores, fits);
         b.if_then(ok, |b| {
             // Block (h * ctx_max + p) * head_dim / 32 + d / 32 of the cache.
             let hr = b.mul(h, ctx);
