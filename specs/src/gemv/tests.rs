@@ -503,7 +503,8 @@ fn the_tile_repack_kernel_makes_the_tile_layout() {
 /// Q/K/V GEMV they extend (`_qkv`, `_qkv_norm`) followed by `kv_append_q8_0` (K rotated with the
 /// normal pairing, both caches as Q8_0 blocks at `pos..pos+t`), at wave 32 and 64: `q_y` and the
 /// whole of both caches (the other rows left as they were, tokens past `ctx_max` not written),
-/// on every case of the families' parity set (t = 1..8, head dims 32/64/128, partial rotation).
+/// on every case of the families' parity set (t = 1..8, head dims 32/64/128, partial rotation),
+/// for every variant of `_qkv_cache` (Q8_0) and `_qkv_cache_norm` (Q4_1).
 #[test]
 fn the_cache_gemvs_equal_the_gemv_then_the_append() {
     let mut rng = rng_for("gemv-qkv-cache", std::process::id() as u64);
@@ -511,7 +512,9 @@ fn the_cache_gemvs_equal_the_gemv_then_the_append() {
         .into_iter()
         .find(|f| f.name == "kv_append_q8_0")
         .unwrap();
-    for (wt, norm) in [(WType::Q8_0, false), (WType::Q4_1, true), (WType::Q4_0, true)] {
+    // One format a prologue (the epilogue does not depend on the weights' format), and
+    // `kv_append`'s routed variant (its family's parity proves the baseline equal to it).
+    for (wt, norm) in [(WType::Q8_0, false), (WType::Q4_1, true)] {
         let sfx = if norm { "_norm" } else { "" };
         let base = dense::family_name(wt, Layout::Repacked, dense::Epilogue::Qkv);
         let fused = fam(&format!(
@@ -541,7 +544,7 @@ fn the_cache_gemvs_equal_the_gemv_then_the_append() {
                 let mut append_sc = scalars.clone();
                 append_sc.push(u32s("n_tokens", sc("t") as u32));
                 append_sc.push(u32s("neox", 0));
-                for av in &append.variants {
+                for av in append.variants.iter().filter(|v| v.name == "lanes") {
                     let want = run_written(&(av.build)(tg, wave), &append_in, &append_sc);
                     for v in &fused.variants {
                         let got = run_written(&(v.build)(tg, wave), &case.inputs, &case.scalars);
