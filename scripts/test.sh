@@ -9,8 +9,12 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 source scripts/env.sh
 export CARGO_TERM_COLOR=never
-# A clean tree builds once: incremental state would double the disk (CI's disk is not large).
-export CARGO_INCREMENTAL=0
+# Disk (CI's is not large): a clean tree builds once, so no incremental state, and no debug
+# information (a panic still names its file and line).
+export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=false
+# The test targets: libraries, binaries and tests (examples are compiled by the lints; doc tests
+# run apart, they take no target selection).
+tests=(--workspace --lib --bins --tests)
 # Elapsed seconds and free disk at each step, so a CI log shows where its time and disk go (CI's
 # budget is 30 minutes; its disk ran out once).
 step() { echo "== test.sh [${SECONDS}s, $(df -h --output=avail . | tail -1 | tr -d ' ') free] $*"; }
@@ -32,11 +36,15 @@ kiln_parity_pair() {
 
 step "lints"
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-HIP_PATH=/usr cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
+# The lints check in a target directory of their own, removed after them: their metadata serves
+# no build below, and CI's disk is not large.
+lint=target/lint
+CARGO_TARGET_DIR=$lint cargo clippy --workspace --all-targets -- -D warnings
+HIP_PATH=/usr CARGO_TARGET_DIR=$lint cargo clippy -p kiln-runtime --features hip --all-targets -- -D warnings
 # The runtime-only binary (no LLVM) that goes to GPU machines; its own target dir, so the two
 # feature sets of `kiln` do not rebuild each other.
-CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
+CARGO_TARGET_DIR=$lint/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
+rm -rf "$lint"
 # The example engine's tests need a package and the SmolLM2 files (tools/engine/build.rs looks):
 # an sm_90 package (the H200's arch, so the cpu device takes the routes the GPU runs; its objects
 # also seed the cache of the whole-library build below) with gfx906 beside it (a wave-64 arch
@@ -47,7 +55,7 @@ CARGO_TARGET_DIR=target/rt cargo clippy -p kiln --no-default-features --all-targ
 step "engine package, models, random-model check"
 # Every test binary and the `kiln` binary, with the workspace's one feature set (a separate
 # `cargo build -p kiln` resolves other features and builds the dependencies a second time).
-cargo test --workspace --no-run
+cargo test "${tests[@]}" --no-run
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90,gfx906 --strict -o target/ci-engine
 ./scripts/fetch-smollm2.sh
 export KILN_ENGINE_PACKAGE=$PWD/target/ci-engine KILN_MODELS=$PWD/models
@@ -67,7 +75,8 @@ step "library build (every arch)"
 pkg=target/ci-dist
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --all-archs --strict -o "$pkg"
 step "cargo test --workspace"
-KILN_CACHE_DIR=$PWD/target/ci-cache cargo test --workspace
+KILN_CACHE_DIR=$PWD/target/ci-cache cargo test "${tests[@]}"
+cargo test --workspace --doc
 step "runtime tests with the hip feature"
 HIP_PATH=/usr cargo test -p kiln-runtime --features hip
 

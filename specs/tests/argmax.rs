@@ -1,7 +1,7 @@
 //! argmax_rows: both variants at wave 32 and 64 against torch.argmax semantics, on random rows
 //! with ties, NaN, infinities, and sizes around every boundary (vector, chunk, split).
 
-mod common;
+use crate::common;
 use common::*;
 use rand::Rng;
 

@@ -4,7 +4,7 @@
 //! workspace (its counters left zeroed), and the baseline against float64 attention over the
 //! dequantized cache within the bound of `docs/attention.md`.
 
-mod common;
+use crate::common;
 use common::*;
 use half::f16;
 use kiln_specs::attention::decode::{cache_bytes, MAX_SPLITS};

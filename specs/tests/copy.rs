@@ -3,7 +3,7 @@
 //! address (as host-mapped memory and device buffers are on a GPU), with guard bytes around the
 //! copy, so a stray or overrunning access is either out of bounds or shows in the guards.
 
-mod common;
+use crate::common;
 use common::*;
 use kiln_ir::interp::{self, Arg, InterpError, Region, RunOptions};
 use rand::rngs::StdRng;

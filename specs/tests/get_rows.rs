@@ -1,7 +1,7 @@
 //! get_rows_q8_0 in the interpreter, at wave 32 and 64, against ggml's dequantization on the
 //! host (`f32(q) * f32(d)`, bit for bit), with NaN rows for ids past the table or negative.
 
-mod common;
+use crate::common;
 use common::*;
 use kiln_specs::cases::Rng;
 use kiln_specs::Parity;

@@ -2,7 +2,7 @@
 //! against float64 attention over the dequantized cache within the stated bound, and every
 //! variant equal to the baseline bit for bit.
 
-mod common;
+use crate::common;
 use common::*;
 use half::f16;
 use kiln_ir::Target;

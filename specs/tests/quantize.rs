@@ -3,7 +3,7 @@
 //! bytes from the `gguf` Python package (tests/fixtures/q8_golden.bin, made by
 //! tools/q8_golden.py), and (3) each other, bit for bit (also with NaN inputs).
 
-mod common;
+use crate::common;
 use common::*;
 use half::f16;
 use rand::Rng;

@@ -1,7 +1,7 @@
 //! rmsnorm from f32, f16 and bf16 at wave 32 and 64: bitwise against a host model of the
 //! documented order (src/rmsnorm.rs), and close to an f64 rmsnorm.
 
-mod common;
+use crate::common;
 use common::*;
 use half::{bf16, f16};
 use kiln_specs::rmsnorm::BLOCK;

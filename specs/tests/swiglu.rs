@@ -2,7 +2,7 @@
 //! exp) and close to an f64 silu; the fused kernel, both variants, bitwise equal to the unfused
 //! pair `swiglu` then `quantize_q8_0_f32`, run in the interpreter.
 
-mod common;
+use crate::common;
 use common::*;
 use kiln_specs::math::silu_f32;
 use rand::Rng;

@@ -2,7 +2,7 @@
 //! summation order (src/top_prob.rs), bitwise against each other, and within a few ulp of an f64
 //! softmax.
 
-mod common;
+use crate::common;
 use common::*;
 use kiln_specs::math::{exp_sub_f32, ir_max};
 use kiln_specs::top_prob::{SEGMENT, SEGMENT_LANES};

@@ -4,7 +4,7 @@
 //! reads and writes the same bytes as a plain Rust model, and 64-bit indices are not truncated.
 //! At wave 32 and 64.
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::interp::{self, Arg, InterpError, Region, RunOptions};

@@ -1,7 +1,7 @@
 //! The example kernels against plain-Rust references, at wave 32 and 64: bitwise against a model
 //! of the same reduction order, argmax exact, and tsum<P> against an xor butterfly per token.
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::examples::{argmax_row, tsum_tokens, wave_sum, workgroup_sum};

@@ -3,7 +3,7 @@
 //! them, or crossing an end, is an out-of-bounds error naming the kernel, op, workgroup and
 //! lanes. At wave 32 and 64, with the sanitizer on.
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::interp::{self, Arg, InterpError, Region, RunOptions};

@@ -3,7 +3,7 @@
 //! product over whole matrices (not the lane maps), on random and edge inputs; and the verifier
 //! refusing fragments where they do not belong.
 
-mod interp_util;
+use crate::interp_util;
 
 use half::f16;
 use interp_util::{bits_bytes, buffer, bytes_bits, rng, run};

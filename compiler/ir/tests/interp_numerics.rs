@@ -2,7 +2,7 @@
 //! reference written here), FMA rounding, Min/Max with NaN and signed zeros, float -> int
 //! saturation, rounding modes, the approximate ops within their bound. At wave 32 and 64.
 
-mod interp_util;
+use crate::interp_util;
 
 use half::{bf16, f16};
 use interp_util::*;

@@ -2,7 +2,7 @@
 //! cross-lane ops within each wave, integer rules, conversions between integers, bitcasts and
 //! vectors, private memory, and global atomics ("the last workgroup finishes"). At wave 32 and 64.
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::interp::{self, Arg, RunOptions};

@@ -3,7 +3,7 @@
 //! 255 x 255), the f16 pair dot (NaN, infinities, denormal halves), the packed conversions; and
 //! the verifier refusing a dot flavour on a target without it, naming the archs that have it.
 
-mod interp_util;
+use crate::interp_util;
 
 use half::f16;
 use interp_util::*;

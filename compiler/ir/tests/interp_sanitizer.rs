@@ -1,7 +1,7 @@
 //! Every sanitizer class: a planted bug is caught with a message naming the kernel, the op, the
 //! workgroup and the lanes, and the corrected kernel passes. At wave 32 and 64.
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::interp::{self, Arg, InterpError, RunOptions};

@@ -2,10 +2,10 @@
 //! row. Prints seconds and lane-ops per second. Run in release:
 //!
 //! ```text
-//! cargo test --release -p kiln-ir --test interp_speed -- --ignored --nocapture --test-threads 1
+//! cargo test --release -p kiln-ir --test ir interp_speed -- --ignored --nocapture --test-threads 1
 //! ```
 
-mod interp_util;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::examples::{argmax_row, wave_sum, workgroup_sum};

@@ -2,8 +2,8 @@
 //! with: shape expressions (one checked evaluator, one printer), scalar rules, aliasing, and work
 //! of absurd size.
 
-mod common;
-mod interp_util;
+use crate::common;
+use crate::interp_util;
 
 use interp_util::*;
 use kiln_ir::interp::{self, Arg, InterpError, Region, RunOptions, MAX_LANES};

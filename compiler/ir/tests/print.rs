@@ -1,7 +1,7 @@
 //! The text form: a snapshot of a fixed kernel that uses most ops, and the printer's promises
 //! (deterministic, `Display` equals `print`, robust on broken kernels).
 
-mod common;
+use crate::common;
 
 use cranelift_entity::EntityRef;
 use kiln_ir::*;

@@ -1,6 +1,6 @@
 //! The serde (RON) form and the content hash.
 
-mod common;
+use crate::common;
 
 use kiln_ir::*;
 

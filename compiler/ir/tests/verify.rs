@@ -1,13 +1,13 @@
 //! The verifier: one test per invariant, asserting the whole error line (kernel, entity, what was
 //! expected and what was found), plus kernels that must pass and a kernel with many errors.
 
-mod common;
+use crate::common;
 
 use cranelift_entity::EntityRef;
 use kiln_ir::verifier::Location;
 use kiln_ir::*;
 
-mod verify_support;
+use crate::verify_support;
 use verify_support::*;
 
 // ---- correct kernels ----

@@ -1,7 +1,7 @@
 //! The verifier's type rules, per op: one test per rule, asserting the whole error line.
 
-mod common;
-mod verify_support;
+use crate::common;
+use crate::verify_support;
 
 use cranelift_entity::EntityRef;
 use kiln_ir::*;
