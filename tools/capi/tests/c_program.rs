@@ -36,10 +36,20 @@ fn package(dir: &Path, cache: &Path, arch: &str) {
         .expect("the package builds");
 }
 
-/// This crate's static library, built for the test: `cargo test` builds a library's rlib only,
-/// so the static one is built here, into a target directory of its own (`target/capi-static`:
-/// no lock shared with the running `cargo test`), and is never a stale leftover.
+/// This crate's static library. Cargo compiles the library's crate types (static, dynamic, rlib)
+/// in one invocation, into the directory of this test's executable: the static library there is
+/// the code this test links when it was written with the rlib beside it (within a minute: the
+/// invocation writes one after the other). Otherwise it is built here, into a target directory
+/// of its own (`target/capi-static`: no lock shared with the running `cargo test`).
 fn static_lib() -> PathBuf {
+    let deps = std::env::current_exe().expect("the test's path").with_file_name("");
+    let modified = |f: &str| std::fs::metadata(deps.join(f)).and_then(|m| m.modified()).ok();
+    if let (Some(a), Some(rlib)) = (modified("libkiln_capi.a"), modified("libkiln_capi.rlib")) {
+        let apart = rlib.duration_since(a).unwrap_or_default();
+        if apart < std::time::Duration::from_secs(60) {
+            return deps.join("libkiln_capi.a");
+        }
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let target = root.join("target/capi-static");
     let status = Command::new(env!("CARGO"))
