@@ -181,3 +181,51 @@ fn every_op_compiles_everywhere() {
         }
     }
 }
+
+/// A kernel that prefetches, then waits for the grids before it, then loads.
+fn prefetch_then_wait(wave: u32) -> Kernel {
+    use kiln_ir::{Access, KernelBuilder, ScalarType, Type};
+    let mut b = KernelBuilder::new("prefetch_then_wait", wave);
+    let x = b.buffer("x", ScalarType::F32, Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let lane = b.lane();
+    let line = b.u32(128);
+    let at = b.mul(lane, line);
+    b.prefetch(x, at);
+    b.grid_dependency_wait();
+    let v = b.load(x, lane, Type::F32);
+    b.store(out, lane, v);
+    b.finish()
+}
+
+#[test]
+fn the_wait_follows_the_prefetches_where_the_kernel_places_it() {
+    let k = prefetch_then_wait(32);
+    let ptx = |arch: &str| {
+        let o = compile(&k, Target::by_name(arch).unwrap(), &Options::default())
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        (String::from_utf8(o.bytes).unwrap(), o.grid_dependency)
+    };
+    let (text, waits) = ptx("sm_90");
+    assert!(waits, "sm_90 objects wait for their grid dependency");
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no `{s}` in\n{text}"));
+    let (launch, pf, wait, load) = (
+        at("griddepcontrol.launch_dependents;"),
+        at("prefetch.global.L2"),
+        at("griddepcontrol.wait;"),
+        at("ld.global"),
+    );
+    assert!(launch < pf && pf < wait && wait < load, "order in\n{text}");
+    assert_eq!(text.matches("griddepcontrol.wait;").count(), 1, "{text}");
+    // Before sm_90: the prefetch, and no grid-dependency control at all.
+    let (text, waits) = ptx("sm_80");
+    assert!(!waits && !text.contains("griddepcontrol") && text.contains("prefetch.global.L2"));
+    // AMD: the hint is dropped, the kernel compiles.
+    for arch in ["gfx906", "gfx1100", "gfx942"] {
+        let t = Target::by_name(arch).unwrap();
+        for &w in t.wave_sizes {
+            compile(&prefetch_then_wait(w), t, &Options::default())
+                .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        }
+    }
+}

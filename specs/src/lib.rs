@@ -25,6 +25,7 @@ pub mod math;
 pub mod mem_access;
 pub mod mma;
 pub mod packed_ops;
+pub mod prefetch;
 pub mod quantize;
 pub mod rmsnorm;
 pub mod swiglu;

@@ -506,6 +506,14 @@ impl KernelBuilder {
     pub fn barrier(&mut self, kind: BarrierKind) {
         self.push0(Op::Barrier(kind))
     }
+    /// Fetches the cache line holding byte `index` of buffer `p` into L2 ([`Op::Prefetch`]).
+    pub fn prefetch(&mut self, p: Param, index: Value) {
+        self.push0(Op::Prefetch { mem: MemRef::Buffer(p), index })
+    }
+    /// Where the kernel starts to depend on the grids before it ([`Op::GridDependencyWait`]).
+    pub fn grid_dependency_wait(&mut self) {
+        self.push0(Op::GridDependencyWait)
+    }
 
     // ---- cross-lane ----
 

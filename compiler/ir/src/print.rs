@@ -103,7 +103,9 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::For { .. }
         | Op::Yield(_)
         | Op::Mma { .. }
-        | Op::Perm { .. } => None,
+        | Op::Perm { .. }
+        | Op::Prefetch { .. }
+        | Op::GridDependencyWait => None,
         Op::Dot { op, .. } => Some(dot_name(*op).into()),
         Op::PackedConvert { op, .. } => Some(packed_convert_name(*op).into()),
     };
@@ -428,7 +430,10 @@ impl Printer<'_> {
         let text = match &d.op {
             Op::Const { ty, bits } => format!("const {ty} {}", const_value(*ty, *bits)),
             Op::Arg(p) | Op::BufferAddr(p) => format!("{m} {p}"),
-            Op::Id(_) | Op::Fence(_) | Op::Barrier(_) => m,
+            Op::Id(_) | Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait => m,
+            Op::Prefetch { mem, index } => {
+                format!("{m} {}", self.mem_at(mem, *index, IndexUnit::Byte))
+            }
             Op::Unary { arg, .. } => format!("{m} {arg}"),
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => format!("{m} {lhs}, {rhs}"),
             Op::Fma { a, b, c } => format!("{m} {a}, {b}, {c}"),

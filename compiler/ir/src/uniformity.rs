@@ -235,7 +235,12 @@ impl Analysis<'_> {
             | Op::Extract { .. }
             | Op::MakeVector { .. } => meet_args(),
             // No results.
-            Op::Store { .. } | Op::Fence(_) | Op::Barrier(_) | Op::Yield(_) => meet_args(),
+            Op::Store { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Yield(_)
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => meet_args(),
             // Handled in `inst` with their blocks; reached only for a malformed kernel.
             Op::If { .. } | Op::For { .. } => Divergent,
             Op::Perm { .. } | Op::Dot { .. } | Op::PackedConvert { .. } => meet_args(),

@@ -21,6 +21,7 @@ mod interp_sanitizer;
 mod interp_speed;
 mod launch_checks;
 mod matrix_maps;
+mod prefetch;
 mod print;
 mod serde;
 mod test_support;

@@ -26,6 +26,7 @@ use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::norm::Norm;
 use super::tile::{quantize_pass, CacheAt};
 use crate::math::silu;
+use crate::prefetch;
 use kiln_ir::target::Family;
 use kiln_ir::{
     Access, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target,
@@ -388,6 +389,15 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let k = b.arg(p.k);
     let t = b.arg(p.t);
     let wg = b.workgroup_id(Dim::X);
+    let small = prefetch::small_grid(&mut b);
+    b.if_then(small, |b| {
+        let per_wg = b.u32(waves * rows);
+        let row0 = b.mul(wg, per_wg);
+        let left = b.sub(n, row0);
+        let count = b.min(left, per_wg);
+        prefetch::rows(b, &p.weights, row0, count, k, waves * wave);
+    });
+    b.grid_dependency_wait();
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
     let acts = (p.acts, p.norm);
     row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None);
@@ -524,6 +534,25 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
             });
         }
     };
+    // The workgroup's first row block of its matrix, prefetched before the wait.
+    let small = prefetch::small_grid(&mut b);
+    for (mi, (w, n, _)) in mats.iter().enumerate() {
+        let miv = b.u32(mi as u32);
+        let this = b.eq(which, miv);
+        let this = b.and(this, small);
+        b.if_then(this, |b| {
+            let n = rows_of(b, n);
+            let per_wg = b.u32(waves * rows);
+            let row0 = b.mul(x, per_wg);
+            let inside = b.lt(row0, n);
+            b.if_then(inside, |b| {
+                let left = b.sub(n, row0);
+                let count = b.min(left, per_wg);
+                prefetch::rows(b, &[*w], row0, count, kv, waves * wave);
+            });
+        });
+    }
+    b.grid_dependency_wait();
     match acts.1 {
         None => matrices(&mut b, None, None),
         // The passes outside: one prologue a pass for the three matrices and every row block.

@@ -62,8 +62,16 @@ impl Isa for AmdGpu {
         setup_kernel(l)
     }
     /// AMD has no programmatic dependent launch: nothing at entry.
-    fn kernel_entry(&self, _l: &mut Lowering) -> LResult<bool> {
+    fn kernel_entry(&self, _l: &mut Lowering, _wait_here: bool) -> LResult<bool> {
         Ok(false)
+    }
+    /// Nothing to wait for (see [`Self::kernel_entry`]).
+    fn grid_dependency_wait(&self, _l: &mut Lowering) -> LResult<()> {
+        Ok(())
+    }
+    /// A hint kiln does not use on AMD yet (gfx12's `s_prefetch_data` is not wired): nothing.
+    fn prefetch<'ctx>(&self, _l: &mut Lowering<'ctx, '_>, _ptr: PointerValue<'ctx>) -> LResult<()> {
+        Ok(())
     }
     fn helper_metadata(&self) -> &'static str {
         MMRA_LDS_DEF

@@ -55,10 +55,15 @@ pub(crate) trait Isa: Sync {
     fn target_features(&self, t: &Target, wave: u32) -> String;
     /// Calling convention, function attributes and annotations of the kernel function.
     fn setup_kernel(&self, l: &mut Lowering);
-    /// Code at the top of the entry block, before anything else the kernel does; true when it
-    /// waits there for the grids the kernel depends on (recorded with the object: the runtime
-    /// overlaps a launch only of an object that says so).
-    fn kernel_entry(&self, l: &mut Lowering) -> LResult<bool>;
+    /// Code at the top of the entry block, before anything else the kernel does; true when the
+    /// kernel waits for the grids it depends on (recorded with the object: the runtime overlaps
+    /// a launch only of an object that says so). With `wait_here` the wait is there; without,
+    /// the kernel has its own [`kiln_ir::Op::GridDependencyWait`] further down.
+    fn kernel_entry(&self, l: &mut Lowering, wait_here: bool) -> LResult<bool>;
+    /// [`kiln_ir::Op::GridDependencyWait`].
+    fn grid_dependency_wait(&self, l: &mut Lowering) -> LResult<()>;
+    /// [`kiln_ir::Op::Prefetch`] of the byte at global pointer `ptr`.
+    fn prefetch<'ctx>(&self, l: &mut Lowering<'ctx, '_>, ptr: PointerValue<'ctx>) -> LResult<()>;
     /// Metadata definitions the textual helpers (`kiln.*`) refer to, appended to their module.
     fn helper_metadata(&self) -> &'static str;
     /// The address space of private arrays (the data layout's alloca space).

@@ -63,26 +63,41 @@ impl Isa for Nvptx {
     /// On sm_90 and later ([`kiln_ir::Target::waits_for_grid_dependency`]): let the next grid
     /// launch now (`griddepcontrol.launch_dependents`: its workgroups take free slots and wait),
     /// then wait for the grids this one depends on to finish and their memory to be visible
-    /// (`griddepcontrol.wait`), before any load or store. Both are no-ops for a launch without
-    /// programmatic serialization, so one object serves both kinds of launch.
-    fn kernel_entry(&self, l: &mut Lowering) -> LResult<bool> {
+    /// (`griddepcontrol.wait`), before any load or store, unless the kernel places the wait
+    /// itself ([`kiln_ir::Op::GridDependencyWait`], after its prefetches). Both are no-ops for a
+    /// launch without programmatic serialization, so one object serves both kinds of launch.
+    fn kernel_entry(&self, l: &mut Lowering, wait_here: bool) -> LResult<bool> {
         if !l.t.waits_for_grid_dependency() {
             return Ok(false);
         }
-        let fty = l.ctx.void_type().fn_type(&[], false);
-        for text in ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"] {
-            let asm = l.ctx.create_inline_asm(
-                fty,
-                text.into(),
-                "~{memory}".into(),
-                true,
-                false,
-                None,
-                false,
-            );
-            l.b.build_indirect_call(fty, asm, &[], "")?;
+        asm_statement(l, "griddepcontrol.launch_dependents;")?;
+        if wait_here {
+            asm_statement(l, "griddepcontrol.wait;")?;
         }
         Ok(true)
+    }
+    fn grid_dependency_wait(&self, l: &mut Lowering) -> LResult<()> {
+        if l.t.waits_for_grid_dependency() {
+            asm_statement(l, "griddepcontrol.wait;")?;
+        }
+        Ok(())
+    }
+    /// `prefetch.global.L2` (every NVIDIA arch kiln targets; a hint, no fault on a valid address).
+    fn prefetch<'ctx>(&self, l: &mut Lowering<'ctx, '_>, ptr: PointerValue<'ctx>) -> LResult<()> {
+        let i64t = l.ctx.i64_type();
+        let addr = l.b.build_ptr_to_int(ptr, i64t, "")?;
+        let fty = l.ctx.void_type().fn_type(&[i64t.into()], false);
+        let asm = l.ctx.create_inline_asm(
+            fty,
+            "prefetch.global.L2 [$0];".into(),
+            "l,~{memory}".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        l.b.build_indirect_call(fty, asm, &[addr.into()], "")?;
+        Ok(())
     }
     /// The NVPTX helpers refer to no metadata.
     fn helper_metadata(&self) -> &'static str {
@@ -484,4 +499,13 @@ fn mma<'ctx>(
         d = l.b.build_insert_element(d, x, l.i32c(i), "")?;
     }
     Ok(d.into())
+}
+
+/// An inline PTX statement without operands that orders memory (`~{memory}`).
+fn asm_statement(l: &mut Lowering, text: &str) -> LResult<()> {
+    let fty = l.ctx.void_type().fn_type(&[], false);
+    let asm =
+        l.ctx.create_inline_asm(fty, text.into(), "~{memory}".into(), true, false, None, false);
+    l.b.build_indirect_call(fty, asm, &[], "")?;
+    Ok(())
 }

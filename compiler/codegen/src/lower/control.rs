@@ -99,6 +99,15 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 self.isa.fence(self, *scope)?;
                 Ok(vec![])
             }
+            Op::Prefetch { mem, index } => {
+                let (ptr, _) = self.address(mem, *index, Type::U8, IndexUnit::Byte)?;
+                self.isa.prefetch(self, ptr)?;
+                Ok(vec![])
+            }
+            Op::GridDependencyWait => {
+                self.isa.grid_dependency_wait(self)?;
+                Ok(vec![])
+            }
             Op::Barrier(kind) => {
                 self.isa.barrier(self, *kind)?;
                 Ok(vec![])

@@ -192,7 +192,11 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         l.isa.setup_kernel(&mut l);
         let entry = ctx.append_basic_block(l.func, "entry");
         l.b.position_at_end(entry);
-        let waits = l.isa.kernel_entry(&mut l)?;
+        let explicit = k.blocks[k.entry]
+            .insts
+            .iter()
+            .any(|&i| matches!(k.insts[i].op, kiln_ir::Op::GridDependencyWait));
+        let waits = l.isa.kernel_entry(&mut l, !explicit)?;
         l.allocate_memory()?;
         l.lower_block(k.entry)?;
         l.b.build_return(None)?;

@@ -96,6 +96,8 @@ impl<'k> Prepared<'k> {
                     | Op::MakeVector { .. }
                     | Op::Load { .. }
                     | Op::Store { .. }
+                    | Op::Prefetch { .. }
+                    | Op::GridDependencyWait
                     | Op::Fence(_)
                     | Op::Barrier(_)
                     | Op::Shuffle { .. }
@@ -300,7 +302,15 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
             scalar(*value)?;
             same(ty(*value), r0())?
         }
-        Op::Fence(_) | Op::Barrier(_) => nres(0)?,
+        Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait => nres(0)?,
+        Op::Prefetch { mem: m, index } => {
+            nres(0)?;
+            if !matches!(m, MemRef::Buffer(_)) {
+                return Err("prefetch names a buffer".into());
+            }
+            mem(m)?;
+            scalar(*index)?
+        }
         Op::ShuffleIdx { value, lane } => {
             nres(1)?;
             scalar(*lane)?;

@@ -578,6 +578,22 @@ pub enum Op {
         /// Ordering scope (acquire-release).
         scope: Scope,
     },
+    /// A hint that the bytes at byte `index` of buffer `mem` will be read soon: their cache line
+    /// is fetched into the device's L2 (NVIDIA: `prefetch.global.L2`; a no-op on AMD). It has
+    /// no result and changes no value, but its address must lie in the buffer as a load's must
+    /// (the interpreter checks it), so a prefetch can never touch memory a load could not.
+    Prefetch {
+        /// The buffer ([`MemRef::Buffer`]).
+        mem: MemRef,
+        /// The byte offset: `u32`, `i32`, `u64` or `i64`.
+        index: Value,
+    },
+    /// From here on the kernel may read and write what the grids launched before it touch
+    /// (NVIDIA sm_90+: `griddepcontrol.wait`; nothing elsewhere). At most one, in the kernel's
+    /// top-level block, and before it no memory access, barrier, fence or cross-lane op, only
+    /// arithmetic and [`Op::Prefetch`]: so the code before it reads nothing another grid
+    /// writes. Without it the wait is the kernel's first instruction.
+    GridDependencyWait,
     /// A memory fence (acquire-release) at the given scope.
     Fence(Scope),
     /// A workgroup barrier.

@@ -14,7 +14,11 @@ impl Op {
         };
         match self {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) => {}
-            Op::Fence(_) | Op::Barrier(_) => {}
+            Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait => {}
+            Op::Prefetch { mem: m, index } => {
+                mem(&mut v, m);
+                v.push(*index)
+            }
             Op::Unary { arg, .. } | Op::Convert { arg, .. } | Op::Bitcast { arg, .. } => {
                 v.push(*arg)
             }
@@ -98,7 +102,9 @@ impl Op {
             | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => SmallVec::new(),
+            | Op::PackedConvert { .. }
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => SmallVec::new(),
         }
     }
 
@@ -139,7 +145,9 @@ impl Op {
             | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => SmallVec::new(),
+            | Op::PackedConvert { .. }
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => SmallVec::new(),
         }
     }
 
@@ -147,7 +155,10 @@ impl Op {
     pub fn param(&self) -> Option<Param> {
         match self {
             Op::Arg(p) | Op::BufferAddr(p) => Some(*p),
-            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => match mem {
+            Op::Load { mem, .. }
+            | Op::Store { mem, .. }
+            | Op::Atomic { mem, .. }
+            | Op::Prefetch { mem, .. } => match mem {
                 MemRef::Buffer(p) => Some(*p),
                 MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => None,
             },
@@ -177,7 +188,8 @@ impl Op {
             | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => None,
+            | Op::PackedConvert { .. }
+            | Op::GridDependencyWait => None,
         }
     }
 
@@ -213,7 +225,9 @@ impl Op {
             | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => None,
+            | Op::PackedConvert { .. }
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => None,
         }
     }
 
@@ -253,7 +267,9 @@ impl Op {
             | Op::Yield(_)
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => false,
+            | Op::PackedConvert { .. }
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => false,
         }
     }
 
@@ -292,13 +308,20 @@ impl Op {
             Op::Perm { .. } => "perm",
             Op::Dot { .. } => "dot",
             Op::PackedConvert { .. } => "packed_convert",
+            Op::Prefetch { .. } => "prefetch",
+            Op::GridDependencyWait => "grid_dependency_wait",
         }
     }
 
     /// True for ops that read or write memory or synchronize.
     pub fn has_side_effects(&self) -> bool {
         match self {
-            Op::Store { .. } | Op::Atomic { .. } | Op::Fence(_) | Op::Barrier(_) => true,
+            Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::Fence(_)
+            | Op::Barrier(_)
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => true,
             Op::Const { .. }
             | Op::Arg(_)
             | Op::BufferAddr(_)

@@ -75,6 +75,11 @@
 //! one. So a `for` body's parameters are visible only inside it, values defined in a nested block
 //! only inside that block, and the results of an `if` or `for` only after it.
 //!
+//! **Grid dependency** (`grid_dependency.rs`): at most one `grid_dependency_wait`, in the entry
+//! block, and before it (nested blocks included) no `load`, `store`, `atomic`, `fence`,
+//! `barrier` or cross-lane op: only arithmetic and `prefetch` (which changes no value), since the
+//! grids launched before the kernel may still be writing there.
+//!
 //! **Uniform control** (`uniform_control.rs`, with [`crate::uniformity`]):
 //! - a `barrier` runs only under workgroup-uniform control flow: every enclosing `if` condition
 //!   and `for` bound is workgroup-uniform;
@@ -91,6 +96,7 @@
 //!
 //! Each group of checks is one file of this module, named as above.
 
+mod grid_dependency;
 mod handles;
 mod interface;
 mod layout;
@@ -203,6 +209,7 @@ pub fn verify(k: &Kernel, target: Option<&Target>) -> Result<(), VerifyErrors> {
         if let Some(layout) = layout {
             v.check_scoping(&layout);
             v.check_uniform_control(&layout);
+            v.check_grid_dependency(&layout);
         }
     }
     if v.errors.is_empty() {

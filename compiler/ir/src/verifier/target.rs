@@ -86,7 +86,9 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
         | Op::For { .. }
         | Op::Yield(_)
         | Op::Perm { .. }
-        | Op::PackedConvert { .. } => None,
+        | Op::PackedConvert { .. }
+        | Op::Prefetch { .. }
+        | Op::GridDependencyWait => None,
         Op::Dot { op, .. } => {
             let kind = match op {
                 DotOp::I8 => DotKind::I8,

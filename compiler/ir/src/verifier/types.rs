@@ -278,7 +278,18 @@ impl Verifier<'_> {
                 }
                 vec![self.ty(*value)]
             }
-            Op::Fence(_) | Op::Barrier(_) => vec![],
+            Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait => vec![],
+            Op::Prefetch { mem, index } => {
+                self.index(i, *index);
+                if !matches!(mem, MemRef::Buffer(_)) {
+                    self.at(
+                        i,
+                        format!("memory: expected a buffer (a prefetch reads L2), found {mem:?}"),
+                    );
+                }
+                self.mem(i, mem, Access::Read, "prefetch");
+                vec![]
+            }
             Op::Shuffle { mode, value, offset } => {
                 let lo = if *mode == ShuffleMode::Xor { 1 } else { 0 };
                 if *offset < lo || *offset >= wave {
@@ -483,7 +494,9 @@ impl Verifier<'_> {
             | Op::Tsum { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => false,
+            | Op::PackedConvert { .. }
+            | Op::Prefetch { .. }
+            | Op::GridDependencyWait => false,
         };
         if takes {
             return;

@@ -40,7 +40,9 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::Yield(_)
         | Op::Perm { .. }
         | Op::Dot { .. }
-        | Op::PackedConvert { .. } => None,
+        | Op::PackedConvert { .. }
+        | Op::Prefetch { .. }
+        | Op::GridDependencyWait => None,
     }
 }
 

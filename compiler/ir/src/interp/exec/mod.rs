@@ -202,6 +202,8 @@ impl<'a> Exec<'a> {
                 | Op::MakeVector { .. }
                 | Op::Load { .. }
                 | Op::Store { .. }
+                | Op::Prefetch { .. }
+                | Op::GridDependencyWait
                 | Op::Atomic { .. }
                 | Op::Fence(_)
                 | Op::Barrier(_)
@@ -307,7 +309,11 @@ impl<'a> Exec<'a> {
         let res = |n: usize| data.results[n];
         match &data.op {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) | Op::Yield(_) => {}
-            Op::Fence(_) => {}
+            Op::Fence(_) | Op::GridDependencyWait => {}
+            // A hint: no value changes, but the address must be one a load could read.
+            Op::Prefetch { mem, index } => {
+                self.resolve(inst, m, *mem, *index, 1, 1, 1, "prefetch")?
+            }
             Op::Unary { op, arg } => {
                 let t = k.ty(*arg);
                 let srcs = [(p.slot(*arg), true)];

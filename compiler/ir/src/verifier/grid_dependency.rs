@@ -1,0 +1,82 @@
+//! The grid-dependency wait ([`Op::GridDependencyWait`]): at most one, in the kernel's top-level
+//! block, and nothing before it that reads or writes memory, synchronizes or crosses lanes. Code
+//! before the wait runs while the grids launched before this one may still be writing, so it may
+//! only compute and prefetch ([`Op::Prefetch`] changes no value); everything else waits.
+
+use super::*;
+
+impl Verifier<'_> {
+    pub(super) fn check_grid_dependency(&mut self, layout: &Layout) {
+        let k = self.k;
+        let mut waits = k.insts.iter().filter(|(_, d)| matches!(d.op, Op::GridDependencyWait));
+        let Some((first, _)) = waits.next() else {
+            return;
+        };
+        for (i, _) in waits {
+            self.at(
+                i,
+                format!(
+                    "a second grid_dependency_wait (the first is {first}): a kernel waits once"
+                ),
+            );
+        }
+        if layout.inst_block[first] != Some(k.entry) {
+            self.at(first, "grid_dependency_wait must be in the kernel's top-level block");
+            return;
+        }
+        let top = &k.blocks[k.entry].insts;
+        let mut stack: Vec<Inst> = top.iter().take_while(|&&i| i != first).copied().collect();
+        while let Some(i) = stack.pop() {
+            let op = &k.insts[i].op;
+            let allowed = match op {
+                Op::Load { .. }
+                | Op::Store { .. }
+                | Op::Atomic { .. }
+                | Op::Fence(_)
+                | Op::Barrier(_)
+                | Op::GridDependencyWait => false,
+                Op::Const { .. }
+                | Op::Arg(_)
+                | Op::BufferAddr(_)
+                | Op::Id(_)
+                | Op::Unary { .. }
+                | Op::Binary { .. }
+                | Op::Fma { .. }
+                | Op::Cmp { .. }
+                | Op::Select { .. }
+                | Op::Convert { .. }
+                | Op::Bitcast { .. }
+                | Op::Extract { .. }
+                | Op::MakeVector { .. }
+                | Op::Shuffle { .. }
+                | Op::ShuffleIdx { .. }
+                | Op::Broadcast { .. }
+                | Op::Ballot { .. }
+                | Op::WaveReduce { .. }
+                | Op::WaveArgmax { .. }
+                | Op::Tsum { .. }
+                | Op::If { .. }
+                | Op::For { .. }
+                | Op::Yield(_)
+                | Op::Mma { .. }
+                | Op::Perm { .. }
+                | Op::Dot { .. }
+                | Op::PackedConvert { .. }
+                | Op::Prefetch { .. } => !op.is_cross_lane(),
+            };
+            if !allowed {
+                self.at(
+                    i,
+                    format!(
+                        "`{}` before the grid_dependency_wait ({first}): only arithmetic and \
+                         prefetches may run before it",
+                        mnemonic(op)
+                    ),
+                );
+            }
+            for b in op.blocks() {
+                stack.extend(k.blocks[b].insts.iter().copied());
+            }
+        }
+    }
+}
