@@ -1,0 +1,356 @@
+//! `attention_decode_q8_0_i8_d{64,128}`: decode attention over a Q8_0 cache with both products
+//! in 8-bit integers (q quantized a 32-dimension block, P quantized a chunk and V block), so that
+//! NVIDIA's `mma.sync m16n8k32 s8` computes them exactly. The ABI, the splits, the workspaces
+//! and step 3 (the combine) are `attention_decode_q8_0_d*`'s ([`super`]); steps 1 and 2 are
+//! below. Every variant gives the baseline's bits, every device the interpreter's, at wave 32
+//! and 64 alike (the chunk is 32 keys whatever the wave).
+//!
+//! # The order (part of the result; every variant keeps it)
+//! Chunks of [`CHUNK`] = 32 keys (`n_chunks = ceil(kv_len / 32)`), splits of `cps =
+//! ceil(n_chunks / MAX_SPLITS)` consecutive chunks. For every row:
+//! 1. q of the row is quantized a 32-dimension block `b` as `quantize_q8_1s_f32` does (ggml's
+//!    Q8_1): `d = amax / 127`, `id = d ? 1/d : 0`, `qq = roundf(x id)` (halves away from
+//!    zero) as `i8`, and the block's scale `d_q(b) = f32(f16(d))`. The score of a key is,
+//!    over the blocks in order from `s = +0`, `s = fma(f32(dot_b), d_q(b) * f32(d_k(b)), s)`
+//!    with `dot_b` the exact `i32` dot product of `qq` and the key's quants over the block
+//!    (`d_q * d_k` is exact: two f16 values); then `s * scale`, or `-inf` for a key the row
+//!    does not see (row `t` sees keys `<= pos + t`).
+//! 2. A split runs its chunks in order from `(m, l, acc) = (-inf, 0, 0)`: `mc` = the max of
+//!    the chunk's 32 scores (exact), `m' = max(m, mc)`, `a = exp_sub(m, m')`, `p_j =
+//!    exp_sub(s_j, m')` (`p_j = 0` for a key past the context). `l = fma(l, a, l_chunk)` with
+//!    `l_chunk` a fixed tree over the chunk's keys `j`: `u_t = ((p[4t] + p[4t+1]) + (p[4t+2] +
+//!    p[4t+3])) + ((p[16+4t] + p[17+4t]) + (p[18+4t] + p[19+4t]))` for `t = 0..4`, `l_chunk =
+//!    (u_0 + u_1) + (u_2 + u_3)`. For each V block `b` (32 dimensions): `w_j = p_j *
+//!    f32(d_v(j, b))`, `amax = max_j |w_j|`, `sc = amax / 127`, `id = sc ? 1/sc : 0`, `qw_j =
+//!    roundf(w_j id)` as `i8` (the quantize's rounding), `dot_d = sum_j qw_j vq_j[d]` (exact
+//!    `i32`) and `acc_d = fma(f32(dot_d), sc, acc_d * a)` for the block's dimensions `d`. The
+//!    split's state `(m, l, acc)` goes to `partials`.
+//! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`).
+//!
+//! Against float64 attention over the dequantized cache and the unquantized q (docs/attention.md
+//! has the derivation; `specs/tests/attention_i8.rs` checks it), an output element is within
+//! `max|v| (2 e + (3 (n_s + 128 + 6) + 4) u) + 2 E_P`, where `e` adds q's rounding to the f32
+//! order's exponent bound (`scale sum_b |dot of (q - q~) and k|`, `|q - q~| <= d_q / 2 + 127
+//! |d - d_q|` a dimension) and `E_P = sum_chunks sum_b a_c max_j |w_j| / 254 * 32 / L` bounds
+//! P's rounding (each of a chunk's 32 terms of a block off by at most `sc / 2`, weighted by the
+//! chunk's later rescales and divided by the softmax sum).
+//!
+//! # Variants
+//! - `baseline` (every arch, wave 32 or 64): one wave a KV head, every row alone, its splits one
+//!   after another. A lane a key of the chunk for the scores (lanes 32 and up idle at wave 64);
+//!   `l_chunk` by xor shuffles 1, 2, 16, 4, 8 (the tree above, every addition commutes to the
+//!   same bits); P quantized by the quantize's butterflies over the 32 key lanes; lanes across
+//!   dimensions for `P V` (each `qw_j` by a shuffle from lane `j`).
+//! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
+
+use super::combine::{combine, States};
+use super::i8_mma;
+use super::{
+    attention_order, load_q, row, store_state, CacheType, Ctx, Io, Order, Row, Shape, THREADS,
+};
+use crate::math::exp_sub;
+use crate::quantize::{quant_byte, quantize_values, scale_of, Quantized};
+use kiln_ir::matrix::{MmaKind, MmaShape};
+use kiln_ir::{
+    BarrierKind, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, Target,
+    Type, Value,
+};
+
+/// Keys a chunk (every variant, every wave size).
+pub const CHUNK: u32 = 32;
+/// Rows a workgroup of `mma` (M of the matrix shape).
+pub const TILE_ROWS: u32 = 16;
+/// Waves a workgroup of `mma` (a split each).
+pub const MMA_WAVES: u32 = THREADS / 32;
+
+/// The matrix kind of `mma` on `t` at `wave`, if it has it (NVIDIA sm_80+).
+pub fn mma_kind(t: &Target, wave: u32) -> Option<MmaKind> {
+    let ok = wave == 32
+        && MmaShape::on_arch(t.name).contains(&MmaShape::NvM16n8k32I8)
+        && t.sm().is_some_and(|sm| sm >= 80);
+    ok.then(|| MmaKind::new(MmaShape::NvM16n8k32I8, ScalarType::I8, ScalarType::I8).ok()).flatten()
+}
+
+/// The archs where `mma` is routed (at their default wave).
+pub fn mma_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| mma_kind(t, t.default_wave()).is_some())
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// The `baseline` kernel at head dim `d`.
+pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
+    let shape = Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false };
+    attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8)
+}
+
+/// The `mma` kernel at head dim `d`: the baseline's code (renamed) where `t` has no
+/// [`mma_kind`].
+pub fn mma_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
+    if mma_kind(t, wave).is_none() {
+        let mut k = baseline_kernel(t, wave, d);
+        k.name.push_str("_mma");
+        return k;
+    }
+    let shape = Shape {
+        rows: TILE_ROWS,
+        waves: MMA_WAVES,
+        baseline: false,
+        threads: THREADS,
+        short: false,
+    };
+    attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8)
+}
+
+/// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
+/// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn body(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    t: &Target,
+    shape: Shape,
+    wave_id: Value,
+    rg: Value,
+    zg: Value,
+    counters: Option<Param>,
+) {
+    match counters {
+        None => baseline(b, c, t, wave_id),
+        Some(counters) => {
+            let kind = mma_kind(t, c.wave).expect("mma is built where the shape exists");
+            i8_mma::body(b, c, kind, shape, wave_id, rg, zg, counters);
+        }
+    }
+}
+
+/// Byte offset of cache row `key` (clamped to the context by the caller) of the KV head.
+pub(super) fn row_base(b: &mut KernelBuilder, c: &Ctx, key: Value) -> Value {
+    let hr = b.mul(c.h, c.ctx_max);
+    let r = b.add(hr, key);
+    let rb = b.u32(c.cache.row_bytes(c.d));
+    b.mul(r, rb)
+}
+
+/// The f32 value of the f16 scale at byte `at` of `p`.
+pub(super) fn load_scale(b: &mut KernelBuilder, p: Param, at: Value) -> Value {
+    let sc = b.load_with(p, at, ScalarType::U16, IndexUnit::Byte, Some(2));
+    let sc = b.bitcast(sc, Type::F16);
+    b.convert(sc, Type::F32)
+}
+
+/// The 4 bytes at byte `at` of `p` as a word (2-byte aligned: quants of a Q8_0 block).
+pub(super) fn load_word(b: &mut KernelBuilder, p: Param, at: Value) -> Value {
+    b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2))
+}
+
+/// The 8 bytes at byte `at` of `p` (2-byte aligned) as two words.
+pub(super) fn chunk_words(b: &mut KernelBuilder, p: Param, at: Value) -> [Value; 2] {
+    let lo = load_word(b, p, at);
+    let four = b.u32(4);
+    let at4 = b.add(at, four);
+    [lo, load_word(b, p, at4)]
+}
+
+/// Byte `e` of word `w` as a signed `i32`.
+fn sbyte(b: &mut KernelBuilder, w: Value, e: u32) -> Value {
+    let sh = b.u32(8 * e);
+    let x = b.shr(w, sh);
+    let x = b.convert(x, Type::scalar(ScalarType::U8));
+    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+    b.convert(x, Type::I32)
+}
+
+/// `acc + sum_e a[e] b[e]` over the signed bytes of two words: `dot4` where `t` has it, else
+/// four products (exact either way).
+fn dot4(b: &mut KernelBuilder, t: &Target, x: Value, y: Value, acc: Value) -> Value {
+    if t.dot(kiln_ir::target::DotKind::I8).is_some() {
+        return b.dot(DotOp::I8, x, y, acc);
+    }
+    let mut acc = acc;
+    for e in 0..4 {
+        let xe = sbyte(b, x, e);
+        let ye = sbyte(b, y, e);
+        let p = b.mul(xe, ye);
+        acc = b.add(acc, p);
+    }
+    acc
+}
+
+/// `l_chunk` of the order from each key lane's `p` (lanes `0..32`): the fixed tree as xor
+/// shuffles 1, 2, 16, 4, 8 (each addition commutes, so every lane of the 32 holds the same bits).
+pub(super) fn chunk_sum_lanes(b: &mut KernelBuilder, p: Value) -> Value {
+    let mut x = p;
+    for o in [1, 2, 16, 4, 8] {
+        let y = b.shuffle_xor(x, o);
+        x = b.add(x, y);
+    }
+    x
+}
+
+/// P's quant of `w` with the block's `id` (the quantize's rounding), as a byte (`u32`).
+pub(super) fn p_quant(b: &mut KernelBuilder, w: Value, id: Value) -> Value {
+    quant_byte(b, w, id, false).0
+}
+
+/// `(sc, id)` of a P block from its `amax`.
+pub(super) fn p_scale(b: &mut KernelBuilder, amax: Value) -> (Value, Value) {
+    scale_of(b, amax)
+}
+
+/// The baseline: every row alone, its splits in order, then the combine.
+fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target, wave_id: Value) {
+    let (zero, one) = (b.u32(0), b.u32(1));
+    b.for_range(zero, c.rows_per_head, one, 1, &[], |b, i, _| {
+        load_q(b, c, i, 1);
+        b.barrier(BarrierKind::Lds);
+        let rows = [row(b, c, i)];
+        let (zero, one) = (b.u32(0), b.u32(1));
+        b.for_range(zero, c.n_splits, one, 1, &[], |b, s, _| {
+            let st = scan(b, c, t, &rows[0], s);
+            store_state(b, c, &rows, s, &st);
+            vec![]
+        });
+        b.barrier(BarrierKind::All);
+        combine(b, c, &rows, wave_id, 1, States::Partials);
+        // The next row writes the LDS and the workspace again.
+        b.barrier(BarrierKind::All);
+        vec![]
+    });
+}
+
+/// Split `s`'s state of a row (step 2): `[m, l, acc[dpl]]` (lanes across dimensions).
+fn scan(b: &mut KernelBuilder, c: &Ctx, t: &Target, rw: &Row, s: Value) -> Vec<Value> {
+    let mut init = vec![b.f32(f32::NEG_INFINITY), b.f32(0.0)];
+    init.extend((0..c.dpl).map(|_| b.f32(0.0)));
+    let c0 = b.mul(s, c.cps);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        b.if_else(inside, |b| chunk_step(b, c, t, rw, chunk, st), |_| st.to_vec())
+    })
+}
+
+/// One chunk folded into a row's state (the baseline).
+fn chunk_step(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    t: &Target,
+    rw: &Row,
+    chunk: Value,
+    st: &[Value],
+) -> Vec<Value> {
+    let d = c.d;
+    let blocks = d / 32;
+    let ck = b.u32(CHUNK);
+    let k0 = b.mul(chunk, ck);
+    let one = b.u32(1);
+    let last = b.sub(c.kv_len, one);
+    // Step 1: lane `j < 32` scores key `k0 + j`.
+    let key = b.add(k0, c.lane);
+    let kc = b.min(key, last);
+    let base = row_base(b, c, kc);
+    let mut s = b.f32(0.0);
+    for bi in 0..blocks {
+        let o = b.u32(34 * bi);
+        let blk = b.add(base, o);
+        let dk = load_scale(b, c.k_cache, blk);
+        let mut dot = b.i32(0);
+        for g in 0..8 {
+            let qa = b.u32(8 * bi + g);
+            let qw = b.load(c.q_lds, qa, Type::U32);
+            let ko = b.u32(2 + 4 * g);
+            let ka = b.add(blk, ko);
+            let kw = load_word(b, c.k_cache, ka);
+            dot = dot4(b, t, qw, kw, dot);
+        }
+        let qda = b.u32(bi);
+        let dq = b.load(c.qd_lds.expect("the i8 order's q scales"), qda, Type::F32);
+        let f = b.mul(dq, dk);
+        let fd = b.convert(dot, Type::F32);
+        s = b.fma(fd, f, s);
+    }
+    let sv = b.mul(s, c.scale);
+    let c32 = b.u32(CHUNK);
+    let in_chunk = b.lt(c.lane, c32);
+    let sees = b.le(key, rw.limit);
+    let sees = b.and(sees, in_chunk);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let sv = b.select(sees, sv, ninf);
+    // Step 2.
+    let mc = b.wave_reduce(ReduceOp::Max, sv);
+    let m2 = b.max(st[0], mc);
+    let a = exp_sub(b, st[0], m2);
+    let p = exp_sub(b, sv, m2);
+    let lc = chunk_sum_lanes(b, p);
+    // Lane 0's (every lane of the first 32 holds it; lane 0 stores it).
+    let l = b.fma(st[1], a, lc);
+    // P quantized a V block: lane `j` holds key `j`'s `w`; the quantize's butterflies over the
+    // 32 key lanes give every one of them the block's scale and its own quant.
+    let mut scales = vec![];
+    let mut quants = vec![];
+    for bi in 0..blocks {
+        let o = b.u32(34 * bi);
+        let blk = b.add(base, o);
+        let dv = load_scale(b, c.v_cache, blk);
+        let w = b.mul(p, dv);
+        let Quantized { d: sc, bytes, .. } = quantize_values(b, &[w], CHUNK, false);
+        // Lanes 32 and up (wave 64) quantized their own zeros: the scale is lane 0's.
+        scales.push(b.broadcast(sc, 0));
+        quants.push(bytes[0]);
+    }
+    // Lanes across dimensions: the lane's `dpl` dimensions `d0..` lie in one block.
+    let c32v = b.u32(32);
+    let bl = b.div(c.d0, c32v);
+    let within = b.rem(c.d0, c32v);
+    let pick = |b: &mut KernelBuilder, xs: &[Value]| {
+        let mut v = xs[0];
+        for (k, &x) in xs.iter().enumerate().skip(1) {
+            let kv = b.u32(k as u32);
+            let here = b.eq(bl, kv);
+            v = b.select(here, x, v);
+        }
+        v
+    };
+    let sc = pick(b, &scales);
+    let c34 = b.u32(34);
+    let boff = b.mul(bl, c34);
+    let two = b.u32(2);
+    let qoff = b.add(boff, two);
+    let qoff = b.add(qoff, within);
+    let izero = b.i32(0);
+    let init = vec![izero; c.dpl as usize];
+    let (zero, c32e) = (b.u32(0), b.u32(CHUNK));
+    let dots = b.for_range(zero, c32e, one, 1, &init, |b, j, acc| {
+        let qs: Vec<Value> = quants.iter().map(|&q| b.shuffle_idx(q, j)).collect();
+        let qj = pick(b, &qs);
+        let qj = b.convert(qj, Type::scalar(ScalarType::U8));
+        let qj = b.bitcast(qj, Type::scalar(ScalarType::I8));
+        let qj = b.convert(qj, Type::I32);
+        let kj = b.add(k0, j);
+        let kj = b.min(kj, last);
+        let vb = row_base(b, c, kj);
+        let va = b.add(vb, qoff);
+        (0..c.dpl)
+            .map(|e| {
+                let ev = b.u32(e);
+                let at = b.add(va, ev);
+                let x = b.load_with(c.v_cache, at, ScalarType::U8, IndexUnit::Byte, Some(1));
+                let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+                let x = b.convert(x, Type::I32);
+                let pr = b.mul(qj, x);
+                b.add(acc[e as usize], pr)
+            })
+            .collect()
+    });
+    let mut next = vec![m2, l];
+    for (e, &dot) in dots.iter().enumerate() {
+        let fd = b.convert(dot, Type::F32);
+        let ra = b.mul(st[2 + e], a);
+        next.push(b.fma(fd, sc, ra));
+    }
+    next
+}
