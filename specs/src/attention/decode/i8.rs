@@ -49,11 +49,11 @@ use super::{
     attention_order, load_q, row, store_state, CacheType, Ctx, Io, Order, Row, Shape, THREADS,
 };
 use crate::math::exp_sub;
-use crate::quantize::{quant_byte, quantize_values, scale_of, Quantized};
+use crate::quantize::scale_of;
 use kiln_ir::matrix::{MmaKind, MmaShape};
 use kiln_ir::{
     BarrierKind, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, Target,
-    Type, Value,
+    Type, UnaryOp, Value,
 };
 
 /// Keys a chunk (every variant, every wave size).
@@ -146,12 +146,35 @@ pub(super) fn load_word(b: &mut KernelBuilder, p: Param, at: Value) -> Value {
     b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2))
 }
 
-/// The 8 bytes at byte `at` of `p` (2-byte aligned) as two words.
-pub(super) fn chunk_words(b: &mut KernelBuilder, p: Param, at: Value) -> [Value; 2] {
-    let lo = load_word(b, p, at);
-    let four = b.u32(4);
-    let at4 = b.add(at, four);
-    [lo, load_word(b, p, at4)]
+/// `n` words of the bytes at `base + o + x` of `p`, with `base` and `x` multiples of 4 and `o`
+/// even (Q8_0 quants: a row is `17 D / 16` bytes, a multiple of 4; an even block's quants start
+/// 2 bytes into a word): aligned word loads, rebuilt by byte permutes where `o % 4 == 2` (one
+/// word more, never past the row: the last block of a row is odd).
+pub(super) fn quant_words(
+    b: &mut KernelBuilder,
+    p: Param,
+    base: Value,
+    o: u32,
+    x: Value,
+    n: usize,
+) -> Vec<Value> {
+    assert!(o.is_multiple_of(2), "quant_words: offset {o} is odd");
+    let shifted = o % 4 == 2;
+    let ov = b.u32(o - o % 4);
+    let at = b.add(base, ov);
+    let at = b.add(at, x);
+    let raw: Vec<Value> = (0..n + usize::from(shifted))
+        .map(|i| {
+            let iv = b.u32(4 * i as u32);
+            let a = b.add(at, iv);
+            b.load_with(p, a, ScalarType::U32, IndexUnit::Byte, Some(4))
+        })
+        .collect();
+    if shifted {
+        (0..n).map(|i| b.perm(raw[i], raw[i + 1], [2, 3, 4, 5])).collect()
+    } else {
+        raw
+    }
 }
 
 /// Byte `e` of word `w` as a signed `i32`.
@@ -190,14 +213,52 @@ pub(super) fn chunk_sum_lanes(b: &mut KernelBuilder, p: Value) -> Value {
     x
 }
 
-/// P's quant of `w` with the block's `id` (the quantize's rounding), as a byte (`u32`).
-pub(super) fn p_quant(b: &mut KernelBuilder, w: Value, id: Value) -> Value {
-    quant_byte(b, w, id, false).0
+/// `|w|` as its bits (`u32`): for values that are not NaN, the integer order of these bits is the
+/// order of `|w|`, so P's `amax` is a `u32` max (one instruction; the IR's float max is four on
+/// NVIDIA, for its NaN and signed-zero rules).
+pub(super) fn abs_bits(b: &mut KernelBuilder, w: Value) -> Value {
+    let a = b.abs(w);
+    b.bitcast(a, Type::U32)
 }
 
-/// `(sc, id)` of a P block from its `amax`.
-pub(super) fn p_scale(b: &mut KernelBuilder, amax: Value) -> (Value, Value) {
+/// `(sc, id)` of a P block from the bits of its `amax` ([`abs_bits`]): the quantize's
+/// `sc = amax / 127`, `id = sc ? 1/sc : 0`.
+pub(super) fn p_scale(b: &mut KernelBuilder, amax_bits: Value) -> (Value, Value) {
+    let amax = b.bitcast(amax_bits, Type::F32);
     scale_of(b, amax)
+}
+
+/// P's quant of `w` with the block's `id`, in the low byte of a word (`u32`; the other bytes are
+/// not the quant's): `roundf(w id)` (halves away from zero, the quantize's rule) as `trunc(y) +
+/// (|y - trunc(y)| >= 1/2 ? copysign(1, y) : 0)`, its low byte read from the bits of `r + 1.5 *
+/// 2^23` (exact for `|r| < 2^22`; here `|y| <= 127` and a bit, unless `1 / sc` overflows, where
+/// `sc < 2^-128` weighs the bytes to nothing).
+pub(super) fn p_quant(b: &mut KernelBuilder, w: Value, id: Value) -> Value {
+    let y = b.mul(w, id);
+    let tr = b.unary(UnaryOp::Trunc, y);
+    let f = b.sub(y, tr);
+    let af = b.abs(f);
+    let half = b.f32(0.5);
+    let up = b.ge(af, half);
+    let yb = b.bitcast(y, Type::U32);
+    let sign = b.u32(0x8000_0000);
+    let sign = b.and(yb, sign);
+    let one = b.u32(1.0f32.to_bits());
+    let one = b.or(sign, one);
+    let one = b.bitcast(one, Type::F32);
+    let fz = b.f32(0.0);
+    let adj = b.select(up, one, fz);
+    let r = b.add(tr, adj);
+    let magic = b.f32(12_582_912.0);
+    let r = b.add(r, magic);
+    b.bitcast(r, Type::U32)
+}
+
+/// The low bytes of four words ([`p_quant`]'s) as one word, the first lowest (3 byte permutes).
+pub(super) fn pack_low_bytes(b: &mut KernelBuilder, w: &[Value]) -> Value {
+    let lo = b.perm(w[0], w[1], [0, 4, 0, 4]);
+    let hi = b.perm(w[2], w[3], [0, 4, 0, 4]);
+    b.perm(lo, hi, [0, 1, 4, 5])
 }
 
 /// The baseline: every row alone, its splits in order, then the combine.
@@ -297,10 +358,16 @@ fn chunk_step(
         let blk = b.add(base, o);
         let dv = load_scale(b, c.v_cache, blk);
         let w = b.mul(p, dv);
-        let Quantized { d: sc, bytes, .. } = quantize_values(b, &[w], CHUNK, false);
-        // Lanes 32 and up (wave 64) quantized their own zeros: the scale is lane 0's.
-        scales.push(b.broadcast(sc, 0));
-        quants.push(bytes[0]);
+        // `amax` over the 32 key lanes (lanes 32 and up, at wave 64, hold their own zeros).
+        let mut amax = abs_bits(b, w);
+        for o in [16, 8, 4, 2, 1] {
+            let y = b.shuffle_xor(amax, o);
+            amax = b.max(amax, y);
+        }
+        let amax = b.broadcast(amax, 0);
+        let (sc, id) = p_scale(b, amax);
+        scales.push(sc);
+        quants.push(p_quant(b, w, id));
     }
     // Lanes across dimensions: the lane's `dpl` dimensions `d0..` lie in one block.
     let c32v = b.u32(32);

@@ -18,10 +18,11 @@
 //!   `e` of tile `i` is row `g + 8(e/2)`, dimension `32b + 8t + 4(e%2) + i`.
 
 use super::combine::{combine, last_of, States};
-use super::i8::{chunk_words, load_scale, load_word, p_quant, p_scale, row_base, CHUNK, TILE_ROWS};
+use super::i8::{
+    abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
+};
 use super::{load_q, row, slot, Ctx, Row, Shape};
 use crate::math::exp_sub;
-use crate::quantize::pack_word;
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{BarrierKind, KernelBuilder, Param, ScalarType, Type, Value};
 
@@ -31,6 +32,8 @@ const LANE_KEYS: usize = 8;
 /// The lane's two rows (`g`, `g + 8` of the tile).
 struct LaneRows {
     rows: [Row; 2],
+    /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
+    tile_rows: Value,
 }
 
 /// `mma`'s kernel body.
@@ -63,7 +66,8 @@ pub(super) fn body(
         let ig = b.add(i0, g);
         let eight = b.u32(8);
         let ig8 = b.add(ig, eight);
-        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)] };
+        let tile_rows = b.sub(c.rows_per_head, i0);
+        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
@@ -154,7 +158,9 @@ fn scan(
     })
 }
 
-/// One chunk folded into the lane's rows' state.
+/// One chunk folded into the lane's rows' state. The work of row `g + 8` (its scores, softmax,
+/// P quants and accumulators) runs only where the tile has it (`hi`, wave-uniform): at `T group
+/// <= 8` (T = 1 at group 4) half of the tile is padding.
 #[allow(clippy::too_many_arguments)]
 fn chunk_step(
     b: &mut KernelBuilder,
@@ -186,7 +192,7 @@ fn chunk_step(
         keys.push(key);
         bases.push(row_base(b, c, kc));
     }
-    // Step 1: scores of rows g, g + 8 for the lane's keys, the blocks in order.
+    // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
     let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
     let one_u = b.u32(1);
@@ -205,77 +211,90 @@ fn chunk_step(
         .collect();
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
-    let fz = b.f32(0.0);
-    let mut s = [[fz; LANE_KEYS]; 2];
+    // `dots[bi][k]`: (row g, row g + 8) of the lane's key `k`.
+    let mut dots = vec![];
+    let mut dk = vec![];
     for bi in 0..blocks {
-        let dk: Vec<Value> = bases
-            .iter()
-            .map(|&base| {
-                let o = b.u32(34 * bi);
-                let at = b.add(base, o);
-                load_scale(b, c.k_cache, at)
-            })
-            .collect();
+        dk.push(
+            bases
+                .iter()
+                .map(|&base| {
+                    let o = b.u32(34 * bi);
+                    let at = b.add(base, o);
+                    load_scale(b, c.k_cache, at)
+                })
+                .collect::<Vec<Value>>(),
+        );
+        let mut row = vec![(zc, zc); LANE_KEYS];
         for (j, &cb) in col_bases.iter().enumerate() {
-            let o = b.u32(34 * bi + 2);
-            let at = b.add(cb, o);
-            let at = b.add(at, t8);
-            let kw = chunk_words(b, c.k_cache, at);
+            let kw = quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2);
             let kb = fragment_of_words(b, kind, FragmentRole::B, &kw);
             let d = b.mma(kind, qa[bi as usize], kb, zero_c);
-            for e in 0..4u32 {
-                let r = (e / 2) as usize;
-                let k = 4 * (j / 2) + 2 * (j % 2) + (e % 2) as usize;
-                let x = b.extract(d, e as u8);
-                let x = b.convert(x, Type::F32);
-                let f = b.mul(dq[bi as usize * 2 + r], dk[k]);
-                s[r][k] = b.fma(x, f, s[r][k]);
+            for e in 0..2u8 {
+                let k = 4 * (j / 2) + 2 * (j % 2) + e as usize;
+                row[k] = (b.extract(d, e), b.extract(d, e + 2));
             }
         }
+        dots.push(row);
     }
-    // Step 2: the softmax of each row on its group's 4 lanes.
+    let hr = b.u32(TILE_ROWS / 2);
+    let hi = b.lt(hr, lr.tile_rows);
+    let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
-    let mut next = vec![fz; st.len()];
-    let mut p = [[fz; LANE_KEYS]; 2];
-    let mut a = [fz; 2];
-    for r in 0..2 {
+    // A row's scores (in block order) and softmax: `(m', a, l, p)`.
+    let softmax = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
         let limit = lr.rows[r].limit;
         let mut mc = ninf;
+        let mut s = vec![];
         for k in 0..LANE_KEYS {
-            let sv = b.mul(s[r][k], c.scale);
+            let mut x = fz;
+            for bi in 0..blocks as usize {
+                let dot = if r == 0 { dots[bi][k].0 } else { dots[bi][k].1 };
+                let fd = b.convert(dot, Type::F32);
+                let f = b.mul(dq[bi * 2 + r], dk[bi][k]);
+                x = b.fma(fd, f, x);
+            }
+            let sv = b.mul(x, c.scale);
             let sees = b.le(keys[k], limit);
-            s[r][k] = b.select(sees, sv, ninf);
-            mc = b.max(mc, s[r][k]);
+            let sv = b.select(sees, sv, ninf);
+            mc = b.max(mc, sv);
+            s.push(sv);
         }
         for o in [1, 2] {
             let y = b.shuffle_xor(mc, o);
             mc = b.max(mc, y);
         }
         let m2 = b.max(st[r], mc);
-        a[r] = exp_sub(b, st[r], m2);
-        for k in 0..LANE_KEYS {
-            p[r][k] = exp_sub(b, s[r][k], m2);
-        }
-        let pr = &p[r];
-        let x01 = b.add(pr[0], pr[1]);
-        let x23 = b.add(pr[2], pr[3]);
+        let a = exp_sub(b, st[r], m2);
+        let p: Vec<Value> = s.iter().map(|&x| exp_sub(b, x, m2)).collect();
+        let x01 = b.add(p[0], p[1]);
+        let x23 = b.add(p[2], p[3]);
         let lo = b.add(x01, x23);
-        let x45 = b.add(pr[4], pr[5]);
-        let x67 = b.add(pr[6], pr[7]);
+        let x45 = b.add(p[4], p[5]);
+        let x67 = b.add(p[6], p[7]);
         let hi = b.add(x45, x67);
         let mut u = b.add(lo, hi);
         for o in [1, 2] {
             let y = b.shuffle_xor(u, o);
             u = b.add(u, y);
         }
-        next[r] = m2;
-        next[2 + r] = b.fma(st[2 + r], a[r], u);
+        let l = b.fma(st[2 + r], a, u);
+        let mut out = vec![m2, a, l];
+        out.extend(p);
+        out
+    };
+    let r0 = softmax(b, 0);
+    let idle = vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect::<Vec<_>>();
+    let r1 = b.if_else(hi, |b| softmax(b, 1), |_| idle.clone());
+    let rs = [&r0, &r1];
+    let mut next = vec![fz; st.len()];
+    for r in 0..2 {
+        next[r] = rs[r][0];
+        next[2 + r] = rs[r][2];
     }
     // P V, a V block at a time.
     let g4 = b.mul(g, four);
     for bi in 0..blocks {
-        let mut sc = [fz; 2];
-        let mut qs = [[fz; LANE_KEYS]; 2];
         let dv: Vec<Value> = bases
             .iter()
             .map(|&base| {
@@ -284,54 +303,63 @@ fn chunk_step(
                 load_scale(b, c.v_cache, at)
             })
             .collect();
-        for r in 0..2 {
-            let w: Vec<Value> = (0..LANE_KEYS).map(|k| b.mul(p[r][k], dv[k])).collect();
-            let mut amax = fz;
-            for &x in &w {
-                let ax = b.abs(x);
+        // A row's P quants of the block, packed: `[sc, keys 4t.., keys 16 + 4t..]`.
+        let quant = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
+            let p = &rs[r][3..];
+            let w: Vec<Value> = (0..LANE_KEYS).map(|k| b.mul(p[k], dv[k])).collect();
+            let mut amax = abs_bits(b, w[0]);
+            for &x in &w[1..] {
+                let ax = abs_bits(b, x);
                 amax = b.max(amax, ax);
             }
             for o in [1, 2] {
                 let y = b.shuffle_xor(amax, o);
                 amax = b.max(amax, y);
             }
-            let (scr, id) = p_scale(b, amax);
-            sc[r] = scr;
-            for k in 0..LANE_KEYS {
-                qs[r][k] = p_quant(b, w[k], id);
-            }
-        }
-        let regs = [
-            pack_word(b, &qs[0][..4]),
-            pack_word(b, &qs[1][..4]),
-            pack_word(b, &qs[0][4..]),
-            pack_word(b, &qs[1][4..]),
-        ];
-        let pa = fragment_of_words(b, kind, FragmentRole::A, &regs);
+            let (sc, id) = p_scale(b, amax);
+            let qs: Vec<Value> = w.iter().map(|&x| p_quant(b, x, id)).collect();
+            vec![sc, pack_low_bytes(b, &qs[..4]), pack_low_bytes(b, &qs[4..])]
+        };
+        let q0 = quant(b, 0);
+        let zu = b.u32(0);
+        let q1 = b.if_else(hi, |b| quant(b, 1), |_| vec![fz, zu, zu]);
+        let pa = fragment_of_words(b, kind, FragmentRole::A, &[q0[1], q1[1], q0[2], q1[2]]);
         // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
-        let o = b.u32(34 * bi + 2);
         let words: Vec<Value> = bases
             .iter()
-            .map(|&base| {
-                let at = b.add(base, o);
-                let at = b.add(at, g4);
-                load_word(b, c.v_cache, at)
-            })
+            .map(|&base| quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0])
             .collect();
         let lo = transpose(b, &words[..4]);
-        let hi = transpose(b, &words[4..]);
-        for i in 0..4 {
-            let vb = fragment_of_words(b, kind, FragmentRole::B, &[lo[i], hi[i]]);
-            let d = b.mma(kind, pa, vb, zero_c);
-            for e in 0..4u32 {
-                let r = (e / 2) as usize;
-                let j = 4 * (e % 2) + i as u32;
-                let at = acc_index(bi, r as u32, j);
-                let x = b.extract(d, e as u8);
-                let x = b.convert(x, Type::F32);
-                let ra = b.mul(st[at], a[r]);
-                next[at] = b.fma(x, sc[r], ra);
+        let hi_w = transpose(b, &words[4..]);
+        let outs: Vec<Value> = (0..4)
+            .map(|i| {
+                let vb = fragment_of_words(b, kind, FragmentRole::B, &[lo[i], hi_w[i]]);
+                b.mma(kind, pa, vb, zero_c)
+            })
+            .collect();
+        let sc = [q0[0], q1[0]];
+        // Row r's accumulators of the block: C elements `2r`, `2r + 1` of each tile.
+        let update = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
+            let a = rs[r][1];
+            let mut v = vec![];
+            for h in 0..2u32 {
+                for (i, &d) in outs.iter().enumerate() {
+                    let at = acc_index(bi, r as u32, 4 * h + i as u32);
+                    let x = b.extract(d, (2 * r as u32 + h) as u8);
+                    let x = b.convert(x, Type::F32);
+                    let ra = b.mul(st[at], a);
+                    debug_assert_eq!(at, acc_index(bi, r as u32, v.len() as u32));
+                    v.push(b.fma(x, sc[r], ra));
+                }
             }
+            v
+        };
+        let u0 = update(b, 0);
+        let keep: Vec<Value> = (0..8).map(|j| st[acc_index(bi, 1, j)]).collect();
+        let u1 = b.if_else(hi, |b| update(b, 1), |_| keep.clone());
+        for j in 0..8u32 {
+            next[acc_index(bi, 0, j)] = u0[j as usize];
+            next[acc_index(bi, 1, j)] = u1[j as usize];
         }
     }
     next
