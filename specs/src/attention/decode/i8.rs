@@ -101,8 +101,17 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
         threads: THREADS,
         short: false,
     };
-    attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8)
+    let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8);
+    if d <= 64 && t.name == "sm_90" {
+        k.max_registers = Some(MMA_D64_REGISTERS);
+    }
+    k
 }
+
+/// Registers a lane of `mma` at head dim 64 on sm_90 (176 uncapped, 128 without spills: 16 warps
+/// an SM instead of 11; sm_80's ptxas spills 8 bytes at 128, so the others are uncapped). At head
+/// dim 128 it uses 255 (8 warps), and 168 (12 warps) spills.
+pub const MMA_D64_REGISTERS: u32 = 128;
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).

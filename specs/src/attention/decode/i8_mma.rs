@@ -113,8 +113,44 @@ fn scan(
     mine: Value,
 ) -> Vec<Value> {
     let blocks = c.d / 32;
+    let n_acc = (blocks * 2 * 8) as usize;
+    let mut init = vec![b.f32(f32::NEG_INFINITY); 2];
+    init.extend((0..2 + n_acc).map(|_| b.f32(0.0)));
+    let c0 = b.mul(s, c.cps);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(mine, inside);
+        b.if_else(
+            go,
+            |b| {
+                // q's operands are read from LDS in every chunk, with an index that carries a
+                // zero the compiler cannot see (`n_tokens <= 8`): held across the loop, they
+                // cost 24 registers.
+                let c31 = b.u32(31);
+                let kz = b.shr(chunk, c31);
+                let kz = b.and(kz, c.rt_zero);
+                let (qa, dq) = q_operands(b, c, kind, g, t, kz);
+                chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
+            },
+            |_| st.to_vec(),
+        )
+    })
+}
+
+/// The A fragments of q's quants (a block each) and the rows' block scales `dq[2 bi + r]`, from
+/// LDS (`kz` a zero added to every index).
+fn q_operands(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    g: Value,
+    t: Value,
+    kz: Value,
+) -> (Vec<Value>, Vec<Value>) {
+    let blocks = c.d / 32;
     let qd_lds = c.qd_lds.expect("the i8 order's q scales");
-    // A fragments of q (a block each) and the rows' block scales, loaded once.
     let two = b.u32(2);
     let t2 = b.mul(t, two);
     let mut qa = vec![];
@@ -131,6 +167,7 @@ fn scan(
                 let o = b.u32(8 * bi + half);
                 let at = b.add(at, o);
                 let at = b.add(at, t2);
+                let at = b.add(at, kz);
                 regs.push(b.load(c.q_lds, at, Type::U32));
             }
         }
@@ -142,20 +179,11 @@ fn scan(
             let at = b.mul(rw, nb);
             let o = b.u32(bi);
             let at = b.add(at, o);
+            let at = b.add(at, kz);
             dq.push(b.load(qd_lds, at, Type::F32));
         }
     }
-    let n_acc = (blocks * 2 * 8) as usize;
-    let mut init = vec![b.f32(f32::NEG_INFINITY); 2];
-    init.extend((0..2 + n_acc).map(|_| b.f32(0.0)));
-    let c0 = b.mul(s, c.cps);
-    let (zero, one) = (b.u32(0), b.u32(1));
-    b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
-        let chunk = b.add(c0, i);
-        let inside = b.lt(chunk, c.n_chunks);
-        let go = b.and(mine, inside);
-        b.if_else(go, |b| chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st), |_| st.to_vec())
-    })
+    (qa, dq)
 }
 
 /// One chunk folded into the lane's rows' state. The work of row `g + 8` (its scores, softmax,
@@ -211,54 +239,57 @@ fn chunk_step(
         .collect();
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
-    // `dots[bi][k]`: (row g, row g + 8) of the lane's key `k`.
-    let mut dots = vec![];
-    let mut dk = vec![];
+    let hr = b.u32(TILE_ROWS / 2);
+    let hi = b.lt(hr, lr.tile_rows);
+    let fz = b.f32(0.0);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    // The scores before the scale, `s[r][k]` (row g + r 8, the lane's key `k`), folded a block
+    // at a time (row g + 8's only where the tile has it).
+    let mut s = [vec![fz; LANE_KEYS], vec![fz; LANE_KEYS]];
     for bi in 0..blocks {
-        dk.push(
-            bases
-                .iter()
-                .map(|&base| {
-                    let o = b.u32(34 * bi);
-                    let at = b.add(base, o);
-                    load_scale(b, c.k_cache, at)
-                })
-                .collect::<Vec<Value>>(),
-        );
-        let mut row = vec![(zc, zc); LANE_KEYS];
+        let dk: Vec<Value> = bases
+            .iter()
+            .map(|&base| {
+                let o = b.u32(34 * bi);
+                let at = b.add(base, o);
+                load_scale(b, c.k_cache, at)
+            })
+            .collect();
+        let mut dots = [vec![zc; LANE_KEYS], vec![zc; LANE_KEYS]];
         for (j, &cb) in col_bases.iter().enumerate() {
             let kw = quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2);
             let kb = fragment_of_words(b, kind, FragmentRole::B, &kw);
             let d = b.mma(kind, qa[bi as usize], kb, zero_c);
             for e in 0..2u8 {
                 let k = 4 * (j / 2) + 2 * (j % 2) + e as usize;
-                row[k] = (b.extract(d, e), b.extract(d, e + 2));
+                dots[0][k] = b.extract(d, e);
+                dots[1][k] = b.extract(d, e + 2);
             }
         }
-        dots.push(row);
+        let fold = |b: &mut KernelBuilder, r: usize, s: &[Value]| -> Vec<Value> {
+            (0..LANE_KEYS)
+                .map(|k| {
+                    let fd = b.convert(dots[r][k], Type::F32);
+                    let f = b.mul(dq[bi as usize * 2 + r], dk[k]);
+                    b.fma(fd, f, s[k])
+                })
+                .collect()
+        };
+        s[0] = fold(b, 0, &s[0]);
+        let s1 = s[1].clone();
+        s[1] = b.if_else(hi, |b| fold(b, 1, &s1), |_| s1.clone());
     }
-    let hr = b.u32(TILE_ROWS / 2);
-    let hi = b.lt(hr, lr.tile_rows);
-    let fz = b.f32(0.0);
-    let ninf = b.f32(f32::NEG_INFINITY);
     // A row's scores (in block order) and softmax: `(m', a, l, p)`.
     let softmax = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
         let limit = lr.rows[r].limit;
         let mut mc = ninf;
-        let mut s = vec![];
+        let mut sr = vec![];
         for k in 0..LANE_KEYS {
-            let mut x = fz;
-            for bi in 0..blocks as usize {
-                let dot = if r == 0 { dots[bi][k].0 } else { dots[bi][k].1 };
-                let fd = b.convert(dot, Type::F32);
-                let f = b.mul(dq[bi * 2 + r], dk[bi][k]);
-                x = b.fma(fd, f, x);
-            }
-            let sv = b.mul(x, c.scale);
+            let sv = b.mul(s[r][k], c.scale);
             let sees = b.le(keys[k], limit);
             let sv = b.select(sees, sv, ninf);
             mc = b.max(mc, sv);
-            s.push(sv);
+            sr.push(sv);
         }
         for o in [1, 2] {
             let y = b.shuffle_xor(mc, o);
@@ -266,7 +297,7 @@ fn chunk_step(
         }
         let m2 = b.max(st[r], mc);
         let a = exp_sub(b, st[r], m2);
-        let p: Vec<Value> = s.iter().map(|&x| exp_sub(b, x, m2)).collect();
+        let p: Vec<Value> = sr.iter().map(|&x| exp_sub(b, x, m2)).collect();
         let x01 = b.add(p[0], p[1]);
         let x23 = b.add(p[2], p[3]);
         let lo = b.add(x01, x23);
