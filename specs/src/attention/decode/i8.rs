@@ -27,13 +27,15 @@
 //!    split's state `(m, l, acc)` goes to `partials`.
 //! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`).
 //!
-//! Against float64 attention over the dequantized cache and the unquantized q (docs/attention.md
-//! has the derivation; `specs/tests/attention_i8.rs` checks it), an output element is within
-//! `max|v| (2 e + (3 (n_s + 128 + 6) + 4) u) + 2 E_P`, where `e` adds q's rounding to the f32
-//! order's exponent bound (`scale sum_b |dot of (q - q~) and k|`, `|q - q~| <= d_q / 2 + 127
-//! |d - d_q|` a dimension) and `E_P = sum_chunks sum_b a_c max_j |w_j| / 254 * 32 / L` bounds
-//! P's rounding (each of a chunk's 32 terms of a block off by at most `sc / 2`, weighted by the
-//! chunk's later rescales and divided by the softmax sum).
+//! Against float64 attention over the dequantized cache and the unquantized q (the derivation is
+//! in docs/attention.md, "The i8 order"; `specs/tests/attention_i8.rs` and
+//! `bench/attention_ref.py` check it), an output element is within
+//! `max|v| (exp(2e) - 1 + (3 (n_s + 128 + 6) + 4) u) + 1.01 exp(2e) E_P`: `e` bounds a score's
+//! error (q's rounding `scale sum_d delta_b |k_d|` with `delta_b = d_b (1/2 + 1e-5) + 127 |d_b -
+//! d_q(b)|` a dimension of block `b`, the f32 fmas, the maximum's subtraction and the exp),
+//! `n_s` the f32 order's count of roundings, and `E_P = sum_chunks max_j W_j |d_v(j, b)| / 254
+//! * sum_j |vq_j[d]| / L` P's rounding (half a step `sc / 2` a key, carried to the end with the
+//! float64 weights `W_j = exp(S_j - M)`, over their sum `L`).
 //!
 //! # Variants
 //! - `baseline` (every arch, wave 32 or 64): one wave a KV head, every row alone, its splits one

@@ -44,6 +44,10 @@
 //! `exp_sub` is the portable exp ([`crate::math::exp_sub`]); every step is an exact op, so the
 //! bits are the same on every device (at the same wave size: `W` sets the chunks).
 //!
+//! The `attention_decode_q8_0_i8_*` families ([`i8`], [`Order::I8`]) share this ABI, the splits,
+//! the workspaces and step 3, with steps 1 and 2 in 8-bit integers (q and P quantized, 32-key
+//! chunks at every wave size) for NVIDIA's integer `mma.sync`.
+//!
 //! # Variants
 //! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
 //!   another, stored in `partials`, then combined.
