@@ -112,12 +112,12 @@ fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     family::<Q8, D, false>(name, parity, bench)
 }
 
-/// Builds a variant of the i8 order ([`i8`]) at head dim `D`: `baseline`, or (`MMA`) `mma`.
-fn build_i8<const D: u32, const MMA: bool>(t: &Target, wave: u32) -> Kernel {
-    if MMA {
-        i8::mma_kernel(t, wave, D)
-    } else {
-        i8::baseline_kernel(t, wave, D)
+/// Builds a variant of the i8 order ([`i8`]) at head dim `D`: `V` 0 `baseline`, 1 `mma`, 2
+/// `mma_lds`.
+fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
+    match V {
+        0 => i8::baseline_kernel(t, wave, D),
+        _ => i8::mma_kernel(t, wave, D, V == 2),
     }
 }
 
@@ -128,8 +128,10 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     KernelSpec {
         name,
         variants: vec![
-            v("baseline", build_i8::<D, false>, Admission::default()),
-            v("mma", build_i8::<D, true>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
+            v("baseline", build_i8::<D, 0>, Admission::default()),
+            v("mma", build_i8::<D, 1>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
+            // K staged in LDS: after `mma`, so only taken when forced (for the bench).
+            v("mma_lds", build_i8::<D, 2>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
         ],
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, true, D)),
         bench: if D == 128 {

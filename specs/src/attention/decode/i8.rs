@@ -44,6 +44,8 @@
 //!   same bits); P quantized by the quantize's butterflies over the 32 key lanes; lanes across
 //!   dimensions for `P V` (each `qw_j` by a shuffle from lane `j`).
 //! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
+//! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
+//!   chunk); after `mma`, so taken only when forced (for the bench).
 
 use super::combine::{combine, States};
 use super::i8_mma;
@@ -85,15 +87,15 @@ pub fn mma_archs() -> Vec<String> {
 /// The `baseline` kernel at head dim `d`.
 pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
     let shape = Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false };
-    attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8)
+    attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
-/// The `mma` kernel at head dim `d`: the baseline's code (renamed) where `t` has no
-/// [`mma_kind`].
-pub fn mma_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
+/// The `mma` kernel at head dim `d` (`stage_k`: `mma_lds`, K chunks staged in LDS): the
+/// baseline's code (renamed) where `t` has no [`mma_kind`].
+pub fn mma_kernel(t: &Target, wave: u32, d: u32, stage_k: bool) -> Kernel {
     if mma_kind(t, wave).is_none() {
         let mut k = baseline_kernel(t, wave, d);
-        k.name.push_str("_mma");
+        k.name.push_str(if stage_k { "_mma_lds" } else { "_mma" });
         return k;
     }
     let shape = Shape {
@@ -103,7 +105,8 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
         threads: THREADS,
         short: false,
     };
-    let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8);
+    let order = Order::I8 { stage_k };
+    let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
     if d <= 64 && t.name == "sm_90" {
         k.max_registers = Some(MMA_D64_REGISTERS);
     }
@@ -123,6 +126,7 @@ pub(super) fn body(
     c: &Ctx,
     t: &Target,
     shape: Shape,
+    stage_k: bool,
     wave_id: Value,
     rg: Value,
     zg: Value,
@@ -132,7 +136,7 @@ pub(super) fn body(
         None => baseline(b, c, t, wave_id),
         Some(counters) => {
             let kind = mma_kind(t, c.wave).expect("mma is built where the shape exists");
-            i8_mma::body(b, c, kind, shape, wave_id, rg, zg, counters);
+            i8_mma::body(b, c, kind, shape, stage_k, wave_id, rg, zg, counters);
         }
     }
 }

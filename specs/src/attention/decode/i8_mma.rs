@@ -24,16 +24,20 @@ use super::i8::{
 use super::{load_q, row, slot, Ctx, Row, Shape};
 use crate::math::exp_sub;
 use kiln_ir::matrix::{FragmentRole, MmaKind};
-use kiln_ir::{BarrierKind, KernelBuilder, Param, ScalarType, Type, Value};
+use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
 
 /// Keys of the lane in a chunk: `4t + c` and `16 + 4t + c` (`c = 0..4`), in this order.
 const LANE_KEYS: usize = 8;
 
-/// The lane's two rows (`g`, `g + 8` of the tile).
+/// The lane's two rows (`g`, `g + 8` of the tile) and the wave's staged chunk.
 struct LaneRows {
     rows: [Row; 2],
     /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
     tile_rows: Value,
+    /// `mma_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and this wave's
+    /// region of them, in bytes. V rows are read from the cache in both variants (the K and V
+    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    k_stage: Option<(LdsSlot, Value)>,
 }
 
 /// `mma`'s kernel body.
@@ -43,12 +47,15 @@ pub(super) fn body(
     c: &Ctx,
     kind: MmaKind,
     shape: Shape,
+    stage_k: bool,
     wave_id: Value,
     rg: Value,
     zg: Value,
     counters: Param,
 ) {
     let flag = b.lds("count", ScalarType::U32, 1);
+    let words = shape.waves * CHUNK * c.cache.row_bytes(c.d) / 4;
+    let k_lds = stage_k.then(|| b.lds("k_chunks", ScalarType::U32, words));
     let nw = b.u32(shape.waves);
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, c.n_splits);
@@ -67,7 +74,11 @@ pub(super) fn body(
         let eight = b.u32(8);
         let ig8 = b.add(ig, eight);
         let tile_rows = b.sub(c.rows_per_head, i0);
-        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows };
+        let k_stage = k_lds.map(|slot| {
+            let bytes = b.u32(CHUNK * c.cache.row_bytes(c.d));
+            (slot, b.mul(wave_id, bytes))
+        });
+        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows, k_stage };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
@@ -118,11 +129,21 @@ fn scan(
     init.extend((0..2 + n_acc).map(|_| b.f32(0.0)));
     let c0 = b.mul(s, c.cps);
     let (zero, one) = (b.u32(0), b.u32(1));
+    // Every wave runs `cps` steps (`mma_lds`: the staging's barriers), computing only on its own
+    // chunks.
     b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
         let chunk = b.add(c0, i);
         let inside = b.lt(chunk, c.n_chunks);
         let go = b.and(mine, inside);
-        b.if_else(
+        if let Some((slot, region)) = lr.k_stage {
+            b.if_then(go, |b| {
+                let ck = b.u32(CHUNK);
+                let k0 = b.mul(chunk, ck);
+                stage(b, c, c.k_cache, slot, region, k0);
+            });
+            b.barrier(BarrierKind::Lds);
+        }
+        let next = b.if_else(
             go,
             |b| {
                 // q's operands are read from LDS in every chunk, with an index that carries a
@@ -135,8 +156,86 @@ fn scan(
                 chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
             },
             |_| st.to_vec(),
-        )
+        );
+        if lr.k_stage.is_some() {
+            // The next step stages into the same region.
+            b.barrier(BarrierKind::Lds);
+        }
+        next
     })
+}
+
+/// Copies the cache rows of chunk keys `k0 .. k0 + 32` (contiguous) of `p` to byte `to` of
+/// `lds`, lane `l` moving units `l, l + 32, ...` of 8 bytes (4 at head dim 64, whose rows are 68
+/// bytes): 17 coalesced loads a lane. Units past the cache's end are read clamped; rows past the
+/// context are staged, their scores masked.
+fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, lds: LdsSlot, to: Value, k0: Value) {
+    let rb = c.cache.row_bytes(c.d);
+    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
+    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let rbv = b.u32(rb);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row0 = b.add(hr, k0);
+    let base = b.mul(row0, rbv);
+    let all = b.mul(c.n_kv, c.ctx_max);
+    let all = b.mul(all, rbv);
+    let uv = b.u32(unit);
+    let last = b.sub(all, uv);
+    for j in 0..CHUNK * rb / unit / c.wave {
+        let jw = b.u32(j * c.wave);
+        let u = b.add(jw, c.lane);
+        let off = b.mul(u, uv);
+        let at = b.add(base, off);
+        let at = b.min(at, last);
+        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
+        let dst = b.add(to, off);
+        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+    }
+}
+
+/// The f32 scale of the Q8_0 block at byte `o` of the staged row at byte `base` (a multiple of 4)
+/// of `lds`: from the aligned word that holds it.
+fn lds_scale(b: &mut KernelBuilder, lds: LdsSlot, base: Value, o: u32) -> Value {
+    let ov = b.u32(o - o % 4);
+    let at = b.add(base, ov);
+    let w = b.load_with(lds, at, ScalarType::U32, IndexUnit::Byte, Some(4));
+    let w = if o % 4 == 0 {
+        w
+    } else {
+        let sh = b.u32(8 * (o % 4));
+        b.shr(w, sh)
+    };
+    let h = b.convert(w, Type::scalar(ScalarType::U16));
+    let h = b.bitcast(h, Type::F16);
+    b.convert(h, Type::F32)
+}
+
+/// `n` words of the quant bytes at `base + o + x` of the staged rows (`base`, `x` multiples of
+/// 4, `o` even): aligned words, rebuilt by byte permutes where `o % 4 == 2` (an even block).
+fn lds_quant_words(
+    b: &mut KernelBuilder,
+    lds: LdsSlot,
+    base: Value,
+    o: u32,
+    x: Value,
+    n: usize,
+) -> Vec<Value> {
+    let shifted = o % 4 == 2;
+    let ov = b.u32(o - o % 4);
+    let at = b.add(base, ov);
+    let at = b.add(at, x);
+    let raw: Vec<Value> = (0..n + usize::from(shifted))
+        .map(|i| {
+            let iv = b.u32(4 * i as u32);
+            let a = b.add(at, iv);
+            b.load_with(lds, a, ScalarType::U32, IndexUnit::Byte, Some(4))
+        })
+        .collect();
+    if shifted {
+        (0..n).map(|i| b.perm(raw[i], raw[i + 1], [2, 3, 4, 5])).collect()
+    } else {
+        raw
+    }
 }
 
 /// The A fragments of q's quants (a block each) and the rows' block scales `dq[2 bi + r]`, from
@@ -209,16 +308,30 @@ fn chunk_step(
     let last = b.sub(c.kv_len, one);
     let four = b.u32(4);
     let t4 = b.mul(t, four);
-    // The lane's keys (unclamped, for the mask) and their rows (clamped, for the loads).
+    // The lane's keys (unclamped, for the mask), their staged K rows and their V rows in the
+    // cache (clamped to the context: a key past it has p = 0 and reads the last key's row).
+    let rb = b.u32(c.cache.row_bytes(c.d));
     let mut keys = vec![];
     let mut bases = vec![];
+    let mut v_bases = vec![];
     for k in 0..LANE_KEYS as u32 {
         let o = b.u32(16 * (k / 4) + k % 4);
         let kk = b.add(t4, o);
+        keys.push(b.add(k0, kk));
+        bases.push(match lr.k_stage {
+            Some((_, region)) => {
+                let kb = b.mul(kk, rb);
+                b.add(region, kb)
+            }
+            None => {
+                let key = b.add(k0, kk);
+                let kc = b.min(key, last);
+                row_base(b, c, kc)
+            }
+        });
         let key = b.add(k0, kk);
         let kc = b.min(key, last);
-        keys.push(key);
-        bases.push(row_base(b, c, kc));
+        v_bases.push(row_base(b, c, kc));
     }
     // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
@@ -228,13 +341,21 @@ fn chunk_step(
     let gh = b.mul(gh, four);
     let gl = b.and(g, one_u);
     let col0 = b.add(gh, gl);
-    let col0 = b.add(k0, col0);
     let col_bases: Vec<Value> = (0..4u32)
         .map(|j| {
             let o = b.u32(2 * (j % 2) + 16 * (j / 2));
             let key = b.add(col0, o);
-            let key = b.min(key, last);
-            row_base(b, c, key)
+            match lr.k_stage {
+                Some((_, region)) => {
+                    let kb = b.mul(key, rb);
+                    b.add(region, kb)
+                }
+                None => {
+                    let key = b.add(k0, key);
+                    let key = b.min(key, last);
+                    row_base(b, c, key)
+                }
+            }
         })
         .collect();
     let eight = b.u32(8);
@@ -249,15 +370,21 @@ fn chunk_step(
     for bi in 0..blocks {
         let dk: Vec<Value> = bases
             .iter()
-            .map(|&base| {
-                let o = b.u32(34 * bi);
-                let at = b.add(base, o);
-                load_scale(b, c.k_cache, at)
+            .map(|&base| match lr.k_stage {
+                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
+                None => {
+                    let o = b.u32(34 * bi);
+                    let at = b.add(base, o);
+                    load_scale(b, c.k_cache, at)
+                }
             })
             .collect();
         let mut dots = [vec![zc; LANE_KEYS], vec![zc; LANE_KEYS]];
         for (j, &cb) in col_bases.iter().enumerate() {
-            let kw = quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2);
+            let kw = match lr.k_stage {
+                Some((slot, _)) => lds_quant_words(b, slot, cb, 34 * bi + 2, t8, 2),
+                None => quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2),
+            };
             let kb = fragment_of_words(b, kind, FragmentRole::B, &kw);
             let d = b.mma(kind, qa[bi as usize], kb, zero_c);
             for e in 0..2u8 {
@@ -326,7 +453,7 @@ fn chunk_step(
     // P V, a V block at a time.
     let g4 = b.mul(g, four);
     for bi in 0..blocks {
-        let dv: Vec<Value> = bases
+        let dv: Vec<Value> = v_bases
             .iter()
             .map(|&base| {
                 let o = b.u32(34 * bi);
@@ -356,7 +483,7 @@ fn chunk_step(
         let q1 = b.if_else(hi, |b| quant(b, 1), |_| vec![fz, zu, zu]);
         let pa = fragment_of_words(b, kind, FragmentRole::A, &[q0[1], q1[1], q0[2], q1[2]]);
         // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
-        let words: Vec<Value> = bases
+        let words: Vec<Value> = v_bases
             .iter()
             .map(|&base| quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0])
             .collect();

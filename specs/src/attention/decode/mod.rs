@@ -139,8 +139,19 @@ pub enum Order {
     /// `attention_decode_{q8_0,f16}_*` families.
     F32,
     /// q and P quantized to 8 bits, integer dot products, 32-key chunks ([`i8`]): the
-    /// `attention_decode_q8_0_i8_*` families.
-    I8,
+    /// `attention_decode_q8_0_i8_*` families. `stage_k` (the `mma_lds` variant): K chunks staged
+    /// in LDS by coalesced loads (the same values, the same order).
+    I8 {
+        /// Stage K chunks in LDS.
+        stage_k: bool,
+    },
+}
+
+impl Order {
+    /// The i8 order, either variant.
+    fn is_i8(self) -> bool {
+        matches!(self, Order::I8 { .. })
+    }
 }
 
 impl Io {
@@ -621,17 +632,15 @@ pub(super) fn attention_order(
     order: Order,
 ) -> Kernel {
     assert!(
-        order == Order::F32 || (cache == CacheType::Q8_0 && io == Io::Plain),
+        !order.is_i8() || (cache == CacheType::Q8_0 && io == Io::Plain),
         "the i8 order is built for a Q8_0 cache with plain input and output"
     );
     let suffix = match (shape.baseline, shape.short, shape.threads) {
-        _ if order == Order::I8 => {
-            if shape.baseline {
-                String::new()
-            } else {
-                "_mma".to_string()
-            }
-        }
+        _ if order.is_i8() => match (shape.baseline, order) {
+            (true, _) => String::new(),
+            (false, Order::I8 { stage_k: true }) => "_mma_lds".to_string(),
+            (false, _) => "_mma".to_string(),
+        },
         (true, _, _) => String::new(),
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, _) => format!("_short_r{}", shape.rows),
@@ -639,7 +648,7 @@ pub(super) fn attention_order(
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };
     let family = match io {
-        Io::Plain if order == Order::I8 => format!("attention_decode_{}_i8_d{d}", cache.name()),
+        Io::Plain if order.is_i8() => format!("attention_decode_{}_i8_d{d}", cache.name()),
         Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
         Io::RopeQ8_1s => fused::name(cache, d),
     };
@@ -718,15 +727,15 @@ pub(super) fn attention_order(
     let r = shape.rows;
     let q_lds = match order {
         Order::F32 => b.lds("q_rows", ScalarType::F32, r * d),
-        Order::I8 => b.lds("q_quants", ScalarType::U32, r * d / 4),
+        Order::I8 { .. } => b.lds("q_quants", ScalarType::U32, r * d / 4),
     };
-    let qd_lds = (order == Order::I8).then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
+    let qd_lds = order.is_i8().then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
     let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
     let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
     // The i8 order stages no K rows (its own scratch is [`i8`]'s).
     let k_words = match order {
         Order::F32 => shape.waves * wave * cache.row_bytes(d) / 4,
-        Order::I8 => 1,
+        Order::I8 { .. } => 1,
     };
     let k_lds = b.lds("k_chunks", ScalarType::U32, k_words);
 
@@ -744,7 +753,7 @@ pub(super) fn attention_order(
     // Keys a chunk: the wave size, or 32 for the i8 order.
     let ck = match order {
         Order::F32 => wave,
-        Order::I8 => i8::CHUNK,
+        Order::I8 { .. } => i8::CHUNK,
     };
     let wv = b.u32(ck);
     let wm1 = b.u32(ck - 1);
@@ -801,8 +810,8 @@ pub(super) fn attention_order(
         w_lds,
         l_lds,
     };
-    if order == Order::I8 {
-        i8::body(&mut b, &c, t, shape, wave_id, rg, zg, counters);
+    if let Order::I8 { stage_k } = order {
+        i8::body(&mut b, &c, t, shape, stage_k, wave_id, rg, zg, counters);
         return b.finish();
     }
     if shape.short {
