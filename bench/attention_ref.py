@@ -13,12 +13,20 @@ Checks, on fresh random data (seeded):
    `max|v| (2e + (3 (n_s + 128 + 6) + 4) u)`, `e = max_k scale (D+6) u sum|q k| + 2u |s_k - m| + 2u`,
    `n_s = min(keys, keys / 128 + 128)` a bound on the keys one of the (at most 128) splits holds
    at wave 32 or 64, `u = 2^-24` (derivation in docs/attention.md).
+4. `attention_decode_q8_0_i8_*` (the variants named by --i8-variants; the i8 order: q and P
+   quantized to 8 bits) against float64 attention over the dequantized cache and the
+   UNQUANTIZED q, within `max|v| (exp(2e) - 1 + (3 (n_s + 128 + 6) + 4) u) + 1.01 exp(2e) E_P`,
+   `e` adding q's rounding `scale sum_d delta_b |k_d|` (`delta_b = d_b (1/2 + 1e-5) + 127 |d_b -
+   f16(d_b)|`, `d_b = amax_b / 127` of q's block) to the f32 terms (`(D/32 + 2) u` for the
+   fmas), and `E_P = sum_chunks max_j W_j |d_v(j)| / 254 * sum_j |vq_j[d]| / L` P's rounding
+   (docs/attention.md, "The i8 order").
 
 Usage (from the repository root, after `cargo build -p kiln` and a package that holds the
 attention families):
     ./target/debug/kiln build --arch gfx1030 --kernel kv_append_q8_0,kv_append_f16,rope_f32,\
 attention_decode_q8_0_d64,attention_decode_q8_0_d128,attention_decode_f16_d64,\
-attention_decode_f16_d128 -o target/dist-attn
+attention_decode_f16_d128,attention_decode_q8_0_i8_d64,attention_decode_q8_0_i8_d128 \
+-o target/dist-attn
     python3 bench/attention_ref.py --package target/dist-attn [--device cuda --arch sm_90] [--large]
 Needs `pip install gguf numpy`. Exits non-zero on the first failed check.
 """
@@ -174,7 +182,56 @@ def attention64(q, kd, vd, pos, t_n, kv, g, ctx, scale):
     return want, tol
 
 
-def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants):
+def q8_0_parts(b, rows, d):
+    """Q8_0 bytes of `rows` rows of `d` values as (scales [rows][d/32] f64, quants [rows][d] f64)."""
+    blk = np.asarray(b, dtype=np.uint8).reshape(rows, d // 32, 34)
+    sc = blk[:, :, :2].copy().view(np.float16)[:, :, 0].astype(np.float64)
+    qs = blk[:, :, 2:].view(np.int8).astype(np.float64).reshape(rows, d)
+    return sc, qs
+
+
+def attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, scale):
+    """float64 attention (q unquantized) and the i8 order's bound (docs/attention.md)."""
+    nq, d = kv * g, q.shape[-1]
+    nb = d // 32
+    vs, vq = q8_0_parts(vb, kv * ctx, d)
+    vs, vq = vs.reshape(kv, ctx, nb), vq.reshape(kv, ctx, d)
+    # q's rounding a dimension: half a step of the f32 scale plus |qq| <= 127 times its f16 rounding.
+    amax = np.abs(q.reshape(t_n, nq, nb, 32)).max(axis=-1)
+    dq = (amax / np.float32(127)).astype(np.float32)
+    d16 = dq.astype(np.float16).astype(np.float64)
+    delta = dq.astype(np.float64) * (0.5 + 1e-5) + 127 * np.abs(dq - d16)
+    delta = np.repeat(delta, 32, axis=-1)
+    want = np.zeros((t_n, nq, d))
+    tol = np.zeros((t_n, nq, d))
+    for t in range(t_n):
+        keys = min(pos + t + 1, ctx)
+        for qh in range(nq):
+            h = qh // g
+            qv = q[t, qh].astype(np.float64)
+            kk = kd[h, :keys].astype(np.float64)
+            vv = vd[h, :keys].astype(np.float64)
+            s = scale * (kk @ qv)
+            m = s.max()
+            w = np.exp(s - m)
+            lsum = w.sum()
+            want[t, qh] = (w @ vv) / lsum
+            dl = delta[t, qh]
+            e = (scale * (np.abs(kk) @ dl) + scale * (nb + 2) * U * (np.abs(kk) @ (np.abs(qv) + dl))
+                 + 2 * U * np.abs(s - m) + 2 * U).max()
+            n_s = min(keys // MAX_SPLITS + 128, keys)
+            grow = np.exp(2 * e)
+            base = np.abs(vv).max() * (grow - 1 + (3 * (n_s + MAX_SPLITS + 6) + 4) * U)
+            e_p = np.zeros(d)
+            for c0 in range(0, keys, 32):
+                c1 = min(c0 + 32, keys)
+                big = (w[c0:c1, None] * np.abs(vs[h, c0:c1])).max(axis=0)  # [nb]
+                e_p += np.repeat(big, 32) / 254 * np.abs(vq[h, c0:c1]).sum(axis=0)
+            tol[t, qh] = base + 1.01 * grow * e_p / lsum
+    return want, tol
+
+
+def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants, i8_variants=()):
     scale = np.float32(1.0 / np.sqrt(d))
     q = rng.standard_normal((t_n, kv * g, d)).astype(np.float32)
     kx = rng.standard_normal((kv * ctx, d)).astype(np.float32)
@@ -204,6 +261,23 @@ def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants):
         else:
             check(f"{fam}/{v} == {variants[0]} bit for bit",
                   np.array_equal(first.view(np.uint32), got.view(np.uint32)), "")
+    if cache != "q8_0" or not i8_variants:
+        return
+    want, tol = attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, float(scale))
+    fam = f"attention_decode_q8_0_i8_d{d}"
+    first = None
+    for v in i8_variants:
+        got = k.run(fam, {"q": q, "k_cache": kc, "v_cache": vc}, sc, variant=v)["out"]
+        got = got.reshape(want.shape)
+        err = np.abs(got - want)
+        check(f"{fam}/{v} ctx={pos + t_n} T={t_n} kv={kv} group={g} vs float64",
+              bool((err <= tol).all()),
+              f"max err {float(err.max()):.3g}, worst {float((err / tol).max()):.4f} of the bound")
+        if first is None:
+            first = got
+        else:
+            check(f"{fam}/{v} == {i8_variants[0]} bit for bit",
+                  np.array_equal(first.view(np.uint32), got.view(np.uint32)), "")
 
 
 def main():
@@ -214,6 +288,8 @@ def main():
     ap.add_argument("--arch", default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--variants", default="baseline,r8,r4")
+    ap.add_argument("--i8-variants", default="baseline,mma",
+                    help="variants of attention_decode_q8_0_i8_* ('' to skip the family)")
     ap.add_argument("--large", action="store_true", help="contexts 4099 and 32768 everywhere")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -236,8 +312,9 @@ def main():
             for d, kv, g in ((64, 3, 3), (128, 8, 4)):
                 cases += [(cache, d, kv, g, 4091, 8, 4099), (cache, d, kv, g, 32767, 1, 32768),
                           (cache, d, kv, g, 32760, 8, 32768)]
+    i8_variants = [v for v in a.i8_variants.split(",") if v]
     for c in cases:
-        check_attention(k, rng, *c, variants)
+        check_attention(k, rng, *c, variants, i8_variants)
     print("all checks passed")
 
 

@@ -9,6 +9,7 @@ mod common;
 
 mod argmax;
 mod attention;
+mod attention_i8;
 mod copy;
 mod get_rows;
 mod matrix;

@@ -3,7 +3,9 @@
 //! (1..8 query rows, GQA, R1/R4/R8 rows sharing each K/V read, split-K with a fixed-order
 //! log-sum-exp finish), and `attention_decode_rope_q8_0_d{64,128}_q8_1s` (the same with RoPE
 //! of Q on the way in and the Q8_1 quantize of the output on the way out: one launch where a
-//! decoder layer ran three). `docs/attention.md` has the numbers, the order and the resources.
+//! decoder layer ran three), and `attention_decode_q8_0_i8_d{64,128}` (q and P quantized to 8
+//! bits, both products on the integer matrix unit). `docs/attention.md` has the numbers, the
+//! orders and the resources.
 
 pub mod decode;
 pub mod kv_append;

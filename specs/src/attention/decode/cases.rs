@@ -108,7 +108,7 @@ pub(super) fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<
 /// the context read once, plus Q read and out written. The harness fills the caches with random
 /// bytes: a Q8_0 block's f16 scale may then be inf or NaN (fine for timing, not for values).
 pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
-    let names: [[&'static str; 3]; 2] = match cache {
+    let names = match cache {
         CacheType::Q8_0 => [
             ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"],
             ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"],
@@ -118,6 +118,20 @@ pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
             ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"],
         ],
     };
+    named_bench_cases(cache, names)
+}
+
+/// [`bench_cases`] of the i8 order's family (Q8_0 head dim 128: the same shapes and bytes).
+pub(super) fn i8_bench_cases() -> Vec<BenchCase> {
+    let names = [
+        ["attn_q8_0_i8_ctx4k_t1", "attn_q8_0_i8_ctx4k_t4", "attn_q8_0_i8_ctx4k_t8"],
+        ["attn_q8_0_i8_ctx32k_t1", "attn_q8_0_i8_ctx32k_t4", "attn_q8_0_i8_ctx32k_t8"],
+    ];
+    named_bench_cases(CacheType::Q8_0, names)
+}
+
+/// The bench cases with their names (`[context][T]`).
+fn named_bench_cases(cache: CacheType, names: [[&'static str; 3]; 2]) -> Vec<BenchCase> {
     let (kv, g, d) = (8u32, 4u32, 128u32);
     let mut v = vec![];
     for (ci, ctx) in [4096u32, 32_768].into_iter().enumerate() {

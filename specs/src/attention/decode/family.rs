@@ -1,8 +1,8 @@
 //! The decode-attention families: their variants, routes (first admitted wins), budgets, parity
 //! and bench cases. The kernels are [`super::attention_io`]'s.
 
-use super::cases::{bench_cases, parity_cases};
-use super::{attention_io, fused, short, CacheType, Io, Shape, THREADS};
+use super::cases::{bench_cases, i8_bench_cases, parity_cases};
+use super::{attention_io, fused, i8, short, CacheType, Io, Shape, THREADS};
 use crate::{Bench, Budget, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{Kernel, Target};
@@ -112,13 +112,55 @@ fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     family::<Q8, D, false>(name, parity, bench)
 }
 
-/// The four plain families and the two fused ones ([`fused`]).
+/// Builds a variant of the i8 order ([`i8`]) at head dim `D`: `V` 0 `baseline`, 1 `mma`, 2
+/// `mma_lds`.
+fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
+    match V {
+        0 => i8::baseline_kernel(t, wave, D),
+        _ => i8::mma_kernel(t, wave, D, V == 2),
+    }
+}
+
+/// A family of the i8 order: the plain Q8_0 family's ABI and parity cases, `mma` routed first
+/// where the arch has it (NVIDIA sm_80+), else the baseline.
+fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
+    let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    KernelSpec {
+        name,
+        variants: vec![
+            v("baseline", build_i8::<D, 0>, Admission::default()),
+            v("mma", build_i8::<D, 1>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
+            // K staged in LDS: after `mma`, so only taken when forced (for the bench).
+            v("mma_lds", build_i8::<D, 2>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
+        ],
+        parity: Parity::Buffers(|rng, large| parity_cases(rng, large, true, D)),
+        bench: if D == 128 {
+            Bench::Cases(i8_bench_cases)
+        } else {
+            Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
+        },
+        archs: None,
+        budgets: vec![Budget {
+            kernel: name.to_string(),
+            archs: vec!["gfx1100".into(), "gfx1201".into()],
+            max_vgprs: Some(MAX_VGPRS_RDNA),
+            max_scratch: None,
+            max_spills: None,
+            variants: vec![],
+        }],
+    }
+}
+
+/// The four plain families, the two of the i8 order ([`i8`]) and the two fused ones
+/// ([`fused`]).
 pub fn specs() -> Vec<KernelSpec> {
     vec![
         plain::<true, 64>("attention_decode_q8_0_d64"),
         plain::<true, 128>("attention_decode_q8_0_d128"),
         plain::<false, 64>("attention_decode_f16_d64"),
         plain::<false, 128>("attention_decode_f16_d128"),
+        i8_family::<64>("attention_decode_q8_0_i8_d64"),
+        i8_family::<128>("attention_decode_q8_0_i8_d128"),
         fused::spec::<64>(),
         fused::spec::<128>(),
     ]

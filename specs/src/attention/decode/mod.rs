@@ -44,6 +44,10 @@
 //! `exp_sub` is the portable exp ([`crate::math::exp_sub`]); every step is an exact op, so the
 //! bits are the same on every device (at the same wave size: `W` sets the chunks).
 //!
+//! The `attention_decode_q8_0_i8_*` families ([`i8`], [`Order::I8`]) share this ABI, the splits,
+//! the workspaces and step 3, with steps 1 and 2 in 8-bit integers (q and P quantized, 32-key
+//! chunks at every wave size) for NVIDIA's integer `mma.sync`.
+//!
 //! # Variants
 //! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
 //!   another, stored in `partials`, then combined.
@@ -70,13 +74,15 @@ mod cases;
 mod combine;
 mod family;
 pub mod fused;
+pub mod i8;
+mod i8_mma;
 pub mod short;
 
 use super::rope::Rope;
 use super::CacheType;
 use crate::math::exp_sub;
 use crate::prefetch;
-use crate::quantize::QK;
+use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, last_of, States};
 use family::family;
@@ -124,6 +130,29 @@ pub enum Io {
     /// bytes `quantize_q8_1s_f32` writes for the f32 output): the
     /// `attention_decode_rope_*_q8_1s` families ([`fused`]).
     RopeQ8_1s,
+}
+
+/// The order of a family's arithmetic (part of its result): the families of one order give one
+/// another's bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// f32 scores from the dequantized keys, `W`-key chunks (the module docs): the
+    /// `attention_decode_{q8_0,f16}_*` families.
+    F32,
+    /// q and P quantized to 8 bits, integer dot products, 32-key chunks ([`i8`]): the
+    /// `attention_decode_q8_0_i8_*` families. `stage_k` (the `mma_lds` variant): K chunks staged
+    /// in LDS by coalesced loads (the same values, the same order).
+    I8 {
+        /// Stage K chunks in LDS.
+        stage_k: bool,
+    },
+}
+
+impl Order {
+    /// The i8 order, either variant.
+    fn is_i8(self) -> bool {
+        matches!(self, Order::I8 { .. })
+    }
 }
 
 impl Io {
@@ -180,8 +209,10 @@ struct Ctx {
     k_lds: LdsSlot,
     /// This wave's K chunk in `k_lds`, in bytes.
     region: Value,
-    /// q of the pass's rows, `[R][D]`.
+    /// q of the pass's rows, `[R][D]` (f32; [`Order::I8`]: its quants, bytes).
     q_lds: LdsSlot,
+    /// [`Order::I8`]: the scales of q's blocks, `[R][D / 32]` (f32 of the f16 scale).
+    qd_lds: Option<LdsSlot>,
     /// The combine's weights `w_s`, `[R][MAX_SPLITS]`.
     w_lds: LdsSlot,
     /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
@@ -256,7 +287,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
         let f = b.add(c.tid, jj);
         let tv = b.u32(total);
         let inside = b.lt(f, tv);
-        b.if_then(inside, |b| {
+        let value = |b: &mut KernelBuilder| {
             let dd = b.u32(c.d);
             let k = b.div(f, dd);
             let e = b.rem(f, dd);
@@ -264,7 +295,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             let rw = row(b, c, i);
             let at = b.add(rw.at, e);
             let x = b.load(c.q, at, Type::F32);
-            let x = match rope {
+            match rope {
                 None => x,
                 // `rope_f32`'s value of the element (`e` its dimension, `rw.at` its row).
                 Some(rope) => {
@@ -274,9 +305,36 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
                     let p = b.add(c.pos, rw.token);
                     rope.value(b, x, px, pi, first, rotated, p)
                 }
-            };
-            b.store(c.q_lds, f, x);
-        });
+            }
+        };
+        match c.qd_lds {
+            None => b.if_then(inside, |b| {
+                let x = value(b);
+                b.store(c.q_lds, f, x);
+            }),
+            // [`Order::I8`]: a 32-value block is 32 aligned lanes (`D` and the workgroup are
+            // multiples of 32), all inside or all outside, so the block's shuffles run under
+            // uniform control; lanes outside quantize a 0 and store nothing.
+            Some(qd_lds) => {
+                let fz = b.f32(0.0);
+                let x = b.if_else(inside, |b| vec![value(b)], |_| vec![fz])[0];
+                let Quantized { d, bytes, .. } = quantize_values(b, &[x], QK, false);
+                b.if_then(inside, |b| {
+                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
+                    b.store_with(c.q_lds, f, byte, IndexUnit::Byte, Some(1));
+                    let qk = b.u32(QK);
+                    let lane_in_block = b.rem(f, qk);
+                    let zero = b.u32(0);
+                    let head = b.eq(lane_in_block, zero);
+                    b.if_then(head, |b| {
+                        let h = b.convert(d, Type::F16);
+                        let sc = b.convert(h, Type::F32);
+                        let blk = b.div(f, qk);
+                        b.store(qd_lds, blk, sc);
+                    });
+                });
+            }
+        }
     }
 }
 
@@ -553,14 +611,37 @@ pub fn attention(t: &Target, wave: u32, cache: CacheType, d: u32, shape: Shape) 
 
 /// One attention kernel with the input and output of `io`.
 pub fn attention_io(
-    _t: &Target,
+    t: &Target,
     wave: u32,
     cache: CacheType,
     d: u32,
     shape: Shape,
     io: Io,
 ) -> Kernel {
+    attention_order(t, wave, cache, d, shape, io, Order::F32)
+}
+
+/// One attention kernel of `order` ([`Order::I8`]: Q8_0 and [`Io::Plain`] only; its variants
+/// are [`i8`]'s).
+pub(super) fn attention_order(
+    t: &Target,
+    wave: u32,
+    cache: CacheType,
+    d: u32,
+    shape: Shape,
+    io: Io,
+    order: Order,
+) -> Kernel {
+    assert!(
+        !order.is_i8() || (cache == CacheType::Q8_0 && io == Io::Plain),
+        "the i8 order is built for a Q8_0 cache with plain input and output"
+    );
     let suffix = match (shape.baseline, shape.short, shape.threads) {
+        _ if order.is_i8() => match (shape.baseline, order) {
+            (true, _) => String::new(),
+            (false, Order::I8 { stage_k: true }) => "_mma_lds".to_string(),
+            (false, _) => "_mma".to_string(),
+        },
         (true, _, _) => String::new(),
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, _) => format!("_short_r{}", shape.rows),
@@ -568,6 +649,7 @@ pub fn attention_io(
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };
     let family = match io {
+        Io::Plain if order.is_i8() => format!("attention_decode_{}_i8_d{d}", cache.name()),
         Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
         Io::RopeQ8_1s => fused::name(cache, d),
     };
@@ -644,10 +726,19 @@ pub fn attention_io(
     let gz = if shape.baseline || shape.short { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
     b.grid([gx, ShapeExpr::scaled(&[n_kv], 1, 1), ShapeExpr::constant(gz as u64)]);
     let r = shape.rows;
-    let q_lds = b.lds("q_rows", ScalarType::F32, r * d);
+    let q_lds = match order {
+        Order::F32 => b.lds("q_rows", ScalarType::F32, r * d),
+        Order::I8 { .. } => b.lds("q_quants", ScalarType::U32, r * d / 4),
+    };
+    let qd_lds = order.is_i8().then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
     let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
     let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
-    let k_lds = b.lds("k_chunks", ScalarType::U32, shape.waves * wave * cache.row_bytes(d) / 4);
+    // The i8 order stages no K rows (its own scratch is [`i8`]'s).
+    let k_words = match order {
+        Order::F32 => shape.waves * wave * cache.row_bytes(d) / 4,
+        Order::I8 { .. } => 1,
+    };
+    let k_lds = b.lds("k_chunks", ScalarType::U32, k_words);
 
     let lane = b.lane();
     let tid = b.local_id();
@@ -660,8 +751,13 @@ pub fn attention_io(
     let n_q = b.mul(kv_v, g_v);
     let end = b.add(pos_v, t_v);
     let kv_len = b.min(end, ctx_v);
-    let wv = b.u32(wave);
-    let wm1 = b.u32(wave - 1);
+    // Keys a chunk: the wave size, or 32 for the i8 order.
+    let ck = match order {
+        Order::F32 => wave,
+        Order::I8 { .. } => i8::CHUNK,
+    };
+    let wv = b.u32(ck);
+    let wm1 = b.u32(ck - 1);
     let n_chunks = b.add(kv_len, wm1);
     let n_chunks = b.div(n_chunks, wv);
     let ms = b.u32(MAX_SPLITS);
@@ -711,9 +807,14 @@ pub fn attention_io(
         k_lds,
         region,
         q_lds,
+        qd_lds,
         w_lds,
         l_lds,
     };
+    if let Order::I8 { stage_k } = order {
+        i8::body(&mut b, &c, t, shape, stage_k, wave_id, rg, zg, counters);
+        return b.finish();
+    }
     if shape.short {
         // The cache rows of earlier steps (the node before appends at `pos`, nothing below),
         // asked of L2 before the wait in small grids ([`crate::prefetch`]).

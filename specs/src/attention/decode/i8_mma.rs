@@ -1,0 +1,590 @@
+//! The `mma` variant of the i8 order ([`super::i8`]): both products on NVIDIA's `mma.sync
+//! m16n8k32 s8` (sm_80+; exact integer products and sums), the softmax on the accumulator
+//! layout. `g = lane >> 2`, `t = lane & 3` below (PTX's `groupID`, `threadID_in_group`).
+//!
+//! A wave runs a split, 4 waves a workgroup (as `rR`); M = a tile of 16 rows of the KV head
+//! (`rows_per_head` padded: a padding row repeats the last row's q and stores nothing).
+//! - Scores: A = q's quants of block `b` (LDS, loaded once), its k-slot `4t + c` mapped to
+//!   dimension `8t + c` and `16 + 4t + c` to `8t + 4 + c`, so each B register pair of a lane is
+//!   the 8 contiguous quant bytes `[8t, 8t + 8)` of a key's block. Four B tiles `j` of 8 keys;
+//!   column `n` of tile `j` reads chunk key `4(n/2) + 2(j%2) + n%2 + 16(j/2)`, so C element `e`
+//!   of tile `j` (row `g + 8(e/2)`, column `2t + e%2`) is key `4t + 2(j%2) + e%2 + 16(j/2)`: a
+//!   lane's scores are keys `4t..4t+4` and `16+4t..16+4t+4` of rows `g` and `g + 8`.
+//! - Softmax: a row's 32 keys are on the 4 lanes of a group (its max and the `l_chunk` tree's
+//!   last two levels by xor shuffles 1 and 2).
+//! - P V: A = P's quants (a lane's C keys are exactly its A k-slots of the product: no
+//!   shuffles), B tile `i` of block `b` has dimension `32b + 4g + i` in column `g`, from the words
+//!   `[34b + 2 + 4g, +4)` of the lane's 8 keys transposed by 8 byte permutes a 4 keys. C element
+//!   `e` of tile `i` is row `g + 8(e/2)`, dimension `32b + 8t + 4(e%2) + i`.
+
+use super::combine::{combine, last_of, States};
+use super::i8::{
+    abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
+};
+use super::{load_q, row, slot, Ctx, Row, Shape};
+use crate::math::exp_sub;
+use kiln_ir::matrix::{FragmentRole, MmaKind};
+use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
+
+/// Keys of the lane in a chunk: `4t + c` and `16 + 4t + c` (`c = 0..4`), in this order.
+const LANE_KEYS: usize = 8;
+
+/// The lane's two rows (`g`, `g + 8` of the tile) and the wave's staged chunk.
+struct LaneRows {
+    rows: [Row; 2],
+    /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
+    tile_rows: Value,
+    /// `mma_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and this wave's
+    /// region of them, in bytes. V rows are read from the cache in both variants (the K and V
+    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    k_stage: Option<(LdsSlot, Value)>,
+}
+
+/// `mma`'s kernel body.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn body(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    shape: Shape,
+    stage_k: bool,
+    wave_id: Value,
+    rg: Value,
+    zg: Value,
+    counters: Param,
+) {
+    let flag = b.lds("count", ScalarType::U32, 1);
+    let words = shape.waves * CHUNK * c.cache.row_bytes(c.d) / 4;
+    let k_lds = stage_k.then(|| b.lds("k_chunks", ScalarType::U32, words));
+    let nw = b.u32(shape.waves);
+    let s0 = b.mul(zg, nw);
+    let busy = b.lt(s0, c.n_splits);
+    b.if_then(busy, |b| {
+        let tr = b.u32(TILE_ROWS);
+        let i0 = b.mul(rg, tr);
+        load_q(b, c, i0, TILE_ROWS);
+        b.barrier(BarrierKind::Lds);
+        let s = b.add(s0, wave_id);
+        let mine = b.lt(s, c.n_splits);
+        let two = b.u32(2);
+        let three = b.u32(3);
+        let g = b.shr(c.lane, two);
+        let t = b.and(c.lane, three);
+        let ig = b.add(i0, g);
+        let eight = b.u32(8);
+        let ig8 = b.add(ig, eight);
+        let tile_rows = b.sub(c.rows_per_head, i0);
+        let k_stage = k_lds.map(|slot| {
+            let bytes = b.u32(CHUNK * c.cache.row_bytes(c.d));
+            (slot, b.mul(wave_id, bytes))
+        });
+        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows, k_stage };
+        let st = scan(b, c, kind, &lr, g, t, s, mine);
+        b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
+        let nwm1 = b.u32(shape.waves - 1);
+        let total = b.add(c.n_splits, nwm1);
+        let total = b.div(total, nw);
+        let hr = b.mul(c.h, c.rows_per_head);
+        let counter = b.add(hr, rg);
+        last_of(b, c, flag, counters, counter, total, |b| {
+            let rows: Vec<Row> = (0..TILE_ROWS)
+                .map(|k| {
+                    let kk = b.u32(k);
+                    let i = b.add(i0, kk);
+                    row(b, c, i)
+                })
+                .collect();
+            combine(b, c, &rows, wave_id, shape.waves, States::Partials);
+            let zero = b.u32(0);
+            let first = b.eq(c.tid, zero);
+            b.if_then(first, |b| {
+                let z = b.u32(0);
+                b.store(counters, counter, z);
+            });
+        });
+    });
+}
+
+/// Index of accumulator `(block, row r, dimension 32 block + 8t + j)` in the state (after `m`,
+/// `l` of the two rows).
+fn acc_index(bi: u32, r: u32, j: u32) -> usize {
+    (4 + (bi * 2 + r) * 8 + j) as usize
+}
+
+/// The split's state of the lane's rows: `[m_g, m_g8, l_g, l_g8, acc...]` ([`acc_index`]).
+#[allow(clippy::too_many_arguments)]
+fn scan(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    lr: &LaneRows,
+    g: Value,
+    t: Value,
+    s: Value,
+    mine: Value,
+) -> Vec<Value> {
+    let blocks = c.d / 32;
+    let n_acc = (blocks * 2 * 8) as usize;
+    let mut init = vec![b.f32(f32::NEG_INFINITY); 2];
+    init.extend((0..2 + n_acc).map(|_| b.f32(0.0)));
+    let c0 = b.mul(s, c.cps);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    // Every wave runs `cps` steps (`mma_lds`: the staging's barriers), computing only on its own
+    // chunks.
+    b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(mine, inside);
+        if let Some((slot, region)) = lr.k_stage {
+            b.if_then(go, |b| {
+                let ck = b.u32(CHUNK);
+                let k0 = b.mul(chunk, ck);
+                stage(b, c, c.k_cache, slot, region, k0);
+            });
+            b.barrier(BarrierKind::Lds);
+        }
+        let next = b.if_else(
+            go,
+            |b| {
+                // q's operands are read from LDS in every chunk, with an index that carries a
+                // zero the compiler cannot see (`n_tokens <= 8`): held across the loop, they
+                // cost 24 registers.
+                let c31 = b.u32(31);
+                let kz = b.shr(chunk, c31);
+                let kz = b.and(kz, c.rt_zero);
+                let (qa, dq) = q_operands(b, c, kind, g, t, kz);
+                chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
+            },
+            |_| st.to_vec(),
+        );
+        if lr.k_stage.is_some() {
+            // The next step stages into the same region.
+            b.barrier(BarrierKind::Lds);
+        }
+        next
+    })
+}
+
+/// Copies the cache rows of chunk keys `k0 .. k0 + 32` (contiguous) of `p` to byte `to` of
+/// `lds`, lane `l` moving units `l, l + 32, ...` of 8 bytes (4 at head dim 64, whose rows are 68
+/// bytes): 17 coalesced loads a lane. Units past the cache's end are read clamped; rows past the
+/// context are staged, their scores masked.
+fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, lds: LdsSlot, to: Value, k0: Value) {
+    let rb = c.cache.row_bytes(c.d);
+    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
+    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let rbv = b.u32(rb);
+    let hr = b.mul(c.h, c.ctx_max);
+    let row0 = b.add(hr, k0);
+    let base = b.mul(row0, rbv);
+    let all = b.mul(c.n_kv, c.ctx_max);
+    let all = b.mul(all, rbv);
+    let uv = b.u32(unit);
+    let last = b.sub(all, uv);
+    for j in 0..CHUNK * rb / unit / c.wave {
+        let jw = b.u32(j * c.wave);
+        let u = b.add(jw, c.lane);
+        let off = b.mul(u, uv);
+        let at = b.add(base, off);
+        let at = b.min(at, last);
+        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
+        let dst = b.add(to, off);
+        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+    }
+}
+
+/// The f32 scale of the Q8_0 block at byte `o` of the staged row at byte `base` (a multiple of 4)
+/// of `lds`: from the aligned word that holds it.
+fn lds_scale(b: &mut KernelBuilder, lds: LdsSlot, base: Value, o: u32) -> Value {
+    let ov = b.u32(o - o % 4);
+    let at = b.add(base, ov);
+    let w = b.load_with(lds, at, ScalarType::U32, IndexUnit::Byte, Some(4));
+    let w = if o % 4 == 0 {
+        w
+    } else {
+        let sh = b.u32(8 * (o % 4));
+        b.shr(w, sh)
+    };
+    let h = b.convert(w, Type::scalar(ScalarType::U16));
+    let h = b.bitcast(h, Type::F16);
+    b.convert(h, Type::F32)
+}
+
+/// `n` words of the quant bytes at `base + o + x` of the staged rows (`base`, `x` multiples of
+/// 4, `o` even): aligned words, rebuilt by byte permutes where `o % 4 == 2` (an even block).
+fn lds_quant_words(
+    b: &mut KernelBuilder,
+    lds: LdsSlot,
+    base: Value,
+    o: u32,
+    x: Value,
+    n: usize,
+) -> Vec<Value> {
+    let shifted = o % 4 == 2;
+    let ov = b.u32(o - o % 4);
+    let at = b.add(base, ov);
+    let at = b.add(at, x);
+    let raw: Vec<Value> = (0..n + usize::from(shifted))
+        .map(|i| {
+            let iv = b.u32(4 * i as u32);
+            let a = b.add(at, iv);
+            b.load_with(lds, a, ScalarType::U32, IndexUnit::Byte, Some(4))
+        })
+        .collect();
+    if shifted {
+        (0..n).map(|i| b.perm(raw[i], raw[i + 1], [2, 3, 4, 5])).collect()
+    } else {
+        raw
+    }
+}
+
+/// The A fragments of q's quants (a block each) and the rows' block scales `dq[2 bi + r]`, from
+/// LDS (`kz` a zero added to every index).
+fn q_operands(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    g: Value,
+    t: Value,
+    kz: Value,
+) -> (Vec<Value>, Vec<Value>) {
+    let blocks = c.d / 32;
+    let qd_lds = c.qd_lds.expect("the i8 order's q scales");
+    let two = b.u32(2);
+    let t2 = b.mul(t, two);
+    let mut qa = vec![];
+    let mut dq = vec![];
+    for bi in 0..blocks {
+        let mut regs = vec![];
+        for half in 0..2 {
+            for r in 0..2u32 {
+                // Word `(row, 32 bi + 8t + 4 half)` of `[16][D]` bytes.
+                let rr = b.u32(r * 8);
+                let rw = b.add(g, rr);
+                let dw = b.u32(c.d / 4);
+                let at = b.mul(rw, dw);
+                let o = b.u32(8 * bi + half);
+                let at = b.add(at, o);
+                let at = b.add(at, t2);
+                let at = b.add(at, kz);
+                regs.push(b.load(c.q_lds, at, Type::U32));
+            }
+        }
+        qa.push(fragment_of_words(b, kind, FragmentRole::A, &regs));
+        for r in 0..2u32 {
+            let rr = b.u32(r * 8);
+            let rw = b.add(g, rr);
+            let nb = b.u32(blocks);
+            let at = b.mul(rw, nb);
+            let o = b.u32(bi);
+            let at = b.add(at, o);
+            let at = b.add(at, kz);
+            dq.push(b.load(qd_lds, at, Type::F32));
+        }
+    }
+    (qa, dq)
+}
+
+/// One chunk folded into the lane's rows' state. The work of row `g + 8` (its scores, softmax,
+/// P quants and accumulators) runs only where the tile has it (`hi`, wave-uniform): at `T group
+/// <= 8` (T = 1 at group 4) half of the tile is padding.
+#[allow(clippy::too_many_arguments)]
+fn chunk_step(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    lr: &LaneRows,
+    g: Value,
+    t: Value,
+    chunk: Value,
+    qa: &[Value],
+    dq: &[Value],
+    st: &[Value],
+) -> Vec<Value> {
+    let blocks = c.d / 32;
+    let ck = b.u32(CHUNK);
+    let k0 = b.mul(chunk, ck);
+    let one = b.u32(1);
+    let last = b.sub(c.kv_len, one);
+    let four = b.u32(4);
+    let t4 = b.mul(t, four);
+    // The lane's keys (unclamped, for the mask), their staged K rows and their V rows in the
+    // cache (clamped to the context: a key past it has p = 0 and reads the last key's row).
+    let rb = b.u32(c.cache.row_bytes(c.d));
+    let mut keys = vec![];
+    let mut bases = vec![];
+    let mut v_bases = vec![];
+    for k in 0..LANE_KEYS as u32 {
+        let o = b.u32(16 * (k / 4) + k % 4);
+        let kk = b.add(t4, o);
+        keys.push(b.add(k0, kk));
+        bases.push(match lr.k_stage {
+            Some((_, region)) => {
+                let kb = b.mul(kk, rb);
+                b.add(region, kb)
+            }
+            None => {
+                let key = b.add(k0, kk);
+                let kc = b.min(key, last);
+                row_base(b, c, kc)
+            }
+        });
+        let key = b.add(k0, kk);
+        let kc = b.min(key, last);
+        v_bases.push(row_base(b, c, kc));
+    }
+    // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
+    let zc = b.i32(0);
+    let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
+    let one_u = b.u32(1);
+    let gh = b.shr(g, one_u);
+    let gh = b.mul(gh, four);
+    let gl = b.and(g, one_u);
+    let col0 = b.add(gh, gl);
+    let col_bases: Vec<Value> = (0..4u32)
+        .map(|j| {
+            let o = b.u32(2 * (j % 2) + 16 * (j / 2));
+            let key = b.add(col0, o);
+            match lr.k_stage {
+                Some((_, region)) => {
+                    let kb = b.mul(key, rb);
+                    b.add(region, kb)
+                }
+                None => {
+                    let key = b.add(k0, key);
+                    let key = b.min(key, last);
+                    row_base(b, c, key)
+                }
+            }
+        })
+        .collect();
+    let eight = b.u32(8);
+    let t8 = b.mul(t, eight);
+    let hr = b.u32(TILE_ROWS / 2);
+    let hi = b.lt(hr, lr.tile_rows);
+    let fz = b.f32(0.0);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    // The scores before the scale, `s[r][k]` (row g + r 8, the lane's key `k`), folded a block
+    // at a time (row g + 8's only where the tile has it).
+    let mut s = [vec![fz; LANE_KEYS], vec![fz; LANE_KEYS]];
+    for bi in 0..blocks {
+        let dk: Vec<Value> = bases
+            .iter()
+            .map(|&base| match lr.k_stage {
+                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
+                None => {
+                    let o = b.u32(34 * bi);
+                    let at = b.add(base, o);
+                    load_scale(b, c.k_cache, at)
+                }
+            })
+            .collect();
+        let mut dots = [vec![zc; LANE_KEYS], vec![zc; LANE_KEYS]];
+        for (j, &cb) in col_bases.iter().enumerate() {
+            let kw = match lr.k_stage {
+                Some((slot, _)) => lds_quant_words(b, slot, cb, 34 * bi + 2, t8, 2),
+                None => quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2),
+            };
+            let kb = fragment_of_words(b, kind, FragmentRole::B, &kw);
+            let d = b.mma(kind, qa[bi as usize], kb, zero_c);
+            for e in 0..2u8 {
+                let k = 4 * (j / 2) + 2 * (j % 2) + e as usize;
+                dots[0][k] = b.extract(d, e);
+                dots[1][k] = b.extract(d, e + 2);
+            }
+        }
+        let fold = |b: &mut KernelBuilder, r: usize, s: &[Value]| -> Vec<Value> {
+            (0..LANE_KEYS)
+                .map(|k| {
+                    let fd = b.convert(dots[r][k], Type::F32);
+                    let f = b.mul(dq[bi as usize * 2 + r], dk[k]);
+                    b.fma(fd, f, s[k])
+                })
+                .collect()
+        };
+        s[0] = fold(b, 0, &s[0]);
+        let s1 = s[1].clone();
+        s[1] = b.if_else(hi, |b| fold(b, 1, &s1), |_| s1.clone());
+    }
+    // A row's scores (in block order) and softmax: `(m', a, l, p)`.
+    let softmax = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
+        let limit = lr.rows[r].limit;
+        let mut mc = ninf;
+        let mut sr = vec![];
+        for k in 0..LANE_KEYS {
+            let sv = b.mul(s[r][k], c.scale);
+            let sees = b.le(keys[k], limit);
+            let sv = b.select(sees, sv, ninf);
+            mc = b.max(mc, sv);
+            sr.push(sv);
+        }
+        for o in [1, 2] {
+            let y = b.shuffle_xor(mc, o);
+            mc = b.max(mc, y);
+        }
+        let m2 = b.max(st[r], mc);
+        let a = exp_sub(b, st[r], m2);
+        let p: Vec<Value> = sr.iter().map(|&x| exp_sub(b, x, m2)).collect();
+        let x01 = b.add(p[0], p[1]);
+        let x23 = b.add(p[2], p[3]);
+        let lo = b.add(x01, x23);
+        let x45 = b.add(p[4], p[5]);
+        let x67 = b.add(p[6], p[7]);
+        let hi = b.add(x45, x67);
+        let mut u = b.add(lo, hi);
+        for o in [1, 2] {
+            let y = b.shuffle_xor(u, o);
+            u = b.add(u, y);
+        }
+        let l = b.fma(st[2 + r], a, u);
+        let mut out = vec![m2, a, l];
+        out.extend(p);
+        out
+    };
+    let r0 = softmax(b, 0);
+    let idle = vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect::<Vec<_>>();
+    let r1 = b.if_else(hi, |b| softmax(b, 1), |_| idle.clone());
+    let rs = [&r0, &r1];
+    let mut next = vec![fz; st.len()];
+    for r in 0..2 {
+        next[r] = rs[r][0];
+        next[2 + r] = rs[r][2];
+    }
+    // P V, a V block at a time.
+    let g4 = b.mul(g, four);
+    for bi in 0..blocks {
+        let dv: Vec<Value> = v_bases
+            .iter()
+            .map(|&base| {
+                let o = b.u32(34 * bi);
+                let at = b.add(base, o);
+                load_scale(b, c.v_cache, at)
+            })
+            .collect();
+        // A row's P quants of the block, packed: `[sc, keys 4t.., keys 16 + 4t..]`.
+        let quant = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
+            let p = &rs[r][3..];
+            let w: Vec<Value> = (0..LANE_KEYS).map(|k| b.mul(p[k], dv[k])).collect();
+            let mut amax = abs_bits(b, w[0]);
+            for &x in &w[1..] {
+                let ax = abs_bits(b, x);
+                amax = b.max(amax, ax);
+            }
+            for o in [1, 2] {
+                let y = b.shuffle_xor(amax, o);
+                amax = b.max(amax, y);
+            }
+            let (sc, id) = p_scale(b, amax);
+            let qs: Vec<Value> = w.iter().map(|&x| p_quant(b, x, id)).collect();
+            vec![sc, pack_low_bytes(b, &qs[..4]), pack_low_bytes(b, &qs[4..])]
+        };
+        let q0 = quant(b, 0);
+        let zu = b.u32(0);
+        let q1 = b.if_else(hi, |b| quant(b, 1), |_| vec![fz, zu, zu]);
+        let pa = fragment_of_words(b, kind, FragmentRole::A, &[q0[1], q1[1], q0[2], q1[2]]);
+        // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
+        let words: Vec<Value> = v_bases
+            .iter()
+            .map(|&base| quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0])
+            .collect();
+        let lo = transpose(b, &words[..4]);
+        let hi_w = transpose(b, &words[4..]);
+        let outs: Vec<Value> = (0..4)
+            .map(|i| {
+                let vb = fragment_of_words(b, kind, FragmentRole::B, &[lo[i], hi_w[i]]);
+                b.mma(kind, pa, vb, zero_c)
+            })
+            .collect();
+        let sc = [q0[0], q1[0]];
+        // Row r's accumulators of the block: C elements `2r`, `2r + 1` of each tile.
+        let update = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
+            let a = rs[r][1];
+            let mut v = vec![];
+            for h in 0..2u32 {
+                for (i, &d) in outs.iter().enumerate() {
+                    let at = acc_index(bi, r as u32, 4 * h + i as u32);
+                    let x = b.extract(d, (2 * r as u32 + h) as u8);
+                    let x = b.convert(x, Type::F32);
+                    let ra = b.mul(st[at], a);
+                    debug_assert_eq!(at, acc_index(bi, r as u32, v.len() as u32));
+                    v.push(b.fma(x, sc[r], ra));
+                }
+            }
+            v
+        };
+        let u0 = update(b, 0);
+        let keep: Vec<Value> = (0..8).map(|j| st[acc_index(bi, 1, j)]).collect();
+        let u1 = b.if_else(hi, |b| update(b, 1), |_| keep.clone());
+        for j in 0..8u32 {
+            next[acc_index(bi, 0, j)] = u0[j as usize];
+            next[acc_index(bi, 1, j)] = u1[j as usize];
+        }
+    }
+    next
+}
+
+/// A fragment of 8-bit elements from its registers (words, element 0 in the low byte).
+fn fragment_of_words(
+    b: &mut KernelBuilder,
+    kind: MmaKind,
+    role: FragmentRole,
+    words: &[Value],
+) -> Value {
+    let mut elems = vec![];
+    for &w in words {
+        let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
+        elems.extend((0..4).map(|e| b.extract(v, e)));
+    }
+    b.fragment_of(kind, role, &elems)
+}
+
+/// Words `w[c]` (key `c`'s bytes of dimensions `0..4`) transposed: result `i` holds dimension
+/// `i` of keys `0..4`, key 0 in the low byte (8 byte permutes).
+fn transpose(b: &mut KernelBuilder, w: &[Value]) -> [Value; 4] {
+    let a_lo = b.perm(w[0], w[1], [0, 4, 1, 5]);
+    let a_hi = b.perm(w[0], w[1], [2, 6, 3, 7]);
+    let b_lo = b.perm(w[2], w[3], [0, 4, 1, 5]);
+    let b_hi = b.perm(w[2], w[3], [2, 6, 3, 7]);
+    [
+        b.perm(a_lo, b_lo, [0, 1, 4, 5]),
+        b.perm(a_lo, b_lo, [2, 3, 6, 7]),
+        b.perm(a_hi, b_hi, [0, 1, 4, 5]),
+        b.perm(a_hi, b_hi, [2, 3, 6, 7]),
+    ]
+}
+
+/// Stores the split's state of the lane's rows that exist: `acc` as 4 dimensions a store, `m`
+/// and `l` from lane `t = 0` of each group.
+fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, s: Value, st: &[Value]) {
+    let blocks = c.d / 32;
+    let eight = b.u32(8);
+    let t8 = b.mul(t, eight);
+    let zero = b.u32(0);
+    let first = b.eq(t, zero);
+    for (r, rw) in lr.rows.iter().enumerate() {
+        let base = slot(b, c, rw.global, s);
+        let partials = c.partials;
+        let d = c.d;
+        b.if_then(rw.valid, |b| {
+            for bi in 0..blocks {
+                for h in 0..2u32 {
+                    let o = b.u32(32 * bi + 4 * h);
+                    let at = b.add(base, o);
+                    let at = b.add(at, t8);
+                    let xs: Vec<Value> =
+                        (0..4).map(|i| st[acc_index(bi, r as u32, 4 * h + i)]).collect();
+                    let x = b.make_vector(&xs);
+                    b.store(partials, at, x);
+                }
+            }
+            b.if_then(first, |b| {
+                let dm = b.u32(d);
+                let am = b.add(base, dm);
+                b.store(partials, am, st[r]);
+                let dl = b.u32(d + 1);
+                let al = b.add(base, dl);
+                b.store(partials, al, st[2 + r]);
+            });
+        });
+    }
+}
