@@ -347,21 +347,10 @@ impl Config {
         self.kernels_with(norms, Append::Apart)
     }
 
-    /// The LM head's format and the tensor it is repacked from: `output.weight`, or the Q8_0
-    /// token embedding when tied (a second, repacked copy of the table: the LM head reads it
-    /// with `gemv_q8_0_rp`, 12.0 against about 7.5 us on the H200 for SmolLM2's 49,152 x 576
-    /// in ggml's layout; `get_rows_q8_0` keeps reading the original).
-    pub fn lm_head(&self) -> (MatType, &'static str) {
-        match self.output {
-            Some(m) => (m, "output.weight"),
-            None => (MatType::Q8_0, "token_embd.weight"),
-        }
-    }
-
     /// The kernels a decode graph calls with its norms placed by `norms` and its K/V append by
     /// `append` (in the Q/K/V GEMV only for layers whose Q, K and V share a format).
     pub fn kernels_with(&self, norms: Norms, append: Append) -> Vec<String> {
-        let mut v: Vec<String> = ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "argmax_rows"]
+        let mut v: Vec<String> = ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "argmax_rows", "gemv_q8_0"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -388,9 +377,10 @@ impl Config {
                 fmts.push(m);
             }
         }
-        let (m, _) = self.lm_head();
-        v.push(format!("gemv_{}_rp", m.name()));
-        fmts.push(m);
+        if let Some(m) = self.output {
+            v.push(format!("gemv_{}_rp", m.name()));
+            fmts.push(m);
+        }
         for m in fmts {
             v.push(format!("repack_{}", m.name()));
         }

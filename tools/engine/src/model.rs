@@ -22,15 +22,13 @@
 //! The `_norm` GEMVs normalize and quantize their input rows themselves, bit for bit what a
 //! `rmsnorm_q8_1s_f32` node before them gave (nothing else read its output), one launch less.
 //!
-//! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_<fmt>_rp(output)--> logits
+//! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0(token_embd)--> logits
 //! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
 //! so a step of one token can start from the last step's greedy token without a copy from the
 //! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
 //! not alias its residual input (every launch refuses written buffers that overlap another).
-//! The LM head reads `output.weight` repacked, or for a model whose output is tied to the
-//! embedding a repacked copy of the Q8_0 table ([`Config::lm_head`]): `get_rows_q8_0` reads
-//! the ggml blocks as they are in the file, the LM head the repacked copy, bit for bit what
-//! `gemv_q8_0` on the original gives (12.0 against about 7.5 us a step for SmolLM2 on the H200).
+//! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
+//! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
 
 use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
@@ -174,31 +172,30 @@ impl Weights {
         // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
         // be queued.
         let mut staging = vec![];
-        // Repacks tensor `src` into buffers `{name}.q` and `{name}.s`.
-        let mut repack =
-            |w: &mut Weights, src: &str, name: &str, m: MatType| -> Result<(), ModelError> {
-                let t = info(src);
-                let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
-                let data = g.data(t);
-                let src = dev.upload(data)?;
-                let blocks = n * k / 32;
-                let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
-                let ws = dev.alloc(m.scale_type(), blocks)?;
-                let args = Args::new()
-                    .buffer("w", &src)
-                    .buffer("wq", &wq)
-                    .buffer("ws", &ws)
-                    .scalar("n", u32_of(n))
-                    .scalar("k", u32_of(k));
-                rt.launch(&format!("repack_{}", m.name()), &args)?;
-                staging.push(src);
-                w.bytes += data.len();
-                w.buffers.insert(format!("{name}.q"), wq);
-                w.buffers.insert(format!("{name}.s"), ws);
-                Ok(())
-            };
-        let (head, head_src) = cfg.lm_head();
-        repack(&mut w, head_src, "output", head)?;
+        let mut repack = |w: &mut Weights, name: &str, m: MatType| -> Result<(), ModelError> {
+            let t = info(&format!("{name}.weight"));
+            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+            let data = g.data(t);
+            let src = dev.upload(data)?;
+            let blocks = n * k / 32;
+            let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
+            let ws = dev.alloc(m.scale_type(), blocks)?;
+            let args = Args::new()
+                .buffer("w", &src)
+                .buffer("wq", &wq)
+                .buffer("ws", &ws)
+                .scalar("n", u32_of(n))
+                .scalar("k", u32_of(k));
+            rt.launch(&format!("repack_{}", m.name()), &args)?;
+            staging.push(src);
+            w.bytes += data.len();
+            w.buffers.insert(format!("{name}.q"), wq);
+            w.buffers.insert(format!("{name}.s"), ws);
+            Ok(())
+        };
+        if let Some(m) = cfg.output {
+            repack(&mut w, "output", m)?;
+        }
         for (i, l) in cfg.layers.iter().enumerate() {
             raw(&mut w, &format!("blk.{i}.attn_norm.weight"), &format!("blk.{i}.attn_norm"))?;
             raw(&mut w, &format!("blk.{i}.ffn_norm.weight"), &format!("blk.{i}.ffn_norm"))?;
@@ -211,8 +208,7 @@ impl Weights {
                 ("ffn_up", l.gate_up),
                 ("ffn_down", l.down),
             ] {
-                let name = format!("blk.{i}.{name}");
-                repack(&mut w, &format!("{name}.weight"), &name, m)?;
+                repack(&mut w, &format!("blk.{i}.{name}"), m)?;
             }
         }
         rt.synchronize()?;
@@ -434,8 +430,22 @@ impl StepGraph {
             )?;
         }
         add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
-        let (head, _) = cfg.lm_head();
-        add(&format!("gemv_{}_rp", head.name()), gemv("output", "logits", cfg.vocab, h))?;
+        match cfg.output {
+            None => add(
+                "gemv_q8_0",
+                NodeArgs::new()
+                    .buffer("w", "token_embd")
+                    .buffer("xq", "aq")
+                    .buffer("xs", "as")
+                    .buffer("y", "logits")
+                    .scalar("n", u32_of(cfg.vocab))
+                    .scalar("k", hu)
+                    .var("t", "t"),
+            )?,
+            Some(m) => {
+                add(&format!("gemv_{}_rp", m.name()), gemv("output", "logits", cfg.vocab, h))?
+            }
+        }
         add(
             "argmax_rows",
             NodeArgs::new()
