@@ -3,19 +3,21 @@
 //! A decode step is a chain of small launches, each waiting for the one before it. On NVIDIA
 //! sm_90 the runtime launches them with programmatic serialization, so a kernel's workgroups start
 //! while the previous node still runs and stop at `griddepcontrol.wait`. What the previous node
-//! does not write (a GEMV's weights, the cache rows of earlier steps) can be asked of L2 before
-//! that wait: [`range`] prefetches the first [`MAX_BYTES`] of a byte range, a line a lane, and the
+//! does not write (a GEMV's weights) can be asked of L2 before that wait: [`range`] prefetches the first [`MAX_BYTES`] of a byte range, a line a lane, and the
 //! kernel then waits ([`kiln_ir::Op::GridDependencyWait`]) and runs as before. A prefetch
 //! changes no value (the interpreter only checks that its address is in the buffer), so every
 //! variant keeps its bits; on AMD both ops lower to nothing. Used by the dense GEMVs
-//! ([`rows`]) and the `short` decode attention.
+//! ([`rows`]). (The `short` decode attention prefetching its earlier cache rows was measured and
+//! dropped: SmolLM2's step no faster, the Llama-3-8B-shaped attention node 4.45 -> 4.59 us.)
 //!
 //! Only grids of at most [`MAX_WORKGROUPS`] workgroups prefetch ([`small_grid`]): measured on
 //! the H200 (bench/results/prefetch-h200-2026-12-01.md), SmolLM2's decode step (GEMV grids of
 //! 18-144 workgroups, all resident while the node before runs) went from 576.5 to 555.5 us a
 //! replay (Q4_1) and 586.5 to 557.1 (Q8_0), while large grids, whose later workgroups start
 //! after the wait anyway, lost to the doubled L2 requests: Q8_0 N=14336 K=4096 15.56 -> 20.41
-//! us, the Llama-3-8B-shaped step 2600 -> 2988 us.
+//! us, the Llama-3-8B-shaped step 2600 -> 2988 us. With the limit (call 2): SmolLM2 575.8 ->
+//! 556.0 us (Q4_1) and 588.1 -> 558.1 (Q8_0); the 8B step 2604.9 -> 2641.7 (none of its GEMV
+//! grids prefetches; its Q/K/V GEMV node measured 6.92 -> 7.27 us alone, not explained).
 
 use crate::gemv::format::{Weights, QK};
 use kiln_ir::{Dim, KernelBuilder, Param, Type, Value};

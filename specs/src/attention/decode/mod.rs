@@ -81,7 +81,6 @@ pub mod short;
 use super::rope::Rope;
 use super::CacheType;
 use crate::math::exp_sub;
-use crate::prefetch;
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, last_of, States};
@@ -816,26 +815,6 @@ pub(super) fn attention_order(
         return b.finish();
     }
     if shape.short {
-        // The cache rows of earlier steps (the node before appends at `pos`, nothing below),
-        // asked of L2 before the wait in small grids ([`crate::prefetch`]).
-        let small = prefetch::small_grid(&mut b);
-        let rows = b.min(pos_v, kv_len);
-        let zero = b.u32(0);
-        let some = b.gt(rows, zero);
-        let go = b.and(small, some);
-        b.if_then(go, |b| {
-            let row_bytes = b.u64(cache.row_bytes(d) as u64);
-            let h64 = b.convert(h, Type::U64);
-            let ctx64 = b.convert(ctx_v, Type::U64);
-            let base = b.mul(h64, ctx64);
-            let base = b.mul(base, row_bytes);
-            let rows = b.convert(rows, Type::U64);
-            let bytes = b.mul(rows, row_bytes);
-            for cache in [k_cache, v_cache] {
-                prefetch::range(b, cache, base, bytes, tid, threads);
-            }
-        });
-        b.grid_dependency_wait();
         short::body(&mut b, &c, r, shape.waves, wave_id, rg);
         return b.finish();
     }
