@@ -44,6 +44,10 @@
 //!   same bits); P quantized by the quantize's butterflies over the 32 key lanes; lanes across
 //!   dimensions for `P V` (each `qw_j` by a shuffle from lane `j`).
 //! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
+//! - `mma8` (NVIDIA sm_80+, routed first where `T <= 2` and `group <= 4`): `mma` with tiles of
+//!   8 rows (M's upper half zeros, never computed beyond the `mma`s nor stored): at `T group <=
+//!   8` the 16-row tile's second half is padding, and without its code the kernel needs 180
+//!   registers at head dim 128 instead of 255.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk); after `mma`, so taken only when forced (for the bench).
 
@@ -90,33 +94,34 @@ pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
-/// The `mma` kernel at head dim `d` (`stage_k`: `mma_lds`, K chunks staged in LDS): the
-/// baseline's code (renamed) where `t` has no [`mma_kind`].
-pub fn mma_kernel(t: &Target, wave: u32, d: u32, stage_k: bool) -> Kernel {
+/// The `mma` kernel at head dim `d` with tiles of `rows` rows (16, or 8: `mma8`) (`stage_k`:
+/// `mma_lds`, K chunks staged in LDS): the baseline's code (renamed) where `t` has no
+/// [`mma_kind`].
+pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Kernel {
+    assert!(rows == TILE_ROWS || rows == TILE_ROWS / 2, "mma tiles are 16 or 8 rows");
     if mma_kind(t, wave).is_none() {
         let mut k = baseline_kernel(t, wave, d);
-        k.name.push_str(if stage_k { "_mma_lds" } else { "_mma" });
+        k.name.push_str(match (rows, stage_k) {
+            (_, true) => "_mma_lds",
+            (TILE_ROWS, false) => "_mma",
+            (_, false) => "_mma8",
+        });
         return k;
     }
-    let shape = Shape {
-        rows: TILE_ROWS,
-        waves: MMA_WAVES,
-        baseline: false,
-        threads: THREADS,
-        short: false,
-    };
+    let shape = Shape { rows, waves: MMA_WAVES, baseline: false, threads: THREADS, short: false };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
-    if d <= 64 && t.name == "sm_90" {
-        k.max_registers = Some(MMA_D64_REGISTERS);
+    if (d <= 64 || rows < TILE_ROWS) && t.name == "sm_90" {
+        k.max_registers = Some(MMA_SM90_REGISTERS);
     }
     k
 }
 
-/// Registers a lane of `mma` at head dim 64 on sm_90 (176 uncapped, 128 without spills: 16 warps
-/// an SM instead of 11; sm_80's ptxas spills 8 bytes at 128, so the others are uncapped). At head
-/// dim 128 it uses 255 (8 warps), and 168 (12 warps) spills.
-pub const MMA_D64_REGISTERS: u32 = 128;
+/// Registers a lane of the `mma` variants on sm_90 where that fits without spills: `mma` and
+/// `mma_lds` at head dim 64 (176 uncapped) and `mma8` at both (166 uncapped at 128): 16 warps an
+/// SM instead of 11-12. `mma` at head dim 128 uses 255 (8 warps), and 168 (12 warps) spills;
+/// sm_80's ptxas spills 8 bytes at 128, so the other archs are uncapped (142-170).
+pub const MMA_SM90_REGISTERS: u32 = 128;
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).

@@ -32,6 +32,8 @@ const LANE_KEYS: usize = 8;
 /// The lane's two rows (`g`, `g + 8` of the tile) and the wave's staged chunk.
 struct LaneRows {
     rows: [Row; 2],
+    /// A tile of 8 rows (`mma8`): rows `g + 8` are padding, never computed nor stored.
+    half: bool,
     /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
     tile_rows: Value,
     /// `mma_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and this wave's
@@ -60,9 +62,10 @@ pub(super) fn body(
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, c.n_splits);
     b.if_then(busy, |b| {
-        let tr = b.u32(TILE_ROWS);
+        let tile = shape.rows;
+        let tr = b.u32(tile);
         let i0 = b.mul(rg, tr);
-        load_q(b, c, i0, TILE_ROWS);
+        load_q(b, c, i0, tile);
         b.barrier(BarrierKind::Lds);
         let s = b.add(s0, wave_id);
         let mine = b.lt(s, c.n_splits);
@@ -78,7 +81,8 @@ pub(super) fn body(
             let bytes = b.u32(CHUNK * c.cache.row_bytes(c.d));
             (slot, b.mul(wave_id, bytes))
         });
-        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows, k_stage };
+        let half = tile == TILE_ROWS / 2;
+        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], half, tile_rows, k_stage };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
@@ -87,7 +91,7 @@ pub(super) fn body(
         let hr = b.mul(c.h, c.rows_per_head);
         let counter = b.add(hr, rg);
         last_of(b, c, flag, counters, counter, total, |b| {
-            let rows: Vec<Row> = (0..TILE_ROWS)
+            let rows: Vec<Row> = (0..tile)
                 .map(|k| {
                     let kk = b.u32(k);
                     let i = b.add(i0, kk);
@@ -152,7 +156,7 @@ fn scan(
                 let c31 = b.u32(31);
                 let kz = b.shr(chunk, c31);
                 let kz = b.and(kz, c.rt_zero);
-                let (qa, dq) = q_operands(b, c, kind, g, t, kz);
+                let (qa, dq) = q_operands(b, c, kind, lr.half, g, t, kz);
                 chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
             },
             |_| st.to_vec(),
@@ -244,6 +248,7 @@ fn q_operands(
     b: &mut KernelBuilder,
     c: &Ctx,
     kind: MmaKind,
+    half: bool,
     g: Value,
     t: Value,
     kz: Value,
@@ -256,14 +261,19 @@ fn q_operands(
     let mut dq = vec![];
     for bi in 0..blocks {
         let mut regs = vec![];
-        for half in 0..2 {
+        for h in 0..2 {
             for r in 0..2u32 {
-                // Word `(row, 32 bi + 8t + 4 half)` of `[16][D]` bytes.
+                if half && r == 1 {
+                    // A tile of 8 rows: rows g + 8 of A are zeros.
+                    regs.push(b.u32(0));
+                    continue;
+                }
+                // Word `(row, 32 bi + 8t + 4 h)` of `[rows][D]` bytes.
                 let rr = b.u32(r * 8);
                 let rw = b.add(g, rr);
                 let dw = b.u32(c.d / 4);
                 let at = b.mul(rw, dw);
-                let o = b.u32(8 * bi + half);
+                let o = b.u32(8 * bi + h);
                 let at = b.add(at, o);
                 let at = b.add(at, t2);
                 let at = b.add(at, kz);
@@ -272,6 +282,10 @@ fn q_operands(
         }
         qa.push(fragment_of_words(b, kind, FragmentRole::A, &regs));
         for r in 0..2u32 {
+            if half && r == 1 {
+                dq.push(b.f32(0.0));
+                continue;
+            }
             let rr = b.u32(r * 8);
             let rw = b.add(g, rr);
             let nb = b.u32(blocks);
@@ -360,8 +374,11 @@ fn chunk_step(
         .collect();
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
-    let hr = b.u32(TILE_ROWS / 2);
-    let hi = b.lt(hr, lr.tile_rows);
+    // Whether row g + 8 exists (wave-uniform; never in a tile of 8 rows).
+    let hi = (!lr.half).then(|| {
+        let hr = b.u32(TILE_ROWS / 2);
+        b.lt(hr, lr.tile_rows)
+    });
     let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
     // The scores before the scale, `s[r][k]` (row g + r 8, the lane's key `k`), folded a block
@@ -404,7 +421,7 @@ fn chunk_step(
         };
         s[0] = fold(b, 0, &s[0]);
         let s1 = s[1].clone();
-        s[1] = b.if_else(hi, |b| fold(b, 1, &s1), |_| s1.clone());
+        s[1] = upper(b, hi, |b| fold(b, 1, &s1), s1.clone());
     }
     // A row's scores (in block order) and softmax: `(m', a, l, p)`.
     let softmax = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
@@ -443,7 +460,7 @@ fn chunk_step(
     };
     let r0 = softmax(b, 0);
     let idle = vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect::<Vec<_>>();
-    let r1 = b.if_else(hi, |b| softmax(b, 1), |_| idle.clone());
+    let r1 = upper(b, hi, |b| softmax(b, 1), idle);
     let rs = [&r0, &r1];
     let mut next = vec![fz; st.len()];
     for r in 0..2 {
@@ -480,7 +497,7 @@ fn chunk_step(
         };
         let q0 = quant(b, 0);
         let zu = b.u32(0);
-        let q1 = b.if_else(hi, |b| quant(b, 1), |_| vec![fz, zu, zu]);
+        let q1 = upper(b, hi, |b| quant(b, 1), vec![fz, zu, zu]);
         let pa = fragment_of_words(b, kind, FragmentRole::A, &[q0[1], q1[1], q0[2], q1[2]]);
         // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
         let words: Vec<Value> = v_bases
@@ -514,13 +531,27 @@ fn chunk_step(
         };
         let u0 = update(b, 0);
         let keep: Vec<Value> = (0..8).map(|j| st[acc_index(bi, 1, j)]).collect();
-        let u1 = b.if_else(hi, |b| update(b, 1), |_| keep.clone());
+        let u1 = upper(b, hi, |b| update(b, 1), keep);
         for j in 0..8u32 {
             next[acc_index(bi, 0, j)] = u0[j as usize];
             next[acc_index(bi, 1, j)] = u1[j as usize];
         }
     }
     next
+}
+
+/// Row `g + 8`'s part: `f` where the tile has the row (`hi`, wave-uniform), else `idle`; a tile
+/// of 8 rows (`hi` is `None`) emits only `idle`.
+fn upper(
+    b: &mut KernelBuilder,
+    hi: Option<Value>,
+    f: impl FnOnce(&mut KernelBuilder) -> Vec<Value>,
+    idle: Vec<Value>,
+) -> Vec<Value> {
+    match hi {
+        Some(hi) => b.if_else(hi, f, |_| idle.clone()),
+        None => idle,
+    }
 }
 
 /// A fragment of 8-bit elements from its registers (words, element 0 in the low byte).
@@ -561,7 +592,8 @@ fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, s: Value, st: 
     let t8 = b.mul(t, eight);
     let zero = b.u32(0);
     let first = b.eq(t, zero);
-    for (r, rw) in lr.rows.iter().enumerate() {
+    let n = if lr.half { 1 } else { 2 };
+    for (r, rw) in lr.rows.iter().enumerate().take(n) {
         let base = slot(b, c, rw.global, s);
         let partials = c.partials;
         let d = c.d;

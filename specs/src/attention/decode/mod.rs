@@ -639,7 +639,8 @@ pub(super) fn attention_order(
         _ if order.is_i8() => match (shape.baseline, order) {
             (true, _) => String::new(),
             (false, Order::I8 { stage_k: true }) => "_mma_lds".to_string(),
-            (false, _) => "_mma".to_string(),
+            (false, _) if shape.rows == i8::TILE_ROWS => "_mma".to_string(),
+            (false, _) => "_mma8".to_string(),
         },
         (true, _, _) => String::new(),
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
