@@ -49,7 +49,8 @@
 //!   8` the 16-row tile's second half is padding, and without its code the kernel needs 180
 //!   registers at head dim 128 instead of 255.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
-//!   chunk); after `mma`, so taken only when forced (for the bench).
+//!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
+//!   in the chunk's arithmetic); after the others, so taken only when forced (for the bench).
 
 use super::combine::{combine, States};
 use super::i8_mma;
@@ -102,7 +103,8 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
     if mma_kind(t, wave).is_none() {
         let mut k = baseline_kernel(t, wave, d);
         k.name.push_str(match (rows, stage_k) {
-            (_, true) => "_mma_lds",
+            (TILE_ROWS, true) => "_mma_lds",
+            (_, true) => "_mma8_lds",
             (TILE_ROWS, false) => "_mma",
             (_, false) => "_mma8",
         });
@@ -111,7 +113,7 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
     let shape = Shape { rows, waves: MMA_WAVES, baseline: false, threads: THREADS, short: false };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
-    if (d <= 64 || rows < TILE_ROWS) && t.name == "sm_90" {
+    if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
         k.max_registers = Some(MMA_SM90_REGISTERS);
     }
     k

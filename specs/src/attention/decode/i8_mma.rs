@@ -36,10 +36,12 @@ struct LaneRows {
     half: bool,
     /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
     tile_rows: Value,
-    /// `mma_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and this wave's
-    /// region of them, in bytes. V rows are read from the cache in both variants (the K and V
-    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    /// `mma_lds`, `mma8_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and
+    /// this wave's chunk in them, in bytes.
     k_stage: Option<(LdsSlot, Value)>,
+    /// `mma8_lds`: the same for V. With tiles of 16 rows V is read from the cache (the K and V
+    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    v_stage: Option<(LdsSlot, Value)>,
 }
 
 /// `mma`'s kernel body.
@@ -56,8 +58,11 @@ pub(super) fn body(
     counters: Param,
 ) {
     let flag = b.lds("count", ScalarType::U32, 1);
-    let words = shape.waves * CHUNK * c.cache.row_bytes(c.d) / 4;
-    let k_lds = stage_k.then(|| b.lds("k_chunks", ScalarType::U32, words));
+    // Chunks staged a wave: K, and V too with tiles of 8 rows.
+    let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
+    let chunk_bytes = CHUNK * c.cache.row_bytes(c.d);
+    let words = shape.waves * staged * chunk_bytes / 4;
+    let kv_lds = stage_k.then(|| b.lds("kv_chunks", ScalarType::U32, words));
     let nw = b.u32(shape.waves);
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, c.n_splits);
@@ -77,12 +82,17 @@ pub(super) fn body(
         let eight = b.u32(8);
         let ig8 = b.add(ig, eight);
         let tile_rows = b.sub(c.rows_per_head, i0);
-        let k_stage = k_lds.map(|slot| {
-            let bytes = b.u32(CHUNK * c.cache.row_bytes(c.d));
+        let k_stage = kv_lds.map(|slot| {
+            let bytes = b.u32(staged * chunk_bytes);
             (slot, b.mul(wave_id, bytes))
         });
+        let v_stage = k_stage.filter(|_| staged == 2).map(|(slot, region)| {
+            let o = b.u32(chunk_bytes);
+            (slot, b.add(region, o))
+        });
         let half = tile == TILE_ROWS / 2;
-        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], half, tile_rows, k_stage };
+        let rows = [row(b, c, ig), row(b, c, ig8)];
+        let lr = LaneRows { rows, half, tile_rows, k_stage, v_stage };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
@@ -144,6 +154,9 @@ fn scan(
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
                 stage(b, c, c.k_cache, slot, region, k0);
+                if let Some((slot, region)) = lr.v_stage {
+                    stage(b, c, c.v_cache, slot, region, k0);
+                }
             });
             b.barrier(BarrierKind::Lds);
         }
@@ -172,7 +185,7 @@ fn scan(
 /// Copies the cache rows of chunk keys `k0 .. k0 + 32` (contiguous) of `p` to byte `to` of
 /// `lds`, lane `l` moving units `l, l + 32, ...` of 8 bytes (4 at head dim 64, whose rows are 68
 /// bytes): 17 coalesced loads a lane. Units past the cache's end are read clamped; rows past the
-/// context are staged, their scores masked.
+/// context are staged, their scores masked (and V's never read: clamped to the last key).
 fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, lds: LdsSlot, to: Value, k0: Value) {
     let rb = c.cache.row_bytes(c.d);
     let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
@@ -343,9 +356,19 @@ fn chunk_step(
                 row_base(b, c, kc)
             }
         });
-        let key = b.add(k0, kk);
-        let kc = b.min(key, last);
-        v_bases.push(row_base(b, c, kc));
+        v_bases.push(match lr.v_stage {
+            Some((_, region)) => {
+                let last_j = b.sub(last, k0);
+                let kc = b.min(kk, last_j);
+                let vb = b.mul(kc, rb);
+                b.add(region, vb)
+            }
+            None => {
+                let key = b.add(k0, kk);
+                let kc = b.min(key, last);
+                row_base(b, c, kc)
+            }
+        });
     }
     // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
@@ -472,10 +495,13 @@ fn chunk_step(
     for bi in 0..blocks {
         let dv: Vec<Value> = v_bases
             .iter()
-            .map(|&base| {
-                let o = b.u32(34 * bi);
-                let at = b.add(base, o);
-                load_scale(b, c.v_cache, at)
+            .map(|&base| match lr.v_stage {
+                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
+                None => {
+                    let o = b.u32(34 * bi);
+                    let at = b.add(base, o);
+                    load_scale(b, c.v_cache, at)
+                }
             })
             .collect();
         // A row's P quants of the block, packed: `[sc, keys 4t.., keys 16 + 4t..]`.
@@ -502,7 +528,10 @@ fn chunk_step(
         // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
         let words: Vec<Value> = v_bases
             .iter()
-            .map(|&base| quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0])
+            .map(|&base| match lr.v_stage {
+                Some((slot, _)) => lds_quant_words(b, slot, base, 34 * bi + 2, g4, 1)[0],
+                None => quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0],
+            })
             .collect();
         let lo = transpose(b, &words[..4]);
         let hi_w = transpose(b, &words[4..]);
