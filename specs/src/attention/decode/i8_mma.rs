@@ -216,7 +216,7 @@ fn lds_scale(b: &mut KernelBuilder, lds: LdsSlot, base: Value, o: u32) -> Value 
     let ov = b.u32(o - o % 4);
     let at = b.add(base, ov);
     let w = b.load_with(lds, at, ScalarType::U32, IndexUnit::Byte, Some(4));
-    let w = if o % 4 == 0 {
+    let w = if o.is_multiple_of(4) {
         w
     } else {
         let sh = b.u32(8 * (o % 4));
