@@ -41,13 +41,14 @@
 //! - `baseline` (every arch, wave 32 or 64): one wave a KV head, every row alone, its splits one
 //!   after another. A lane a key of the chunk for the scores (lanes 32 and up idle at wave 64);
 //!   `l_chunk` by xor shuffles 1, 2, 16, 4, 8 (the tree above, every addition commutes to the
-//!   same bits); P quantized by the quantize's butterflies over the 32 key lanes; lanes across
-//!   dimensions for `P V` (each `qw_j` by a shuffle from lane `j`).
+//!   same bits); P's `amax` by a `u32` max butterfly over the 32 key lanes ([`abs_bits`]), each
+//!   lane its key's quant ([`p_quant`]); lanes across dimensions for `P V` (each `qw_j` by a
+//!   shuffle from lane `j`).
 //! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
 //! - `mma8` (NVIDIA sm_80+, routed first where `T <= 2` and `group <= 4`): `mma` with tiles of
 //!   8 rows (M's upper half zeros, never computed beyond the `mma`s nor stored): at `T group <=
-//!   8` the 16-row tile's second half is padding, and without its code the kernel needs 180
-//!   registers at head dim 128 instead of 255.
+//!   8` the 16-row tile's second half is padding, and without its code the kernel fits in 128
+//!   registers on sm_90 at head dim 128 instead of 255.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
 //!   in the chunk's arithmetic); after the others, so taken only when forced (for the bench).

@@ -1,10 +1,12 @@
-//! The `mma` variant of the i8 order ([`super::i8`]): both products on NVIDIA's `mma.sync
-//! m16n8k32 s8` (sm_80+; exact integer products and sums), the softmax on the accumulator
-//! layout. `g = lane >> 2`, `t = lane & 3` below (PTX's `groupID`, `threadID_in_group`).
+//! The `mma` variants of the i8 order ([`super::i8`]: `mma`, `mma8`, `mma_lds`, `mma8_lds`):
+//! both products on NVIDIA's `mma.sync m16n8k32 s8` (sm_80+; exact integer products and sums),
+//! the softmax on the accumulator layout. `g = lane >> 2`, `t = lane & 3` below (PTX's
+//! `groupID`, `threadID_in_group`).
 //!
 //! A wave runs a split, 4 waves a workgroup (as `rR`); M = a tile of 16 rows of the KV head
-//! (`rows_per_head` padded: a padding row repeats the last row's q and stores nothing).
-//! - Scores: A = q's quants of block `b` (LDS, loaded once), its k-slot `4t + c` mapped to
+//! (`rows_per_head` padded: a padding row repeats the last row's q and stores nothing), or of 8
+//! (`mma8*`: A's rows 8-15 zeros, their C values unused).
+//! - Scores: A = q's quants of block `b` (LDS, read each chunk), its k-slot `4t + c` mapped to
 //!   dimension `8t + c` and `16 + 4t + c` to `8t + 4 + c`, so each B register pair of a lane is
 //!   the 8 contiguous quant bytes `[8t, 8t + 8)` of a key's block. Four B tiles `j` of 8 keys;
 //!   column `n` of tile `j` reads chunk key `4(n/2) + 2(j%2) + n%2 + 16(j/2)`, so C element `e`
@@ -44,7 +46,8 @@ struct LaneRows {
     v_stage: Option<(LdsSlot, Value)>,
 }
 
-/// `mma`'s kernel body.
+/// The `mma` variants' kernel body: tiles of `shape.rows` rows (16 or 8), `stage_k` the `_lds`
+/// variants.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn body(
     b: &mut KernelBuilder,
