@@ -116,6 +116,8 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
     if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
         k.max_registers = Some(MMA_SM90_REGISTERS);
+    } else if rows < TILE_ROWS && t.name == "sm_90" {
+        k.max_registers = Some(MMA8_LDS_SM90_REGISTERS);
     }
     k
 }
@@ -125,6 +127,10 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
 /// SM instead of 11-12. `mma` at head dim 128 uses 255 (8 warps), and 168 (12 warps) spills;
 /// sm_80's ptxas spills 8 bytes at 128, so the other archs are uncapped (142-170).
 pub const MMA_SM90_REGISTERS: u32 = 128;
+
+/// Registers a lane of `mma8_lds` at head dim 128 on sm_90: 193 uncapped (10 warps an SM), 168
+/// without spills (12; 128 spills 8 bytes).
+pub const MMA8_LDS_SM90_REGISTERS: u32 = 168;
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).
