@@ -170,7 +170,7 @@ fn i8_attention_variants_equal_the_baseline_and_float64() {
         let fam = format!("attention_decode_q8_0_i8_d{d}");
         let w32 = variants(&fam, 32);
         let w64 = variants(&fam, 64);
-        assert_eq!(w32[1].0, "mma");
+        assert!(w32.iter().any(|(n, _)| *n == "mma"), "{fam}: no mma variant");
         let mut worst = 0.0f64;
         for &(pos, t, kv, group, ctx) in &shapes {
             let nq = (t * kv * group * d) as usize;

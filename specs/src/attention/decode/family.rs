@@ -113,11 +113,15 @@ fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
 }
 
 /// Builds a variant of the i8 order ([`i8`]) at head dim `D`: `V` 0 `baseline`, 1 `mma`, 2
-/// `mma_lds`.
+/// `mma_lds`, 3 `mma8`, 4 `mma8_lds`.
 fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
+    let tile = i8::TILE_ROWS;
     match V {
         0 => i8::baseline_kernel(t, wave, D),
-        _ => i8::mma_kernel(t, wave, D, V == 2),
+        1 => i8::mma_kernel(t, wave, D, tile, false),
+        2 => i8::mma_kernel(t, wave, D, tile, true),
+        3 => i8::mma_kernel(t, wave, D, tile / 2, false),
+        _ => i8::mma_kernel(t, wave, D, tile / 2, true),
     }
 }
 
@@ -129,9 +133,19 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
         name,
         variants: vec![
             v("baseline", build_i8::<D, 0>, Admission::default()),
+            // At most 8 rows a KV head (`T group <= 8`): one tile of 8 rows.
+            v(
+                "mma8",
+                build_i8::<D, 3>,
+                Admission {
+                    archs: i8::mma_archs(),
+                    shapes: vec![("n_tokens".into(), 1, 2), ("group".into(), 1, 4)],
+                },
+            ),
             v("mma", build_i8::<D, 1>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
-            // K staged in LDS: after `mma`, so only taken when forced (for the bench).
+            // Chunks staged in LDS: last, so only taken when forced (for the bench).
             v("mma_lds", build_i8::<D, 2>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
+            v("mma8_lds", build_i8::<D, 4>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
         ],
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, true, D)),
         bench: if D == 128 {

@@ -41,11 +41,17 @@
 //! - `baseline` (every arch, wave 32 or 64): one wave a KV head, every row alone, its splits one
 //!   after another. A lane a key of the chunk for the scores (lanes 32 and up idle at wave 64);
 //!   `l_chunk` by xor shuffles 1, 2, 16, 4, 8 (the tree above, every addition commutes to the
-//!   same bits); P quantized by the quantize's butterflies over the 32 key lanes; lanes across
-//!   dimensions for `P V` (each `qw_j` by a shuffle from lane `j`).
+//!   same bits); P's `amax` by a `u32` max butterfly over the 32 key lanes ([`abs_bits`]), each
+//!   lane its key's quant ([`p_quant`]); lanes across dimensions for `P V` (each `qw_j` by a
+//!   shuffle from lane `j`).
 //! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
+//! - `mma8` (NVIDIA sm_80+, routed first where `T <= 2` and `group <= 4`): `mma` with tiles of
+//!   8 rows (M's upper half zeros, never computed beyond the `mma`s nor stored): at `T group <=
+//!   8` the 16-row tile's second half is padding, and without its code the kernel fits in 128
+//!   registers on sm_90 at head dim 128 instead of 255.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
-//!   chunk); after `mma`, so taken only when forced (for the bench).
+//!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
+//!   in the chunk's arithmetic); after the others, so taken only when forced (for the bench).
 
 use super::combine::{combine, States};
 use super::i8_mma;
@@ -90,33 +96,41 @@ pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
-/// The `mma` kernel at head dim `d` (`stage_k`: `mma_lds`, K chunks staged in LDS): the
-/// baseline's code (renamed) where `t` has no [`mma_kind`].
-pub fn mma_kernel(t: &Target, wave: u32, d: u32, stage_k: bool) -> Kernel {
+/// The `mma` kernel at head dim `d` with tiles of `rows` rows (16, or 8: `mma8`) (`stage_k`:
+/// `mma_lds`, K chunks staged in LDS): the baseline's code (renamed) where `t` has no
+/// [`mma_kind`].
+pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Kernel {
+    assert!(rows == TILE_ROWS || rows == TILE_ROWS / 2, "mma tiles are 16 or 8 rows");
     if mma_kind(t, wave).is_none() {
         let mut k = baseline_kernel(t, wave, d);
-        k.name.push_str(if stage_k { "_mma_lds" } else { "_mma" });
+        k.name.push_str(match (rows, stage_k) {
+            (TILE_ROWS, true) => "_mma_lds",
+            (_, true) => "_mma8_lds",
+            (TILE_ROWS, false) => "_mma",
+            (_, false) => "_mma8",
+        });
         return k;
     }
-    let shape = Shape {
-        rows: TILE_ROWS,
-        waves: MMA_WAVES,
-        baseline: false,
-        threads: THREADS,
-        short: false,
-    };
+    let shape = Shape { rows, waves: MMA_WAVES, baseline: false, threads: THREADS, short: false };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
-    if d <= 64 && t.name == "sm_90" {
-        k.max_registers = Some(MMA_D64_REGISTERS);
+    if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
+        k.max_registers = Some(MMA_SM90_REGISTERS);
+    } else if rows < TILE_ROWS && t.name == "sm_90" {
+        k.max_registers = Some(MMA8_LDS_SM90_REGISTERS);
     }
     k
 }
 
-/// Registers a lane of `mma` at head dim 64 on sm_90 (176 uncapped, 128 without spills: 16 warps
-/// an SM instead of 11; sm_80's ptxas spills 8 bytes at 128, so the others are uncapped). At head
-/// dim 128 it uses 255 (8 warps), and 168 (12 warps) spills.
-pub const MMA_D64_REGISTERS: u32 = 128;
+/// Registers a lane of the `mma` variants on sm_90 where that fits without spills: `mma` and
+/// `mma_lds` at head dim 64 (176 uncapped) and `mma8` at both (166 uncapped at 128): 16 warps an
+/// SM instead of 11-12. `mma` at head dim 128 uses 255 (8 warps), and 168 (12 warps) spills;
+/// sm_80's ptxas spills 8 bytes at 128, so the other archs are uncapped (142-170).
+pub const MMA_SM90_REGISTERS: u32 = 128;
+
+/// Registers a lane of `mma8_lds` at head dim 128 on sm_90: 193 uncapped (10 warps an SM), 168
+/// without spills (12; 128 spills 8 bytes).
+pub const MMA8_LDS_SM90_REGISTERS: u32 = 168;
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).
@@ -244,26 +258,22 @@ pub(super) fn p_scale(b: &mut KernelBuilder, amax_bits: Value) -> (Value, Value)
 }
 
 /// P's quant of `w` with the block's `id`, in the low byte of a word (`u32`; the other bytes are
-/// not the quant's): `roundf(w id)` (halves away from zero, the quantize's rule) as `trunc(y) +
-/// (|y - trunc(y)| >= 1/2 ? copysign(1, y) : 0)`, its low byte read from the bits of `r + 1.5 *
-/// 2^23` (exact for `|r| < 2^22`; here `|y| <= 127` and a bit, unless `1 / sc` overflows, where
-/// `sc < 2^-128` weighs the bytes to nothing).
+/// not the quant's): `roundf(y)`, `y = w id` (halves away from zero, the quantize's rule), as
+/// `trunc(y + copysign(0.49999997, y))` (the largest float below 1/2: equal to `roundf` for every
+/// f32 `|y| <= 130`, checked exhaustively), its low byte read from the bits of `r + 1.5 * 2^23`
+/// (exact for `|r| < 2^22`). Here `|y| <= 127` and a bit, unless `1 / sc` overflows, where
+/// `sc < 2^-128` weighs the bytes to nothing.
 pub(super) fn p_quant(b: &mut KernelBuilder, w: Value, id: Value) -> Value {
     let y = b.mul(w, id);
-    let tr = b.unary(UnaryOp::Trunc, y);
-    let f = b.sub(y, tr);
-    let af = b.abs(f);
-    let half = b.f32(0.5);
-    let up = b.ge(af, half);
     let yb = b.bitcast(y, Type::U32);
     let sign = b.u32(0x8000_0000);
     let sign = b.and(yb, sign);
-    let one = b.u32(1.0f32.to_bits());
-    let one = b.or(sign, one);
-    let one = b.bitcast(one, Type::F32);
-    let fz = b.f32(0.0);
-    let adj = b.select(up, one, fz);
-    let r = b.add(tr, adj);
+    // 0.49999997, the largest f32 below 1/2.
+    let half = b.u32(0x3EFF_FFFF);
+    let half = b.or(sign, half);
+    let half = b.bitcast(half, Type::F32);
+    let r = b.add(y, half);
+    let r = b.unary(UnaryOp::Trunc, r);
     let magic = b.f32(12_582_912.0);
     let r = b.add(r, magic);
     b.bitcast(r, Type::U32)
@@ -435,4 +445,29 @@ fn chunk_step(
         next.push(b.fma(fd, sc, ra));
     }
     next
+}
+
+#[cfg(test)]
+mod tests {
+    /// [`super::p_quant`]'s rounding on the host: `trunc(y + copysign(0.49999997, y))`.
+    fn round_like_p_quant(y: f32) -> f32 {
+        let half = f32::from_bits(0x3EFF_FFFF).copysign(y);
+        (y + half).trunc()
+    }
+
+    /// It is `roundf` (halves away from zero) at every half-integer of the quants' range, the
+    /// floats next to them and zero (the whole range `|y| <= 130` was checked exhaustively once,
+    /// with NumPy, when the formula was chosen).
+    #[test]
+    fn p_quant_rounding_is_roundf() {
+        for k in 0..=130 {
+            let h = k as f32 + 0.5;
+            for y in [h, h.next_down(), h.next_up(), k as f32, (k as f32).next_up()] {
+                for y in [y, -y] {
+                    assert_eq!(round_like_p_quant(y), y.round(), "y = {y:e}");
+                }
+            }
+        }
+        assert_eq!(round_like_p_quant(0.0).to_bits(), 0.0f32.to_bits());
+    }
 }

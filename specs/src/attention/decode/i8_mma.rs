@@ -1,10 +1,12 @@
-//! The `mma` variant of the i8 order ([`super::i8`]): both products on NVIDIA's `mma.sync
-//! m16n8k32 s8` (sm_80+; exact integer products and sums), the softmax on the accumulator
-//! layout. `g = lane >> 2`, `t = lane & 3` below (PTX's `groupID`, `threadID_in_group`).
+//! The `mma` variants of the i8 order ([`super::i8`]: `mma`, `mma8`, `mma_lds`, `mma8_lds`):
+//! both products on NVIDIA's `mma.sync m16n8k32 s8` (sm_80+; exact integer products and sums),
+//! the softmax on the accumulator layout. `g = lane >> 2`, `t = lane & 3` below (PTX's
+//! `groupID`, `threadID_in_group`).
 //!
 //! A wave runs a split, 4 waves a workgroup (as `rR`); M = a tile of 16 rows of the KV head
-//! (`rows_per_head` padded: a padding row repeats the last row's q and stores nothing).
-//! - Scores: A = q's quants of block `b` (LDS, loaded once), its k-slot `4t + c` mapped to
+//! (`rows_per_head` padded: a padding row repeats the last row's q and stores nothing), or of 8
+//! (`mma8*`: A's rows 8-15 zeros, their C values unused).
+//! - Scores: A = q's quants of block `b` (LDS, read each chunk), its k-slot `4t + c` mapped to
 //!   dimension `8t + c` and `16 + 4t + c` to `8t + 4 + c`, so each B register pair of a lane is
 //!   the 8 contiguous quant bytes `[8t, 8t + 8)` of a key's block. Four B tiles `j` of 8 keys;
 //!   column `n` of tile `j` reads chunk key `4(n/2) + 2(j%2) + n%2 + 16(j/2)`, so C element `e`
@@ -32,15 +34,20 @@ const LANE_KEYS: usize = 8;
 /// The lane's two rows (`g`, `g + 8` of the tile) and the wave's staged chunk.
 struct LaneRows {
     rows: [Row; 2],
+    /// A tile of 8 rows (`mma8`): rows `g + 8` are padding, never computed nor stored.
+    half: bool,
     /// Rows of the tile that exist (`rows_per_head - i0`; more than 16 at all but the last).
     tile_rows: Value,
-    /// `mma_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and this wave's
-    /// region of them, in bytes. V rows are read from the cache in both variants (the K and V
-    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    /// `mma_lds`, `mma8_lds`: the waves' staged K chunks (`CHUNK row_bytes` bytes a wave) and
+    /// this wave's chunk in them, in bytes.
     k_stage: Option<(LdsSlot, Value)>,
+    /// `mma8_lds`: the same for V. With tiles of 16 rows V is read from the cache (the K and V
+    /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
+    v_stage: Option<(LdsSlot, Value)>,
 }
 
-/// `mma`'s kernel body.
+/// The `mma` variants' kernel body: tiles of `shape.rows` rows (16 or 8), `stage_k` the `_lds`
+/// variants.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn body(
     b: &mut KernelBuilder,
@@ -54,15 +61,19 @@ pub(super) fn body(
     counters: Param,
 ) {
     let flag = b.lds("count", ScalarType::U32, 1);
-    let words = shape.waves * CHUNK * c.cache.row_bytes(c.d) / 4;
-    let k_lds = stage_k.then(|| b.lds("k_chunks", ScalarType::U32, words));
+    // Chunks staged a wave: K, and V too with tiles of 8 rows.
+    let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
+    let chunk_bytes = CHUNK * c.cache.row_bytes(c.d);
+    let words = shape.waves * staged * chunk_bytes / 4;
+    let kv_lds = stage_k.then(|| b.lds("kv_chunks", ScalarType::U32, words));
     let nw = b.u32(shape.waves);
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, c.n_splits);
     b.if_then(busy, |b| {
-        let tr = b.u32(TILE_ROWS);
+        let tile = shape.rows;
+        let tr = b.u32(tile);
         let i0 = b.mul(rg, tr);
-        load_q(b, c, i0, TILE_ROWS);
+        load_q(b, c, i0, tile);
         b.barrier(BarrierKind::Lds);
         let s = b.add(s0, wave_id);
         let mine = b.lt(s, c.n_splits);
@@ -74,11 +85,17 @@ pub(super) fn body(
         let eight = b.u32(8);
         let ig8 = b.add(ig, eight);
         let tile_rows = b.sub(c.rows_per_head, i0);
-        let k_stage = k_lds.map(|slot| {
-            let bytes = b.u32(CHUNK * c.cache.row_bytes(c.d));
+        let k_stage = kv_lds.map(|slot| {
+            let bytes = b.u32(staged * chunk_bytes);
             (slot, b.mul(wave_id, bytes))
         });
-        let lr = LaneRows { rows: [row(b, c, ig), row(b, c, ig8)], tile_rows, k_stage };
+        let v_stage = k_stage.filter(|_| staged == 2).map(|(slot, region)| {
+            let o = b.u32(chunk_bytes);
+            (slot, b.add(region, o))
+        });
+        let half = tile == TILE_ROWS / 2;
+        let rows = [row(b, c, ig), row(b, c, ig8)];
+        let lr = LaneRows { rows, half, tile_rows, k_stage, v_stage };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
         let nwm1 = b.u32(shape.waves - 1);
@@ -87,7 +104,7 @@ pub(super) fn body(
         let hr = b.mul(c.h, c.rows_per_head);
         let counter = b.add(hr, rg);
         last_of(b, c, flag, counters, counter, total, |b| {
-            let rows: Vec<Row> = (0..TILE_ROWS)
+            let rows: Vec<Row> = (0..tile)
                 .map(|k| {
                     let kk = b.u32(k);
                     let i = b.add(i0, kk);
@@ -140,6 +157,9 @@ fn scan(
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
                 stage(b, c, c.k_cache, slot, region, k0);
+                if let Some((slot, region)) = lr.v_stage {
+                    stage(b, c, c.v_cache, slot, region, k0);
+                }
             });
             b.barrier(BarrierKind::Lds);
         }
@@ -152,7 +172,7 @@ fn scan(
                 let c31 = b.u32(31);
                 let kz = b.shr(chunk, c31);
                 let kz = b.and(kz, c.rt_zero);
-                let (qa, dq) = q_operands(b, c, kind, g, t, kz);
+                let (qa, dq) = q_operands(b, c, kind, lr.half, g, t, kz);
                 chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
             },
             |_| st.to_vec(),
@@ -168,7 +188,7 @@ fn scan(
 /// Copies the cache rows of chunk keys `k0 .. k0 + 32` (contiguous) of `p` to byte `to` of
 /// `lds`, lane `l` moving units `l, l + 32, ...` of 8 bytes (4 at head dim 64, whose rows are 68
 /// bytes): 17 coalesced loads a lane. Units past the cache's end are read clamped; rows past the
-/// context are staged, their scores masked.
+/// context are staged, their scores masked (and V's never read: clamped to the last key).
 fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, lds: LdsSlot, to: Value, k0: Value) {
     let rb = c.cache.row_bytes(c.d);
     let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
@@ -199,7 +219,7 @@ fn lds_scale(b: &mut KernelBuilder, lds: LdsSlot, base: Value, o: u32) -> Value 
     let ov = b.u32(o - o % 4);
     let at = b.add(base, ov);
     let w = b.load_with(lds, at, ScalarType::U32, IndexUnit::Byte, Some(4));
-    let w = if o % 4 == 0 {
+    let w = if o.is_multiple_of(4) {
         w
     } else {
         let sh = b.u32(8 * (o % 4));
@@ -244,6 +264,7 @@ fn q_operands(
     b: &mut KernelBuilder,
     c: &Ctx,
     kind: MmaKind,
+    half: bool,
     g: Value,
     t: Value,
     kz: Value,
@@ -256,14 +277,19 @@ fn q_operands(
     let mut dq = vec![];
     for bi in 0..blocks {
         let mut regs = vec![];
-        for half in 0..2 {
+        for h in 0..2 {
             for r in 0..2u32 {
-                // Word `(row, 32 bi + 8t + 4 half)` of `[16][D]` bytes.
+                if half && r == 1 {
+                    // A tile of 8 rows: rows g + 8 of A are zeros.
+                    regs.push(b.u32(0));
+                    continue;
+                }
+                // Word `(row, 32 bi + 8t + 4 h)` of `[rows][D]` bytes.
                 let rr = b.u32(r * 8);
                 let rw = b.add(g, rr);
                 let dw = b.u32(c.d / 4);
                 let at = b.mul(rw, dw);
-                let o = b.u32(8 * bi + half);
+                let o = b.u32(8 * bi + h);
                 let at = b.add(at, o);
                 let at = b.add(at, t2);
                 let at = b.add(at, kz);
@@ -272,6 +298,10 @@ fn q_operands(
         }
         qa.push(fragment_of_words(b, kind, FragmentRole::A, &regs));
         for r in 0..2u32 {
+            if half && r == 1 {
+                dq.push(b.f32(0.0));
+                continue;
+            }
             let rr = b.u32(r * 8);
             let rw = b.add(g, rr);
             let nb = b.u32(blocks);
@@ -329,9 +359,19 @@ fn chunk_step(
                 row_base(b, c, kc)
             }
         });
-        let key = b.add(k0, kk);
-        let kc = b.min(key, last);
-        v_bases.push(row_base(b, c, kc));
+        v_bases.push(match lr.v_stage {
+            Some((_, region)) => {
+                let last_j = b.sub(last, k0);
+                let kc = b.min(kk, last_j);
+                let vb = b.mul(kc, rb);
+                b.add(region, vb)
+            }
+            None => {
+                let key = b.add(k0, kk);
+                let kc = b.min(key, last);
+                row_base(b, c, kc)
+            }
+        });
     }
     // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
@@ -360,8 +400,11 @@ fn chunk_step(
         .collect();
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
-    let hr = b.u32(TILE_ROWS / 2);
-    let hi = b.lt(hr, lr.tile_rows);
+    // Whether row g + 8 exists (wave-uniform; never in a tile of 8 rows).
+    let hi = (!lr.half).then(|| {
+        let hr = b.u32(TILE_ROWS / 2);
+        b.lt(hr, lr.tile_rows)
+    });
     let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
     // The scores before the scale, `s[r][k]` (row g + r 8, the lane's key `k`), folded a block
@@ -404,7 +447,7 @@ fn chunk_step(
         };
         s[0] = fold(b, 0, &s[0]);
         let s1 = s[1].clone();
-        s[1] = b.if_else(hi, |b| fold(b, 1, &s1), |_| s1.clone());
+        s[1] = upper(b, hi, |b| fold(b, 1, &s1), s1.clone());
     }
     // A row's scores (in block order) and softmax: `(m', a, l, p)`.
     let softmax = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
@@ -443,7 +486,7 @@ fn chunk_step(
     };
     let r0 = softmax(b, 0);
     let idle = vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect::<Vec<_>>();
-    let r1 = b.if_else(hi, |b| softmax(b, 1), |_| idle.clone());
+    let r1 = upper(b, hi, |b| softmax(b, 1), idle);
     let rs = [&r0, &r1];
     let mut next = vec![fz; st.len()];
     for r in 0..2 {
@@ -455,10 +498,13 @@ fn chunk_step(
     for bi in 0..blocks {
         let dv: Vec<Value> = v_bases
             .iter()
-            .map(|&base| {
-                let o = b.u32(34 * bi);
-                let at = b.add(base, o);
-                load_scale(b, c.v_cache, at)
+            .map(|&base| match lr.v_stage {
+                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
+                None => {
+                    let o = b.u32(34 * bi);
+                    let at = b.add(base, o);
+                    load_scale(b, c.v_cache, at)
+                }
             })
             .collect();
         // A row's P quants of the block, packed: `[sc, keys 4t.., keys 16 + 4t..]`.
@@ -480,12 +526,15 @@ fn chunk_step(
         };
         let q0 = quant(b, 0);
         let zu = b.u32(0);
-        let q1 = b.if_else(hi, |b| quant(b, 1), |_| vec![fz, zu, zu]);
+        let q1 = upper(b, hi, |b| quant(b, 1), vec![fz, zu, zu]);
         let pa = fragment_of_words(b, kind, FragmentRole::A, &[q0[1], q1[1], q0[2], q1[2]]);
         // The V words `[34 bi + 2 + 4g, +4)` of the lane's keys, transposed to 4 keys a word.
         let words: Vec<Value> = v_bases
             .iter()
-            .map(|&base| quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0])
+            .map(|&base| match lr.v_stage {
+                Some((slot, _)) => lds_quant_words(b, slot, base, 34 * bi + 2, g4, 1)[0],
+                None => quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0],
+            })
             .collect();
         let lo = transpose(b, &words[..4]);
         let hi_w = transpose(b, &words[4..]);
@@ -514,13 +563,27 @@ fn chunk_step(
         };
         let u0 = update(b, 0);
         let keep: Vec<Value> = (0..8).map(|j| st[acc_index(bi, 1, j)]).collect();
-        let u1 = b.if_else(hi, |b| update(b, 1), |_| keep.clone());
+        let u1 = upper(b, hi, |b| update(b, 1), keep);
         for j in 0..8u32 {
             next[acc_index(bi, 0, j)] = u0[j as usize];
             next[acc_index(bi, 1, j)] = u1[j as usize];
         }
     }
     next
+}
+
+/// Row `g + 8`'s part: `f` where the tile has the row (`hi`, wave-uniform), else `idle`; a tile
+/// of 8 rows (`hi` is `None`) emits only `idle`.
+fn upper(
+    b: &mut KernelBuilder,
+    hi: Option<Value>,
+    f: impl FnOnce(&mut KernelBuilder) -> Vec<Value>,
+    idle: Vec<Value>,
+) -> Vec<Value> {
+    match hi {
+        Some(hi) => b.if_else(hi, f, |_| idle.clone()),
+        None => idle,
+    }
 }
 
 /// A fragment of 8-bit elements from its registers (words, element 0 in the low byte).
@@ -561,7 +624,8 @@ fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, s: Value, st: 
     let t8 = b.mul(t, eight);
     let zero = b.u32(0);
     let first = b.eq(t, zero);
-    for (r, rw) in lr.rows.iter().enumerate() {
+    let n = if lr.half { 1 } else { 2 };
+    for (r, rw) in lr.rows.iter().enumerate().take(n) {
         let base = slot(b, c, rw.global, s);
         let partials = c.partials;
         let d = c.d;

@@ -636,12 +636,12 @@ pub(super) fn attention_order(
         "the i8 order is built for a Q8_0 cache with plain input and output"
     );
     let suffix = match (shape.baseline, shape.short, shape.threads) {
-        _ if order.is_i8() => match (shape.baseline, order) {
-            (true, _) => String::new(),
-            (false, Order::I8 { stage_k: true }) => "_mma_lds".to_string(),
-            (false, _) => "_mma".to_string(),
-        },
         (true, _, _) => String::new(),
+        (false, _, _) if order.is_i8() => {
+            let m = if shape.rows == i8::TILE_ROWS { "_mma" } else { "_mma8" };
+            let staged = order == Order::I8 { stage_k: true };
+            format!("{m}{}", if staged { "_lds" } else { "" })
+        }
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, _) => format!("_short_r{}", shape.rows),
         (false, false, THREADS) => format!("_r{}", shape.rows),
