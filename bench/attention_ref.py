@@ -288,7 +288,7 @@ def main():
     ap.add_argument("--arch", default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--variants", default="baseline,r8,r4")
-    ap.add_argument("--i8-variants", default="baseline,mma",
+    ap.add_argument("--i8-variants", default="baseline,mma8,mma",
                     help="variants of attention_decode_q8_0_i8_* ('' to skip the family)")
     ap.add_argument("--large", action="store_true", help="contexts 4099 and 32768 everywhere")
     a = ap.parse_args()
