@@ -23,9 +23,13 @@ def load(path):
 
 
 def replays(root):
-    """{(model, package): [replay us, ...]} over every call folder."""
+    """{(model, package): [replay us, ...]} over the call folders that timed `base` too (a
+    ratio to another machine's `base` would mix machines)."""
     out = {}
+    calls = {os.path.dirname(f) for f in glob.glob(os.path.join(root, "call*", "prof-*-base*.json"))}
     for f in sorted(glob.glob(os.path.join(root, "call*", "prof-*.json"))):
+        if os.path.dirname(f) not in calls:
+            continue
         m = re.match(r"prof-(rs-q4_1|rs-q8_0|r8b)-([a-z0-9]+)", os.path.basename(f))
         if not m:
             continue
