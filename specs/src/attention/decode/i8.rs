@@ -62,8 +62,8 @@ use crate::math::exp_sub;
 use crate::quantize::scale_of;
 use kiln_ir::matrix::{MmaKind, MmaShape};
 use kiln_ir::{
-    BarrierKind, DotOp, IndexUnit, Kernel, KernelBuilder, Param, ReduceOp, ScalarType, Target,
-    Type, UnaryOp, Value,
+    BarrierKind, DotOp, IndexUnit, Kernel, KernelBuilder, MemRef, Param, ReduceOp, ScalarType,
+    Target, Type, UnaryOp, Value,
 };
 
 /// Keys a chunk (every variant, every wave size).
@@ -175,13 +175,14 @@ pub(super) fn load_word(b: &mut KernelBuilder, p: Param, at: Value) -> Value {
     b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2))
 }
 
-/// `n` words of the bytes at `base + o + x` of `p`, with `base` and `x` multiples of 4 and `o`
-/// even (Q8_0 quants: a row is `17 D / 16` bytes, a multiple of 4; an even block's quants start
-/// 2 bytes into a word): aligned word loads, rebuilt by byte permutes where `o % 4 == 2` (one
-/// word more, never past the row: the last block of a row is odd).
+/// `n` words of the bytes at `base + o + x` of `p` (the cache, or a chunk's rows staged in LDS),
+/// with `base` and `x` multiples of 4 and `o` even (Q8_0 quants: a row is `17 D / 16` bytes, a
+/// multiple of 4; an even block's quants start 2 bytes into a word): aligned word loads, rebuilt
+/// by byte permutes where `o % 4 == 2` (one word more, never past the row: the last block of a
+/// row is odd).
 pub(super) fn quant_words(
     b: &mut KernelBuilder,
-    p: Param,
+    p: impl Into<MemRef> + Copy,
     base: Value,
     o: u32,
     x: Value,

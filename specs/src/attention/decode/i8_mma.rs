@@ -230,31 +230,22 @@ fn lds_scale(b: &mut KernelBuilder, lds: LdsSlot, base: Value, o: u32) -> Value 
     b.convert(h, Type::F32)
 }
 
-/// `n` words of the quant bytes at `base + o + x` of the staged rows (`base`, `x` multiples of
-/// 4, `o` even): aligned words, rebuilt by byte permutes where `o % 4 == 2` (an even block).
-fn lds_quant_words(
+/// The f32 scale of the Q8_0 block at byte `o` of the row at byte `base`: of the chunk staged in
+/// LDS where there is one, else of the cache.
+fn block_scale(
     b: &mut KernelBuilder,
-    lds: LdsSlot,
+    stage: Option<(LdsSlot, Value)>,
+    cache: Param,
     base: Value,
     o: u32,
-    x: Value,
-    n: usize,
-) -> Vec<Value> {
-    let shifted = o % 4 == 2;
-    let ov = b.u32(o - o % 4);
-    let at = b.add(base, ov);
-    let at = b.add(at, x);
-    let raw: Vec<Value> = (0..n + usize::from(shifted))
-        .map(|i| {
-            let iv = b.u32(4 * i as u32);
-            let a = b.add(at, iv);
-            b.load_with(lds, a, ScalarType::U32, IndexUnit::Byte, Some(4))
-        })
-        .collect();
-    if shifted {
-        (0..n).map(|i| b.perm(raw[i], raw[i + 1], [2, 3, 4, 5])).collect()
-    } else {
-        raw
+) -> Value {
+    match stage {
+        Some((slot, _)) => lds_scale(b, slot, base, o),
+        None => {
+            let ov = b.u32(o);
+            let at = b.add(base, ov);
+            load_scale(b, cache, at)
+        }
     }
 }
 
@@ -413,19 +404,12 @@ fn chunk_step(
     for bi in 0..blocks {
         let dk: Vec<Value> = bases
             .iter()
-            .map(|&base| match lr.k_stage {
-                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
-                None => {
-                    let o = b.u32(34 * bi);
-                    let at = b.add(base, o);
-                    load_scale(b, c.k_cache, at)
-                }
-            })
+            .map(|&base| block_scale(b, lr.k_stage, c.k_cache, base, 34 * bi))
             .collect();
         let mut dots = [vec![zc; LANE_KEYS], vec![zc; LANE_KEYS]];
         for (j, &cb) in col_bases.iter().enumerate() {
             let kw = match lr.k_stage {
-                Some((slot, _)) => lds_quant_words(b, slot, cb, 34 * bi + 2, t8, 2),
+                Some((slot, _)) => quant_words(b, slot, cb, 34 * bi + 2, t8, 2),
                 None => quant_words(b, c.k_cache, cb, 34 * bi + 2, t8, 2),
             };
             let kb = fragment_of_words(b, kind, FragmentRole::B, &kw);
@@ -498,14 +482,7 @@ fn chunk_step(
     for bi in 0..blocks {
         let dv: Vec<Value> = v_bases
             .iter()
-            .map(|&base| match lr.v_stage {
-                Some((slot, _)) => lds_scale(b, slot, base, 34 * bi),
-                None => {
-                    let o = b.u32(34 * bi);
-                    let at = b.add(base, o);
-                    load_scale(b, c.v_cache, at)
-                }
-            })
+            .map(|&base| block_scale(b, lr.v_stage, c.v_cache, base, 34 * bi))
             .collect();
         // A row's P quants of the block, packed: `[sc, keys 4t.., keys 16 + 4t..]`.
         let quant = |b: &mut KernelBuilder, r: usize| -> Vec<Value> {
@@ -532,7 +509,7 @@ fn chunk_step(
         let words: Vec<Value> = v_bases
             .iter()
             .map(|&base| match lr.v_stage {
-                Some((slot, _)) => lds_quant_words(b, slot, base, 34 * bi + 2, g4, 1)[0],
+                Some((slot, _)) => quant_words(b, slot, base, 34 * bi + 2, g4, 1)[0],
                 None => quant_words(b, c.v_cache, base, 34 * bi + 2, g4, 1)[0],
             })
             .collect();
