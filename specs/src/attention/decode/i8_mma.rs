@@ -23,7 +23,7 @@ use super::combine::{combine, last_of, States};
 use super::i8::{
     abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
 };
-use super::{load_q, row, slot, Ctx, Row, Shape};
+use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
 use crate::math::exp_sub;
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
@@ -156,9 +156,9 @@ fn scan(
             b.if_then(go, |b| {
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
-                stage(b, c, c.k_cache, slot, region, k0);
+                stage_rows(b, c, (c.k_cache, slot, region), k0, CHUNK);
                 if let Some((slot, region)) = lr.v_stage {
-                    stage(b, c, c.v_cache, slot, region, k0);
+                    stage_rows(b, c, (c.v_cache, slot, region), k0, CHUNK);
                 }
             });
             b.barrier(BarrierKind::Lds);
@@ -183,34 +183,6 @@ fn scan(
         }
         next
     })
-}
-
-/// Copies the cache rows of chunk keys `k0 .. k0 + 32` (contiguous) of `p` to byte `to` of
-/// `lds`, lane `l` moving units `l, l + 32, ...` of 8 bytes (4 at head dim 64, whose rows are 68
-/// bytes): 17 coalesced loads a lane. Units past the cache's end are read clamped; rows past the
-/// context are staged, their scores masked (and V's never read: clamped to the last key).
-fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, lds: LdsSlot, to: Value, k0: Value) {
-    let rb = c.cache.row_bytes(c.d);
-    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
-    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
-    let rbv = b.u32(rb);
-    let hr = b.mul(c.h, c.ctx_max);
-    let row0 = b.add(hr, k0);
-    let base = b.mul(row0, rbv);
-    let all = b.mul(c.n_kv, c.ctx_max);
-    let all = b.mul(all, rbv);
-    let uv = b.u32(unit);
-    let last = b.sub(all, uv);
-    for j in 0..CHUNK * rb / unit / c.wave {
-        let jw = b.u32(j * c.wave);
-        let u = b.add(jw, c.lane);
-        let off = b.mul(u, uv);
-        let at = b.add(base, off);
-        let at = b.min(at, last);
-        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
-        let dst = b.add(to, off);
-        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
-    }
 }
 
 /// The f32 scale of the Q8_0 block at byte `o` of the staged row at byte `base` (a multiple of 4)

@@ -435,11 +435,18 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
         .collect()
 }
 
-/// Copies the K rows of chunk keys `k0 .. k0 + W` (contiguous in the cache) into the wave's
-/// region of `k_lds`, lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a
-/// multiple of 8): coalesced, where a lane reading its own key's row would touch `W` rows a
-/// load. Units past the cache's end are read clamped (their keys are never seen).
-fn stage(b: &mut KernelBuilder, c: &Ctx, k0: Value) {
+/// Copies the cache rows of keys `k0 .. k0 + rows` (contiguous) of `p` to byte `to` of `lds`,
+/// lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a multiple of 8):
+/// coalesced, where a lane reading its own key's row would touch `W` rows a load. Units past the
+/// cache's end are read clamped (their keys are never seen). The f32 order stages a chunk of
+/// `W` K rows into the wave's region of `k_lds`; the i8 order 32 K (and V) rows.
+fn stage_rows(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    (p, lds, to): (Param, LdsSlot, Value),
+    k0: Value,
+    rows: u32,
+) {
     let rb = c.cache.row_bytes(c.d);
     let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
     let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
@@ -451,15 +458,15 @@ fn stage(b: &mut KernelBuilder, c: &Ctx, k0: Value) {
     let all = b.mul(all, rbv);
     let uv = b.u32(unit);
     let last = b.sub(all, uv);
-    for j in 0..rb / unit {
+    for j in 0..rows * rb / unit / c.wave {
         let jw = b.u32(j * c.wave);
         let u = b.add(jw, c.lane);
         let off = b.mul(u, uv);
         let at = b.add(base, off);
         let at = b.min(at, last);
-        let x = b.load_with(c.k_cache, at, ty, IndexUnit::Byte, Some(unit));
-        let to = b.add(c.region, off);
-        b.store_with(c.k_lds, to, x, IndexUnit::Byte, Some(unit));
+        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
+        let dst = b.add(to, off);
+        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
     }
 }
 
@@ -479,7 +486,7 @@ fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, active: Value) -
         let go = b.and(active, inside);
         let wv = b.u32(c.wave);
         let k0 = b.mul(chunk, wv);
-        b.if_then(go, |b| stage(b, c, k0));
+        b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, c.region), k0, c.wave));
         b.barrier(BarrierKind::Lds);
         let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, st), |_| st.to_vec());
         // The next step stages into the same region.
