@@ -117,6 +117,20 @@ fn build_refuses_an_unknown_arch_and_lists_the_supported_ones() {
     assert!(!env.path("pkg").exists());
 }
 
+/// A family built only for wave-32 archs (the `_norm` GEMVs) in a build for gfx906 alone: no
+/// objects and no routes for it, the rest of the package good (its routes once named variants
+/// with no object, and the loader refused the whole package).
+#[test]
+fn a_build_for_archs_a_family_skips_has_no_routes_for_it() {
+    let env = Env::new();
+    let kernels = "argmax_rows,gemv_q4_1_rp_qkv_norm";
+    env.kiln(&["build", "--kernel", kernels, "--arch", "gfx906", "-o", "pkg"]).ok();
+    let manifest = std::fs::read_to_string(env.path("pkg/manifest.ron")).expect("manifest");
+    assert!(manifest.contains("argmax_rows"), "{manifest}");
+    assert!(!manifest.contains("gemv_q4_1_rp_qkv_norm"), "{manifest}");
+    env.kiln(&["inspect", "pkg"]).ok();
+}
+
 #[test]
 fn build_refuses_an_unknown_kernel_and_lists_the_library() {
     let env = Env::new();
