@@ -247,36 +247,28 @@ def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants, i8_variant
     kd, vd = kd.reshape(kv, ctx, d), vd.reshape(kv, ctx, d)
     want, tol = attention64(q, kd, vd, pos, t_n, kv, g, ctx, float(scale))
     sc = dict(pos=pos, n_tokens=t_n, n_kv_heads=kv, group=g, ctx_max=ctx, scale=f32s(scale))
-    fam = f"attention_decode_{cache}_d{d}"
+    inputs = {"q": q, "k_cache": kc, "v_cache": vc}
+    where = f"ctx={pos + t_n} T={t_n} kv={kv} group={g}"
+    check_variants(k, f"attention_decode_{cache}_d{d}", variants, inputs, sc, want, tol, where)
+    if cache != "q8_0" or not i8_variants:
+        return
+    want, tol = attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, float(scale))
+    check_variants(k, f"attention_decode_q8_0_i8_d{d}", i8_variants, inputs, sc, want, tol, where)
+
+
+def check_variants(k, fam, variants, inputs, sc, want, tol, where):
+    """Each variant of `fam` against float64 within `tol`, and every one after the first equal
+    to the first bit for bit."""
     first = None
     for v in variants:
-        got = k.run(fam, {"q": q, "k_cache": kc, "v_cache": vc}, sc, variant=v)["out"]
-        got = got.reshape(want.shape)
+        got = k.run(fam, inputs, sc, variant=v)["out"].reshape(want.shape)
         err = np.abs(got - want)
-        check(f"{fam}/{v} ctx={pos + t_n} T={t_n} kv={kv} group={g} vs float64",
-              bool((err <= tol).all()),
+        check(f"{fam}/{v} {where} vs float64", bool((err <= tol).all()),
               f"max err {float(err.max()):.3g}, worst {float((err / tol).max()):.4f} of the bound")
         if first is None:
             first = got
         else:
             check(f"{fam}/{v} == {variants[0]} bit for bit",
-                  np.array_equal(first.view(np.uint32), got.view(np.uint32)), "")
-    if cache != "q8_0" or not i8_variants:
-        return
-    want, tol = attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, float(scale))
-    fam = f"attention_decode_q8_0_i8_d{d}"
-    first = None
-    for v in i8_variants:
-        got = k.run(fam, {"q": q, "k_cache": kc, "v_cache": vc}, sc, variant=v)["out"]
-        got = got.reshape(want.shape)
-        err = np.abs(got - want)
-        check(f"{fam}/{v} ctx={pos + t_n} T={t_n} kv={kv} group={g} vs float64",
-              bool((err <= tol).all()),
-              f"max err {float(err.max()):.3g}, worst {float((err / tol).max()):.4f} of the bound")
-        if first is None:
-            first = got
-        else:
-            check(f"{fam}/{v} == {i8_variants[0]} bit for bit",
                   np.array_equal(first.view(np.uint32), got.view(np.uint32)), "")
 
 
