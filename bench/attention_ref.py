@@ -160,6 +160,18 @@ def check_kv_append(k, rng, neox):
                   same, "")
 
 
+def row64(q, kd, vd, t, qh, g, keys, scale):
+    """Row `t`, q head `qh` in float64: q, the visible keys and values, the scores, their max and
+    the softmax's numerators `w = exp(s - m)`."""
+    h = qh // g
+    qv = q[t, qh].astype(np.float64)
+    kk = kd[h, :keys].astype(np.float64)
+    vv = vd[h, :keys].astype(np.float64)
+    s = scale * (kk @ qv)
+    m = s.max()
+    return qv, kk, vv, s, m, np.exp(s - m)
+
+
 def attention64(q, kd, vd, pos, t_n, kv, g, ctx, scale):
     """float64 attention and its bound, q [T][nq][D], kd/vd [kv][ctx][D] (dequantized)."""
     nq, d = kv * g, q.shape[-1]
@@ -168,13 +180,7 @@ def attention64(q, kd, vd, pos, t_n, kv, g, ctx, scale):
     for t in range(t_n):
         keys = min(pos + t + 1, ctx)
         for qh in range(nq):
-            h = qh // g
-            qv = q[t, qh].astype(np.float64)
-            kk = kd[h, :keys].astype(np.float64)
-            vv = vd[h, :keys].astype(np.float64)
-            s = scale * (kk @ qv)
-            m = s.max()
-            w = np.exp(s - m)
+            qv, kk, vv, s, m, w = row64(q, kd, vd, t, qh, g, keys, scale)
             want[t, qh] = (w @ vv) / w.sum()
             e = (scale * (d + 6) * U * (np.abs(kk) @ np.abs(qv)) + 2 * U * np.abs(s - m) + 2 * U).max()
             n_s = min(keys // MAX_SPLITS + 128, keys)
@@ -208,12 +214,7 @@ def attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, scale):
         keys = min(pos + t + 1, ctx)
         for qh in range(nq):
             h = qh // g
-            qv = q[t, qh].astype(np.float64)
-            kk = kd[h, :keys].astype(np.float64)
-            vv = vd[h, :keys].astype(np.float64)
-            s = scale * (kk @ qv)
-            m = s.max()
-            w = np.exp(s - m)
+            qv, kk, vv, s, m, w = row64(q, kd, vd, t, qh, g, keys, scale)
             lsum = w.sum()
             want[t, qh] = (w @ vv) / lsum
             dl = delta[t, qh]

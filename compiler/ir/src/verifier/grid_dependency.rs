@@ -28,42 +28,10 @@ impl Verifier<'_> {
         let mut stack: Vec<Inst> = top.iter().take_while(|&&i| i != first).copied().collect();
         while let Some(i) = stack.pop() {
             let op = &k.insts[i].op;
-            let allowed = match op {
-                Op::Load { .. }
-                | Op::Store { .. }
-                | Op::Atomic { .. }
-                | Op::Fence(_)
-                | Op::Barrier(_)
-                | Op::GridDependencyWait => false,
-                Op::Const { .. }
-                | Op::Arg(_)
-                | Op::BufferAddr(_)
-                | Op::Id(_)
-                | Op::Unary { .. }
-                | Op::Binary { .. }
-                | Op::Fma { .. }
-                | Op::Cmp { .. }
-                | Op::Select { .. }
-                | Op::Convert { .. }
-                | Op::Bitcast { .. }
-                | Op::Extract { .. }
-                | Op::MakeVector { .. }
-                | Op::Shuffle { .. }
-                | Op::ShuffleIdx { .. }
-                | Op::Broadcast { .. }
-                | Op::Ballot { .. }
-                | Op::WaveReduce { .. }
-                | Op::WaveArgmax { .. }
-                | Op::Tsum { .. }
-                | Op::If { .. }
-                | Op::For { .. }
-                | Op::Yield(_)
-                | Op::Mma { .. }
-                | Op::Perm { .. }
-                | Op::Dot { .. }
-                | Op::PackedConvert { .. }
-                | Op::Prefetch { .. } => !op.is_cross_lane(),
-            };
+            // No memory access but a prefetch (which changes no value), nothing that orders or
+            // synchronizes (fence, barrier, a second wait), no cross-lane op.
+            let allowed = matches!(op, Op::Prefetch { .. })
+                || (op.memory().is_none() && !op.has_side_effects() && !op.is_cross_lane());
             if !allowed {
                 self.at(
                     i,
