@@ -21,6 +21,7 @@ mod event;
 #[cfg(feature = "hip")]
 pub(crate) mod hip;
 mod limits;
+mod readback;
 mod work;
 
 pub use buffer::Buffer;
@@ -29,6 +30,7 @@ pub use error::DeviceError;
 pub use event::Event;
 use event::EventInner;
 pub use limits::DeviceLimits;
+pub use readback::{ReadBack, Ticket};
 pub(crate) use work::{
     capture_nodes, foreign_code, param_slots, slot_ptrs, Code, GraphExec, KernelArg, PreparedLaunch,
 };

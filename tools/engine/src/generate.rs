@@ -1,8 +1,9 @@
 //! Greedy generation: the prompt in steps of up to [`MAX_T`] tokens through the captured graph,
 //! then one token a step, with the wall time of each phase.
 
-use crate::model::{Decoder, ModelError, MAX_T};
+use crate::model::{Decoder, ModelError, MAX_T, QUEUE_DEPTH};
 use crate::tokenizer::{TextStream, Tokenizer, TokenizerError};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Why generation stopped early.
@@ -85,24 +86,40 @@ pub fn generate_ids(
     };
     let mut text = TextStream::default();
     let start = Instant::now();
-    while g.tokens.len() < n {
-        g.tokens.push(last);
-        if Some(last) == tok.eos {
-            g.stopped_at_eos = true;
-            break;
+    // One-token steps are queued one ahead of the token being read (`Decoder::queue_greedy`),
+    // so the device goes from step to step without waiting for the host; never past `n`.
+    let mut queued = VecDeque::new();
+    let result = (|| -> Result<(), GenerateError> {
+        loop {
+            g.tokens.push(last);
+            if Some(last) == tok.eos {
+                g.stopped_at_eos = true;
+                return Ok(());
+            }
+            out(&text.push(tok.token_bytes(last)?));
+            if g.tokens.len() == n {
+                return Ok(());
+            }
+            if dec.last_tokens() != 1 {
+                // After a prompt step of several tokens, one step from the host's token.
+                last = dec.step(&[last], false)?.next[0];
+                continue;
+            }
+            while queued.len() < QUEUE_DEPTH && g.tokens.len() + queued.len() < n {
+                queued.push_back(dec.queue_greedy()?);
+            }
+            last = dec.token(queued.pop_front().expect("queued above"))?;
         }
-        out(&text.push(tok.token_bytes(last)?));
-        if g.tokens.len() == n {
-            break;
+    })();
+    // A step queued past the end-of-sequence token ran: read it, so the reads are settled.
+    // (The loop's own error, if any, is the one to report.)
+    for t in queued {
+        let read = dec.token(t);
+        if result.is_ok() {
+            read?;
         }
-        // After a one-token step the token is already on the device.
-        let out = if dec.last_tokens() == 1 {
-            dec.step_greedy(false)?
-        } else {
-            dec.step(&[last], false)?
-        };
-        last = out.next[0];
     }
+    result?;
     g.decode_time = start.elapsed();
     Ok(g)
 }

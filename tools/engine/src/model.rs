@@ -34,13 +34,17 @@ use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, Runtime,
-    RuntimeError,
+    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, ReadBack, Runtime,
+    RuntimeError, Ticket,
 };
 use std::collections::BTreeMap;
 
 /// Most tokens a step (the T = 1..8 kernels).
 pub const MAX_T: usize = 8;
+
+/// Most steps of [`Decoder::queue_greedy`] queued and not yet read: two keep the device busy
+/// (the next step is queued while one runs).
+pub const QUEUE_DEPTH: usize = 2;
 
 /// Why the model could not be put on the device or stepped.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +82,9 @@ pub enum ModelError {
         /// The cache's capacity.
         ctx: usize,
     },
+    /// More steps queued than [`QUEUE_DEPTH`] without reading their tokens.
+    #[error("{0} steps are queued and not yet read: read one with Decoder::token first")]
+    Queued(usize),
     /// A token id past the vocabulary.
     #[error("token id {id} is past the vocabulary of {vocab}")]
     TokenId {
@@ -487,6 +494,8 @@ pub struct Decoder<'r> {
     cfg: Config,
     captured: CapturedGraph<'r>,
     tokens: Buffer,
+    /// Queued reads of `tokens` (the steps of [`Self::queue_greedy`]).
+    queued: ReadBack,
     logits: Buffer,
     /// Tokens of the last step (its greedy tokens are in `tokens`).
     last_t: usize,
@@ -499,10 +508,12 @@ impl<'r> Decoder<'r> {
     /// Captures `step` on `rt` (nothing runs until the first step).
     pub fn new(rt: &'r Runtime, cfg: &Config, step: &StepGraph) -> Result<Decoder<'r>, ModelError> {
         let buf = |n: &str| step.graph.buffer(n).expect("the graph has it").clone();
+        let tokens = buf("tokens");
         Ok(Decoder {
             cfg: cfg.clone(),
             captured: step.graph.capture(rt)?,
-            tokens: buf("tokens"),
+            queued: ReadBack::new(&tokens, QUEUE_DEPTH)?,
+            tokens,
             logits: buf("logits"),
             last_t: 0,
             ctx_max: step.ctx_max,
@@ -561,6 +572,42 @@ impl<'r> Decoder<'r> {
         self.run(1, logits)
     }
 
+    /// [`Self::step_greedy`] without waiting for the step: it is launched, a read of its token
+    /// is queued behind it, and the host goes on (to queue the next step: the device then runs
+    /// one step after the other with no host round trip between them). The token comes from
+    /// [`Self::token`]; at most [`QUEUE_DEPTH`] steps are queued and not yet read. `pos` counts
+    /// the queued steps.
+    pub fn queue_greedy(&mut self) -> Result<Ticket, ModelError> {
+        if self.last_t != 1 {
+            return Err(ModelError::Tokens(self.last_t));
+        }
+        self.check_room(1)?;
+        if self.queued.pending() == QUEUE_DEPTH {
+            return Err(ModelError::Queued(QUEUE_DEPTH));
+        }
+        self.set_step(self.pos, 1)?;
+        self.captured.replay()?;
+        let ticket = self.queued.queue()?;
+        self.prepare_next(1);
+        self.pos += 1;
+        Ok(ticket)
+    }
+
+    /// The greedy token of a step of [`Self::queue_greedy`], once it has run (waits for that
+    /// step alone, not for the steps queued after it).
+    pub fn token(&mut self, ticket: Ticket) -> Result<u32, ModelError> {
+        Ok(self.queued.wait::<i32>(ticket)?[0] as u32)
+    }
+
+    /// While the device runs a step of `t` tokens, prepares the likely next one (a token at the
+    /// next position: greedy decode) on the host; a different next step re-checks what differs.
+    /// A refusal here is not this step's: the next step meets it again and reports it.
+    fn prepare_next(&mut self, t: usize) {
+        if self.pos + t < self.ctx_max && self.set_step(self.pos + t, 1).is_ok() {
+            let _ = self.captured.update();
+        }
+    }
+
     fn check_room(&self, t: usize) -> Result<(), ModelError> {
         if self.pos + t > self.ctx_max {
             return Err(ModelError::Context {
@@ -591,12 +638,7 @@ impl<'r> Decoder<'r> {
     fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
         self.set_step(self.pos, t)?;
         self.captured.replay()?;
-        // While the device runs this step, prepare the likely next one (a token at the next
-        // position: greedy decode) on the host; a different next step re-checks what differs.
-        // A refusal here is not this step's: the next step meets it again and reports it.
-        if self.pos + t < self.ctx_max && self.set_step(self.pos + t, 1).is_ok() {
-            let _ = self.captured.update();
-        }
+        self.prepare_next(t);
         let next: Vec<i32> = self.tokens.read()?;
         let next = next[..t].iter().map(|&v| v as u32).collect();
         let logits = if logits {

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use kiln_engine::config::ConfigError;
 use kiln_engine::config::{Append, Norms};
-use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights};
+use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights, QUEUE_DEPTH};
 use kiln_engine::{ModelFile, OpenError};
 use kiln_runtime::{CpuOptions, Device, Package, Runtime};
 use rand::{Rng, SeedableRng};
@@ -208,6 +208,23 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
     let host = run(&mut dec, false);
     let device = run(&mut dec, true);
     assert_eq!(host, device);
+    // Steps queued ahead of the token read (the generation loop's): the same tokens.
+    dec.reset();
+    let last = *dec.step(&prompt, false).unwrap().next.last().unwrap();
+    assert!(matches!(dec.queue_greedy(), Err(ModelError::Tokens(5))));
+    let mut queued = vec![dec.step(&[last], false).unwrap().next[0]];
+    let mut tickets = std::collections::VecDeque::new();
+    while queued.len() < 12 {
+        while tickets.len() < QUEUE_DEPTH && queued.len() + tickets.len() < 12 {
+            tickets.push_back(dec.queue_greedy().unwrap());
+        }
+        if queued.len() == 1 {
+            assert!(matches!(dec.queue_greedy(), Err(ModelError::Queued(QUEUE_DEPTH))));
+        }
+        queued.push(dec.token(tickets.pop_front().unwrap()).unwrap());
+    }
+    assert_eq!(queued, host.0);
+    assert_eq!(dec.pos, prompt.len() + 12);
     assert_eq!(model.config.output, Some(kiln_engine::config::MatType::Q8_0));
     // Not one token over and over: a token fed wrong would show.
     let distinct: std::collections::BTreeSet<u32> = host.0.iter().copied().collect();

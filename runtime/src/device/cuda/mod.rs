@@ -291,6 +291,50 @@ impl CudaDevice {
         Ok(e)
     }
 
+    /// Pinned host memory for [`Self::copy_to_pinned`] (not mapped: only copies reach it).
+    pub fn alloc_pinned(&self, bytes: usize) -> Result<Pinned, DeviceError> {
+        self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the context is current; a zero-byte slot still gets a distinct allocation.
+        let host = unsafe { result::mem_host_alloc(bytes.max(1), 0)? };
+        Ok(Pinned { ctx: self.ctx.clone(), host: MappedHost(host), bytes })
+    }
+
+    /// Queues a copy of `src` into `dst` after the work issued so far and records an event
+    /// after it; returns at once. `dst` must not be read before the event completes, nor given
+    /// to another copy (the caller, `ReadBack`, keeps a slot for one copy at a time).
+    pub fn copy_to_pinned(&self, src: &DeviceMemory, dst: &Pinned) -> Result<Event, DeviceError> {
+        debug_assert_eq!(src.bytes, dst.bytes);
+        self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: `dst` holds `bytes` bytes of pinned memory that only this copy writes and
+        // nothing reads before the event below completes (the caller's contract); `src` holds
+        // as many; the stream lives as long as `self`.
+        let raw = unsafe {
+            let out = std::slice::from_raw_parts_mut(dst.host.0 as *mut u8, dst.bytes);
+            result::memcpy_dtoh_async(out, src.ptr, self.stream)?;
+            result::event_create()?
+        };
+        let e = Event { ctx: self.ctx.clone(), raw };
+        // SAFETY: event and stream are live and of this context.
+        unsafe { result::event_record(raw, self.stream)? };
+        Ok(e)
+    }
+
+    /// Waits for `done` (the event of the copy into `dst`) and returns `dst`'s bytes; work
+    /// issued after the copy may still run.
+    pub fn read_pinned(&self, dst: &Pinned, done: &Event) -> Result<Vec<u8>, DeviceError> {
+        self.ctx.bind()?;
+        let mut out = vec![0u8; dst.bytes];
+        // SAFETY: the event is live; once it completes, the copy into `dst` is over and nothing
+        // else writes it (the caller's contract); it holds `out.len()` bytes.
+        unsafe {
+            result::event_synchronize(done.raw)?;
+            std::ptr::copy_nonoverlapping(dst.host.0 as *const u8, out.as_mut_ptr(), dst.bytes);
+        }
+        Ok(out)
+    }
+
     pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<CudaGraph, DeviceError> {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
@@ -432,6 +476,27 @@ impl Drop for DeviceMemory {
             },
             // SAFETY: the pointer came from cuMemAlloc and this is its only owner.
             None => unsafe { result::mem_free(self.ptr) },
+        });
+        self.ctx.defer(r);
+    }
+}
+
+/// Pinned host memory, the landing place of one queued copy at a time.
+pub(crate) struct Pinned {
+    ctx: Arc<Context>,
+    host: MappedHost,
+    bytes: usize,
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let r = self.ctx.bind_quiet().and_then(|()| {
+            // SAFETY: the pointer came from cuMemHostAlloc and this is its only owner; a copy
+            // queued into it may still be in flight, so wait for the context's work first.
+            unsafe {
+                result::ctx_synchronize()?;
+                result::mem_free_host(self.host.0)
+            }
         });
         self.ctx.defer(r);
     }
