@@ -751,6 +751,8 @@ fn bench_inputs(
     }
     if epi == Epilogue::ResidualNorm {
         v.push(("weight", ScalarType::F32, n));
+        // Read-write (the tail reads it back): the bench binds it as an input.
+        v.push(("y", ScalarType::F32, t * n));
     }
     v
 }
