@@ -167,6 +167,43 @@ pub(crate) fn last_workgroup(
     });
 }
 
+/// The last-workgroup handshake for a workgroup of several waves (`tid`: the lane's index in the
+/// workgroup), with a count known only at run time (`total`, uniform): every lane's stores are
+/// made visible, lane 0 of the workgroup counts it and shares the count through LDS (`flag`);
+/// the workgroup that brings the count to `total` runs `finish` after another device fence.
+/// `finish` must set `counters[index]` back to zero (the next launch, a graph replay, starts
+/// from it).
+pub(crate) fn last_of_workgroups(
+    b: &mut KernelBuilder,
+    tid: Value,
+    flag: LdsSlot,
+    counters: Param,
+    index: Value,
+    total: Value,
+    finish: impl FnOnce(&mut KernelBuilder),
+) {
+    b.fence(Scope::Device);
+    b.barrier(BarrierKind::All);
+    let zero = b.u32(0);
+    let first = b.eq(tid, zero);
+    b.if_then(first, |b| {
+        b.fence(Scope::Device);
+        let one = b.u32(1);
+        let old = b.atomic(AtomicOp::Add, counters, index, one, Scope::Device);
+        let z = b.u32(0);
+        b.store(flag, z, old);
+    });
+    b.barrier(BarrierKind::Lds);
+    let old = b.load(flag, zero, Type::U32);
+    let one = b.u32(1);
+    let last = b.sub(total, one);
+    let is_last = b.eq(old, last);
+    b.if_then(is_last, |b| {
+        b.fence(Scope::Device);
+        finish(b)
+    });
+}
+
 /// Sets `counters[index]` back to zero (lane 0 only).
 pub(crate) fn reset_counter(b: &mut KernelBuilder, lane: Value, counters: Param, index: Value) {
     let zero = b.u32(0);

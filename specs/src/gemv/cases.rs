@@ -19,7 +19,7 @@ pub(crate) fn dense_inputs(
     let mut inputs = vec![];
     let prefixes: &[&str] = match epi {
         Epilogue::Swiglu | Epilogue::SwigluQ8 => &["gate_w", "up_w"],
-        Epilogue::Plain | Epilogue::Residual => &["w"],
+        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => &["w"],
         Epilogue::Qkv => return qkv_inputs(rng, wt, layout, (n, n, k, t)),
         Epilogue::QkvCache => unreachable!("the cache epilogue has its own cases"),
     };
@@ -33,10 +33,80 @@ pub(crate) fn dense_inputs(
     } else {
         inputs.push(floats("x", ScalarType::F32, &host::floats(rng, t * k)));
     }
-    if epi == Epilogue::Residual {
+    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm) {
         inputs.push(floats("res", ScalarType::F32, &host::floats(rng, t * n)));
     }
     inputs
+}
+
+/// The inputs of a `_res_rmsnorm` case: the residual GEMV's, with rows of `y` as
+/// `rmsnorm_q8_1s_f32`'s cases make them (token 1 zeros: its activations and residual zero;
+/// token 2 with a NaN and token 3 with a value near `f32::MAX`, through the residual), and the
+/// norm's gain near 1 (`n` values).
+pub(crate) fn res_norm_inputs(
+    rng: &mut Rng,
+    wt: WType,
+    layout: Layout,
+    (n, k, t): (usize, usize, usize),
+) -> Vec<(String, ScalarType, Vec<u8>)> {
+    let mut inputs = dense_inputs(rng, wt, layout, Epilogue::ResidualNorm, (n, k, t));
+    for (name, _, bytes) in &mut inputs {
+        let row = |per_token: usize| per_token..2 * per_token;
+        match name.as_str() {
+            "xq" if t > 1 => bytes[row(k)].fill(0),
+            "xs" if t > 1 => bytes[row(k / QK as usize * 4)].fill(0),
+            "res" => {
+                let mut res: Vec<f32> =
+                    bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+                if t > 1 {
+                    res[row(n)].fill(0.0);
+                }
+                if t > 2 {
+                    res[2 * n + n / 3] = f32::NAN;
+                }
+                if t > 3 {
+                    res[3 * n + n / 2] = 3.0e38;
+                }
+                *bytes = res.iter().flat_map(|v| v.to_le_bytes()).collect();
+            }
+            _ => {}
+        }
+    }
+    let w: Vec<f32> = (0..n).map(|_| 1.0 + rng.normal(0.1)).collect();
+    inputs.push(floats("weight", ScalarType::F32, &w));
+    inputs
+}
+
+/// The `_res_rmsnorm` cases: `n` a multiple of 32 up to the longest row the norm takes (an odd
+/// number of blocks: SmolLM2's 576 and 4064; 4096, two vectors a lane of the norm), `k` not a
+/// multiple of 256, every `t` in 1..=8 and 11 (two passes of the tail; the rows of
+/// [`res_norm_inputs`]); `large` adds model widths.
+pub(crate) fn res_norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case> {
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (576, 416, t)).collect();
+    shapes.extend([
+        (32, 32, 1),
+        (32 * 7, 32, 3),
+        (4064, 96, 5),
+        (4096, 64, 8),
+        (96, 4096 + 32, 2),
+        (160, 96, 11),
+    ]);
+    if large {
+        shapes.extend([(4096, 4096, 1), (4096, 14336, 8), (576, 1536, 8)]);
+    }
+    shapes
+        .into_iter()
+        .map(|(n, k, t)| Case {
+            name: format!("n={n} k={k} t={t}"),
+            scalars: vec![
+                u32s("n", n as u32),
+                u32s("k", k as u32),
+                u32s("t", t as u32),
+                ("eps".into(), ScalarType::F32, 1e-5f32.to_bits() as u64),
+            ],
+            inputs: res_norm_inputs(rng, wt, layout, (n, k, t)),
+        })
+        .collect()
 }
 
 /// The inputs of a Q/K/V case: `q_w` with `n_q` rows, `k_w` and `v_w` with `n_kv`, activations.
@@ -172,8 +242,14 @@ pub(crate) fn dense_cases(
     layout: Layout,
     epi: Epilogue,
 ) -> Vec<Case> {
-    if epi == Epilogue::Qkv {
-        return qkv_cases(rng, large, wt, layout);
+    match epi {
+        Epilogue::Qkv => return qkv_cases(rng, large, wt, layout),
+        Epilogue::ResidualNorm => return res_norm_cases(rng, large, wt, layout),
+        Epilogue::Plain
+        | Epilogue::Residual
+        | Epilogue::Swiglu
+        | Epilogue::SwigluQ8
+        | Epilogue::QkvCache => {}
     }
     let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (37, 416, t)).collect();
     shapes.extend([(1, 32, 1), (5, 32, 3), (67, 4096 + 32, 5)]);
@@ -220,6 +296,7 @@ pub(crate) fn norm_cases(
                     qkv_inputs(rng, wt, layout, (n, n_kv, k, t)),
                     vec![u32s("n_q", n as u32), u32s("n_kv", n_kv as u32)],
                 ),
+                Epilogue::ResidualNorm => unreachable!("the norm epilogue has its own cases"),
                 Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu | Epilogue::SwigluQ8 => {
                     // The quantizing epilogue takes whole blocks of rows.
                     let n = if epi == Epilogue::SwigluQ8 { n.div_ceil(32) * 32 } else { n };

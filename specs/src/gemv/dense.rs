@@ -20,10 +20,14 @@
 //!
 //! With [`Gemv::norm`] (the `_norm` families) the activations are the f32 rows of the norm's
 //! input, normalized and quantized by each workgroup a pass ([`super::norm`]), and the order
-//! above runs on those blocks: bit for bit the norm's launch and the unfused kernel.
+//! above runs on those blocks: bit for bit the norm's launch and the unfused kernel. With
+//! [`Epilogue::ResidualNorm`] (the `_res_rmsnorm` families) it is the other way round: the
+//! residual GEMV above, then the last workgroup to finish runs `rmsnorm_q8_1s_f32` of `y`
+//! ([`super::res_norm`]).
 
 use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::norm::Norm;
+use super::res_norm::Tail;
 use super::tile::{quantize_pass, CacheAt};
 use crate::math::silu;
 use crate::prefetch;
@@ -40,6 +44,11 @@ pub enum Epilogue {
     Plain,
     /// `y = res + W x` (the residual stream).
     Residual,
+    /// As [`Epilogue::Residual`], then `rmsnorm_q8_1s_f32` of `y`'s rows (gain `weight`, `eps`)
+    /// into `norm_xq` / `norm_xs`, by the last workgroup to finish ([`super::res_norm`]): bit
+    /// for bit `_res` followed by the norm, one launch less. `n` is a multiple of 32, at most
+    /// [`super::norm::NORM_MAX_K`].
+    ResidualNorm,
     /// `y = silu(Wg x) * (Wu x)`: gate and up in one pass.
     Swiglu,
     /// As [`Epilogue::Swiglu`], with `y` quantized to Q8_1 in the split layout (`yq`, `ys`) for
@@ -66,7 +75,7 @@ impl Epilogue {
     /// Weight matrices a call reads (gate and up for the SwiGLU epilogues).
     pub fn matrices(self) -> usize {
         match self {
-            Epilogue::Plain | Epilogue::Residual => 1,
+            Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
             Epilogue::Qkv | Epilogue::QkvCache => 3,
         }
@@ -74,7 +83,11 @@ impl Epilogue {
     /// Weight matrices one output sums (the accumulators a row keeps).
     pub fn matrices_an_output(self) -> usize {
         match self {
-            Epilogue::Plain | Epilogue::Residual | Epilogue::Qkv | Epilogue::QkvCache => 1,
+            Epilogue::Plain
+            | Epilogue::Residual
+            | Epilogue::ResidualNorm
+            | Epilogue::Qkv
+            | Epilogue::QkvCache => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
         }
     }
@@ -83,6 +96,7 @@ impl Epilogue {
         match self {
             Epilogue::Plain => "",
             Epilogue::Residual => "_res",
+            Epilogue::ResidualNorm => "_res_rmsnorm",
             Epilogue::Swiglu => "_swiglu",
             Epilogue::SwigluQ8 => "_swiglu_q8_1s",
             Epilogue::Qkv => "_qkv",
@@ -201,6 +215,8 @@ pub(crate) struct Params {
     pub norm: Option<Norm>,
     pub res: Option<Param>,
     pub out: Out,
+    /// The `_res_rmsnorm` epilogue's norm of `y`.
+    pub tail: Option<Tail>,
     pub n: Param,
     pub k: Param,
     pub t: Param,
@@ -217,13 +233,13 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
             Weights::declare(b, "up_w", g.wt, g.layout, &[n], k),
         ],
-        Epilogue::Plain | Epilogue::Residual => {
+        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => {
             vec![Weights::declare(b, "w", g.wt, g.layout, &[n], k)]
         }
     };
     let (acts, norm) = declare_acts(b, g, wave, t, k);
     let res = match g.epi {
-        Epilogue::Residual => {
+        Epilogue::Residual | Epilogue::ResidualNorm => {
             let r = b.buffer("res", ScalarType::F32, Access::Read);
             b.set_buffer_len(r, ShapeExpr::scaled(&[t, n], 1, 1));
             Some(r)
@@ -247,15 +263,28 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
         }
         Epilogue::Plain
         | Epilogue::Residual
+        | Epilogue::ResidualNorm
         | Epilogue::Swiglu
         | Epilogue::Qkv
         | Epilogue::QkvCache => {
-            let y = b.buffer("y", ScalarType::F32, Access::Write);
+            // The norm epilogue reads `y` back.
+            let access = match g.epi {
+                Epilogue::ResidualNorm => Access::ReadWrite,
+                _ => Access::Write,
+            };
+            let y = b.buffer("y", ScalarType::F32, access);
             b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
             Out::F32(y)
         }
     };
-    Params { weights, acts, norm, res, out, n, k, t }
+    let tail = match (g.epi, out) {
+        (Epilogue::ResidualNorm, Out::F32(y)) => {
+            assert!(!g.norm, "one norm a kernel: the prologue and the epilogue share names");
+            Some(Tail::declare(b, wave, y, n, t))
+        }
+        _ => None,
+    };
+    Params { weights, acts, norm, res, out, tail, n, k, t }
 }
 
 /// The activations: Q8_1 or f32 buffers, or with the norm prologue `x`, `weight`, `eps` and the
@@ -301,7 +330,7 @@ pub(crate) fn finish(
 ) -> Value {
     match epi {
         Epilogue::Plain | Epilogue::Qkv | Epilogue::QkvCache => sums[0],
-        Epilogue::Residual => b.add(res.expect("a residual"), sums[0]),
+        Epilogue::Residual | Epilogue::ResidualNorm => b.add(res.expect("a residual"), sums[0]),
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             let s = silu(b, sums[0]);
             b.mul(s, sums[1])
@@ -401,6 +430,9 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
     let acts = (p.acts, p.norm);
     row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None);
+    if let Some(tail) = p.tail {
+        tail.run(&mut b, (wave, waves), (n, t));
+    }
     b.finish()
 }
 

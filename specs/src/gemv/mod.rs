@@ -5,6 +5,8 @@
 //!   repacked: quants 16-byte aligned, scales apart), block loads, and the one definition of a
 //!   block's f32 arithmetic.
 //! - [`dense`]: `gemv_<fmt>[_rp][_res|_swiglu]`, the order every variant keeps, variants `pN`.
+//! - [`norm`] and [`res_norm`]: the norm folded in, before (`_norm`) or after
+//!   (`_res_rmsnorm`) the GEMV.
 //! - [`moe`]: `gemv_moe_<fmt>_rp`, per-token expert ids over stacked experts.
 //! - [`repack`]: ggml blocks to the repacked layout.
 //! - [`host`]: the cases' data.
@@ -21,9 +23,10 @@ pub mod k4;
 pub mod moe;
 pub mod norm;
 pub mod repack;
+pub mod res_norm;
 mod tile;
 
-use crate::bench::{u32_arg, BenchCase};
+use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::cases::{floats, u32s, Case, Rng};
 use crate::quantize::{build_body, Dest, Format, Source};
 use crate::{Bench, BuildFn, KernelSpec, Parity, VariantSpec};
@@ -91,7 +94,7 @@ macro_rules! gemv_family {
 
 /// The families of this module.
 pub fn specs() -> Vec<KernelSpec> {
-    use Epilogue::{Plain, Qkv, QkvCache, Residual, Swiglu, SwigluQ8};
+    use Epilogue::{Plain, Qkv, QkvCache, Residual, ResidualNorm, Swiglu, SwigluQ8};
     use Layout::{Ggml, Repacked};
     use WType::{Bf16, F16, Q4_0, Q4_1, Q8_0};
     let mut v = vec![
@@ -218,6 +221,37 @@ pub fn specs() -> Vec<KernelSpec> {
             [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
             Bench::Without("timed as gemv_q8_0_rp_res: the same epilogue")
         ),
+        // The residual GEMVs with the next norm in their last workgroup: the `_res` families'
+        // variants and routes.
+        dense_family!(
+            "gemv_q8_0_rp_res_rmsnorm",
+            Q8_0,
+            Repacked,
+            ResidualNorm,
+            [
+                ("p1u16w4", 1, 1, 16, 4),
+                ("p2r2", 2, 2, 0, 0),
+                ("p4r2", 4, 2, 0, 0),
+                ("p8r4", 8, 4, 0, 0)
+            ],
+            Bench::Cases(|| bench("gemv_q8_0_rp_res_rmsnorm"))
+        ),
+        dense_family!(
+            "gemv_q4_0_rp_res_rmsnorm",
+            Q4_0,
+            Repacked,
+            ResidualNorm,
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
+            Bench::Without("timed as gemv_q8_0_rp_res_rmsnorm: the same epilogue")
+        ),
+        dense_family!(
+            "gemv_q4_1_rp_res_rmsnorm",
+            Q4_1,
+            Repacked,
+            ResidualNorm,
+            [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r4", 8, 4, 0, 0)],
+            Bench::Without("timed as gemv_q8_0_rp_res_rmsnorm: the same epilogue")
+        ),
         dense_family!(
             "gemv_q4_1_rp_swiglu",
             Q4_1,
@@ -277,22 +311,30 @@ pub fn specs() -> Vec<KernelSpec> {
     // 15.56-15.75 us at N = 14336 (the previous routes' `p1r2u2` 17.2) and 5.88-5.91 at N = 4096
     // (`p1` 6.95); the residual GEMV `p1u16w2` 16.74-16.87 us at K = 14336 (`p1` 18.5-19.3),
     // `p1u16w4` 5.85 at K = 4096 (`p1` 7.0, `p1u16w2` 6.54): routed by `k`. Q4_0 / Q4_1 keep
-    // `p1` (the same unrolls were 0.05-2 us slower there).
-    let res = v.iter_mut().find(|f| f.name == "gemv_q8_0_rp_res").expect("registered above");
-    res.variants.insert(
-        1,
-        VariantSpec {
-            name: "p1u16w2",
-            build: |t, w| {
-                let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Epilogue::Residual, 1, 1);
-                build(t, w, Gemv { unroll: 16, waves: 2, ..g })
+    // `p1` (the same unrolls were 0.05-2 us slower there). The `_res_rmsnorm` family routes as
+    // `_res` (the same GEMV).
+    fn p1u16w2(t: &Target, w: u32, epi: Epilogue) -> Kernel {
+        let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, epi, 1, 1);
+        build(t, w, Gemv { unroll: 16, waves: 2, ..g })
+    }
+    let long_rows: [(&str, BuildFn); 2] = [
+        ("gemv_q8_0_rp_res", |t, w| p1u16w2(t, w, Residual)),
+        ("gemv_q8_0_rp_res_rmsnorm", |t, w| p1u16w2(t, w, ResidualNorm)),
+    ];
+    for (name, build) in long_rows {
+        let res = v.iter_mut().find(|f| f.name == name).expect("registered above");
+        res.variants.insert(
+            1,
+            VariantSpec {
+                name: "p1u16w2",
+                build,
+                admit: Admission {
+                    archs: vec![],
+                    shapes: vec![("t".into(), 1, 1), ("k".into(), 8192, u32::MAX as u64)],
+                },
             },
-            admit: Admission {
-                archs: vec![],
-                shapes: vec![("t".into(), 1, 1), ("k".into(), 8192, u32::MAX as u64)],
-            },
-        },
-    );
+        );
+    }
     // A k4 variant admitted on `archs` (the baseline on every arch).
     let k4v = |name, build: crate::BuildFn, archs| VariantSpec {
         name,
@@ -654,8 +696,14 @@ pub fn dense_bytes(wt: WType, epi: Epilogue, n: u64, k: u64, t: u64) -> u64 {
     let mats = epi.matrices() as u64;
     let w = n * k / QK as u64 * wt.block_bytes() * mats;
     let x = if wt.is_quant() { t * k + t * k / QK as u64 * 4 } else { t * k * 4 };
-    let res = if epi == Epilogue::Residual { t * n * 4 } else { 0 };
-    let out = if epi == Epilogue::SwigluQ8 { t * n + t * n / QK as u64 * 4 } else { t * n * 4 };
+    let q8 = t * n + t * n / QK as u64 * 4;
+    let (res, out) = match epi {
+        Epilogue::Residual => (t * n * 4, t * n * 4),
+        // The norm's gain, and its blocks after `y`.
+        Epilogue::ResidualNorm => (t * n * 4 + n * 4, t * n * 4 + q8),
+        Epilogue::SwigluQ8 => (0, q8),
+        Epilogue::Plain | Epilogue::Swiglu | Epilogue::Qkv | Epilogue::QkvCache => (0, t * n * 4),
+    };
     w + x + res + out
 }
 
@@ -673,7 +721,7 @@ fn bench_inputs(
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
         }
-        Epilogue::Plain | Epilogue::Residual => &[("w", "wq", "ws")],
+        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => &[("w", "wq", "ws")],
         Epilogue::Qkv | Epilogue::QkvCache => {
             &[("q_w", "q_wq", "q_ws"), ("k_w", "k_wq", "k_ws"), ("v_w", "v_wq", "v_ws")]
         }
@@ -698,8 +746,13 @@ fn bench_inputs(
     } else {
         v.push(("x", ScalarType::F32, t * k));
     }
-    if epi == Epilogue::Residual {
+    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm) {
         v.push(("res", ScalarType::F32, t * n));
+    }
+    if epi == Epilogue::ResidualNorm {
+        v.push(("weight", ScalarType::F32, n));
+        // Read-write (the tail reads it back): the bench binds it as an input.
+        v.push(("y", ScalarType::F32, t * n));
     }
     v
 }
@@ -819,6 +872,18 @@ fn bench(family: &str) -> Vec<BenchCase> {
             vec![
                 case("gemv_q8_0_rp_res_n4096_k14336_t1", Q8_0, Repacked, Residual, 4096, 14336, 1),
                 case("gemv_q8_0_rp_res_n4096_k4096_t1", Q8_0, Repacked, Residual, 4096, 4096, 1),
+            ]
+        }
+        "gemv_q8_0_rp_res_rmsnorm" => {
+            let norm = |name, k, t| {
+                let mut c = case(name, Q8_0, Repacked, Epilogue::ResidualNorm, 4096, k, t);
+                c.scalars.push(f32_arg("eps", 1e-5));
+                c
+            };
+            vec![
+                norm("gemv_q8_0_rp_res_rmsnorm_n4096_k14336_t1", 14336, 1),
+                norm("gemv_q8_0_rp_res_rmsnorm_n4096_k4096_t1", 4096, 1),
+                norm("gemv_q8_0_rp_res_rmsnorm_n4096_k4096_t8", 4096, 8),
             ]
         }
         "gemv_q8_0_rp_swiglu" => vec![

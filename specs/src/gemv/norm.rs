@@ -25,13 +25,16 @@
 //! Tokens of the last pass past `t` are the last token again (what the unfused GEMV loads for
 //! them: its token index is clamped the same way), so every LDS word the GEMV reads is written.
 //! The LDS is static: rows of at most [`NORM_MAX_K`] values (`k` is checked at launch).
+//!
+//! The same phases ([`RowNorm`]) also write to global memory ([`Blocks::Global`]): the
+//! `_res_rmsnorm` epilogue ([`super::res_norm`]) normalizes the rows of its own `y` there.
 
 use super::format::{Acts, QK};
 use crate::common::{lds_read_all, tree_sum};
 use crate::quantize::{ds_word, pack_word, quantize_values, Quantized};
 use crate::rmsnorm::{inverse_rms, load_vector_aligned, load_weights, scale, sum_squares, BLOCK};
 use kiln_ir::{
-    Access, BarrierKind, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarRule, ScalarType,
+    Access, BarrierKind, KernelBuilder, LdsSlot, MemRef, Param, ReduceOp, ScalarRule, ScalarType,
     ShapeExpr, Type, Value,
 };
 
@@ -52,56 +55,83 @@ pub fn archs() -> Vec<String> {
 /// Values a vector (one 16-byte load of f32).
 const VEC: u32 = 4;
 
-/// The prologue's parameters and LDS.
+/// Where [`RowNorm::run`] puts the quantized blocks.
 #[derive(Clone, Copy)]
-pub(crate) struct Norm {
+pub(crate) enum Blocks {
+    /// The pass's blocks in LDS (the prologue): quants as `u32` words (eight a block), block
+    /// `j * k/32 + b` of token `j` of the pass, and the scale words (`d | s << 16`), one a block.
+    /// Tokens past `t` are the last token again.
+    Lds {
+        /// Quants.
+        q: LdsSlot,
+        /// Scale words.
+        s: LdsSlot,
+    },
+    /// The split Q8_1 rows of `rmsnorm_q8_1s_f32` in global memory (the `_res_rmsnorm`
+    /// epilogue): token `tok0 + j` at its own row. Tokens past `t` are not stored.
+    Global {
+        /// Quants (`u8`, `t * k`).
+        q: Param,
+        /// Scale words (`u32`, `t * k / 32`).
+        s: Param,
+    },
+}
+
+/// The norm of `t` f32 rows `x` of `k` values (gain `weight`, `eps`) and its split Q8_1 quantize
+/// in `rmsnorm_q8_1s_f32`'s order, on a workgroup of any number of waves, `per` tokens a pass.
+#[derive(Clone, Copy)]
+pub(crate) struct RowNorm {
     x: Param,
     weight: Param,
     eps: Param,
     /// Tokens a pass.
     per: u32,
-    /// The pass's quants, `u32` words (eight a block), block `j * k/32 + b` of token `j`.
-    q: LdsSlot,
-    /// The pass's scale words (`d | s << 16`), one a block.
-    s: LdsSlot,
     /// The wave sums, `BLOCK / W` a token.
     sums: LdsSlot,
     /// `r` of each token of the pass.
     r: LdsSlot,
 }
 
-impl Norm {
-    /// Declares `x` (`t` rows of `k`), `weight` (`k`) and `eps`, with the rule `k <=`
-    /// [`NORM_MAX_K`], and the LDS of a pass of `per` tokens at wave size `wave`.
-    pub(crate) fn declare(b: &mut KernelBuilder, wave: u32, per: u32, t: Param, k: Param) -> Norm {
-        let x = b.buffer("x", ScalarType::F32, Access::Read);
-        b.set_buffer_len(x, ShapeExpr::scaled(&[t, k], 1, 1));
-        let weight = b.buffer("weight", ScalarType::F32, Access::Read);
-        b.set_buffer_len(weight, ShapeExpr::scaled(&[k], 1, 1));
-        let eps = b.scalar_param("eps", ScalarType::F32);
-        b.scalar_rule(k, ScalarRule::AtMost(NORM_MAX_K as u64));
-        b.const_param("norm_max_k", NORM_MAX_K as i64);
-        let q = b.lds("norm_q", ScalarType::U32, per * NORM_MAX_K / 4);
-        let s = b.lds("norm_s", ScalarType::U32, per * NORM_MAX_K / QK);
+/// The prologue's parameters and LDS.
+#[derive(Clone, Copy)]
+pub(crate) struct Norm {
+    /// The norm of `x`.
+    rows: RowNorm,
+    /// The pass's quants ([`Blocks::Lds`]).
+    q: LdsSlot,
+    /// The pass's scale words.
+    s: LdsSlot,
+}
+
+impl RowNorm {
+    /// The norm of rows `x` (`f32`) with `weight` and `eps`, and its LDS for a pass of `per`
+    /// tokens at wave size `wave`. The caller declares the rule `k <=` [`NORM_MAX_K`].
+    pub(crate) fn new(
+        b: &mut KernelBuilder,
+        wave: u32,
+        per: u32,
+        (x, weight, eps): (Param, Param, Param),
+    ) -> RowNorm {
         let sums = b.lds("norm_wave_sums", ScalarType::F32, per * (BLOCK / wave));
         let r = b.lds("norm_r", ScalarType::F32, per);
-        Norm { x, weight, eps, per, q, s, sums, r }
+        RowNorm { x, weight, eps, per, sums, r }
     }
 
-    /// The activations the GEMV reads: the pass's blocks in LDS.
-    pub(crate) fn acts(&self) -> Acts {
-        Acts::Lds { q: self.q, s: self.s }
+    /// Tokens a pass.
+    pub(crate) fn per(&self) -> u32 {
+        self.per
     }
 
     /// Normalizes and quantizes tokens `tok0 .. tok0 + per` (clamped to `t - 1`) of `x` (rows of
-    /// `k`) into the LDS, in a workgroup of `waves` waves of `wave` lanes. Runs under
+    /// `k`) into `blocks`, in a workgroup of `waves` waves of `wave` lanes. Runs under
     /// workgroup-uniform control (barriers).
-    pub(crate) fn prologue(
+    pub(crate) fn run(
         &self,
         b: &mut KernelBuilder,
         (wave, waves): (u32, u32),
         tok0: Value,
         (k, t): (Value, Value),
+        blocks: Blocks,
     ) {
         let lane = b.lane();
         let wave_id = b.wave();
@@ -211,21 +241,68 @@ impl Norm {
                 xs.iter().zip(&ws).map(|(&x, &w)| scale(b, x, r, w, ScalarType::F32)).collect();
             let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
             let word = pack_word(b, &bytes);
-            b.if_then(inside, |b| {
-                // Word `pc` is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`).
-                b.store(self.q, pc, word);
+            // Word `pc` of the pass is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`);
+            // in global memory the pass starts at token `tok0`'s row.
+            let (q, s, at, stores): (MemRef, MemRef, Value, Value) = match blocks {
+                Blocks::Lds { q, s } => (q.into(), s.into(), pc, inside),
+                Blocks::Global { q, s } => {
+                    let base = b.mul(tok0, nvec);
+                    let at = b.add(base, pc);
+                    let tok = b.add(tok0, j);
+                    let in_t = b.lt(tok, t);
+                    let stores = b.and(inside, in_t);
+                    (q.into(), s.into(), at, stores)
+                }
+            };
+            b.if_then(stores, |b| {
+                b.store(q, at, word);
                 let g = b.u32(group);
                 let sub = b.rem(v, g);
                 let head = b.eq(sub, zero);
                 b.if_then(head, |b| {
-                    let blk = b.div(pc, g);
+                    let blk = b.div(at, g);
                     let dsw = ds_word(b, d, d16, sum);
-                    b.store(self.s, blk, dsw);
+                    b.store(s, blk, dsw);
                 });
             });
             vec![]
         });
         b.barrier(BarrierKind::Lds);
+    }
+}
+
+impl Norm {
+    /// Declares `x` (`t` rows of `k`), `weight` (`k`) and `eps`, with the rule `k <=`
+    /// [`NORM_MAX_K`], and the LDS of a pass of `per` tokens at wave size `wave`.
+    pub(crate) fn declare(b: &mut KernelBuilder, wave: u32, per: u32, t: Param, k: Param) -> Norm {
+        let x = b.buffer("x", ScalarType::F32, Access::Read);
+        b.set_buffer_len(x, ShapeExpr::scaled(&[t, k], 1, 1));
+        let weight = b.buffer("weight", ScalarType::F32, Access::Read);
+        b.set_buffer_len(weight, ShapeExpr::scaled(&[k], 1, 1));
+        let eps = b.scalar_param("eps", ScalarType::F32);
+        b.scalar_rule(k, ScalarRule::AtMost(NORM_MAX_K as u64));
+        b.const_param("norm_max_k", NORM_MAX_K as i64);
+        let q = b.lds("norm_q", ScalarType::U32, per * NORM_MAX_K / 4);
+        let s = b.lds("norm_s", ScalarType::U32, per * NORM_MAX_K / QK);
+        let rows = RowNorm::new(b, wave, per, (x, weight, eps));
+        Norm { rows, q, s }
+    }
+
+    /// The activations the GEMV reads: the pass's blocks in LDS.
+    pub(crate) fn acts(&self) -> Acts {
+        Acts::Lds { q: self.q, s: self.s }
+    }
+
+    /// [`RowNorm::run`] of tokens `tok0 ..` into the pass's LDS ([`Blocks::Lds`]).
+    pub(crate) fn prologue(
+        &self,
+        b: &mut KernelBuilder,
+        (wave, waves): (u32, u32),
+        tok0: Value,
+        (k, t): (Value, Value),
+    ) {
+        let blocks = Blocks::Lds { q: self.q, s: self.s };
+        self.rows.run(b, (wave, waves), tok0, (k, t), blocks);
     }
 }
 
@@ -266,7 +343,7 @@ mod tests {
             let inside = b.lt(tok, tv);
             let ok = b.and(mine, inside);
             b.if_then(ok, |b| {
-                let r = b.load(norm.r, local, Type::F32);
+                let r = b.load(norm.rows.r, local, Type::F32);
                 b.store(out, tok, r);
             });
             vec![]

@@ -559,3 +559,61 @@ fn the_cache_gemvs_equal_the_gemv_then_the_append() {
         }
     }
 }
+
+/// Every variant of every `_res_rmsnorm` family gives, bit for bit, its `_res` family's baseline
+/// `y` and `rmsnorm_q8_1s_f32` of that `y` (`norm_xq`, `norm_xs`), at both wave sizes (the tail's
+/// sum of squares emulates the norm's 512 lanes at each), and leaves its counter at 0: odd block
+/// counts (SmolLM2's 576, 4064), the longest row the tail takes, t = 1..8 and 11 (two passes
+/// of the tail), a row of zeros, one with a NaN and one with a value near `f32::MAX`.
+#[test]
+fn the_res_norm_gemvs_equal_the_gemv_then_the_norm() {
+    let mut rng = rng_for("gemv-res-norm", std::process::id() as u64);
+    let shapes: [(usize, usize, usize); 6] = [
+        (576, 416, 1),
+        (32 * 7, 32 * 9, 8),
+        (32, 64, 3),
+        (1536, 96, 6),
+        (4064, 32, 5),
+        (96, 64, 11),
+    ];
+    for wt in [WType::Q8_0, WType::Q4_0, WType::Q4_1] {
+        let unfused = dense::family_name(wt, Layout::Repacked, dense::Epilogue::Residual);
+        let fused = dense::family_name(wt, Layout::Repacked, dense::Epilogue::ResidualNorm);
+        assert_eq!(fused, format!("{unfused}_rmsnorm"));
+        let names = |f: &KernelSpec| f.variants.iter().map(|v| v.name).collect::<Vec<_>>();
+        assert_eq!(names(&fam(&fused)), names(&fam(&unfused)), "{fused}: the `_res` variants");
+        for wave in [32, 64] {
+            let tg = target(wave);
+            for (i, &(n, k, t)) in shapes.iter().enumerate() {
+                // One case a wave at the longest row the tail takes (slow to run).
+                let (n, t) = if i == 0 && wt == WType::Q8_0 {
+                    (norm::NORM_MAX_K as usize, 7)
+                } else {
+                    (n, t)
+                };
+                let inputs = res_norm_inputs(&mut rng, wt, Layout::Repacked, (n, k, t));
+                let eps = ("eps".to_string(), ScalarType::F32, 1e-5f32.to_bits() as u64);
+                let scalars =
+                    vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32), eps];
+                let y = run(&(fam(&unfused).baseline().build)(tg, wave), &inputs, &scalars)["y"]
+                    .clone();
+                let gain: Vec<_> = inputs.iter().filter(|x| x.0 == "weight").cloned().collect();
+                let mut norm_in = vec![("x".to_string(), ScalarType::F32, y.clone())];
+                norm_in.extend(gain);
+                let mut norm_sc = vec![u32s("rows", t as u32), u32s("n", n as u32)];
+                norm_sc.push(scalars[3].clone());
+                let normed = run(&crate::rmsnorm::rmsnorm_q8_1s(tg, wave), &norm_in, &norm_sc);
+                let mut fused_in = inputs.clone();
+                fused_in.push(("counters".to_string(), ScalarType::U32, vec![0; 4]));
+                for v in &fam(&fused).variants {
+                    let got = run_written(&(v.build)(tg, wave), &fused_in, &scalars);
+                    let at = format!("{fused}/{}, wave {wave}, n={n} k={k} t={t}", v.name);
+                    assert!(got["y"] == y, "{at}: y differs from {unfused}'s");
+                    assert!(got["norm_xq"] == normed["xq"], "{at}: norm_xq differs");
+                    assert!(got["norm_xs"] == normed["xs"], "{at}: norm_xs differs");
+                    assert_eq!(got["counters"], vec![0; 4], "{at}: the counter");
+                }
+            }
+        }
+    }
+}

@@ -1,13 +1,12 @@
 //! Step 3 of the order (the module docs of [`super`]): the splits' states combined maximum first,
 //! in split order, by the workgroup that holds them all (`short`) or by the last workgroup of a
-//! (row group, KV head) to finish (the `rR` variants: a counter, no float atomics).
+//! (row group, KV head) to finish (the `rR` variants: a counter, no float atomics, through
+//! [`crate::common::last_of_workgroups`]).
 
 use super::{short, slot, Ctx, Output, Row, COMBINE_UNROLL, MAX_SPLITS};
 use crate::math::exp_sub;
 use crate::quantize::{ds_word, quantize_values, Quantized, QK};
-use kiln_ir::{
-    AtomicOp, BarrierKind, KernelBuilder, LdsSlot, Param, ReduceOp, ScalarType, Scope, Type, Value,
-};
+use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
 
 /// Where the splits' states are for [`combine`].
 #[derive(Clone, Copy)]
@@ -172,39 +171,4 @@ pub(super) fn combine(
             }
         }
     }
-}
-
-/// The last-workgroup handshake for a workgroup of several waves, with a count known only at
-/// run time (`total`, uniform): every lane's stores are made visible, lane 0 of the workgroup
-/// counts it and shares the count through LDS; the workgroup that brings the count to `total`
-/// runs `finish` after another device fence.
-pub(super) fn last_of(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    flag: LdsSlot,
-    counters: Param,
-    index: Value,
-    total: Value,
-    finish: impl FnOnce(&mut KernelBuilder),
-) {
-    b.fence(Scope::Device);
-    b.barrier(BarrierKind::All);
-    let zero = b.u32(0);
-    let first = b.eq(c.tid, zero);
-    b.if_then(first, |b| {
-        b.fence(Scope::Device);
-        let one = b.u32(1);
-        let old = b.atomic(AtomicOp::Add, counters, index, one, Scope::Device);
-        let z = b.u32(0);
-        b.store(flag, z, old);
-    });
-    b.barrier(BarrierKind::Lds);
-    let old = b.load(flag, zero, Type::U32);
-    let one = b.u32(1);
-    let last = b.sub(total, one);
-    let is_last = b.eq(old, last);
-    b.if_then(is_last, |b| {
-        b.fence(Scope::Device);
-        finish(b)
-    });
 }

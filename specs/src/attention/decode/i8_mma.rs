@@ -19,11 +19,12 @@
 //!   `[34b + 2 + 4g, +4)` of the lane's 8 keys transposed by 8 byte permutes a 4 keys. C element
 //!   `e` of tile `i` is row `g + 8(e/2)`, dimension `32b + 8t + 4(e%2) + i`.
 
-use super::combine::{combine, last_of, States};
+use super::combine::{combine, States};
 use super::i8::{
     abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
 };
 use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
+use crate::common::last_of_workgroups;
 use crate::math::exp_sub;
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
@@ -103,7 +104,7 @@ pub(super) fn body(
         let total = b.div(total, nw);
         let hr = b.mul(c.h, c.rows_per_head);
         let counter = b.add(hr, rg);
-        last_of(b, c, flag, counters, counter, total, |b| {
+        last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             let rows: Vec<Row> = (0..tile)
                 .map(|k| {
                     let kk = b.u32(k);

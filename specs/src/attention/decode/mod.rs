@@ -80,10 +80,11 @@ pub mod short;
 
 use super::rope::Rope;
 use super::CacheType;
+use crate::common::last_of_workgroups;
 use crate::math::exp_sub;
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
-use combine::{combine, last_of, States};
+use combine::{combine, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA};
 use kiln_ir::{
@@ -873,7 +874,7 @@ pub(super) fn attention_order(
         let total = b.div(total, nw);
         let hr = b.mul(h, rows_per_head);
         let counter = b.add(hr, rg);
-        last_of(b, &c, flag, counters, counter, total, |b| {
+        last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             combine(b, &c, &rows, wave_id, shape.waves, States::Partials);
             let zero = b.u32(0);
             let first = b.eq(tid, zero);
