@@ -145,14 +145,23 @@ pub enum Append {
 }
 
 /// Where a layer's two RMSNorms run: folded into the GEMV that reads them (the `_norm`
-/// families: one node a norm fewer) or as `rmsnorm_q8_1s_f32` nodes before the plain GEMVs.
+/// families: one node a norm fewer), in the tail of the residual GEMV that writes their input
+/// (the `_res_rmsnorm` families: the same), or as `rmsnorm_q8_1s_f32` nodes before the plain
+/// GEMVs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Norms {
-    /// In the Q/K/V and gate/up GEMVs' prologues.
+    /// In the Q/K/V and gate/up GEMVs' prologues: every workgroup normalizes the row again.
     Folded,
+    /// In the residual GEMVs: the last workgroup of the attention output's GEMV normalizes its
+    /// row for the gate/up GEMV, the last of the down projection's for the next layer's Q/K/V
+    /// (and the last layer's for the LM head); layer 0's norm stays a node.
+    InResidual,
     /// Nodes of their own.
     Apart,
 }
+
+/// The longest row the `_res_rmsnorm` tails normalize (their launch rule).
+pub const RESIDUAL_NORM_MAX_HIDDEN: usize = 4096;
 
 /// The model's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -358,9 +367,10 @@ impl Config {
         let (qkv, gate_up) = match (norms, append) {
             (Norms::Folded, Append::InQkv) => ("_qkv_cache_norm", "_swiglu_q8_1s_norm"),
             (Norms::Folded, Append::Apart) => ("_qkv_norm", "_swiglu_q8_1s_norm"),
-            (Norms::Apart, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
-            (Norms::Apart, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
+            (Norms::Apart | Norms::InResidual, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
+            (Norms::Apart | Norms::InResidual, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
         };
+        let res = if norms == Norms::InResidual { "_res_rmsnorm" } else { "_res" };
         if append == Append::Apart || self.layers.iter().any(|l| l.qkv().is_none()) {
             v.push("kv_append_q8_0".to_string());
         }
@@ -371,7 +381,7 @@ impl Config {
                 None => vec![(l.q, ""), (l.k, ""), (l.v, "")],
             };
             for (m, suffix) in
-                attn_in.into_iter().chain([(l.o, "_res"), (l.gate_up, gate_up), (l.down, "_res")])
+                attn_in.into_iter().chain([(l.o, res), (l.gate_up, gate_up), (l.down, res)])
             {
                 v.push(format!("gemv_{}_rp{suffix}", m.name()));
                 fmts.push(m);
@@ -392,10 +402,16 @@ impl Config {
     /// Where the norms go on `rt`: folded when the hidden size is at most
     /// [`FOLD_NORMS_MAX_HIDDEN`], the package has every `_norm` kernel the model needs (they are
     /// built only for wave-32 archs) and each object's prologue takes rows of the hidden size
-    /// (its `norm_max_k`); apart otherwise.
+    /// (its `norm_max_k`); else in the residual GEMVs when the package has their
+    /// `_res_rmsnorm` kernels and the hidden size is at most [`RESIDUAL_NORM_MAX_HIDDEN`];
+    /// apart otherwise.
     pub fn norms_for(&self, rt: &Runtime) -> Norms {
         if self.hidden > FOLD_NORMS_MAX_HIDDEN {
-            return Norms::Apart;
+            let have = rt.kernels();
+            let tails = self.kernels(Norms::InResidual);
+            let fits = self.hidden <= RESIDUAL_NORM_MAX_HIDDEN
+                && tails.iter().all(|k| have.contains(&k.as_str()));
+            return if fits { Norms::InResidual } else { Norms::Apart };
         }
         let fits = |kernel: &str| {
             let variants = rt.variants(kernel);

@@ -256,6 +256,14 @@ impl StepGraph {
         g.add_buffer("as", dev.alloc(ScalarType::U32, MAX_T * h / 32)?)?;
         g.add_buffer("fq", dev.alloc(ScalarType::U8, MAX_T * f)?)?;
         g.add_buffer("fs", dev.alloc(ScalarType::U32, MAX_T * f / 32)?)?;
+        // With the norms in the residual GEMVs the attention writes its output apart (`oq`,
+        // `os`): the attention output's GEMV reads it and its tail writes the norm into `aq`.
+        let tails = weights.norms == Norms::InResidual;
+        let (oq, os) = if tails { ("oq", "os") } else { ("aq", "as") };
+        if tails {
+            g.add_buffer("oq", dev.alloc(ScalarType::U8, MAX_T * h)?)?;
+            g.add_buffer("os", dev.alloc(ScalarType::U32, MAX_T * h / 32)?)?;
+        }
         // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
         // writes it last, so a decode step can start from the last one's token on the device.
         g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
@@ -315,6 +323,28 @@ impl StepGraph {
         let normed = |x: &str, w: &str| {
             NodeArgs::new().buffer("x", x).buffer("weight", w).scalar("eps", cfg.eps)
         };
+        // A residual GEMV, with the norm of its output (gain `w`) in its tail when the norms
+        // run there.
+        let residual = |m: MatType, a: NodeArgs, w: &str| {
+            let kernel =
+                format!("gemv_{}_rp{}", m.name(), if tails { "_res_rmsnorm" } else { "_res" });
+            let a = if tails {
+                a.buffer("weight", w)
+                    .scalar("eps", cfg.eps)
+                    .buffer("norm_xq", "aq")
+                    .buffer("norm_xs", "as")
+            } else {
+                a
+            };
+            (kernel, a)
+        };
+        // Whether the norm before a layer's Q/K/V or gate/up GEMV is a node of its own (with
+        // the norms in the tails, only layer 0's Q/K/V one: nothing before it has a tail).
+        let norm_node = |layer: usize, before_qkv: bool| match weights.norms {
+            Norms::Folded => false,
+            Norms::Apart => true,
+            Norms::InResidual => before_qkv && layer == 0,
+        };
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
@@ -353,25 +383,23 @@ impl StepGraph {
                     .scalar("base", cfg.rope_base)
             };
             let append_apart = weights.append == Append::Apart || l.qkv().is_none();
-            match (l.qkv(), weights.norms) {
-                (Some(m), Norms::Folded) if !append_apart => {
+            let folded = weights.norms == Norms::Folded;
+            if norm_node(i, true) || (folded && l.qkv().is_none()) {
+                add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
+            }
+            let normed_acts = || NodeArgs::new().buffer("xq", "aq").buffer("xs", "as");
+            match (l.qkv(), folded) {
+                (Some(m), true) if !append_apart => {
                     add(&mat(m, "_qkv_cache_norm"), cached(normed("x", &p("attn_norm"))))?
                 }
-                (Some(m), Norms::Apart) if !append_apart => {
-                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
-                    let a = NodeArgs::new().buffer("xq", "aq").buffer("xs", "as");
-                    add(&mat(m, "_qkv_cache"), cached(a))?
+                (Some(m), false) if !append_apart => {
+                    add(&mat(m, "_qkv_cache"), cached(normed_acts()))?
                 }
-                (Some(m), Norms::Folded) => {
+                (Some(m), true) => {
                     add(&mat(m, "_qkv_norm"), qkv_args(normed("x", &p("attn_norm"))))?
                 }
-                (Some(m), Norms::Apart) => {
-                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
-                    let a = NodeArgs::new().buffer("xq", "aq").buffer("xs", "as");
-                    add(&mat(m, "_qkv"), qkv_args(a))?
-                }
-                (None, Norms::Folded | Norms::Apart) => {
-                    add("rmsnorm_q8_1s_f32", norm(&p("attn_norm")).buffer("x", "x"))?;
+                (Some(m), false) => add(&mat(m, "_qkv"), qkv_args(normed_acts()))?,
+                (None, _) => {
                     add(&mat(l.q, ""), gemv(&p("attn_q"), "q", h, h))?;
                     add(&mat(l.k, ""), gemv(&p("attn_k"), "k", kvd, h))?;
                     add(&mat(l.v, ""), gemv(&p("attn_v"), "v", kvd, h))?;
@@ -398,15 +426,17 @@ impl StepGraph {
                         .buffer("q", "q")
                         .buffer("k_cache", format!("kc.{i}"))
                         .buffer("v_cache", format!("vc.{i}"))
-                        .buffer("xq", "aq")
-                        .buffer("xs", "as")
+                        .buffer("xq", oq)
+                        .buffer("xs", os)
                         .scalar("n_kv_heads", u32_of(cfg.n_kv_heads))
                         .scalar("group", u32_of(cfg.n_heads / cfg.n_kv_heads))
                         .scalar("ctx_max", u32_of(ctx_max))
                         .scalar("scale", 1.0f32 / (cfg.head_dim as f32).sqrt()),
                 ),
             )?;
-            add(&mat(l.o, "_res"), gemv(&p("attn_output"), "h", h, h).buffer("res", "x"))?;
+            let o = gemv_of((oq, os), &p("attn_output"), "h", h, h).buffer("res", "x");
+            let (kernel, o) = residual(l.o, o, &p("ffn_norm"));
+            add(&kernel, o)?;
             let gate_up = |a: NodeArgs| {
                 a.buffer("gate_wq", p("ffn_gate.q"))
                     .buffer("gate_ws", p("ffn_gate.s"))
@@ -418,25 +448,27 @@ impl StepGraph {
                     .scalar("k", hu)
                     .var("t", "t")
             };
-            match weights.norms {
-                Norms::Folded => add(
-                    &mat(l.gate_up, "_swiglu_q8_1s_norm"),
-                    gate_up(normed("h", &p("ffn_norm"))),
-                )?,
-                Norms::Apart => {
+            if folded {
+                add(&mat(l.gate_up, "_swiglu_q8_1s_norm"), gate_up(normed("h", &p("ffn_norm"))))?
+            } else {
+                if norm_node(i, false) {
                     add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
-                    add(
-                        &mat(l.gate_up, "_swiglu_q8_1s"),
-                        gate_up(NodeArgs::new().buffer("xq", "aq").buffer("xs", "as")),
-                    )?
                 }
+                add(&mat(l.gate_up, "_swiglu_q8_1s"), gate_up(normed_acts()))?
             }
-            add(
-                &mat(l.down, "_res"),
-                gemv_of(("fq", "fs"), &p("ffn_down"), "x", h, f).buffer("res", "h"),
-            )?;
+            // The down projection's tail: the next layer's first norm, or the output norm.
+            let next_norm = if i + 1 < cfg.n_layers {
+                format!("blk.{}.attn_norm", i + 1)
+            } else {
+                "output_norm".into()
+            };
+            let down = gemv_of(("fq", "fs"), &p("ffn_down"), "x", h, f).buffer("res", "h");
+            let (kernel, down) = residual(l.down, down, &next_norm);
+            add(&kernel, down)?;
         }
-        add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
+        if !tails {
+            add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
+        }
         match cfg.output {
             None => add(
                 "gemv_q8_0",

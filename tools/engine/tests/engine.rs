@@ -335,8 +335,8 @@ fn the_attention_node_rotates_q_and_quantizes_its_output() {
 }
 
 /// Where the package lacks the `_norm` GEMVs (a wave-64 arch: they are built for wave 32 only)
-/// the step runs the norms as nodes of their own; on an arch that has both, the two placements
-/// give the same logits bit for bit.
+/// the step runs the norms as nodes of their own; on an arch that has them all, the three
+/// placements (folded, in the residual GEMVs' tails, apart) give the same logits bit for bit.
 #[test]
 #[cfg_attr(
     not(kiln_engine_package),
@@ -358,17 +358,25 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     };
     let rt = runtime();
     assert_eq!(model.config.norms_for(&rt), Norms::Folded);
-    // A long row is normalized apart (every workgroup of a `_norm` GEMV would redo it).
+    // A long row is normalized in the residual GEMVs' tails (every workgroup of a `_norm` GEMV
+    // would redo it), a row past the tails' limit apart.
     let mut wide = model.config.clone();
     wide.hidden = kiln_engine::config::FOLD_NORMS_MAX_HIDDEN + 32;
+    assert_eq!(wide.norms_for(&rt), Norms::InResidual);
+    wide.hidden = kiln_engine::config::RESIDUAL_NORM_MAX_HIDDEN + 32;
     assert_eq!(wide.norms_for(&rt), Norms::Apart);
     let (folded, n_folded, norms_folded) = run(&rt, Norms::Folded);
     let (apart, n_apart, norms_apart) = run(&rt, Norms::Apart);
-    assert_eq!((norms_folded, norms_apart), (1, 2 * m.layers + 1));
+    let (tails, n_tails, norms_tails) = run(&rt, Norms::InResidual);
+    // Layer 0's first norm stays a node with the tails (nothing before it has one).
+    assert_eq!((norms_folded, norms_apart, norms_tails), (1, 2 * m.layers + 1, 1));
     assert_eq!(n_apart, n_folded + 2 * m.layers);
+    assert_eq!(n_tails, n_folded);
     assert!(folded.iter().all(|v| v.is_finite()));
-    let same = folded.iter().zip(&apart).all(|(a, b)| a.to_bits() == b.to_bits());
-    assert!(same, "the folded norms changed the logits");
+    for (other, what) in [(&apart, "apart"), (&tails, "in the residual GEMVs")] {
+        let same = folded.iter().zip(other).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "the norms {what} changed the logits");
+    }
 
     let pkg = Package::open(package_dir()).unwrap();
     assert!(

@@ -65,10 +65,11 @@ pub struct GenerateArgs {
     /// With --profile: the copy bandwidth for the floor, GB/s (measure it with `kiln bench`).
     #[arg(long, default_value_t = 4200.0)]
     bandwidth: f64,
-    /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `apart` as nodes
-    /// of their own, or `auto` (folded where the package has the `_norm` kernels for the arch
-    /// and the hidden size fits them).
-    #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "apart"])]
+    /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `residual` in the
+    /// tails of the residual GEMVs that write their input, `apart` as nodes of their own, or
+    /// `auto` (folded where the package has the `_norm` kernels for the arch and the hidden size
+    /// fits them, else in the residual GEMVs where it has the `_res_rmsnorm` kernels).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "residual", "apart"])]
     norms: String,
     /// Where the layers' K/V append runs: `fused` into the Q/K/V GEMV (the `_qkv_cache`
     /// kernels), `apart` as a `kv_append_q8_0` node, or `auto` (fused where the package has the
@@ -104,6 +105,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let rt = load_package(&dev, &pkg, &a.package, Overrides::from_env())?;
     let norms = match a.norms.as_str() {
         "folded" => Norms::Folded,
+        "residual" => Norms::InResidual,
         "apart" => Norms::Apart,
         _ => m.config.norms_for(&rt),
     };
