@@ -357,6 +357,10 @@ pub fn specs() -> Vec<KernelSpec> {
             // (Four tiles, `mma_t4`, was slower, 32.6-35.7 us on the H200, and spills on gfx90a
             // with the tile layout's addressing: removed.)
             k4v("mma_t2", |t, w| k4::build(t, w, 2), k4::mma_archs()),
+            // (Two tiles with two and four groups in flight, `wide_t2_g2` / `_g4`, were timed on
+            // the H200 at N = 14336: 19.17 / 18.27 us at T = 1, 21.38 / 20.24 at T = 8 against
+            // this order's 19.35 / 21.01; the 4% at T = 8 did not pay for spills on sm_86,
+            // gfx1100 and gfx1201 under the cap: removed. bench/results/pipeline-h200-2026-12-02.md)
         ],
         parity: Parity::Buffers(k4_cases),
         bench: Bench::Cases(|| bench("gemv_q8_0_rp_k4")),
@@ -848,6 +852,8 @@ fn bench(family: &str) -> Vec<BenchCase> {
         "gemv_q8_0" => vec![
             case("gemv_q8_0_n14336_t1", Q8_0, Ggml, Plain, 14336, 4096, 1),
             case("gemv_q8_0_n14336_t8", Q8_0, Ggml, Plain, 14336, 4096, 8),
+            // SmolLM2-135M's LM head (tied to the Q8_0 embedding).
+            case("gemv_q8_0_n49152_k576_t1", Q8_0, Ggml, Plain, 49152, 576, 1),
         ],
         "gemv_q4_0" => vec![case("gemv_q4_0_n14336_t1", Q4_0, Ggml, Plain, 14336, 4096, 1)],
         "gemv_q4_1" => vec![case("gemv_q4_1_n14336_t1", Q4_1, Ggml, Plain, 14336, 4096, 1)],

@@ -154,14 +154,12 @@ pub enum Norms {
     Folded,
     /// In the residual GEMVs: the last workgroup of the attention output's GEMV normalizes its
     /// row for the gate/up GEMV, the last of the down projection's for the next layer's Q/K/V
-    /// (and the last layer's for the LM head); layer 0's norm stays a node.
+    /// (and the last layer's for the LM head); layer 0's norm stays a node. Only when asked
+    /// for: slower than apart on the H200 (see [`Config::norms_for`]); rows of at most 4096.
     InResidual,
     /// Nodes of their own.
     Apart,
 }
-
-/// The longest row the `_res_rmsnorm` tails normalize (their launch rule).
-pub const RESIDUAL_NORM_MAX_HIDDEN: usize = 4096;
 
 /// The model's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -402,16 +400,13 @@ impl Config {
     /// Where the norms go on `rt`: folded when the hidden size is at most
     /// [`FOLD_NORMS_MAX_HIDDEN`], the package has every `_norm` kernel the model needs (they are
     /// built only for wave-32 archs) and each object's prologue takes rows of the hidden size
-    /// (its `norm_max_k`); else in the residual GEMVs when the package has their
-    /// `_res_rmsnorm` kernels and the hidden size is at most [`RESIDUAL_NORM_MAX_HIDDEN`];
-    /// apart otherwise.
+    /// (its `norm_max_k`); apart otherwise. Never in the residual GEMVs' tails
+    /// ([`Norms::InResidual`], asked for with `kiln generate --norms residual`): measured
+    /// slower on the H200 (`bench/results/pipeline-h200-2026-12-02.md`: Llama-3-8B's step
+    /// 2708 -> 6147 us, the tail on one workgroup a chain of memory round trips).
     pub fn norms_for(&self, rt: &Runtime) -> Norms {
         if self.hidden > FOLD_NORMS_MAX_HIDDEN {
-            let have = rt.kernels();
-            let tails = self.kernels(Norms::InResidual);
-            let fits = self.hidden <= RESIDUAL_NORM_MAX_HIDDEN
-                && tails.iter().all(|k| have.contains(&k.as_str()));
-            return if fits { Norms::InResidual } else { Norms::Apart };
+            return Norms::Apart;
         }
         let fits = |kernel: &str| {
             let variants = rt.variants(kernel);

@@ -66,9 +66,9 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 4200.0)]
     bandwidth: f64,
     /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `residual` in the
-    /// tails of the residual GEMVs that write their input, `apart` as nodes of their own, or
-    /// `auto` (folded where the package has the `_norm` kernels for the arch and the hidden size
-    /// fits them, else in the residual GEMVs where it has the `_res_rmsnorm` kernels).
+    /// tails of the residual GEMVs that write their input (slower on the H200: for comparing),
+    /// `apart` as nodes of their own, or `auto` (folded where the package has the `_norm`
+    /// kernels for the arch and the hidden size fits them, else apart).
     #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "residual", "apart"])]
     norms: String,
     /// Where the layers' K/V append runs: `fused` into the Q/K/V GEMV (the `_qkv_cache`

@@ -11,8 +11,8 @@
 //! | private | `alloca` (`.local` when not promoted) |
 //! | lane / ids | `%laneid`, `%tid.*`, `%ctaid.*`, `%nctaid.*`; wave = linear local id / 32 |
 //! | `barrier(Lds)`, `barrier(All)` | `bar.sync 0` (`llvm.nvvm.barrier0`); it orders shared and global memory for the CTA |
-//! | fence | `membar.cta` / `membar.gl`: LLVM 19's NVPTX cannot select IR `fence` instructions |
-//! | atomics | `atom.*` (relaxed; LLVM 19 ignores IR orderings and scopes on NVPTX) between two `membar`s of the op's scope, which gives the acquire-release ordering the IR promises |
+//! | fence | `membar.cta` / `fence.acq_rel.gpu` (inline assembly): LLVM 19's NVPTX cannot select IR `fence` instructions |
+//! | atomics | `atom.*` (relaxed; LLVM 19 ignores IR orderings and scopes on NVPTX) between two fences of the op's scope, which gives the acquire-release ordering the IR promises |
 //! | shuffles | `shfl.sync.{bfly,idx,up,down}.b32` with the full mask (cross-lane ops run on converged waves) |
 //! | ballot | `vote.sync.ballot.b32` with `activemask` (ballot counts the active lanes) |
 //! | wave reduce, 32-bit integers, sm_80+ | `redux.sync` (integer add / min / max are associative, so the bits equal the butterfly's) |
@@ -337,11 +337,28 @@ fn id<'ctx>(l: &mut Lowering<'ctx, '_>, kind: IdKind) -> LResult<IntValue<'ctx>>
 }
 
 fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
-    let name = match scope {
-        Scope::Workgroup => "llvm.nvvm.membar.cta",
-        Scope::Device => "llvm.nvvm.membar.gl",
-    };
-    l.intrinsic(name, &[], &[])?;
+    match scope {
+        Scope::Workgroup => {
+            l.intrinsic("llvm.nvvm.membar.cta", &[], &[])?;
+        }
+        // `fence.acq_rel.gpu`, not `membar.gl` (= `fence.sc.gpu`): the IR promises
+        // acquire-release ordering, and the sequentially consistent fence costs about 50 ns a
+        // workgroup of the last-workgroup handshake on the H200 (a 1024-workgroup GEMV with one
+        // handshake a workgroup took 53 us longer; bench/results/pipeline-h200-2026-12-02.md).
+        Scope::Device => {
+            let fty = l.ctx.void_type().fn_type(&[], false);
+            let asm = l.ctx.create_inline_asm(
+                fty,
+                "fence.acq_rel.gpu;".into(),
+                "~{memory}".into(),
+                true,
+                false,
+                None,
+                false,
+            );
+            l.b.build_indirect_call(fty, asm, &[], "")?;
+        }
+    }
     Ok(())
 }
 
