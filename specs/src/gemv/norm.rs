@@ -68,7 +68,8 @@ pub(crate) enum Blocks {
         s: LdsSlot,
     },
     /// The split Q8_1 rows of `rmsnorm_q8_1s_f32` in global memory (the `_res_rmsnorm`
-    /// epilogue): token `tok0 + j` at its own row. Tokens past `t` are not stored.
+    /// epilogue): token `tok0 + j` at its own row. Tokens past `t` are neither computed nor
+    /// stored (a one-token call does one token's work, not a pass's).
     Global {
         /// Quants (`u8`, `t * k`).
         q: Param,
@@ -144,6 +145,15 @@ impl RowNorm {
         let last_vec = b.sub(nvec, one);
         let last_tok = b.sub(t, one);
         let perv = b.u32(self.per);
+        // Tokens of the pass that are worked on: all of them for the LDS (the GEMV reads every
+        // token's words), those before `t` for global memory.
+        let live = match blocks {
+            Blocks::Lds { .. } => perv,
+            Blocks::Global { .. } => {
+                let left = b.sub(t, tok0);
+                b.min(perv, left)
+            }
+        };
         let vwaves = BLOCK / wave;
         let row_of = |b: &mut KernelBuilder, j: Value| {
             let tok = b.add(tok0, j);
@@ -156,7 +166,7 @@ impl RowNorm {
         let used = ceil_div(b, nvec, wave);
         let vwv = b.u32(vwaves);
         let used = b.min(used, vwv);
-        let pairs = b.mul(perv, used);
+        let pairs = b.mul(live, used);
         let trips = ceil_div(b, pairs, waves);
         const _: () = assert!(NORM_MAX_K / VEC <= 2 * BLOCK, "two vectors a virtual lane");
         let blockv = b.u32(BLOCK);
@@ -209,7 +219,7 @@ impl RowNorm {
         b.barrier(BarrierKind::Lds);
 
         // 2. r of token j from its BLOCK / W wave sums.
-        let mine = b.lt(local, perv);
+        let mine = b.lt(local, live);
         b.if_then(mine, |b| {
             let base = b.mul(local, vwv);
             let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
@@ -222,7 +232,7 @@ impl RowNorm {
         // 3. The normalized values of (token, vector) pairs, quantized by blocks of eight lanes.
         // Lanes past the pairs work on the last pair and store nothing (a trip count the same
         // for every lane: the quantize's shuffles need the whole wave).
-        let vectors = b.mul(perv, nvec);
+        let vectors = b.mul(live, nvec);
         let trips = ceil_div(b, vectors, waves * wave);
         let last_pair = b.sub(vectors, one);
         let group = QK / VEC;
