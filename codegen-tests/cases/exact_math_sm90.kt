@@ -10,7 +10,7 @@ CHECK: ex2.approx.f32
 CHECK: rcp.approx.f32
 CHECK: fma.rn.f16
 CHECK: fma.rn.bf16
-CHECK: membar.gl;
-CHECK-NEXT: atom.global.add.u32
-CHECK-NEXT: membar.gl;
+CHECK: fence.acq_rel.gpu;
+CHECK: atom.global.add.u32
+CHECK: fence.acq_rel.gpu;
 CHECK: redux.sync.max.u32
