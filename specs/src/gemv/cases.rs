@@ -82,17 +82,14 @@ pub(crate) fn res_norm_inputs(
 /// multiple of 256, every `t` in 1..=8 and 11 (two passes of the tail; the rows of
 /// [`res_norm_inputs`]); `large` adds model widths.
 pub(crate) fn res_norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case> {
-    let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (576, 416, t)).collect();
-    shapes.extend([
-        (32, 32, 1),
-        (32 * 7, 32, 3),
-        (4064, 96, 5),
-        (4096, 64, 8),
-        (96, 4096 + 32, 2),
-        (160, 96, 11),
-    ]);
+    // A few shapes a run (the families are not in the engine's default step, and each case
+    // runs every variant at two wave sizes in CI; the unit test
+    // `the_res_norm_gemvs_equal_the_gemv_then_the_norm` checks them against the unfused pair).
+    let mut shapes: Vec<(usize, usize, usize)> = [1, 4, 8].map(|t| (576, 416, t)).to_vec();
+    shapes.extend([(32, 32, 1), (32 * 7, 32, 3), (4064, 96, 5), (96, 4096 + 32, 2), (160, 96, 11)]);
     if large {
-        shapes.extend([(4096, 4096, 1), (4096, 14336, 8), (576, 1536, 8)]);
+        shapes.extend((2..=7).filter(|t| *t != 4).map(|t| (576, 416, t)));
+        shapes.extend([(4096, 64, 8), (4096, 4096, 1), (4096, 14336, 8), (576, 1536, 8)]);
     }
     shapes
         .into_iter()
