@@ -73,11 +73,6 @@ impl ReadBack {
         })
     }
 
-    /// The buffer it reads.
-    pub fn buffer(&self) -> &Buffer {
-        &self.src
-    }
-
     /// Reads queued and not yet waited for.
     pub fn pending(&self) -> usize {
         self.slots.iter().filter(|s| s.pending.is_some()).count()

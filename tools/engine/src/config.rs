@@ -161,6 +161,17 @@ pub enum Norms {
     Apart,
 }
 
+impl Norms {
+    /// The family suffix of the residual GEMVs (`_res`, or `_res_rmsnorm` with the norms in
+    /// their tails).
+    pub fn residual_suffix(self) -> &'static str {
+        match self {
+            Norms::InResidual => "_res_rmsnorm",
+            Norms::Folded | Norms::Apart => "_res",
+        }
+    }
+}
+
 /// The model's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -368,7 +379,7 @@ impl Config {
             (Norms::Apart | Norms::InResidual, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
             (Norms::Apart | Norms::InResidual, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
         };
-        let res = if norms == Norms::InResidual { "_res_rmsnorm" } else { "_res" };
+        let res = norms.residual_suffix();
         if append == Append::Apart || self.layers.iter().any(|l| l.qkv().is_none()) {
             v.push("kv_append_q8_0".to_string());
         }

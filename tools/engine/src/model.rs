@@ -323,21 +323,19 @@ impl StepGraph {
         let normed = |x: &str, w: &str| {
             NodeArgs::new().buffer("x", x).buffer("weight", w).scalar("eps", cfg.eps)
         };
-        // A residual GEMV, with the norm of its output (gain `w`) in its tail when the norms
-        // run there.
-        let residual = |m: MatType, a: NodeArgs, w: &str| {
-            let kernel =
-                format!("gemv_{}_rp{}", m.name(), if tails { "_res_rmsnorm" } else { "_res" });
-            let a = if tails {
+        // A residual GEMV's arguments, with the norm of its output (gain `w`) in its tail when
+        // the norms run there (its family: `Norms::residual_suffix`).
+        let residual = |a: NodeArgs, w: &str| {
+            if tails {
                 a.buffer("weight", w)
                     .scalar("eps", cfg.eps)
                     .buffer("norm_xq", "aq")
                     .buffer("norm_xs", "as")
             } else {
                 a
-            };
-            (kernel, a)
+            }
         };
+        let res = weights.norms.residual_suffix();
         // Whether the norm before a layer's Q/K/V or gate/up GEMV is a node of its own (with
         // the norms in the tails, only layer 0's Q/K/V one: nothing before it has a tail).
         let norm_node = |layer: usize, before_qkv: bool| match weights.norms {
@@ -435,8 +433,7 @@ impl StepGraph {
                 ),
             )?;
             let o = gemv_of((oq, os), &p("attn_output"), "h", h, h).buffer("res", "x");
-            let (kernel, o) = residual(l.o, o, &p("ffn_norm"));
-            add(&kernel, o)?;
+            add(&mat(l.o, res), residual(o, &p("ffn_norm")))?;
             let gate_up = |a: NodeArgs| {
                 a.buffer("gate_wq", p("ffn_gate.q"))
                     .buffer("gate_ws", p("ffn_gate.s"))
@@ -463,8 +460,7 @@ impl StepGraph {
                 "output_norm".into()
             };
             let down = gemv_of(("fq", "fs"), &p("ffn_down"), "x", h, f).buffer("res", "h");
-            let (kernel, down) = residual(l.down, down, &next_norm);
-            add(&kernel, down)?;
+            add(&mat(l.down, res), residual(down, &next_norm))?;
         }
         if !tails {
             add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;

@@ -24,7 +24,7 @@ use super::i8::{
     abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
 };
 use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
-use crate::common::last_of_workgroups;
+use crate::common::{last_of_workgroups, reset_counter};
 use crate::math::exp_sub;
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
@@ -113,12 +113,7 @@ pub(super) fn body(
                 })
                 .collect();
             combine(b, c, &rows, wave_id, shape.waves, States::Partials);
-            let zero = b.u32(0);
-            let first = b.eq(c.tid, zero);
-            b.if_then(first, |b| {
-                let z = b.u32(0);
-                b.store(counters, counter, z);
-            });
+            reset_counter(b, c.tid, counters, counter);
         });
     });
 }

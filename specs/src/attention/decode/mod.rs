@@ -80,7 +80,7 @@ pub mod short;
 
 use super::rope::Rope;
 use super::CacheType;
-use crate::common::last_of_workgroups;
+use crate::common::{last_of_workgroups, reset_counter};
 use crate::math::exp_sub;
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
@@ -876,12 +876,7 @@ pub(super) fn attention_order(
         let counter = b.add(hr, rg);
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             combine(b, &c, &rows, wave_id, shape.waves, States::Partials);
-            let zero = b.u32(0);
-            let first = b.eq(tid, zero);
-            b.if_then(first, |b| {
-                let z = b.u32(0);
-                b.store(counters, counter, z);
-            });
+            reset_counter(b, tid, counters, counter);
         });
     });
     b.finish()
