@@ -77,10 +77,10 @@ pub(crate) fn res_norm_inputs(
     inputs
 }
 
-/// The `_res_rmsnorm` cases: `n` a multiple of 32 up to the longest row the norm takes (an odd
-/// number of blocks: SmolLM2's 576 and 4064; 4096, two vectors a lane of the norm), `k` not a
-/// multiple of 256, every `t` in 1..=8 and 11 (two passes of the tail; the rows of
-/// [`res_norm_inputs`]); `large` adds model widths.
+/// The `_res_rmsnorm` cases: `n` a multiple of 32 (an odd number of blocks: SmolLM2's 576 and
+/// 4064), `k` not a multiple of 256, `t` = 1, 2, 3, 4, 5, 8 and 11 (two passes of the tail; the
+/// rows of [`res_norm_inputs`]); `large` adds the other `t` up to 8, the longest row (4096, two
+/// vectors a lane of the norm) and model widths.
 pub(crate) fn res_norm_cases(rng: &mut Rng, large: bool, wt: WType, layout: Layout) -> Vec<Case> {
     // A few shapes a run (the families are not in the engine's default step, and each case
     // runs every variant at two wave sizes in CI; the unit test
