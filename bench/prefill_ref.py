@@ -123,7 +123,7 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--arch", default=None)
     ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--variants", default="baseline,pipe,m32")
+    ap.add_argument("--variants", default="baseline,w4,pipe,m32")
     ap.add_argument("--large", action="store_true")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")

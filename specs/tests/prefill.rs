@@ -99,7 +99,7 @@ fn prefill_matches_float64_and_variants_match_the_baseline() {
                     // L = 512 at one arch a wave size by default (the lanes fallback takes
                     // about 20 s a family in the interpreter there): KILN_PREFILL_ALL=1 runs
                     // it everywhere (`kiln parity --arch gfx906` always does).
-                    let long = matches!(arch, "gfx1100" | "gfx942");
+                    let long = matches!(arch, "gfx1100" | "gfx942" | "sm_90");
                     if !long && shape.1 >= 512 && std::env::var("KILN_PREFILL_ALL").is_err() {
                         continue;
                     }

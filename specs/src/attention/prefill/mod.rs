@@ -66,6 +66,7 @@
 
 mod cases;
 mod stage;
+mod wide;
 
 use stage::{fetch, fetched_from, fetched_values, put, stage};
 
@@ -81,6 +82,7 @@ use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
 };
+pub use wide::{w4_archs, w4_fits, Wide, WIDE};
 
 /// Keys a block (the softmax's step, and K of the matrix shapes used).
 pub const KEY_BLOCK: u32 = 16;
@@ -138,36 +140,45 @@ fn build<const Q8: bool, const D: u32, const TILES: u32, const PIPE: bool>(
     attention(t, wave, cache, D, TILES, PIPE)
 }
 
+fn build_wide<const Q8: bool, const D: u32, const I: usize>(t: &Target, wave: u32) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    wide::attention_wide(t, wave, cache, D, WIDE[I])
+}
+
+/// The `w*` variants ([`WIDE`], in route order), routed on the archs with NVIDIA's f16 shape.
+fn wide_variants<const Q8: bool, const D: u32>() -> Vec<VariantSpec> {
+    let builds: [crate::BuildFn; WIDE.len()] = [build_wide::<Q8, D, 0>, build_wide::<Q8, D, 1>];
+    WIDE.iter()
+        .zip(builds)
+        .map(|(w, build)| VariantSpec {
+            name: w.name,
+            build,
+            admit: Admission { archs: w4_archs(), shapes: vec![] },
+        })
+        .collect()
+}
+
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     let max = u64::from(u32::MAX);
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    let mut variants = vec![v("baseline", build::<Q8, D, 1, false>, Admission::default())];
+    variants.extend(wide_variants::<Q8, D>());
+    if D <= M32_MAX_D {
+        variants.push(v(
+            "m32",
+            build::<Q8, D, 2, false>,
+            Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
+        ));
+    }
+    variants.push(v(
+        "pipe",
+        build::<Q8, D, 1, true>,
+        Admission { archs: pipe_archs(cache, D), shapes: vec![] },
+    ));
     KernelSpec {
         name,
-        variants: if D <= M32_MAX_D {
-            vec![
-                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
-                v(
-                    "m32",
-                    build::<Q8, D, 2, false>,
-                    Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
-                ),
-                v(
-                    "pipe",
-                    build::<Q8, D, 1, true>,
-                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
-                ),
-            ]
-        } else {
-            vec![
-                v("baseline", build::<Q8, D, 1, false>, Admission::default()),
-                v(
-                    "pipe",
-                    build::<Q8, D, 1, true>,
-                    Admission { archs: pipe_archs(cache, D), shapes: vec![] },
-                ),
-            ]
-        },
+        variants,
         parity: Parity::Within { cases: |rng, large| parity_cases(rng, large, Q8, D), check },
         bench: if D == 128 {
             Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
@@ -305,6 +316,85 @@ fn row_of(
     (valid, t, at)
 }
 
+/// The family's parameters (every variant's ABI, in order).
+struct Abi {
+    q: Param,
+    k_cache: Param,
+    v_cache: Param,
+    out: Param,
+    pos: Param,
+    n_tokens: Param,
+    n_kv: Param,
+    group: Param,
+    ctx_max: Param,
+    scale: Param,
+}
+
+/// Declares the ABI (parameters, rules, buffer lengths) and the grid: `[n_kv, ceil(n_tokens
+/// group / rows_wg), 1]`, a workgroup `rows_wg` rows of a KV head.
+fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, rows_wg: u64) -> Abi {
+    let q = b.buffer("q", ScalarType::F16, Access::Read);
+    let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
+    let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let pos = b.scalar_param("pos", ScalarType::U32);
+    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
+    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
+    let group = b.scalar_param("group", ScalarType::U32);
+    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
+    let scale = b.scalar_param("scale", ScalarType::F32);
+    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
+    b.scalar_rule(group, ScalarRule::AtLeast(1));
+    b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
+    let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
+    b.set_buffer_len(q, qlen.clone());
+    b.set_buffer_len(out, qlen);
+    let clen = match cache {
+        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
+        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
+    };
+    b.set_buffer_len(k_cache, clen.clone());
+    b.set_buffer_len(v_cache, clen);
+    b.grid([
+        ShapeExpr::scaled(&[n_kv], 1, 1),
+        ShapeExpr::scaled(&[n_tokens, group], 1, rows_wg),
+        ShapeExpr::constant(1),
+    ]);
+    Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale }
+}
+
+/// The Q fragments (A, `D / 16` dim steps) of the 16 rows from row `i0` of KV head `h`,
+/// loaded once into registers (`i0 + row` clamped by [`row_of`]).
+#[allow(clippy::too_many_arguments)]
+fn q_fragments(
+    b: &mut KernelBuilder,
+    kind: MmaKind,
+    q: Param,
+    i0: Value,
+    (rows, group, h, n_q): (Value, Value, Value, Value),
+    d: u32,
+) -> Vec<Value> {
+    let per_a = kind.shape().elements_per_lane(FragmentRole::A);
+    let a_coord: Vec<(Value, Value)> =
+        (0..per_a).map(|e| b.fragment_coord(kind, FragmentRole::A, e)).collect();
+    (0..d / KEY_BLOCK)
+        .map(|ds| {
+            let els: Vec<Value> = a_coord
+                .iter()
+                .map(|&(r, cc)| {
+                    let i = b.add(i0, r);
+                    let doff = b.u32(ds * KEY_BLOCK);
+                    let dim = b.add(cc, doff);
+                    let (_, _, at) = row_of(b, i, rows, group, h, n_q, d);
+                    let at = b.add(at, dim);
+                    b.load(q, at, Type::F16)
+                })
+                .collect();
+            b.fragment_of(kind, FragmentRole::A, &els)
+        })
+        .collect()
+}
+
 /// One prefill kernel: `tiles` row tiles a workgroup, on `t`'s matrix unit when it has the
 /// shape at `wave`, else by lanes.
 pub fn attention(
@@ -328,34 +418,9 @@ pub fn attention(
     b.const_param("row_tiles", tiles as i64);
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("matrix_unit", kind.is_some() as i64);
-    let q = b.buffer("q", ScalarType::F16, Access::Read);
-    let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
-    let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
-    let pos = b.scalar_param("pos", ScalarType::U32);
-    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
-    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
-    let group = b.scalar_param("group", ScalarType::U32);
-    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
-    let scale = b.scalar_param("scale", ScalarType::F32);
-    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
-    b.scalar_rule(group, ScalarRule::AtLeast(1));
-    b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
-    let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
-    b.set_buffer_len(q, qlen.clone());
-    b.set_buffer_len(out, qlen);
-    let clen = match cache {
-        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
-        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
-    };
-    b.set_buffer_len(k_cache, clen.clone());
-    b.set_buffer_len(v_cache, clen);
     let rows_wg = (tiles * TILE_ROWS) as u64;
-    b.grid([
-        ShapeExpr::scaled(&[n_kv], 1, 1),
-        ShapeExpr::scaled(&[n_tokens, group], 1, rows_wg),
-        ShapeExpr::constant(1),
-    ]);
+    let Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale } =
+        declare(&mut b, cache, d, rows_wg);
     let tile_elems = tiles * TILE_ROWS * KEY_BLOCK;
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
@@ -445,36 +510,15 @@ pub fn attention(
             let shape = kind.shape();
             let qf = match q_lds {
                 Some(slot) => QFrags::Lds(slot),
-                None => {
-                    let per_a = shape.elements_per_lane(FragmentRole::A);
-                    let a_coord: Vec<(Value, Value)> =
-                        (0..per_a).map(|e| b.fragment_coord(kind, FragmentRole::A, e)).collect();
-                    QFrags::Regs(
-                        (0..tiles)
-                            .map(|ti| {
-                                (0..d / KEY_BLOCK)
-                                    .map(|ds| {
-                                        let els: Vec<Value> = a_coord
-                                            .iter()
-                                            .map(|&(r, cc)| {
-                                                let off = b.u32(ti * TILE_ROWS);
-                                                let i = b.add(i0, off);
-                                                let i = b.add(i, r);
-                                                let doff = b.u32(ds * KEY_BLOCK);
-                                                let dim = b.add(cc, doff);
-                                                let (_, _, at) =
-                                                    row_of(&mut b, i, rows, g_v, h, n_q, d);
-                                                let at = b.add(at, dim);
-                                                b.load(q, at, Type::F16)
-                                            })
-                                            .collect();
-                                        b.fragment_of(kind, FragmentRole::A, &els)
-                                    })
-                                    .collect()
-                            })
-                            .collect(),
-                    )
-                }
+                None => QFrags::Regs(
+                    (0..tiles)
+                        .map(|ti| {
+                            let off = b.u32(ti * TILE_ROWS);
+                            let i = b.add(i0, off);
+                            q_fragments(&mut b, kind, q, i, (rows, g_v, h, n_q), d)
+                        })
+                        .collect(),
+                ),
             };
             let per_c = shape.elements_per_lane(FragmentRole::C);
             let c_coord = (0..per_c).map(|e| b.fragment_coord(kind, FragmentRole::C, e)).collect();

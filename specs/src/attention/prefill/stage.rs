@@ -97,18 +97,7 @@ pub(super) fn put(b: &mut KernelBuilder, c: &Ctx, f: &Fetched, dst: LdsSlot) {
         let halves: Vec<Value> = match c.cache {
             CacheType::F16 => raw.clone(),
             CacheType::Q8_0 => {
-                let sc = b.bitcast(raw[0], Type::F16);
-                let sc = b.convert(sc, Type::F32);
-                let mut hs = Vec::with_capacity(32);
-                for &w in &raw[1..] {
-                    let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
-                    for e in 0..4u8 {
-                        let q = b.extract(v, e);
-                        let q = b.convert(q, Type::F32);
-                        let q = b.mul(q, sc);
-                        hs.push(b.convert(q, Type::F16));
-                    }
-                }
+                let hs = q8_halves(b, raw);
                 hs.chunks(8).map(|eight| b.make_vector(eight)).collect()
             }
         };
@@ -121,6 +110,24 @@ pub(super) fn put(b: &mut KernelBuilder, c: &Ctx, f: &Fetched, dst: LdsSlot) {
             }
         });
     }
+}
+
+/// The 32 values of a fetched Q8_0 block (`raw`: its scale bits, then 8 words of quants) as
+/// halves, `f16(f32(q) * f32(d))`.
+pub(super) fn q8_halves(b: &mut KernelBuilder, raw: &[Value]) -> Vec<Value> {
+    let sc = b.bitcast(raw[0], Type::F16);
+    let sc = b.convert(sc, Type::F32);
+    let mut hs = Vec::with_capacity(32);
+    for &w in &raw[1..] {
+        let v = b.bitcast(w, Type::vector(ScalarType::I8, 4));
+        for e in 0..4u8 {
+            let q = b.extract(v, e);
+            let q = b.convert(q, Type::F32);
+            let q = b.mul(q, sc);
+            hs.push(b.convert(q, Type::F16));
+        }
+    }
+    hs
 }
 
 /// Values a [`Fetched`] carries through a loop.

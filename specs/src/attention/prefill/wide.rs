@@ -1,0 +1,683 @@
+//! `w4`: four waves a workgroup (64 rows of a KV head) sharing each staged K/V tile, with `S`, the
+//! softmax and `P` in registers (NVIDIA `mma.sync m16n8k16`).
+//!
+//! The baseline's order, bit for bit on the interpreter (every step below is the baseline's op
+//! on the same values):
+//! - A wave owns the 16 rows the baseline's workgroup `4 y + w` owns; a row's last key is
+//!   `min(pos + t, kv_len_w - 1)` as there (`kv_len_w` from the wave's own last row). The four
+//!   waves walk the workgroup's blocks, up to its last row's key: a block past all of a wave's
+//!   keys has every score masked, so `m' = m`, `a = exp(0) = 1`, every `p = 0`, and the state
+//!   stays as it is, bit for bit (the baseline never folds that block).
+//! - `S` of a block: two C tiles of 8 keys, each the chain of `D / 16` instructions of 16 dims
+//!   from a zero accumulator, as the baseline's.
+//! - The softmax on the C layout: lane `(g, t)` (`g = lane >> 2`, `t = lane & 3`) holds rows
+//!   `g` and `g + 8`, keys `2t, 2t + 1, 8 + 2t, 9 + 2t` of the block. `mx` is the maximum of the
+//!   row's 16 scaled and masked scores over the quad (a maximum is the same in any order), `m'`,
+//!   `a` and the `p_j` are the baseline's ops, and `l' = l * a + p_0 + ... + p_15` is summed in
+//!   key order as a chain through the quad: step `k` adds keys `2k`, `2k + 1` in the lane that
+//!   holds them and passes the sum on (eight shuffles a row).
+//! - `P` goes from the C tiles straight into the A fragment of `P V` (its lane map is the two C
+//!   tiles' side by side); `O * a` then `P V` on the matrix unit, a tile of 8 dims an instruction.
+//!
+//! K/V tiles of [`KEY_TILE`] keys go through LDS once for the four waves (K row-major, V
+//! transposed, so that each B fragment is two 32-bit LDS reads; rows padded so that a fragment's
+//! reads hit 32 banks), and the next tile's global loads are in flight, in registers, while the
+//! current one computes.
+//!
+//! One difference from the baseline outside finite data: the baseline reads keys past its own
+//! last key as that key's row (clamped), while the waves here read the real rows up to the
+//! workgroup's last key. Such keys get `p = 0`, so the two agree unless one of those V rows holds
+//! an infinity or a NaN (`0 * inf`).
+
+use super::stage::q8_halves;
+use super::*;
+use kiln_ir::matrix::MmaShape;
+use kiln_ir::PackedConvertOp;
+
+/// A shape of the kernel: one variant each.
+#[derive(Clone, Copy, Debug)]
+pub struct Wide {
+    /// The variant's name.
+    pub name: &'static str,
+    /// Waves a workgroup (16 rows each) sharing the staged tiles.
+    pub waves: u32,
+    /// The next tile's loads in flight in registers during this tile (else loaded and stored at
+    /// the top of each tile).
+    pub prefetch: bool,
+    /// The Q fragments read from LDS each block (else held in registers: `D / 4` a lane).
+    pub q_lds: bool,
+    /// A register cap a lane (NVIDIA), for more waves an SM.
+    pub cap: Option<u32>,
+}
+
+/// The shapes built, in route order.
+pub const WIDE: [Wide; 2] = [
+    Wide { name: "w4q", waves: 4, prefetch: true, q_lds: true, cap: Some(168) },
+    Wide { name: "w4", waves: 4, prefetch: true, q_lds: false, cap: None },
+];
+/// Keys a staged tile (two softmax blocks).
+pub const KEY_TILE: u32 = 32;
+/// Halves of padding after each staged row.
+const PAD: u32 = 8;
+
+/// Whether `w4` has its own code on `t` at `wave` (NVIDIA's m16n8k16 f16 shape); elsewhere it is
+/// the baseline's code, not routed.
+pub fn w4_fits(t: &Target, wave: u32) -> bool {
+    prefill_kind(t, wave).is_some_and(|k| k.shape() == MmaShape::NvM16n8k16F16)
+}
+
+/// The archs where `w4` is routed.
+pub fn w4_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| w4_fits(t, t.default_wave()))
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// A tile's rows of one cache in flight: per piece, the tile key, the first dim, whether the lane
+/// has the piece, and the raw loads (f16: one 8-half vector; Q8_0: a block's scale bits and 8
+/// words of quants).
+struct Tile {
+    pieces: Vec<(Value, Value, Value, Vec<Value>)>,
+}
+
+impl Tile {
+    fn values(&self) -> Vec<Value> {
+        self.pieces
+            .iter()
+            .flat_map(|(k, c, v, raw)| [*k, *c, *v].into_iter().chain(raw.iter().copied()))
+            .collect()
+    }
+
+    fn from_values(like: &Tile, vals: &[Value]) -> Tile {
+        let mut at = 0;
+        let pieces = like
+            .pieces
+            .iter()
+            .map(|(_, _, _, raw)| {
+                let p = (
+                    vals[at],
+                    vals[at + 1],
+                    vals[at + 2],
+                    vals[at + 3..at + 3 + raw.len()].to_vec(),
+                );
+                at += 3 + raw.len();
+                p
+            })
+            .collect();
+        Tile { pieces }
+    }
+}
+
+/// What the pieces of the kernel share.
+struct W {
+    cache: CacheType,
+    waves: u32,
+    d: u32,
+    local: Value,
+    /// `h * ctx_max`: the KV head's first cache row.
+    head_row: Value,
+    /// The workgroup's last key.
+    last_key: Value,
+    k_lds: LdsSlot,
+    v_lds: LdsSlot,
+}
+
+impl W {
+    /// Issues the loads of keys `kt0 .. kt0 + KEY_TILE` (clamped to the last key) of cache `p`:
+    /// piece `local + j * lanes`, key `piece % 32` (consecutive lanes, consecutive keys: the
+    /// transposed V stores hit distinct banks), f16 by 16-byte loads, Q8_0 a block a piece.
+    fn fetch(&self, b: &mut KernelBuilder, p: Param, kt0: Value) -> Tile {
+        let lanes = self.waves * 32;
+        let (per_key, row_elems) = match self.cache {
+            CacheType::F16 => (self.d / 8, self.d),
+            CacheType::Q8_0 => (self.d / 32, self.cache.row_bytes(self.d)),
+        };
+        let n = KEY_TILE * per_key;
+        let pieces = (0..n.div_ceil(lanes))
+            .map(|j| {
+                let jl = b.u32(j * lanes);
+                let idx = b.add(self.local, jl);
+                let nv = b.u32(n);
+                let valid = b.lt(idx, nv);
+                let last = b.u32(n - 1);
+                let idx = b.min(idx, last);
+                let kt = b.u32(KEY_TILE);
+                let key = b.rem(idx, kt);
+                let part = b.div(idx, kt);
+                let k = b.add(kt0, key);
+                let k = b.min(k, self.last_key);
+                let r = b.add(self.head_row, k);
+                let re = b.u32(row_elems);
+                let base = b.mul(r, re);
+                match self.cache {
+                    CacheType::F16 => {
+                        let c8 = b.u32(8);
+                        let col = b.mul(part, c8);
+                        let at = b.add(base, col);
+                        let x = b.load(p, at, Type::vector(ScalarType::F16, 8));
+                        (key, col, valid, vec![x])
+                    }
+                    CacheType::Q8_0 => {
+                        let c34 = b.u32(34);
+                        let boff = b.mul(part, c34);
+                        let blk = b.add(base, boff);
+                        let mut raw =
+                            vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
+                        for w in 0..8u32 {
+                            let o = b.u32(2 + 4 * w);
+                            let at = b.add(blk, o);
+                            raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
+                        }
+                        let c32 = b.u32(32);
+                        let col = b.mul(part, c32);
+                        (key, col, valid, raw)
+                    }
+                }
+            })
+            .collect();
+        Tile { pieces }
+    }
+
+    /// The piece's values as halves (f16 as loaded; Q8_0 `f16(f32(q) * f32(d))`).
+    fn halves(&self, b: &mut KernelBuilder, raw: &[Value]) -> Vec<Value> {
+        match self.cache {
+            CacheType::F16 => (0..8u8).map(|e| b.extract(raw[0], e)).collect(),
+            CacheType::Q8_0 => q8_halves(b, raw),
+        }
+    }
+
+    /// Stores K's tile row-major (`[key][D + PAD]`) by 8-half vectors.
+    fn put_k(&self, b: &mut KernelBuilder, t: &Tile) {
+        let stride = b.u32(self.d + PAD);
+        for (key, col, valid, raw) in &t.pieces {
+            let vecs: Vec<Value> = match self.cache {
+                CacheType::F16 => raw.clone(),
+                CacheType::Q8_0 => {
+                    let hs = self.halves(b, raw);
+                    hs.chunks(8).map(|eight| b.make_vector(eight)).collect()
+                }
+            };
+            let at = b.mul(*key, stride);
+            let at = b.add(at, *col);
+            b.if_then(*valid, |b| {
+                for (j, &v) in vecs.iter().enumerate() {
+                    let o = b.u32(8 * j as u32);
+                    let a = b.add(at, o);
+                    b.store(self.k_lds, a, v);
+                }
+            });
+        }
+    }
+
+    /// Stores V's tile transposed (`[D][KEY_TILE + PAD]`), a half at a time.
+    fn put_v(&self, b: &mut KernelBuilder, t: &Tile) {
+        let stride = b.u32(KEY_TILE + PAD);
+        for (key, col, valid, raw) in &t.pieces {
+            let hs = self.halves(b, raw);
+            let row = b.mul(*col, stride);
+            let at = b.add(row, *key);
+            b.if_then(*valid, |b| {
+                for (e, &x) in hs.iter().enumerate() {
+                    let o = b.u32(e as u32 * (KEY_TILE + PAD));
+                    let a = b.add(at, o);
+                    b.store(self.v_lds, a, x);
+                }
+            });
+        }
+    }
+
+    /// Two halves at `at` (even) of `slot`, as elements.
+    fn pair(&self, b: &mut KernelBuilder, slot: LdsSlot, at: Value) -> [Value; 2] {
+        let v = b.load(slot, at, Type::vector(ScalarType::F16, 2));
+        [b.extract(v, 0), b.extract(v, 1)]
+    }
+}
+
+/// The `w4` kernel (see the module doc); on an arch without NVIDIA's m16n8k16 f16 shape, the
+/// baseline's code under this variant's name.
+pub(super) fn attention_wide(
+    t: &Target,
+    wave: u32,
+    cache: CacheType,
+    d: u32,
+    shape: Wide,
+) -> Kernel {
+    let name = format!("attention_prefill_{}_d{d}_{}", cache.name(), shape.name);
+    let waves = shape.waves;
+    let kind = match prefill_kind(t, wave).filter(|_| w4_fits(t, wave)) {
+        Some(kind) => kind,
+        None => {
+            let mut k = attention(t, wave, cache, d, 1, false);
+            k.name = name;
+            return k;
+        }
+    };
+    check_lane_maps(kind);
+    let mut b = KernelBuilder::new(name, wave);
+    b.workgroup_size([waves * wave, 1, 1]);
+    if let Some(cap) = shape.cap {
+        b.max_registers(cap);
+    }
+    b.const_param("head_dim", d as i64);
+    b.const_param("waves", waves as i64);
+    b.const_param("prefetch", shape.prefetch as i64);
+    b.const_param("q_lds", shape.q_lds as i64);
+    b.const_param("key_block", KEY_BLOCK as i64);
+    b.const_param("key_tile", KEY_TILE as i64);
+    let rows_wg = waves * TILE_ROWS;
+    let Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale } =
+        declare(&mut b, cache, d, rows_wg as u64);
+    let k_lds = b.lds("k_tile", ScalarType::F16, KEY_TILE * (d + PAD));
+    let v_lds = b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD));
+
+    let lane = b.lane();
+    let local = b.local_id();
+    let wave_id = b.wave();
+    let h = b.workgroup_id(Dim::X);
+    let rg = b.workgroup_id(Dim::Y);
+    let (pos_v, l_v, kv_v, g_v, ctx_v, sc_v) =
+        (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
+    let n_q = b.mul(kv_v, g_v);
+    let rows = b.mul(l_v, g_v);
+    let one = b.u32(1);
+    let zero = b.u32(0);
+    let rows_m1 = b.sub(rows, one);
+    // `kv_len` of the rows `i0 .. i0 + n`: up to the last one's token, inside the cache.
+    let kv_len_of = |b: &mut KernelBuilder, i0: Value, n: u32| {
+        let span = b.u32(n - 1);
+        let last_i = b.add(i0, span);
+        let last_i = b.min(last_i, rows_m1);
+        let t_last = b.div(last_i, g_v);
+        let end = b.add(pos_v, t_last);
+        let end = b.add(end, one);
+        b.min(end, ctx_v)
+    };
+    let rwg = b.u32(rows_wg);
+    let i0_wg = b.mul(rg, rwg);
+    let kv_len = kv_len_of(&mut b, i0_wg, rows_wg);
+    let last_key = b.sub(kv_len, one);
+    let ktv = b.u32(KEY_TILE);
+    let kt_m1 = b.u32(KEY_TILE - 1);
+    let n_tiles = b.add(kv_len, kt_m1);
+    let n_tiles = b.div(n_tiles, ktv);
+    // The wave's rows (the baseline's workgroup `4 y + w`) and their last key.
+    let c16 = b.u32(TILE_ROWS);
+    let woff = b.mul(wave_id, c16);
+    let i0 = b.add(i0_wg, woff);
+    let kv_len_w = kv_len_of(&mut b, i0, TILE_ROWS);
+    let last_key_w = b.sub(kv_len_w, one);
+    // Lane `(g, t)`: rows `g` and `g + 8` of the wave's tile, their last keys and output rows.
+    let two = b.u32(2);
+    let three = b.u32(3);
+    let g = b.shr(lane, two);
+    let t4 = b.and(lane, three);
+    let quad = b.sub(lane, t4);
+    let two_t = b.mul(t4, two);
+    let lim_first = {
+        let (_, tok, _) = row_of(&mut b, i0, rows, g_v, h, n_q, d);
+        let l = b.add(pos_v, tok);
+        b.min(l, last_key_w)
+    };
+    let mut lim = vec![];
+    let mut out_row = vec![];
+    for r in 0..2u32 {
+        let off = b.u32(8 * r);
+        let rr = b.add(g, off);
+        let i = b.add(i0, rr);
+        let (valid, tok, at) = row_of(&mut b, i, rows, g_v, h, n_q, d);
+        let l = b.add(pos_v, tok);
+        lim.push(b.min(l, last_key_w));
+        out_row.push((valid, at));
+    }
+    let qf = if shape.q_lds {
+        // The workgroup's Q rows staged once (`[row][D + PAD]`) by 8-half vectors.
+        let slot = b.lds("q_tile", ScalarType::F16, rows_wg * (d + PAD));
+        let per_row = d / 8;
+        let n = b.u32(rows_wg * per_row);
+        let lanes = b.u32(waves * wave);
+        let pr = b.u32(per_row);
+        let qst = b.u32(d + PAD);
+        b.for_range(local, n, lanes, 1, &[], |b, idx, _| {
+            let r = b.div(idx, pr);
+            let ch = b.rem(idx, pr);
+            let c8 = b.u32(8);
+            let col = b.mul(ch, c8);
+            let i = b.add(i0_wg, r);
+            let (_, _, at) = row_of(b, i, rows, g_v, h, n_q, d);
+            let at = b.add(at, col);
+            let x = b.load(q, at, Type::vector(ScalarType::F16, 8));
+            let to = b.mul(r, qst);
+            let to = b.add(to, col);
+            b.store(slot, to, x);
+            vec![]
+        });
+        QSrc::Lds { slot, base: woff }
+    } else {
+        QSrc::Regs(q_fragments(&mut b, kind, q, i0, (rows, g_v, h, n_q), d))
+    };
+    let head_row = b.mul(h, ctx_v);
+    let w = W { cache, waves, d, local, head_row, last_key, k_lds, v_lds };
+
+    let fz = b.f32(0.0);
+    let ninf = b.f32(f32::NEG_INFINITY);
+    // State: `m` and `l` of both rows, then `O` (`D / 8` C tiles of 4), then the next tile's
+    // loads (K, then V).
+    let n_o = (d / 8 * 4) as usize;
+    let mut init = vec![ninf, fz, ninf, fz];
+    init.extend(std::iter::repeat_n(fz, n_o));
+    let width = init.len();
+    let k_like = w.fetch(&mut b, k_cache, zero);
+    let v_like = w.fetch(&mut b, v_cache, zero);
+    let k_width = k_like.values().len();
+    if shape.prefetch {
+        init.extend(k_like.values());
+        init.extend(v_like.values());
+    }
+    let state = b.for_range(zero, n_tiles, one, 1, &init, |b, tile, st| {
+        let (st, ahead) = st.split_at(width);
+        let kt0 = b.mul(tile, ktv);
+        // The previous tile's LDS reads are done before this tile's writes.
+        b.barrier(BarrierKind::Lds);
+        let (k_now, v_now) = if shape.prefetch {
+            (
+                Tile::from_values(&k_like, &ahead[..k_width]),
+                Tile::from_values(&v_like, &ahead[k_width..]),
+            )
+        } else {
+            (w.fetch(b, k_cache, kt0), w.fetch(b, v_cache, kt0))
+        };
+        w.put_k(b, &k_now);
+        w.put_v(b, &v_now);
+        b.barrier(BarrierKind::Lds);
+        let mut ahead = vec![];
+        if shape.prefetch {
+            let kt1 = b.add(kt0, ktv);
+            ahead.extend(w.fetch(b, k_cache, kt1).values());
+            ahead.extend(w.fetch(b, v_cache, kt1).values());
+        }
+        // Both blocks' scores first (four independent chains of instructions), then each
+        // block's softmax and P V in key order.
+        let blocks = KEY_TILE / KEY_BLOCK;
+        let ctx = Block { kind, qf: &qf, w: &w, lim: &lim, lim_first, g, two_t, quad, scale: sc_v };
+        let s: Vec<[Value; 2]> = (0..blocks).map(|sub| scores(b, &ctx, sub)).collect();
+        let mut st = st.to_vec();
+        for (sub, s) in s.into_iter().enumerate() {
+            let off = b.u32(sub as u32 * KEY_BLOCK);
+            let k0 = b.add(kt0, off);
+            st = fold(b, &ctx, sub as u32, k0, s, &st);
+        }
+        st.extend(ahead);
+        st
+    });
+    // `out = o / l`.
+    for dn in 0..d / 8 {
+        for e in 0..4u32 {
+            let r = (e / 2) as usize;
+            let o = state[4 + (dn * 4 + e) as usize];
+            let y = b.div(o, state[2 * r + 1]);
+            let dim = b.u32(dn * 8 + e % 2);
+            let dim = b.add(dim, two_t);
+            let (valid, at) = out_row[r];
+            let at = b.add(at, dim);
+            b.if_then(valid, |b| b.store(out, at, y));
+        }
+    }
+    b.finish()
+}
+
+/// Where the A fragments of Q come from.
+enum QSrc {
+    /// Registers, a dim step each.
+    Regs(Vec<Value>),
+    /// The staged Q rows (`[row][D + PAD]`), the wave's from row `base`.
+    Lds { slot: LdsSlot, base: Value },
+}
+
+impl QSrc {
+    /// The A fragment of dims `16 ds ..`: rows `g`, `g + 8`, dims `2t`, `2t + 1`, `2t + 8`,
+    /// `2t + 9` (four pairs of halves).
+    fn frag(
+        &self,
+        b: &mut KernelBuilder,
+        kind: MmaKind,
+        d: u32,
+        ds: u32,
+        g: Value,
+        two_t: Value,
+    ) -> Value {
+        match self {
+            QSrc::Regs(f) => f[ds as usize],
+            QSrc::Lds { slot, base } => {
+                let row = b.add(*base, g);
+                let st = b.u32(d + PAD);
+                let at = b.mul(row, st);
+                let o = b.u32(ds * KEY_BLOCK);
+                let at = b.add(at, o);
+                let at = b.add(at, two_t);
+                let mut els = vec![];
+                for (dr, dc) in [(0, 0), (8, 0), (0, 8), (8, 8)] {
+                    let o = b.u32(dr * (d + PAD) + dc);
+                    let a = b.add(at, o);
+                    let v = b.load(*slot, a, Type::vector(ScalarType::F16, 2));
+                    els.push(b.extract(v, 0));
+                    els.push(b.extract(v, 1));
+                }
+                b.fragment_of(kind, FragmentRole::A, &els)
+            }
+        }
+    }
+}
+
+/// What [`fold`] and [`scores`] read.
+struct Block<'a> {
+    kind: MmaKind,
+    qf: &'a QSrc,
+    w: &'a W,
+    /// The last key of rows `g` and `g + 8`.
+    lim: &'a [Value],
+    /// The last key of the wave's first row (the fewest).
+    lim_first: Value,
+    g: Value,
+    two_t: Value,
+    quad: Value,
+    scale: Value,
+}
+
+/// `S` of block `sub` of the staged tile: two tiles of 8 keys, each a chain of `D / 16`
+/// instructions from a zero accumulator; the K^T fragment (k: dim, n: key `g`) from K's rows.
+fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
+    let (kind, d) = (c.kind, c.w.d);
+    let kst = b.u32(d + PAD);
+    let z = b.f32(0.0);
+    let mut s = [z; 2];
+    for (ns, sn) in s.iter_mut().enumerate() {
+        let key = b.u32(sub * KEY_BLOCK + ns as u32 * 8);
+        let key = b.add(key, c.g);
+        let row = b.mul(key, kst);
+        let row = b.add(row, c.two_t);
+        let mut acc = b.fragment_splat(kind, FragmentRole::C, z);
+        for ds in 0..d / KEY_BLOCK {
+            let qa = c.qf.frag(b, kind, d, ds, c.g, c.two_t);
+            let o = b.u32(ds * KEY_BLOCK);
+            let at = b.add(row, o);
+            let [x0, x1] = c.w.pair(b, c.w.k_lds, at);
+            let eight = b.u32(8);
+            let at8 = b.add(at, eight);
+            let [x2, x3] = c.w.pair(b, c.w.k_lds, at8);
+            let kb = b.fragment_of(kind, FragmentRole::B, &[x0, x1, x2, x3]);
+            acc = b.mma(kind, qa, kb, acc);
+        }
+        *sn = acc;
+    }
+    s
+}
+
+/// The softmax of block `sub` (first key `k0`, scores `s`) for both rows, then `O * a + P V`.
+/// `st` is `(m, l)` of both rows, then `O`. A block past a wave's keys leaves `st` as it is
+/// (every score masked: `m' = m`, `a = 1`, `p = 0`), as long as the V rows are finite.
+fn fold(
+    b: &mut KernelBuilder,
+    c: &Block,
+    sub: u32,
+    k0: Value,
+    s: [Value; 2],
+    st: &[Value],
+) -> Vec<Value> {
+    let (kind, d) = (c.kind, c.w.d);
+    // The softmax of rows g (C elements 0, 1) and g + 8 (2, 3).
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let mut next = Vec::with_capacity(st.len());
+    let mut alphas = vec![];
+    let mut ps = vec![];
+    // Keys 2t, 2t + 1, 8 + 2t, 9 + 2t of the block for both rows, scaled, then masked (`-inf`
+    // past a row's last key). A block every row of the wave sees whole (its last key at most
+    // the wave's first row's last key) skips the masks: `select` would return every value.
+    let at = [(0, 0u32), (0, 1), (1, 0), (1, 1)];
+    let scaled: Vec<Value> = (0..2u32)
+        .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
+        .map(|(r, ns, odd)| {
+            let x = b.extract(s[ns], (2 * r + odd) as u8);
+            b.mul(x, c.scale)
+        })
+        .collect();
+    let last = b.u32(KEY_BLOCK - 1);
+    let last = b.add(k0, last);
+    let whole = b.le(last, c.lim_first);
+    let masked = b.if_else(
+        whole,
+        |_| scaled.clone(),
+        |b| {
+            (0..2usize)
+                .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
+                .zip(&scaled)
+                .map(|((r, ns, odd), &x)| {
+                    let off = b.u32(ns as u32 * 8 + odd);
+                    let key = b.add(k0, off);
+                    let key = b.add(key, c.two_t);
+                    let sees = b.le(key, c.lim[r]);
+                    b.select(sees, x, ninf)
+                })
+                .collect()
+        },
+    );
+    for r in 0..2usize {
+        let (m, l) = (st[2 * r], st[2 * r + 1]);
+        let sv = &masked[4 * r..4 * r + 4];
+        let m01 = b.max(sv[0], sv[1]);
+        let m23 = b.max(sv[2], sv[3]);
+        let mx = b.max(m01, m23);
+        let o1 = b.shuffle_xor(mx, 1);
+        let mx = b.max(mx, o1);
+        let o2 = b.shuffle_xor(mx, 2);
+        let mx = b.max(mx, o2);
+        let m2 = b.max(m, mx);
+        let a = exp_sub(b, m, m2);
+        // p of keys (2t, 2t + 1) and (8 + 2t, 9 + 2t) as f16 pairs (packed conversions).
+        let pairs: Vec<Value> = [0, 2]
+            .iter()
+            .map(|&i| {
+                let x0 = exp_sub(b, sv[i], m2);
+                let x1 = exp_sub(b, sv[i + 1], m2);
+                let v = b.make_vector(&[x0, x1]);
+                b.packed_convert(PackedConvertOp::F32x2ToF16x2, v)
+            })
+            .collect();
+        let p: Vec<Value> = pairs.iter().flat_map(|&v| [0u8, 1].map(|e| b.extract(v, e))).collect();
+        // l' = l a + p_0 + ... + p_15 in key order: step k adds keys 2k, 2k + 1, which lane
+        // k % 4 of the quad holds (its first pair for k < 4, its second after); every lane adds
+        // its own pair to the running sum and all take lane k % 4's.
+        let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
+        let mut l2 = b.mul(l, a);
+        for k in 0..KEY_BLOCK / 2 {
+            let (x0, x1) = if k < 4 { (own[0], own[1]) } else { (own[2], own[3]) };
+            let sum = b.add(l2, x0);
+            let sum = b.add(sum, x1);
+            let lv = b.u32(k % 4);
+            let src = b.add(c.quad, lv);
+            l2 = b.shuffle_idx(sum, src);
+        }
+        next.push(m2);
+        next.push(l2);
+        alphas.push(a);
+        ps.push(p);
+    }
+    // P as the A fragment: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), then keys + 8.
+    let pa = b.fragment_of(
+        kind,
+        FragmentRole::A,
+        &[ps[0][0], ps[0][1], ps[1][0], ps[1][1], ps[0][2], ps[0][3], ps[1][2], ps[1][3]],
+    );
+    // O * a + P V, a tile of 8 dims at a time; V^T's rows give the B fragment (k: key, n: dim g).
+    let vst = b.u32(KEY_TILE + PAD);
+    let col0 = b.mul(c.g, vst);
+    let key0 = b.u32(sub * KEY_BLOCK);
+    let col0 = b.add(col0, key0);
+    let col0 = b.add(col0, c.two_t);
+    // `O * a` is `O` where `a = 1` (its bits, whatever `O`): when every lane's two rows have
+    // `a = 1` (the running maxima did not move), the wave skips the 64 multiplies.
+    let one = b.f32(1.0);
+    let same0 = b.eq(alphas[0], one);
+    let same1 = b.eq(alphas[1], one);
+    let same = b.and(same0, same1);
+    let moved = b.not(same);
+    let moved = b.ballot(moved);
+    let none = b.u64(0);
+    let still = b.eq(moved, none);
+    let o = &st[4..];
+    let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
+        let mut out = Vec::with_capacity(o.len());
+        for dn in 0..d / 8 {
+            let off = b.u32(dn * 8 * (KEY_TILE + PAD));
+            let at = b.add(col0, off);
+            let [v0, v1] = c.w.pair(b, c.w.v_lds, at);
+            let eight = b.u32(8);
+            let at8 = b.add(at, eight);
+            let [v2, v3] = c.w.pair(b, c.w.v_lds, at8);
+            let vb = b.fragment_of(kind, FragmentRole::B, &[v0, v1, v2, v3]);
+            let base = dn as usize * 4;
+            let els: Vec<Value> = (0..4)
+                .map(|e| if scale { b.mul(o[base + e], alphas[e / 2]) } else { o[base + e] })
+                .collect();
+            let acc = b.fragment_of(kind, FragmentRole::C, &els);
+            let d2 = b.mma(kind, pa, vb, acc);
+            out.extend((0..4u8).map(|e| b.extract(d2, e)));
+        }
+        out
+    };
+    let new_o = b.if_else(still, |b| pv(b, false), |b| pv(b, true));
+    next.extend(new_o);
+    next
+}
+
+/// The lane maps this kernel is written for (NVIDIA m16n8k16: `g = lane >> 2`, `t = lane & 3`):
+/// A `(g + 8((e/2)%2), 2t + e%2 + 8(e/4))`, B `(2t + e%2 + 8(e/2), g)`, C `(g + 8(e/2), 2t + e%2)`.
+fn check_lane_maps(kind: MmaKind) {
+    let s = kind.shape();
+    for lane in 0..32u32 {
+        let (g, t) = (lane >> 2, lane & 3);
+        for e in 0..8 {
+            let want = (g + 8 * ((e / 2) % 2), 2 * t + e % 2 + 8 * (e / 4));
+            assert_eq!(
+                s.coord(FragmentRole::A, lane, e).ok(),
+                Some(want),
+                "A lane {lane} element {e}"
+            );
+        }
+        for e in 0..4 {
+            let want = (2 * t + e % 2 + 8 * (e / 2), g);
+            assert_eq!(
+                s.coord(FragmentRole::B, lane, e).ok(),
+                Some(want),
+                "B lane {lane} element {e}"
+            );
+            let want = (g + 8 * (e / 2), 2 * t + e % 2);
+            assert_eq!(
+                s.coord(FragmentRole::C, lane, e).ok(),
+                Some(want),
+                "C lane {lane} element {e}"
+            );
+        }
+    }
+}
