@@ -82,7 +82,7 @@ use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
 };
-pub use wide::{w4_archs, w4_fits, Wide, WIDE};
+pub use wide::{w4_archs, w4_fits, Wide, W4G, W4QS};
 
 /// Keys a block (the softmax's step, and K of the matrix shapes used).
 pub const KEY_BLOCK: u32 = 16;
@@ -140,22 +140,27 @@ fn build<const Q8: bool, const D: u32, const TILES: u32, const PIPE: bool>(
     attention(t, wave, cache, D, TILES, PIPE)
 }
 
-fn build_wide<const Q8: bool, const D: u32, const I: usize>(t: &Target, wave: u32) -> Kernel {
+fn build_wide<const Q8: bool, const D: u32, const Q_LDS: bool>(t: &Target, wave: u32) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    wide::attention_wide(t, wave, cache, D, WIDE[I])
+    wide::attention_wide(t, wave, cache, D, if Q_LDS { W4QS } else { W4G })
 }
 
-/// The `w*` variants ([`WIDE`], in route order), routed on the archs with NVIDIA's f16 shape.
+/// The wide variants ([`W4G`], [`W4QS`]), routed on the archs with NVIDIA's f16 shape, the
+/// faster one for the cache first (H200, `bench/results/prefill-w4-h200-2026-12-02.md`, call 5:
+/// `w4g` with an f16 cache, `w4qs` with Q8_0, at L = 512, 2048 and 8192).
 fn wide_variants<const Q8: bool, const D: u32>() -> Vec<VariantSpec> {
-    let builds: [crate::BuildFn; WIDE.len()] = [build_wide::<Q8, D, 0>, build_wide::<Q8, D, 1>];
-    WIDE.iter()
-        .zip(builds)
-        .map(|(w, build)| VariantSpec {
-            name: w.name,
-            build,
-            admit: Admission { archs: w4_archs(), shapes: vec![] },
-        })
-        .collect()
+    let v = |name, build| VariantSpec {
+        name,
+        build,
+        admit: Admission { archs: w4_archs(), shapes: vec![] },
+    };
+    let g = v(W4G.name, build_wide::<Q8, D, false> as crate::BuildFn);
+    let qs = v(W4QS.name, build_wide::<Q8, D, true> as crate::BuildFn);
+    if Q8 {
+        vec![qs, g]
+    } else {
+        vec![g, qs]
+    }
 }
 
 fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {

@@ -1,5 +1,7 @@
-//! `w4`: four waves a workgroup (64 rows of a KV head) sharing each staged K/V tile, with `S`, the
-//! softmax and `P` in registers (NVIDIA `mma.sync m16n8k16`).
+//! The wide variants (`w4g`, `w4qs`): four waves a workgroup (64 rows of a KV head) sharing
+//! each staged K/V tile, with `S`, the softmax and `P` in registers (NVIDIA `mma.sync
+//! m16n8k16`). They differ in where Q's fragments live, the skips and how `l` is summed
+//! ([`Wide`]).
 //!
 //! The baseline's order, bit for bit on the interpreter (every step below is the baseline's op
 //! on the same values):
@@ -14,8 +16,12 @@
 //!   `g` and `g + 8`, keys `2t, 2t + 1, 8 + 2t, 9 + 2t` of the block. `mx` is the maximum of the
 //!   row's 16 scaled and masked scores over the quad (a maximum is the same in any order), `m'`,
 //!   `a` and the `p_j` are the baseline's ops, and `l' = l * a + p_0 + ... + p_15` is summed in
-//!   key order as a chain through the quad: step `k` adds keys `2k`, `2k + 1` in the lane that
-//!   holds them and passes the sum on (eight shuffles a row).
+//!   key order: by every lane of the quad from the quad's `p` (gathered by shuffles), or as a
+//!   chain through the quad (step `k` adds keys `2k`, `2k + 1` in the lane that holds them and
+//!   passes the sum on).
+//! - With the skips: a block every row of the wave sees whole skips the masks (`select` would
+//!   return every value), and a block where no lane's maximum moved (`a = 1` for every row)
+//!   skips `O * a` (`O * 1` is `O`'s bits).
 //! - `P` goes from the C tiles straight into the A fragment of `P V` (its lane map is the two C
 //!   tiles' side by side); `O * a` then `P V` on the matrix unit, a tile of 8 dims an instruction.
 //!
@@ -34,39 +40,48 @@ use super::*;
 use kiln_ir::matrix::MmaShape;
 use kiln_ir::PackedConvertOp;
 
-/// A shape of the kernel: one variant each.
+/// Waves a workgroup (16 rows each) sharing the staged tiles.
+pub const WAVES: u32 = 4;
+
+/// A shape of the kernel: one variant each. Also measured on the H200 and not kept
+/// (`bench/results/prefill-w4-h200-2026-12-02.md`): eight waves a workgroup, no register
+/// prefetch, a 168-register cap with Q in registers (call 2), and the other combinations of
+/// `q_lds`, `skips` and `chain` (`w4`, `w4q`, `w4s`, `w4qg`: calls 3 to 5).
 #[derive(Clone, Copy, Debug)]
 pub struct Wide {
     /// The variant's name.
     pub name: &'static str,
-    /// Waves a workgroup (16 rows each) sharing the staged tiles.
-    pub waves: u32,
-    /// The next tile's loads in flight in registers during this tile (else loaded and stored at
-    /// the top of each tile).
-    pub prefetch: bool,
     /// The Q fragments read from LDS each block (else held in registers: `D / 4` a lane).
     pub q_lds: bool,
     /// A register cap a lane (NVIDIA), for more waves an SM.
     pub cap: Option<u32>,
+    /// The mask skip for blocks every row sees whole, and the `O * a` skip when no maximum
+    /// moved (wave-uniform branches).
+    pub skips: bool,
+    /// `l` summed as a chain through the quad (else every lane gathers the quad's `p` halves
+    /// and sums all 16).
+    pub chain: bool,
 }
 
-/// The shapes built, in route order.
-pub const WIDE: [Wide; 2] = [
-    Wide { name: "w4q", waves: 4, prefetch: true, q_lds: true, cap: Some(168) },
-    Wide { name: "w4", waves: 4, prefetch: true, q_lds: false, cap: None },
-];
+/// Q fragments in registers, the mask and rescale skips, `l` gathered by every lane: the
+/// fastest on the H200 with an f16 cache at L = 512, 2048 and 8192 (call 5).
+pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true, chain: false };
+/// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips, `l` as a
+/// chain through the quad: the fastest with a Q8_0 cache (call 5).
+pub const W4QS: Wide =
+    Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false, chain: true };
 /// Keys a staged tile (two softmax blocks).
 pub const KEY_TILE: u32 = 32;
 /// Halves of padding after each staged row.
 const PAD: u32 = 8;
 
-/// Whether `w4` has its own code on `t` at `wave` (NVIDIA's m16n8k16 f16 shape); elsewhere it is
+/// Whether the wide variants have their own code on `t` at `wave` (NVIDIA's m16n8k16 f16 shape); elsewhere it is
 /// the baseline's code, not routed.
 pub fn w4_fits(t: &Target, wave: u32) -> bool {
     prefill_kind(t, wave).is_some_and(|k| k.shape() == MmaShape::NvM16n8k16F16)
 }
 
-/// The archs where `w4` is routed.
+/// The archs where the wide variants are routed.
 pub fn w4_archs() -> Vec<String> {
     kiln_ir::TARGETS
         .iter()
@@ -113,7 +128,6 @@ impl Tile {
 /// What the pieces of the kernel share.
 struct W {
     cache: CacheType,
-    waves: u32,
     d: u32,
     local: Value,
     /// `h * ctx_max`: the KV head's first cache row.
@@ -129,7 +143,7 @@ impl W {
     /// piece `local + j * lanes`, key `piece % 32` (consecutive lanes, consecutive keys: the
     /// transposed V stores hit distinct banks), f16 by 16-byte loads, Q8_0 a block a piece.
     fn fetch(&self, b: &mut KernelBuilder, p: Param, kt0: Value) -> Tile {
-        let lanes = self.waves * 32;
+        let lanes = WAVES * 32;
         let (per_key, row_elems) = match self.cache {
             CacheType::F16 => (self.d / 8, self.d),
             CacheType::Q8_0 => (self.d / 32, self.cache.row_bytes(self.d)),
@@ -235,7 +249,7 @@ impl W {
     }
 }
 
-/// The `w4` kernel (see the module doc); on an arch without NVIDIA's m16n8k16 f16 shape, the
+/// A wide kernel (see the module doc); on an arch without NVIDIA's m16n8k16 f16 shape, the
 /// baseline's code under this variant's name.
 pub(super) fn attention_wide(
     t: &Target,
@@ -245,7 +259,7 @@ pub(super) fn attention_wide(
     shape: Wide,
 ) -> Kernel {
     let name = format!("attention_prefill_{}_d{d}_{}", cache.name(), shape.name);
-    let waves = shape.waves;
+    let waves = WAVES;
     let kind = match prefill_kind(t, wave).filter(|_| w4_fits(t, wave)) {
         Some(kind) => kind,
         None => {
@@ -262,7 +276,6 @@ pub(super) fn attention_wide(
     }
     b.const_param("head_dim", d as i64);
     b.const_param("waves", waves as i64);
-    b.const_param("prefetch", shape.prefetch as i64);
     b.const_param("q_lds", shape.q_lds as i64);
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("key_tile", KEY_TILE as i64);
@@ -358,7 +371,7 @@ pub(super) fn attention_wide(
         QSrc::Regs(q_fragments(&mut b, kind, q, i0, (rows, g_v, h, n_q), d))
     };
     let head_row = b.mul(h, ctx_v);
-    let w = W { cache, waves, d, local, head_row, last_key, k_lds, v_lds };
+    let w = W { cache, d, local, head_row, last_key, k_lds, v_lds };
 
     let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
@@ -371,36 +384,37 @@ pub(super) fn attention_wide(
     let k_like = w.fetch(&mut b, k_cache, zero);
     let v_like = w.fetch(&mut b, v_cache, zero);
     let k_width = k_like.values().len();
-    if shape.prefetch {
-        init.extend(k_like.values());
-        init.extend(v_like.values());
-    }
+    init.extend(k_like.values());
+    init.extend(v_like.values());
     let state = b.for_range(zero, n_tiles, one, 1, &init, |b, tile, st| {
         let (st, ahead) = st.split_at(width);
         let kt0 = b.mul(tile, ktv);
-        // The previous tile's LDS reads are done before this tile's writes.
+        // The previous tile's LDS reads are done before this tile's writes; this tile's loads
+        // were issued during the previous one.
         b.barrier(BarrierKind::Lds);
-        let (k_now, v_now) = if shape.prefetch {
-            (
-                Tile::from_values(&k_like, &ahead[..k_width]),
-                Tile::from_values(&v_like, &ahead[k_width..]),
-            )
-        } else {
-            (w.fetch(b, k_cache, kt0), w.fetch(b, v_cache, kt0))
-        };
+        let k_now = Tile::from_values(&k_like, &ahead[..k_width]);
+        let v_now = Tile::from_values(&v_like, &ahead[k_width..]);
         w.put_k(b, &k_now);
         w.put_v(b, &v_now);
         b.barrier(BarrierKind::Lds);
-        let mut ahead = vec![];
-        if shape.prefetch {
-            let kt1 = b.add(kt0, ktv);
-            ahead.extend(w.fetch(b, k_cache, kt1).values());
-            ahead.extend(w.fetch(b, v_cache, kt1).values());
-        }
+        let kt1 = b.add(kt0, ktv);
+        let mut ahead = w.fetch(b, k_cache, kt1).values();
+        ahead.extend(w.fetch(b, v_cache, kt1).values());
         // Both blocks' scores first (four independent chains of instructions), then each
         // block's softmax and P V in key order.
         let blocks = KEY_TILE / KEY_BLOCK;
-        let ctx = Block { kind, qf: &qf, w: &w, lim: &lim, lim_first, g, two_t, quad, scale: sc_v };
+        let ctx = Block {
+            kind,
+            qf: &qf,
+            w: &w,
+            lim: &lim,
+            lim_first,
+            shape,
+            g,
+            two_t,
+            quad,
+            scale: sc_v,
+        };
         let s: Vec<[Value; 2]> = (0..blocks).map(|sub| scores(b, &ctx, sub)).collect();
         let mut st = st.to_vec();
         for (sub, s) in s.into_iter().enumerate() {
@@ -479,6 +493,7 @@ struct Block<'a> {
     lim: &'a [Value],
     /// The last key of the wave's first row (the fewest).
     lim_first: Value,
+    shape: Wide,
     g: Value,
     two_t: Value,
     quad: Value,
@@ -545,6 +560,7 @@ fn fold(
     let last = b.u32(KEY_BLOCK - 1);
     let last = b.add(k0, last);
     let whole = b.le(last, c.lim_first);
+    let whole = if c.shape.skips { whole } else { b.bool(false) };
     let masked = b.if_else(
         whole,
         |_| scaled.clone(),
@@ -588,15 +604,39 @@ fn fold(
         // l' = l a + p_0 + ... + p_15 in key order: step k adds keys 2k, 2k + 1, which lane
         // k % 4 of the quad holds (its first pair for k < 4, its second after); every lane adds
         // its own pair to the running sum and all take lane k % 4's.
-        let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
         let mut l2 = b.mul(l, a);
-        for k in 0..KEY_BLOCK / 2 {
-            let (x0, x1) = if k < 4 { (own[0], own[1]) } else { (own[2], own[3]) };
-            let sum = b.add(l2, x0);
-            let sum = b.add(sum, x1);
-            let lv = b.u32(k % 4);
-            let src = b.add(c.quad, lv);
-            l2 = b.shuffle_idx(sum, src);
+        if c.shape.chain {
+            let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
+            for k in 0..KEY_BLOCK / 2 {
+                let (x0, x1) = if k < 4 { (own[0], own[1]) } else { (own[2], own[3]) };
+                let sum = b.add(l2, x0);
+                let sum = b.add(sum, x1);
+                let lv = b.u32(k % 4);
+                let src = b.add(c.quad, lv);
+                l2 = b.shuffle_idx(sum, src);
+            }
+        } else {
+            // Every lane gathers the quad's pairs (key j: half j % 2 of pair j / 8 of lane
+            // (j % 8) / 2) and sums the 16 in order.
+            let words: Vec<Vec<Value>> = pairs
+                .iter()
+                .map(|&v| {
+                    let w = b.bitcast(v, Type::U32);
+                    (0..4u32)
+                        .map(|lane| {
+                            let lv = b.u32(lane);
+                            let src = b.add(c.quad, lv);
+                            b.shuffle_idx(w, src)
+                        })
+                        .collect()
+                })
+                .collect();
+            for j in 0..KEY_BLOCK as usize {
+                let pair = b.bitcast(words[j / 8][(j % 8) / 2], Type::vector(ScalarType::F16, 2));
+                let pj = b.extract(pair, (j % 2) as u8);
+                let pf = b.convert(pj, Type::F32);
+                l2 = b.add(l2, pf);
+            }
         }
         next.push(m2);
         next.push(l2);
@@ -625,6 +665,7 @@ fn fold(
     let moved = b.ballot(moved);
     let none = b.u64(0);
     let still = b.eq(moved, none);
+    let still = if c.shape.skips { still } else { b.bool(false) };
     let o = &st[4..];
     let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
         let mut out = Vec::with_capacity(o.len());
