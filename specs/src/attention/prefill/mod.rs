@@ -335,6 +335,33 @@ struct Abi {
     scale: Param,
 }
 
+/// The scalar arguments' values, with `n_q = n_kv group` and `rows = n_tokens group` (the
+/// rows of a KV head).
+struct Args {
+    pos: Value,
+    group: Value,
+    ctx_max: Value,
+    scale: Value,
+    n_q: Value,
+    rows: Value,
+}
+
+impl Abi {
+    fn args(&self, b: &mut KernelBuilder) -> Args {
+        let (pos, l, kv, group, ctx_max, scale) = (
+            b.arg(self.pos),
+            b.arg(self.n_tokens),
+            b.arg(self.n_kv),
+            b.arg(self.group),
+            b.arg(self.ctx_max),
+            b.arg(self.scale),
+        );
+        let n_q = b.mul(kv, group);
+        let rows = b.mul(l, group);
+        Args { pos, group, ctx_max, scale, n_q, rows }
+    }
+}
+
 /// Declares the ABI (parameters, rules, buffer lengths) and the grid: `[n_kv, ceil(n_tokens
 /// group / rows_wg), 1]`, a workgroup `rows_wg` rows of a KV head.
 fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, rows_wg: u64) -> Abi {
@@ -424,8 +451,8 @@ pub fn attention(
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("matrix_unit", kind.is_some() as i64);
     let rows_wg = (tiles * TILE_ROWS) as u64;
-    let Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale } =
-        declare(&mut b, cache, d, rows_wg);
+    let abi = declare(&mut b, cache, d, rows_wg);
+    let (q, k_cache, v_cache, out) = (abi.q, abi.k_cache, abi.v_cache, abi.out);
     let tile_elems = tiles * TILE_ROWS * KEY_BLOCK;
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
@@ -438,10 +465,7 @@ pub fn attention(
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
     let rg = b.workgroup_id(Dim::Y);
-    let (pos_v, l_v, kv_v, g_v, ctx_v, sc_v) =
-        (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
-    let n_q = b.mul(kv_v, g_v);
-    let rows = b.mul(l_v, g_v);
+    let Args { pos: pos_v, group: g_v, ctx_max: ctx_v, scale: sc_v, n_q, rows } = abi.args(&mut b);
     let rwg = b.u32(rows_wg as u32);
     let i0 = b.mul(rg, rwg);
     // The workgroup's keys: up to its last row's, inside the cache.

@@ -72,13 +72,7 @@ pub(super) fn fetch(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value) -> Fetc
                     let c34 = b.u32(34);
                     let boff = b.mul(bi, c34);
                     let blk = b.add(base, boff);
-                    let mut raw =
-                        vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
-                    for w in 0..8u32 {
-                        let o = b.u32(2 + 4 * w);
-                        let at = b.add(blk, o);
-                        raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
-                    }
+                    let raw = q8_block(b, p, blk);
                     let to = b.mul(key, dd);
                     let c32 = b.u32(32);
                     let doff = b.mul(bi, c32);
@@ -110,6 +104,18 @@ pub(super) fn put(b: &mut KernelBuilder, c: &Ctx, f: &Fetched, dst: LdsSlot) {
             }
         });
     }
+}
+
+/// The loads of the Q8_0 block at byte `blk` of `p`: its scale bits (`u16`), then its 32
+/// quants as 8 words (4-byte loads of 2-byte alignment).
+pub(super) fn q8_block(b: &mut KernelBuilder, p: Param, blk: Value) -> Vec<Value> {
+    let mut raw = vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
+    for w in 0..8u32 {
+        let o = b.u32(2 + 4 * w);
+        let at = b.add(blk, o);
+        raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
+    }
+    raw
 }
 
 /// The 32 values of a fetched Q8_0 block (`raw`: its scale bits, then 8 words of quants) as

@@ -35,7 +35,7 @@
 //! workgroup's last key. Such keys get `p = 0`, so the two agree unless one of those V rows holds
 //! an infinity or a NaN (`0 * inf`).
 
-use super::stage::q8_halves;
+use super::stage::{q8_block, q8_halves};
 use super::*;
 use kiln_ir::matrix::MmaShape;
 use kiln_ir::PackedConvertOp;
@@ -177,13 +177,7 @@ impl W {
                         let c34 = b.u32(34);
                         let boff = b.mul(part, c34);
                         let blk = b.add(base, boff);
-                        let mut raw =
-                            vec![b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2))];
-                        for w in 0..8u32 {
-                            let o = b.u32(2 + 4 * w);
-                            let at = b.add(blk, o);
-                            raw.push(b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2)));
-                        }
+                        let raw = q8_block(b, p, blk);
                         let c32 = b.u32(32);
                         let col = b.mul(part, c32);
                         (key, col, valid, raw)
@@ -242,10 +236,19 @@ impl W {
         }
     }
 
-    /// Two halves at `at` (even) of `slot`, as elements.
-    fn pair(&self, b: &mut KernelBuilder, slot: LdsSlot, at: Value) -> [Value; 2] {
-        let v = b.load(slot, at, Type::vector(ScalarType::F16, 2));
-        [b.extract(v, 0), b.extract(v, 1)]
+    /// The B fragment whose elements are the halves at `at`, `at + 1`, `at + 8`, `at + 9` of
+    /// `slot` (`at` even): two 32-bit LDS reads. K's rows give K^T's (k: dim `2t..`, n: key
+    /// `g`), V^T's rows V's (k: key `2t..`, n: dim `g`).
+    fn b_fragment(&self, b: &mut KernelBuilder, kind: MmaKind, slot: LdsSlot, at: Value) -> Value {
+        let pair = |b: &mut KernelBuilder, a: Value| {
+            let v = b.load(slot, a, Type::vector(ScalarType::F16, 2));
+            [b.extract(v, 0), b.extract(v, 1)]
+        };
+        let [x0, x1] = pair(b, at);
+        let eight = b.u32(8);
+        let at8 = b.add(at, eight);
+        let [x2, x3] = pair(b, at8);
+        b.fragment_of(kind, FragmentRole::B, &[x0, x1, x2, x3])
     }
 }
 
@@ -280,8 +283,8 @@ pub(super) fn attention_wide(
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("key_tile", KEY_TILE as i64);
     let rows_wg = waves * TILE_ROWS;
-    let Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale } =
-        declare(&mut b, cache, d, rows_wg as u64);
+    let abi = declare(&mut b, cache, d, rows_wg as u64);
+    let (q, k_cache, v_cache, out) = (abi.q, abi.k_cache, abi.v_cache, abi.out);
     let k_lds = b.lds("k_tile", ScalarType::F16, KEY_TILE * (d + PAD));
     let v_lds = b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD));
 
@@ -290,10 +293,7 @@ pub(super) fn attention_wide(
     let wave_id = b.wave();
     let h = b.workgroup_id(Dim::X);
     let rg = b.workgroup_id(Dim::Y);
-    let (pos_v, l_v, kv_v, g_v, ctx_v, sc_v) =
-        (b.arg(pos), b.arg(n_tokens), b.arg(n_kv), b.arg(group), b.arg(ctx_max), b.arg(scale));
-    let n_q = b.mul(kv_v, g_v);
-    let rows = b.mul(l_v, g_v);
+    let Args { pos: pos_v, group: g_v, ctx_max: ctx_v, scale: sc_v, n_q, rows } = abi.args(&mut b);
     let one = b.u32(1);
     let zero = b.u32(0);
     let rows_m1 = b.sub(rows, one);
@@ -517,11 +517,7 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
             let qa = c.qf.frag(b, kind, d, ds, c.g, c.two_t);
             let o = b.u32(ds * KEY_BLOCK);
             let at = b.add(row, o);
-            let [x0, x1] = c.w.pair(b, c.w.k_lds, at);
-            let eight = b.u32(8);
-            let at8 = b.add(at, eight);
-            let [x2, x3] = c.w.pair(b, c.w.k_lds, at8);
-            let kb = b.fragment_of(kind, FragmentRole::B, &[x0, x1, x2, x3]);
+            let kb = c.w.b_fragment(b, kind, c.w.k_lds, at);
             acc = b.mma(kind, qa, kb, acc);
         }
         *sn = acc;
@@ -672,11 +668,7 @@ fn fold(
         for dn in 0..d / 8 {
             let off = b.u32(dn * 8 * (KEY_TILE + PAD));
             let at = b.add(col0, off);
-            let [v0, v1] = c.w.pair(b, c.w.v_lds, at);
-            let eight = b.u32(8);
-            let at8 = b.add(at, eight);
-            let [v2, v3] = c.w.pair(b, c.w.v_lds, at8);
-            let vb = b.fragment_of(kind, FragmentRole::B, &[v0, v1, v2, v3]);
+            let vb = c.w.b_fragment(b, kind, c.w.v_lds, at);
             let base = dn as usize * 4;
             let els: Vec<Value> = (0..4)
                 .map(|e| if scale { b.mul(o[base + e], alphas[e / 2]) } else { o[base + e] })
