@@ -50,14 +50,18 @@
 //!
 //! # Variants and routes
 //! - `baseline`: one row tile (16 rows) a workgroup.
+//! - `w4g`, `w4qs` (NVIDIA's `mma.sync m16n8k16` only, [`wide_fits`]; elsewhere the baseline's
+//!   code, not routed): four waves a workgroup share each staged K/V tile and keep S, the
+//!   softmax and P in registers (`wide.rs`); routed first, the faster on the H200 for the
+//!   cache first (`w4g` f16, `w4qs` Q8_0).
 //! - `pipe`: the next block's K loads carried by the loop in registers (issued after this
 //!   block's S, stored at the top of the next iteration) and this block's V loads issued before
 //!   S; the same values in the same order. Where it would spill ([`pipe_fits`]) it is the
 //!   baseline's code, not routed.
 //! - `m32` (head dim 64 only, see [`M32_MAX_D`]): two row tiles a workgroup sharing every K
 //!   and V fragment (half the K/V reads);
-//!   routed when `n_tokens >= 8` on the archs with the matrix shape (the fallback's m32 is
-//!   not routed: it only doubles its registers).
+//!   routed when `n_tokens >= 8` on the archs with the matrix shape and no wide variant (the
+//!   fallback's m32 is not routed: it only doubles its registers).
 //!
 //! Archs without an f16 matrix shape of K = 16 (gfx906, gfx1030, sm_75) build the lane
 //! fallback: the same blocks, softmax and LDS traffic, with `S` and `P V` computed by plain
@@ -82,7 +86,7 @@ use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
 };
-pub use wide::{w4_archs, w4_fits, Wide, W4G, W4QS};
+pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QS};
 
 /// Keys a block (the softmax's step, and K of the matrix shapes used).
 pub const KEY_BLOCK: u32 = 16;
@@ -152,7 +156,7 @@ fn wide_variants<const Q8: bool, const D: u32>() -> Vec<VariantSpec> {
     let v = |name, build| VariantSpec {
         name,
         build,
-        admit: Admission { archs: w4_archs(), shapes: vec![] },
+        admit: Admission { archs: wide_archs(), shapes: vec![] },
     };
     let g = v(W4G.name, build_wide::<Q8, D, false> as crate::BuildFn);
     let qs = v(W4QS.name, build_wide::<Q8, D, true> as crate::BuildFn);

@@ -75,17 +75,17 @@ pub const KEY_TILE: u32 = 32;
 /// Halves of padding after each staged row.
 const PAD: u32 = 8;
 
-/// Whether the wide variants have their own code on `t` at `wave` (NVIDIA's m16n8k16 f16 shape); elsewhere it is
-/// the baseline's code, not routed.
-pub fn w4_fits(t: &Target, wave: u32) -> bool {
+/// Whether the wide variants have their own code on `t` at `wave` (NVIDIA's m16n8k16 f16
+/// shape); elsewhere they are the baseline's code, not routed.
+pub fn wide_fits(t: &Target, wave: u32) -> bool {
     prefill_kind(t, wave).is_some_and(|k| k.shape() == MmaShape::NvM16n8k16F16)
 }
 
 /// The archs where the wide variants are routed.
-pub fn w4_archs() -> Vec<String> {
+pub fn wide_archs() -> Vec<String> {
     kiln_ir::TARGETS
         .iter()
-        .filter(|t| w4_fits(t, t.default_wave()))
+        .filter(|t| wide_fits(t, t.default_wave()))
         .map(|t| t.name.to_string())
         .collect()
 }
@@ -263,7 +263,7 @@ pub(super) fn attention_wide(
 ) -> Kernel {
     let name = format!("attention_prefill_{}_d{d}_{}", cache.name(), shape.name);
     let waves = WAVES;
-    let kind = match prefill_kind(t, wave).filter(|_| w4_fits(t, wave)) {
+    let kind = match prefill_kind(t, wave).filter(|_| wide_fits(t, wave)) {
         Some(kind) => kind,
         None => {
             let mut k = attention(t, wave, cache, d, 1, false);
