@@ -92,6 +92,7 @@ pub fn tune_space() -> crate::tune::TuneSpace {
         name,
         shapes: vec![("rows".into(), rows.0, rows.1), ("n".into(), SPLIT_MIN_N, max)],
         case: BenchCase {
+            flops: None,
             name: case,
             scalars: vec![u32_arg("rows", timed), u32_arg("n", 248_320)],
             inputs: vec![("logits", ScalarType::F32, timed as usize * 248_320)],
@@ -127,6 +128,7 @@ fn bench_cases() -> Vec<BenchCase> {
     [("argmax_t1", 1u32), ("argmax_t8", 8)]
         .into_iter()
         .map(|(name, rows)| BenchCase {
+            flops: None,
             name,
             scalars: vec![u32_arg("rows", rows), u32_arg("n", v)],
             inputs: vec![("logits", ScalarType::F32, (rows * v) as usize)],

@@ -15,6 +15,9 @@ pub struct BenchCase {
     pub inputs: Vec<(&'static str, ScalarType, usize)>,
     /// Bytes a call reads and writes at least.
     pub bytes: u64,
+    /// Floating-point operations a call does, for a compute-bound case (`kiln bench` then
+    /// reports TFLOP/s beside the bytes' floor, which means little there).
+    pub flops: Option<u64>,
     /// Inputs whose bytes must be valid data rather than random bytes (expert ids): the
     /// generator gets the bench's generator and returns the input's bytes.
     pub values: Vec<(&'static str, fn(&mut crate::cases::Rng) -> Vec<u8>)>,

@@ -179,6 +179,7 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 /// SmolLM2's embedding (49,152 x 576) at T = 1 and 8; the ids are valid rows.
 fn bench_cases() -> Vec<BenchCase> {
     let case = |name, t: u32| BenchCase {
+        flops: None,
         name,
         scalars: vec![u32_arg("t", t), u32_arg("k", 576), u32_arg("rows", 49152)],
         inputs: vec![

@@ -197,6 +197,7 @@ fn parity_cases(rng: &mut Rng, large: bool, x_type: ScalarType) -> Vec<Case> {
 /// One token of a 4096-wide model: the f32 activations read, 128 Q8_0 blocks written.
 fn bench_cases() -> Vec<BenchCase> {
     vec![BenchCase {
+        flops: None,
         name: "quantize_q8_0_t1_k4096",
         scalars: vec![u32_arg("n", 4096)],
         inputs: vec![("x", ScalarType::F32, 4096)],

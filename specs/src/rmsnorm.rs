@@ -132,6 +132,7 @@ pub(crate) fn q8_1s_rows(rng: &mut Rng, rows: usize, n: usize) -> Vec<f32> {
 /// Eight tokens of a 4096-wide model: the rows read, the weights read, the blocks written.
 fn q8_1s_bench_cases() -> Vec<BenchCase> {
     vec![BenchCase {
+        flops: None,
         name: "rmsnorm_q8_1s_t8_d4096",
         scalars: vec![u32_arg("rows", 8), u32_arg("n", 4096), f32_arg("eps", 1e-6)],
         inputs: vec![("x", ScalarType::F32, 8 * 4096), ("weight", ScalarType::F32, 4096)],
@@ -171,6 +172,7 @@ fn parity_cases(rng: &mut Rng, large: bool, x_type: ScalarType) -> Vec<Case> {
 /// Eight tokens of a 4096-wide model: the rows read and written, the weights read.
 fn bench_cases() -> Vec<BenchCase> {
     vec![BenchCase {
+        flops: None,
         name: "rmsnorm_t8_d4096",
         scalars: vec![u32_arg("rows", 8), u32_arg("n", 4096), f32_arg("eps", 1e-6)],
         inputs: vec![("x", ScalarType::F32, 8 * 4096), ("weight", ScalarType::F32, 4096)],

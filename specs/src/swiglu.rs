@@ -86,6 +86,7 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 fn bench_cases(name: &'static str, out_bytes: u64) -> Vec<BenchCase> {
     let n = 14336u32;
     vec![BenchCase {
+        flops: None,
         name,
         scalars: vec![u32_arg("n", n)],
         inputs: vec![("gate", ScalarType::F32, n as usize), ("up", ScalarType::F32, n as usize)],

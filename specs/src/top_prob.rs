@@ -89,6 +89,7 @@ pub fn tune_space() -> crate::tune::TuneSpace {
         name,
         shapes: vec![("rows".into(), rows.0, rows.1), ("n".into(), n.0, n.1)],
         case: BenchCase {
+            flops: None,
             name: case,
             scalars: vec![u32_arg("rows", timed.0), u32_arg("n", timed.1)],
             inputs: vec![("logits", ScalarType::F32, (timed.0 * timed.1) as usize)],
@@ -127,6 +128,7 @@ pub fn tune_space() -> crate::tune::TuneSpace {
 fn bench_cases() -> Vec<BenchCase> {
     let v = 248_320u32;
     vec![BenchCase {
+        flops: None,
         name: "row_top_prob_t1",
         scalars: vec![u32_arg("rows", 1), u32_arg("n", v)],
         inputs: vec![("logits", ScalarType::F32, v as usize)],

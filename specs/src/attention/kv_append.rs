@@ -190,6 +190,7 @@ fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
         CacheType::F16 => "kv_append_f16_t8_kv8_d128",
     };
     vec![BenchCase {
+        flops: None,
         name,
         scalars: vec![
             u32_arg("pos", 4096),

@@ -208,6 +208,7 @@ fn parity_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
 /// Eight query rows of a 32-head, 128-dim model: read and written once.
 fn bench_cases() -> Vec<BenchCase> {
     vec![BenchCase {
+        flops: None,
         name: "rope_f32_t8_h32_d128",
         scalars: vec![
             u32_arg("pos", 4096),

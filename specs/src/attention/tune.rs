@@ -33,6 +33,7 @@ fn case(cache: CacheType, d: u32, (kv, g): (u32, u32), ctx: u32, t: u32) -> Benc
     let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
     let qn = (t * kv * g * d) as usize;
     BenchCase {
+        flops: None,
         name: "attention_tune",
         scalars: vec![
             u32_arg("pos", ctx - t),

@@ -791,6 +791,7 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
                     name,
                     shapes: vec![("t".into(), tlo, thi), ("n".into(), nlo, nhi)],
                     case: BenchCase {
+                        flops: None,
                         name: "gemv_tune",
                         scalars: vec![
                             u32_arg("n", n as u32),
@@ -839,6 +840,7 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
 /// K = 4096; the down projection K = 14336 for the residual).
 fn bench(family: &str) -> Vec<BenchCase> {
     let case = |name: &'static str, wt, layout, epi, n: usize, k: usize, t: usize| BenchCase {
+        flops: None,
         name,
         scalars: vec![u32_arg("n", n as u32), u32_arg("k", k as u32), u32_arg("t", t as u32)],
         inputs: bench_inputs(wt, layout, epi, n, k, t),

@@ -442,6 +442,7 @@ fn bench_q8_0() -> Vec<BenchCase> {
         let used = expected_used(e, topk, t) as u64;
         let (n64, k64, t64) = (n as u64, k as u64, t as u64);
         BenchCase {
+            flops: None,
             name,
             scalars: vec![
                 u32_arg("n", n as u32),

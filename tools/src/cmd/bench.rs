@@ -361,15 +361,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         let bytes = c.case.bytes;
         let floor_us = bytes as f64 / (floor.gbps * 1e3);
         let gbps = bytes as f64 / best.1 / 1e3;
+        // A compute-bound case: TFLOP/s of the headline variant (the floor of its bytes says
+        // little there).
+        let tflops = c.case.flops.map(|f| f as f64 / best.1 / 1e6);
         rows.push(format!(
-            "{:<24} {:<9} {:>9.2} {:>9.2} {:>8.2} {:>8.1}  {}",
+            "{:<24} {:<9} {:>9.2} {:>9.2} {:>8.2} {:>8.1}  {}{}",
             c.case.name,
             best.0,
             best.1,
             best.2,
             floor_us,
             gbps,
-            per_variant.iter().map(|(v, g, _)| format!("{v}={g:.2}")).collect::<Vec<_>>().join(" ")
+            per_variant.iter().map(|(v, g, _)| format!("{v}={g:.2}")).collect::<Vec<_>>().join(" "),
+            tflops.map_or(String::new(), |t| format!("  ({t:.1} TFLOP/s)"))
         ));
         let variants_json: serde_json::Map<String, serde_json::Value> = per_variant
             .iter()
@@ -380,6 +384,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             json!({
                 "kernel": c.kernel, "variant": best.0, "kiln_us": best.1, "eager_us": best.2,
                 "bytes": bytes, "floor_us": floor_us, "gbps": gbps, "sets": setup.sets,
+                "flops": c.case.flops, "tflops": tflops,
                 "variants": variants_json,
             }),
         );

@@ -139,6 +139,7 @@ fn named_bench_cases(cache: CacheType, names: [[&'static str; 3]; 2]) -> Vec<Ben
             let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
             let qn = (t * kv * g * d) as u64;
             v.push(BenchCase {
+                flops: None,
                 name: names[ci][ti],
                 scalars: vec![
                     u32_arg("pos", ctx - t),

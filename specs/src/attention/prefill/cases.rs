@@ -153,6 +153,7 @@ pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
             let cache_elems = (kv * l * cache.row_bytes(d) / cache.elem().bytes()) as usize;
             let qn = (l * kv * g * d) as u64;
             BenchCase {
+                flops: Some(flops(u64::from(kv * g), u64::from(d), u64::from(l))),
                 name,
                 scalars: vec![
                     u32_arg("pos", 0),
