@@ -429,7 +429,34 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     b.grid_dependency_wait();
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
     let acts = (p.acts, p.norm);
-    row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None);
+    match p.norm {
+        // With the norm prologue and one token a pass, the weight blocks of the first
+        // block-loop trip of each matrix are loaded before the first prologue (as the Q/K/V
+        // kernel's), so their latency overlaps it instead of following it. (Not with more
+        // tokens a pass: `p2` of the Q8_0 gate/up kernel went from 132 to 246 registers on
+        // sm_90 and its step got slower on the H200, bench/results/engine-h200-2026-12-02.md.)
+        Some(norm) if g.tokens == Some(1) => {
+            let nb = {
+                let qk = b.u32(QK);
+                b.div(k, qk)
+            };
+            let vals = p
+                .weights
+                .iter()
+                .map(|w| first_blocks(&mut b, *w, n, (waves, rows), wg, nb))
+                .collect();
+            let pre = Preloaded { wg, vals };
+            let zero = b.u32(0);
+            let step = b.u32(g.tokens.unwrap_or(1));
+            b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+                norm.prologue(b, (wave, waves), tok0, (k, t));
+                let pass = Some((tok0, Some(&pre)));
+                row_block(b, &g, wave, (waves, rows), &m, acts, (k, t), wg, pass);
+                vec![]
+            });
+        }
+        _ => row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None),
+    }
     if let Some(tail) = p.tail {
         tail.run(&mut b, (wave, waves), (n, t));
     }
@@ -616,7 +643,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
                     b.if_else(is_k, |b| pick(b, 1), |b| pick(b, 2))
                 },
             );
-            let pre = Preloaded { wg: x, vals };
+            let pre = Preloaded { wg: x, vals: vec![vals] };
             let zero = b.u32(0);
             let step = b.u32(g.tokens.unwrap_or(1));
             b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
@@ -630,10 +657,10 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
 }
 
 /// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with
-/// [`flatten`]), for the first pass.
+/// [`flatten`]), a list for each matrix an output reads, for the first pass.
 struct Preloaded {
     wg: Value,
-    vals: Vec<Value>,
+    vals: Vec<Vec<Value>>,
 }
 
 /// A quantized block's values: the words, `d`, and Q4_1's `m`.
@@ -789,7 +816,7 @@ fn row_block(
                         let c = b.and(c, first_wg);
                         let vals = b.if_else(
                             c,
-                            |_| pre.vals.clone(),
+                            |_| pre.vals[mi].clone(),
                             |b| load(b).iter().flat_map(flatten).collect(),
                         );
                         let per_block = vals.len() / row_of.len();

@@ -335,6 +335,28 @@ pub fn specs() -> Vec<KernelSpec> {
             },
         );
     }
+    // One token over short rows (`k <= 1024`: at most one block a lane and row), four rows a
+    // wave, so a lane has as many blocks in flight as at `k = 2048` with two. SmolLM2's LM head
+    // (N = 49152, K = 576) on the H200 (bench/results/engine-h200-2026-12-02.md, weights
+    // rotated): `p1r4w2` 12.31 us, `p1r2u8w2` 15.46, ggml's layout (`gemv_q8_0` `p1r2`) 13.40
+    // (the 2-token tuned `p2r4u2w2`, 10.67, computes a second token: not routed at one).
+    {
+        let rp = v.iter_mut().find(|f| f.name == "gemv_q8_0_rp").expect("registered above");
+        rp.variants.insert(
+            1,
+            VariantSpec {
+                name: "p1r4w2",
+                build: |t, w| {
+                    let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Plain, 1, 4);
+                    build(t, w, Gemv { waves: 2, ..g })
+                },
+                admit: Admission {
+                    archs: vec![],
+                    shapes: vec![("t".into(), 1, 1), ("k".into(), 0, 1024)],
+                },
+            },
+        );
+    }
     // A k4 variant admitted on `archs` (the baseline on every arch).
     let k4v = |name, build: crate::BuildFn, archs| VariantSpec {
         name,
@@ -394,6 +416,9 @@ pub fn specs() -> Vec<KernelSpec> {
         [("p1", 1, 1, 0, 0), ("p2r2", 2, 2, 0, 0), ("p4r2", 4, 2, 0, 0), ("p8r2", 8, 2, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
+    // (`p1` for one token was timed on the H200 and not kept: 45.41 us against `p2`'s 33.97 at
+    // N = 14336, K = 4096, and the Llama-3-8B step 3017 us against 2682;
+    // bench/results/engine-h200-2026-12-02.md.)
     v.push(dense_family!(
         "gemv_q8_0_rp_swiglu_q8_1s",
         Q8_0,
@@ -501,7 +526,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q8_0,
         Repacked,
         SwigluQ8,
-        [("p2", 2, 1, 0, 0)],
+        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
@@ -509,7 +534,7 @@ pub fn specs() -> Vec<KernelSpec> {
         Q4_0,
         Repacked,
         SwigluQ8,
-        [("p2", 2, 1, 0, 0)],
+        [("p1", 1, 1, 0, 0), ("p2", 2, 1, 0, 0)],
         Bench::Without("timed in the engine's decode step (kiln generate --profile)")
     ));
     v.push(norm_family!(
@@ -868,6 +893,8 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
             case("gemv_q8_0_rp_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
             case("gemv_q8_0_rp_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
+            // SmolLM2-135M's LM head (the engine's repacked copy of the tied embedding).
+            case("gemv_q8_0_rp_n49152_k576_t1", Q8_0, Repacked, Plain, 49152, 576, 1),
         ],
         "gemv_q4_0_rp" => vec![
             case("gemv_q4_0_rp_n14336_t1", Q4_0, Repacked, Plain, 14336, 4096, 1),

@@ -368,7 +368,7 @@ impl Config {
     /// The kernels a decode graph calls with its norms placed by `norms` and its K/V append by
     /// `append` (in the Q/K/V GEMV only for layers whose Q, K and V share a format).
     pub fn kernels_with(&self, norms: Norms, append: Append) -> Vec<String> {
-        let mut v: Vec<String> = ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "argmax_rows", "gemv_q8_0"]
+        let mut v: Vec<String> = ["get_rows_q8_0", "rmsnorm_q8_1s_f32", "argmax_rows"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -396,10 +396,10 @@ impl Config {
                 fmts.push(m);
             }
         }
-        if let Some(m) = self.output {
-            v.push(format!("gemv_{}_rp", m.name()));
-            fmts.push(m);
-        }
+        // The LM head: `output.weight`, or a repacked copy of the Q8_0 token embedding.
+        let head = self.output.unwrap_or(MatType::Q8_0);
+        v.push(format!("gemv_{}_rp", head.name()));
+        fmts.push(head);
         for m in fmts {
             v.push(format!("repack_{}", m.name()));
         }

@@ -22,13 +22,13 @@
 //! The `_norm` GEMVs normalize and quantize their input rows themselves, bit for bit what a
 //! `rmsnorm_q8_1s_f32` node before them gave (nothing else read its output), one launch less.
 //!
-//! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0(token_embd)--> logits
+//! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0_rp(token_embd)--> logits
 //! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
 //! so a step of one token can start from the last step's greedy token without a copy from the
 //! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
 //! not alias its residual input (every launch refuses written buffers that overlap another).
-//! The LM head reads the embedding's ggml blocks as they are in the file (`gemv_q8_0`), the
-//! same buffer `get_rows_q8_0` reads: tied weights stay one copy.
+//! A tied LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`); `get_rows_q8_0`
+//! reads the embedding's ggml blocks as they are in the file.
 
 use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
@@ -179,29 +179,37 @@ impl Weights {
         // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
         // be queued.
         let mut staging = vec![];
-        let mut repack = |w: &mut Weights, name: &str, m: MatType| -> Result<(), ModelError> {
-            let t = info(&format!("{name}.weight"));
-            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
-            let data = g.data(t);
-            let src = dev.upload(data)?;
-            let blocks = n * k / 32;
-            let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
-            let ws = dev.alloc(m.scale_type(), blocks)?;
-            let args = Args::new()
-                .buffer("w", &src)
-                .buffer("wq", &wq)
-                .buffer("ws", &ws)
-                .scalar("n", u32_of(n))
-                .scalar("k", u32_of(k));
-            rt.launch(&format!("repack_{}", m.name()), &args)?;
-            staging.push(src);
-            w.bytes += data.len();
-            w.buffers.insert(format!("{name}.q"), wq);
-            w.buffers.insert(format!("{name}.s"), ws);
-            Ok(())
-        };
-        if let Some(m) = cfg.output {
-            repack(&mut w, "output", m)?;
+        // `counted`: the bytes are a step's reads of a matrix not counted yet (the floor's).
+        let mut repack =
+            |w: &mut Weights, name: &str, m: MatType, counted: bool| -> Result<(), ModelError> {
+                let t = info(&format!("{name}.weight"));
+                let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+                let data = g.data(t);
+                let src = dev.upload(data)?;
+                let blocks = n * k / 32;
+                let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
+                let ws = dev.alloc(m.scale_type(), blocks)?;
+                let args = Args::new()
+                    .buffer("w", &src)
+                    .buffer("wq", &wq)
+                    .buffer("ws", &ws)
+                    .scalar("n", u32_of(n))
+                    .scalar("k", u32_of(k));
+                rt.launch(&format!("repack_{}", m.name()), &args)?;
+                staging.push(src);
+                if counted {
+                    w.bytes += data.len();
+                }
+                w.buffers.insert(format!("{name}.q"), wq);
+                w.buffers.insert(format!("{name}.s"), ws);
+                Ok(())
+            };
+        match cfg.output {
+            Some(m) => repack(&mut w, "output", m, true)?,
+            // Tied: the LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`: its
+            // quants in 16-byte words, against 2-byte loads of ggml's 34-byte blocks), at the
+            // cost of a second copy in memory; its bytes are already counted once.
+            None => repack(&mut w, "token_embd", MatType::Q8_0, false)?,
         }
         for (i, l) in cfg.layers.iter().enumerate() {
             raw(&mut w, &format!("blk.{i}.attn_norm.weight"), &format!("blk.{i}.attn_norm"))?;
@@ -215,7 +223,7 @@ impl Weights {
                 ("ffn_up", l.gate_up),
                 ("ffn_down", l.down),
             ] {
-                repack(&mut w, &format!("blk.{i}.{name}"), m)?;
+                repack(&mut w, &format!("blk.{i}.{name}"), m, true)?;
             }
         }
         rt.synchronize()?;
@@ -466,17 +474,7 @@ impl StepGraph {
             add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
         }
         match cfg.output {
-            None => add(
-                "gemv_q8_0",
-                NodeArgs::new()
-                    .buffer("w", "token_embd")
-                    .buffer("xq", "aq")
-                    .buffer("xs", "as")
-                    .buffer("y", "logits")
-                    .scalar("n", u32_of(cfg.vocab))
-                    .scalar("k", hu)
-                    .var("t", "t"),
-            )?,
+            None => add("gemv_q8_0_rp", gemv("token_embd", "logits", cfg.vocab, h))?,
             Some(m) => {
                 add(&format!("gemv_{}_rp", m.name()), gemv("output", "logits", cfg.vocab, h))?
             }
