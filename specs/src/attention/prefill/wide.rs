@@ -553,27 +553,27 @@ fn fold(
             b.mul(x, c.scale)
         })
         .collect();
-    let last = b.u32(KEY_BLOCK - 1);
-    let last = b.add(k0, last);
-    let whole = b.le(last, c.lim_first);
-    let whole = if c.shape.skips { whole } else { b.bool(false) };
-    let masked = b.if_else(
-        whole,
-        |_| scaled.clone(),
-        |b| {
-            (0..2usize)
-                .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
-                .zip(&scaled)
-                .map(|((r, ns, odd), &x)| {
-                    let off = b.u32(ns as u32 * 8 + odd);
-                    let key = b.add(k0, off);
-                    let key = b.add(key, c.two_t);
-                    let sees = b.le(key, c.lim[r]);
-                    b.select(sees, x, ninf)
-                })
-                .collect()
-        },
-    );
+    let mask = |b: &mut KernelBuilder| -> Vec<Value> {
+        (0..2usize)
+            .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
+            .zip(&scaled)
+            .map(|((r, ns, odd), &x)| {
+                let off = b.u32(ns as u32 * 8 + odd);
+                let key = b.add(k0, off);
+                let key = b.add(key, c.two_t);
+                let sees = b.le(key, c.lim[r]);
+                b.select(sees, x, ninf)
+            })
+            .collect()
+    };
+    let masked = if c.shape.skips {
+        let last = b.u32(KEY_BLOCK - 1);
+        let last = b.add(k0, last);
+        let whole = b.le(last, c.lim_first);
+        b.if_else(whole, |_| scaled.clone(), mask)
+    } else {
+        mask(b)
+    };
     for r in 0..2usize {
         let (m, l) = (st[2 * r], st[2 * r + 1]);
         let sv = &masked[4 * r..4 * r + 4];
@@ -652,16 +652,6 @@ fn fold(
     let col0 = b.add(col0, key0);
     let col0 = b.add(col0, c.two_t);
     // `O * a` is `O` where `a = 1` (its bits, whatever `O`): when every lane's two rows have
-    // `a = 1` (the running maxima did not move), the wave skips the 64 multiplies.
-    let one = b.f32(1.0);
-    let same0 = b.eq(alphas[0], one);
-    let same1 = b.eq(alphas[1], one);
-    let same = b.and(same0, same1);
-    let moved = b.not(same);
-    let moved = b.ballot(moved);
-    let none = b.u64(0);
-    let still = b.eq(moved, none);
-    let still = if c.shape.skips { still } else { b.bool(false) };
     let o = &st[4..];
     let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
         let mut out = Vec::with_capacity(o.len());
@@ -679,7 +669,20 @@ fn fold(
         }
         out
     };
-    let new_o = b.if_else(still, |b| pv(b, false), |b| pv(b, true));
+    // `a = 1` (the running maxima did not move), the wave skips the 64 multiplies.
+    let new_o = if c.shape.skips {
+        let one = b.f32(1.0);
+        let same0 = b.eq(alphas[0], one);
+        let same1 = b.eq(alphas[1], one);
+        let same = b.and(same0, same1);
+        let moved = b.not(same);
+        let moved = b.ballot(moved);
+        let none = b.u64(0);
+        let still = b.eq(moved, none);
+        b.if_else(still, |b| pv(b, false), |b| pv(b, true))
+    } else {
+        pv(b, true)
+    };
     next.extend(new_o);
     next
 }
