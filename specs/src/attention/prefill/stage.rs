@@ -138,25 +138,36 @@ pub(super) fn q8_halves(b: &mut KernelBuilder, raw: &[Value]) -> Vec<Value> {
 
 /// Values a [`Fetched`] carries through a loop.
 pub(super) fn fetched_values(f: &Fetched) -> Vec<Value> {
-    f.pieces
-        .iter()
-        .flat_map(|(to, valid, raw)| [*to, *valid].into_iter().chain(raw.clone()))
-        .collect()
+    carried(f.pieces.iter().map(|(to, valid, raw)| ([*to, *valid], raw.as_slice())))
 }
 
 /// A [`Fetched`] of `like`'s shape from carried values.
 pub(super) fn fetched_from(like: &Fetched, vals: &[Value]) -> Fetched {
-    let mut at = 0;
-    let pieces = like
-        .pieces
-        .iter()
-        .map(|(_, _, raw)| {
-            let p = (vals[at], vals[at + 1], vals[at + 2..at + 2 + raw.len()].to_vec());
-            at += 2 + raw.len();
-            p
-        })
-        .collect();
+    let lens = like.pieces.iter().map(|(_, _, raw)| raw.len());
+    let pieces = uncarried(lens, vals).map(|([to, valid], raw)| (to, valid, raw)).collect();
     Fetched { pieces }
+}
+
+/// Pieces of loads in flight as the values a loop carries: each piece's `N` head values, then
+/// its raw loads.
+pub(super) fn carried<'a, const N: usize>(
+    pieces: impl Iterator<Item = ([Value; N], &'a [Value])>,
+) -> Vec<Value> {
+    pieces.flat_map(|(head, raw)| head.into_iter().chain(raw.iter().copied())).collect()
+}
+
+/// The pieces [`carried`] flattened, back from `vals`, given each piece's number of raw loads.
+pub(super) fn uncarried<'a, const N: usize>(
+    raw_lens: impl Iterator<Item = usize> + 'a,
+    vals: &'a [Value],
+) -> impl Iterator<Item = ([Value; N], Vec<Value>)> + 'a {
+    let mut at = 0;
+    raw_lens.map(move |n| {
+        let head: [Value; N] = std::array::from_fn(|i| vals[at + i]);
+        let raw = vals[at + N..at + N + n].to_vec();
+        at += N + n;
+        (head, raw)
+    })
 }
 
 /// Stages the f16 values of keys `k0 .. k0 + 16` (clamped to the last key) of cache `p` into

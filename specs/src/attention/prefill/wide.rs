@@ -35,7 +35,7 @@
 //! workgroup's last key. Such keys get `p = 0`, so the two agree unless one of those V rows holds
 //! an infinity or a NaN (`0 * inf`).
 
-use super::stage::{q8_block, q8_halves};
+use super::stage::{carried, q8_block, q8_halves, uncarried};
 use super::*;
 use kiln_ir::matrix::MmaShape;
 use kiln_ir::PackedConvertOp;
@@ -99,28 +99,12 @@ struct Tile {
 
 impl Tile {
     fn values(&self) -> Vec<Value> {
-        self.pieces
-            .iter()
-            .flat_map(|(k, c, v, raw)| [*k, *c, *v].into_iter().chain(raw.iter().copied()))
-            .collect()
+        carried(self.pieces.iter().map(|(k, c, v, raw)| ([*k, *c, *v], raw.as_slice())))
     }
 
     fn from_values(like: &Tile, vals: &[Value]) -> Tile {
-        let mut at = 0;
-        let pieces = like
-            .pieces
-            .iter()
-            .map(|(_, _, _, raw)| {
-                let p = (
-                    vals[at],
-                    vals[at + 1],
-                    vals[at + 2],
-                    vals[at + 3..at + 3 + raw.len()].to_vec(),
-                );
-                at += 3 + raw.len();
-                p
-            })
-            .collect();
+        let lens = like.pieces.iter().map(|(_, _, _, raw)| raw.len());
+        let pieces = uncarried(lens, vals).map(|([k, c, v], raw)| (k, c, v, raw)).collect();
         Tile { pieces }
     }
 }
