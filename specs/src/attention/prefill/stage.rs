@@ -218,26 +218,12 @@ pub(super) fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: 
                 let c34 = b.u32(34);
                 let boff = b.mul(bi, c34);
                 let blk = b.add(base, boff);
-                let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
-                let sc = b.bitcast(sc, Type::F16);
-                let sc = b.convert(sc, Type::F32);
+                let raw = q8_block(b, p, blk);
                 let to = b.mul(key, dd);
                 let c32 = b.u32(32);
                 let doff = b.mul(bi, c32);
                 let to = b.add(to, doff);
-                let mut halves = Vec::with_capacity(32);
-                for w in 0..8u32 {
-                    let o = b.u32(2 + 4 * w);
-                    let at = b.add(blk, o);
-                    let x = b.load_with(p, at, ScalarType::U32, IndexUnit::Byte, Some(2));
-                    let v = b.bitcast(x, Type::vector(ScalarType::I8, 4));
-                    for e in 0..4u8 {
-                        let q = b.extract(v, e);
-                        let q = b.convert(q, Type::F32);
-                        let q = b.mul(q, sc);
-                        halves.push(b.convert(q, Type::F16));
-                    }
-                }
+                let halves = q8_halves(b, &raw);
                 for (j, eight) in halves.chunks(8).enumerate() {
                     let v = b.make_vector(eight);
                     let o = b.u32(8 * j as u32);
