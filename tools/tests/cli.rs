@@ -556,6 +556,28 @@ fn parity_on_cpu_passes_and_ends_with_the_summary() {
 }
 
 #[test]
+fn parity_on_cpu_runs_a_variant_whose_ir_is_another_s_once_and_counts_it_apart() {
+    let env = Env::new();
+    // On gfx1030 (no int8 matrix unit) every wide / mma variant of the k4 family is its
+    // baseline's code under its own name.
+    env.build("gemv_q8_0_rp_k4", "gfx1030", "pkg");
+    let seed = 11;
+    let out = env
+        .kiln(&["parity", "--device", "cpu", "--package", "pkg", "--seed", &seed.to_string()])
+        .ok()
+        .stdout;
+    let cases = kiln_specs::cases::cases("gemv_q8_0_rp_k4", seed, false).len();
+    let variants = variants_of("gemv_q8_0_rp_k4").len();
+    assert!(cases > 0 && variants > 1);
+    let same = out.lines().filter(|l| l.starts_with("same gemv_q8_0_rp_k4/")).count();
+    assert_eq!(same, cases * (variants - 1), "{out}");
+    let not_rerun = format!("not re-run: {same} (variant, case) pair(s)");
+    assert!(out.contains(&not_rerun), "{out}");
+    // Only the baseline's runs count as passed.
+    assert_eq!(out.lines().last(), Some(format!("{cases} passed, 0 failed").as_str()), "{out}");
+}
+
+#[test]
 fn parity_on_a_missing_device_fails_cleanly() {
     let env = Env::new();
     env.build("argmax_rows", ARCHS, "pkg");
