@@ -436,23 +436,16 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         // tokens a pass: `p2` of the Q8_0 gate/up kernel went from 132 to 246 registers on
         // sm_90 and its step got slower on the H200, bench/results/engine-h200-2026-12-02.md.)
         Some(norm) if g.tokens == Some(1) => {
-            let nb = {
-                let qk = b.u32(QK);
-                b.div(k, qk)
-            };
+            let nb = blocks_of(&mut b, k);
             let vals = p
                 .weights
                 .iter()
                 .map(|w| first_blocks(&mut b, *w, n, (waves, rows), wg, nb))
                 .collect();
             let pre = Preloaded { wg, vals };
-            let zero = b.u32(0);
-            let step = b.u32(g.tokens.unwrap_or(1));
-            b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
-                norm.prologue(b, (wave, waves), tok0, (k, t));
+            norm_passes(&mut b, &norm, &g, (wave, waves), (k, t), |b, tok0| {
                 let pass = Some((tok0, Some(&pre)));
                 row_block(b, &g, wave, (waves, rows), &m, acts, (k, t), wg, pass);
-                vec![]
             });
         }
         _ => row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None),
@@ -623,10 +616,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
         // The weight blocks of the first block-loop trip of the workgroup's first row block are
         // loaded before the first prologue, so their latency overlaps it.
         Some(norm) => {
-            let nb = {
-                let qk = b.u32(QK);
-                b.div(kv, qk)
-            };
+            let nb = blocks_of(&mut b, kv);
             let pick = |b: &mut KernelBuilder, mi: usize| {
                 let (w, n, _) = &mats[mi];
                 let n = rows_of(b, n);
@@ -644,16 +634,37 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
                 },
             );
             let pre = Preloaded { wg: x, vals: vec![vals] };
-            let zero = b.u32(0);
-            let step = b.u32(g.tokens.unwrap_or(1));
-            b.for_range(zero, tv, step, 1, &[], |b, tok0, _| {
-                norm.prologue(b, (wave, waves), tok0, (kv, tv));
-                matrices(b, Some(tok0), Some(&pre));
-                vec![]
+            norm_passes(&mut b, &norm, &g, (wave, waves), (kv, tv), |b, tok0| {
+                matrices(b, Some(tok0), Some(&pre))
             });
         }
     }
     b.finish()
+}
+
+/// `k / 32`: blocks a row.
+fn blocks_of(b: &mut KernelBuilder, k: Value) -> Value {
+    let qk = b.u32(QK);
+    b.div(k, qk)
+}
+
+/// The passes of `g`'s tokens a pass over `t` tokens, each the norm's prologue, then `pass`
+/// (with the pass's first token).
+fn norm_passes(
+    b: &mut KernelBuilder,
+    norm: &Norm,
+    g: &Gemv,
+    (wave, waves): (u32, u32),
+    (k, t): (Value, Value),
+    mut pass: impl FnMut(&mut KernelBuilder, Value),
+) {
+    let zero = b.u32(0);
+    let step = b.u32(g.tokens.unwrap_or(1));
+    b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
+        norm.prologue(b, (wave, waves), tok0, (k, t));
+        pass(b, tok0);
+        vec![]
+    });
 }
 
 /// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with

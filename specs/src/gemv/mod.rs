@@ -317,46 +317,26 @@ pub fn specs() -> Vec<KernelSpec> {
         let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, epi, 1, 1);
         build(t, w, Gemv { unroll: 16, waves: 2, ..g })
     }
-    let long_rows: [(&str, BuildFn); 2] = [
-        ("gemv_q8_0_rp_res", |t, w| p1u16w2(t, w, Residual)),
-        ("gemv_q8_0_rp_res_rmsnorm", |t, w| p1u16w2(t, w, ResidualNorm)),
-    ];
-    for (name, build) in long_rows {
-        let res = v.iter_mut().find(|f| f.name == name).expect("registered above");
-        res.variants.insert(
-            1,
-            VariantSpec {
-                name: "p1u16w2",
-                build,
-                admit: Admission {
-                    archs: vec![],
-                    shapes: vec![("t".into(), 1, 1), ("k".into(), 8192, u32::MAX as u64)],
-                },
-            },
-        );
-    }
+    // A one-token variant routed by `k`, first in `family`'s list (after the baseline).
+    let mut one_token_by_k = |family: &str, name, build, (klo, khi): (u64, u64)| {
+        let f = v.iter_mut().find(|f| f.name == family).expect("registered above");
+        let shapes = vec![("t".into(), 1, 1), ("k".into(), klo, khi)];
+        f.variants
+            .insert(1, VariantSpec { name, build, admit: Admission { archs: vec![], shapes } });
+    };
+    let long = (8192, u64::from(u32::MAX));
+    one_token_by_k("gemv_q8_0_rp_res", "p1u16w2", |t, w| p1u16w2(t, w, Residual), long);
+    one_token_by_k("gemv_q8_0_rp_res_rmsnorm", "p1u16w2", |t, w| p1u16w2(t, w, ResidualNorm), long);
     // One token over short rows (`k <= 1024`: at most one block a lane and row), four rows a
     // wave, so a lane has as many blocks in flight as at `k = 2048` with two. SmolLM2's LM head
     // (N = 49152, K = 576) on the H200 (bench/results/engine-h200-2026-12-02.md, weights
     // rotated): `p1r4w2` 12.31 us, `p1r2u8w2` 15.46, ggml's layout (`gemv_q8_0` `p1r2`) 13.40
     // (the 2-token tuned `p2r4u2w2`, 10.67, computes a second token: not routed at one).
-    {
-        let rp = v.iter_mut().find(|f| f.name == "gemv_q8_0_rp").expect("registered above");
-        rp.variants.insert(
-            1,
-            VariantSpec {
-                name: "p1r4w2",
-                build: |t, w| {
-                    let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Plain, 1, 4);
-                    build(t, w, Gemv { waves: 2, ..g })
-                },
-                admit: Admission {
-                    archs: vec![],
-                    shapes: vec![("t".into(), 1, 1), ("k".into(), 0, 1024)],
-                },
-            },
-        );
-    }
+    let p1r4w2: BuildFn = |t, w| {
+        let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Plain, 1, 4);
+        build(t, w, Gemv { waves: 2, ..g })
+    };
+    one_token_by_k("gemv_q8_0_rp", "p1r4w2", p1r4w2, (0, 1024));
     // A k4 variant admitted on `archs` (the baseline on every arch).
     let k4v = |name, build: crate::BuildFn, archs| VariantSpec {
         name,

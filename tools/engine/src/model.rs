@@ -179,37 +179,48 @@ impl Weights {
         // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
         // be queued.
         let mut staging = vec![];
-        // `counted`: the bytes are a step's reads of a matrix not counted yet (the floor's).
-        let mut repack =
-            |w: &mut Weights, name: &str, m: MatType, counted: bool| -> Result<(), ModelError> {
-                let t = info(&format!("{name}.weight"));
-                let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
-                let data = g.data(t);
-                let src = dev.upload(data)?;
-                let blocks = n * k / 32;
-                let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
-                let ws = dev.alloc(m.scale_type(), blocks)?;
-                let args = Args::new()
-                    .buffer("w", &src)
-                    .buffer("wq", &wq)
-                    .buffer("ws", &ws)
-                    .scalar("n", u32_of(n))
-                    .scalar("k", u32_of(k));
-                rt.launch(&format!("repack_{}", m.name()), &args)?;
-                staging.push(src);
-                if counted {
+        // `on_device`: the matrix's ggml blocks already uploaded (the tied embedding), read
+        // from there; else uploaded here (and counted) for the repack.
+        let mut repack = |w: &mut Weights,
+                          name: &str,
+                          m: MatType,
+                          on_device: Option<Buffer>|
+         -> Result<(), ModelError> {
+            let t = info(&format!("{name}.weight"));
+            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+            let src = match on_device {
+                Some(b) => b,
+                None => {
+                    let data = g.data(t);
                     w.bytes += data.len();
+                    let b = dev.upload(data)?;
+                    staging.push(b.clone());
+                    b
                 }
-                w.buffers.insert(format!("{name}.q"), wq);
-                w.buffers.insert(format!("{name}.s"), ws);
-                Ok(())
             };
+            let blocks = n * k / 32;
+            let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
+            let ws = dev.alloc(m.scale_type(), blocks)?;
+            let args = Args::new()
+                .buffer("w", &src)
+                .buffer("wq", &wq)
+                .buffer("ws", &ws)
+                .scalar("n", u32_of(n))
+                .scalar("k", u32_of(k));
+            rt.launch(&format!("repack_{}", m.name()), &args)?;
+            w.buffers.insert(format!("{name}.q"), wq);
+            w.buffers.insert(format!("{name}.s"), ws);
+            Ok(())
+        };
         match cfg.output {
-            Some(m) => repack(&mut w, "output", m, true)?,
+            Some(m) => repack(&mut w, "output", m, None)?,
             // Tied: the LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`: its
             // quants in 16-byte words, against 2-byte loads of ggml's 34-byte blocks), at the
-            // cost of a second copy in memory; its bytes are already counted once.
-            None => repack(&mut w, "token_embd", MatType::Q8_0, false)?,
+            // cost of a second copy in memory.
+            None => {
+                let embd = w.buffers["token_embd"].clone();
+                repack(&mut w, "token_embd", MatType::Q8_0, Some(embd))?
+            }
         }
         for (i, l) in cfg.layers.iter().enumerate() {
             raw(&mut w, &format!("blk.{i}.attn_norm.weight"), &format!("blk.{i}.attn_norm"))?;
@@ -223,7 +234,7 @@ impl Weights {
                 ("ffn_up", l.gate_up),
                 ("ffn_down", l.down),
             ] {
-                repack(&mut w, &format!("blk.{i}.{name}"), m, true)?;
+                repack(&mut w, &format!("blk.{i}.{name}"), m, None)?;
             }
         }
         rt.synchronize()?;

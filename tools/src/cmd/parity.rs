@@ -390,18 +390,14 @@ fn buffer_cases(
     // On the cpu device a run is the interpreter's, which is deterministic: a variant whose IR is
     // another's but for the kernel's name (a variant built as its baseline's code on an arch it
     // does not fit) gives that variant's bytes on the same case, so it is run once.
-    let bodies: BTreeMap<&str, String> = if on_cpu {
-        let mut m = BTreeMap::new();
-        for v in &variants {
-            let obj = pkg
-                .find(kernel, v, arch)
-                .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
-            m.insert(v.as_str(), ir_body_hash(obj.ir()));
-        }
-        m
-    } else {
-        BTreeMap::new()
-    };
+    let mut objs = vec![];
+    for v in &variants {
+        let obj = pkg
+            .find(kernel, v, arch)
+            .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
+        let body = on_cpu.then(|| ir_body_hash(obj.ir()));
+        objs.push((v.as_str(), obj, body));
+    }
     for case in cases {
         let mut passed: BTreeMap<&str, &str> = BTreeMap::new();
         let reference = match interp_case(base_obj.ir(), case, 0xA5) {
@@ -411,15 +407,12 @@ fn buffer_cases(
                 continue;
             }
         };
-        for v in &variants {
-            if let Some(first) = bodies.get(v.as_str()).and_then(|h| passed.get(h.as_str())) {
+        for (v, obj, body) in &objs {
+            if let Some(first) = body.as_ref().and_then(|h| passed.get(h.as_str())) {
                 tally.same += 1;
                 println!("same {kernel}/{v} [{}]: the IR of {first}, which passed it", case.name);
                 continue;
             }
-            let obj = pkg
-                .find(kernel, v, arch)
-                .ok_or_else(|| anyhow!("{kernel}/{v}: no object for {arch}"))?;
             let check = || -> Result<String, String> {
                 if on_cpu {
                     // The cpu device runs the variant's IR in the interpreter (through the
@@ -445,10 +438,8 @@ fn buffer_cases(
                     println!("     {kernel}/{v} [{}]: {m}", case.name);
                 }
             }
-            if r.is_ok() {
-                if let Some(h) = bodies.get(v.as_str()) {
-                    passed.insert(h.as_str(), v.as_str());
-                }
+            if let (Ok(_), Some(h)) = (&r, body) {
+                passed.insert(h.as_str(), v);
             }
             tally.record(kernel, v, &case.name, r.map(|_| ()));
         }
