@@ -3,10 +3,17 @@
 //! (row group, KV head) to finish (the `rR` variants: a counter, no float atomics, through
 //! [`crate::common::last_of_workgroups`]).
 
-use super::{short, slot, Ctx, Output, Row, COMBINE_UNROLL, MAX_SPLITS};
+use super::{short, slot, Ctx, Output, Row, MAX_SPLITS};
 use crate::math::exp_sub;
 use crate::quantize::{ds_word, quantize_values, Quantized, QK};
 use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
+
+/// Most passes [`combine`] folds in one batched loop ([`fold`]).
+const MERGED_PASSES: u32 = 1;
+/// Splits a trip of [`fold`] (their states loaded together; 64 was slower on the H200).
+const COMBINE_LOADS: u32 = 32;
+/// Unroll of [`fold_unrolled`]'s loop.
+const COMBINE_UNROLL: u32 = 16;
 
 /// Where the splits' states are for [`combine`].
 #[derive(Clone, Copy)]
@@ -20,7 +27,9 @@ pub(super) enum States {
 /// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
 /// maximum and weights (lanes across splits) into LDS; then each lane combines some
 /// `(row, dimension)` pairs over the splits in order, and stores `out`. The states are read
-/// from `from`; the arithmetic is the same for both.
+/// from `from`; the arithmetic is the same for both. `batched`: a lane with one pair folds the
+/// splits in batches ([`fold`]); else, and with more pairs, a loop ([`fold_unrolled`]): the
+/// same ops in the same order.
 pub(super) fn combine(
     b: &mut KernelBuilder,
     c: &Ctx,
@@ -28,6 +37,7 @@ pub(super) fn combine(
     wave_id: Value,
     waves: u32,
     from: States,
+    batched: bool,
 ) {
     let d = c.d;
     let partials = c.partials;
@@ -84,91 +94,228 @@ pub(super) fn combine(
     }
     b.barrier(BarrierKind::Lds);
     let total = rows.len() as u32 * d;
-    for j in 0..total.div_ceil(c.threads) {
-        let jj = b.u32(j * c.threads);
-        let f = b.add(c.tid, jj);
-        let tv = b.u32(total);
-        let inside = b.lt(f, tv);
-        let dd = b.u32(d);
-        let k = b.div(f, dd);
-        let e = b.rem(f, dd);
-        // The row `k` (dynamic): its validity and places.
-        let nr = b.u32(rows.len() as u32 - 1);
-        let kc = b.min(k, nr);
-        let pick = |b: &mut KernelBuilder, get: &dyn Fn(&Row) -> Value| {
-            let mut v = get(&rows[0]);
-            for (i, rw) in rows.iter().enumerate().skip(1) {
-                let iv = b.u32(i as u32);
-                let here = b.eq(kc, iv);
-                let x = get(rw);
-                v = b.select(here, x, v);
-            }
-            v
+    let passes = total.div_ceil(c.threads);
+    // `batched` (the `rR` variants) and one pass (`r1`): the batched fold, its inputs computed first (only they
+    // live across it) and the pair's places after it. More passes: a loop a pass, unrolled,
+    // each under its pair's branch. Measured on the H200 (2026-12-02): the batched fold of
+    // two passes together made `r4t256` at head dim 128 about 19 us slower at every context
+    // and T (not explained: its PTX issues the loads of a trip together as intended), and with
+    // 8 passes it spills the i8 `mma` at head dim 64 under its register cap. The other callers
+    // do not ask for it: the short variants hold at most 8 splits in LDS (a batch of 32 only
+    // adds loads: `short_r1` 4.02 -> 4.07 us in SmolLM2's step), their fallback and the
+    // baselines are not timed (it spills them on gfx906).
+    let fold_in = |b: &mut KernelBuilder, p: &Pair| {
+        // A pair without a row reads row 0's states (every pass's first row exists): its own
+        // weights were never written.
+        let zero = b.u32(0);
+        let kc = b.select(p.go, p.kc, zero);
+        let global = b.select(p.go, p.global, rows[0].global);
+        let ms = b.u32(MAX_SPLITS);
+        let kb = b.mul(kc, ms);
+        let base = match from {
+            States::Partials => slot(b, c, global, zero),
+            States::Lds { waves } => short::lds_acc(b, c, waves, kc, zero),
         };
-        let valid = pick(b, &|r| r.valid);
-        let at = pick(b, &|r| r.at);
-        let global = pick(b, &|r| r.global);
-        let go = b.and(inside, valid);
-        // `out` of element `(kc, e)`.
-        let value = |b: &mut KernelBuilder| {
-            let zero = b.u32(0);
-            let one = b.u32(1);
-            let fz = b.f32(0.0);
-            let ms = b.u32(MAX_SPLITS);
-            let kb = b.mul(kc, ms);
-            let (w_lds, l_lds) = (c.w_lds, c.l_lds);
-            let sums = b.for_range(zero, c.n_splits, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
-                let ws = b.add(kb, s);
-                let w = b.load(w_lds, ws, Type::F32);
-                let l = b.load(l_lds, ws, Type::F32);
-                let v = match from {
-                    States::Partials => {
-                        let base = slot(b, c, global, s);
-                        let a = b.add(base, e);
-                        b.load(partials, a, Type::F32)
-                    }
-                    States::Lds { waves } => {
-                        let a = short::lds_acc(b, c, waves, kc, s);
-                        let a = b.add(a, e);
-                        short::lds_load(b, c, a)
-                    }
-                };
-                vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
-            });
-            b.div(sums[0], sums[1])
-        };
-        match c.out {
-            Output::F32(out) => b.if_then(go, |b| {
-                let y = value(b);
-                let o = b.add(at, e);
-                b.store(out, o, y);
-            }),
-            Output::Q8_1s { q, s } => {
-                // A Q8_1 block is 32 aligned lanes (`d` and the workgroup are multiples of 32),
-                // of one row: all of them store or none. Its shuffles run outside `go` (not
-                // wave-uniform); lanes that do not store quantize a 0. Where the passes cover
-                // the rows exactly every lane is inside: `go` without the test (LLVM would
-                // share it with `load_q`'s and keep that lane mask live across the scan: an
-                // SGPR spill of r8 on gfx90a).
-                let go = if total.is_multiple_of(c.threads) { valid } else { go };
-                let fz = b.f32(0.0);
-                let y = b.if_else(go, |b| vec![value(b)], |_| vec![fz])[0];
-                let Quantized { d: scale, d16, bytes, sum } = quantize_values(b, &[y], QK, true);
-                let o = b.add(at, e);
-                b.if_then(go, |b| {
-                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
-                    b.store(q, o, byte);
-                    let qk = b.u32(QK);
-                    let j = b.rem(e, qk);
-                    let zero = b.u32(0);
-                    let head = b.eq(j, zero);
-                    b.if_then(head, |b| {
-                        let ds = ds_word(b, scale, d16, sum);
-                        let blk = b.div(o, qk);
-                        b.store(s, blk, ds);
-                    });
-                });
-            }
+        let base = b.add(base, p.e);
+        FoldIn { kb, base }
+    };
+    if batched && passes <= MERGED_PASSES {
+        let ins: Vec<FoldIn> = (0..passes)
+            .map(|j| {
+                let p = pair(b, c, rows, j);
+                fold_in(b, &p)
+            })
+            .collect();
+        let ys = fold(b, c, &ins, from, COMBINE_LOADS);
+        for (j, y) in (0..passes).zip(ys) {
+            let p = pair(b, c, rows, j);
+            output(b, c, total, &p, |_| y);
+        }
+    } else {
+        for j in 0..passes {
+            let p = pair(b, c, rows, j);
+            output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from));
         }
     }
+}
+
+/// Stores the pair's output `value` (computed where the pair exists).
+fn output(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    total: u32,
+    p: &Pair,
+    value: impl FnOnce(&mut KernelBuilder) -> Value,
+) {
+    let Pair { e, valid, go, at, .. } = *p;
+    match c.out {
+        Output::F32(out) => b.if_then(go, |b| {
+            let y = value(b);
+            let o = b.add(at, e);
+            b.store(out, o, y);
+        }),
+        Output::Q8_1s { q, s } => {
+            // A Q8_1 block is 32 aligned lanes (`d` and the workgroup are multiples of 32), of
+            // one row: all of them store or none. Its shuffles run outside `go` (not
+            // wave-uniform); lanes that do not store quantize a 0. Where the passes cover the
+            // rows exactly every lane is inside: `go` without the test (LLVM would share it
+            // with `load_q`'s and keep that lane mask live across the scan: an SGPR spill of r8
+            // on gfx90a).
+            let go = if total.is_multiple_of(c.threads) { valid } else { go };
+            let fz = b.f32(0.0);
+            let y = b.if_else(go, |b| vec![value(b)], |_| vec![fz])[0];
+            let Quantized { d: scale, d16, bytes, sum } = quantize_values(b, &[y], QK, true);
+            let o = b.add(at, e);
+            b.if_then(go, |b| {
+                let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
+                b.store(q, o, byte);
+                let qk = b.u32(QK);
+                let j = b.rem(e, qk);
+                let zero = b.u32(0);
+                let head = b.eq(j, zero);
+                b.if_then(head, |b| {
+                    let ds = ds_word(b, scale, d16, sum);
+                    let blk = b.div(o, qk);
+                    b.store(s, blk, ds);
+                });
+            });
+        }
+    }
+}
+
+/// A lane's `(row, dimension)` pair of one pass of [`combine`].
+#[derive(Clone, Copy)]
+struct Pair {
+    /// The dimension.
+    e: Value,
+    /// The row in the pass.
+    kc: Value,
+    /// The pair's row exists.
+    valid: Value,
+    /// The pair exists (inside the rows, its row valid).
+    go: Value,
+    /// The row's first element in `out`.
+    at: Value,
+    /// The row's index for `partials`.
+    global: Value,
+}
+
+/// The lane's pair of pass `j` (pairs `tid + j threads` of the `rows x D` outputs).
+fn pair(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32) -> Pair {
+    let total = rows.len() as u32 * c.d;
+    let jj = b.u32(j * c.threads);
+    let f = b.add(c.tid, jj);
+    let tv = b.u32(total);
+    let inside = b.lt(f, tv);
+    let dd = b.u32(c.d);
+    let k = b.div(f, dd);
+    let e = b.rem(f, dd);
+    // The row `k` (dynamic): its validity and places.
+    let nr = b.u32(rows.len() as u32 - 1);
+    let kc = b.min(k, nr);
+    let pick = |b: &mut KernelBuilder, get: &dyn Fn(&Row) -> Value| {
+        let mut v = get(&rows[0]);
+        for (i, rw) in rows.iter().enumerate().skip(1) {
+            let iv = b.u32(i as u32);
+            let here = b.eq(kc, iv);
+            let x = get(rw);
+            v = b.select(here, x, v);
+        }
+        v
+    };
+    let valid = pick(b, &|r| r.valid);
+    let at = pick(b, &|r| r.at);
+    let global = pick(b, &|r| r.global);
+    let go = b.and(inside, valid);
+    Pair { e, kc, valid, go, at, global }
+}
+
+/// What [`fold`] reads for a pair: its row's first weight in `w_lds` / `l_lds`, and its
+/// element of split 0's state (in `partials` or `k_lds`).
+struct FoldIn {
+    kb: Value,
+    base: Value,
+}
+
+/// The fold of step 3 for the pairs `ins` of the lane, `acc / L`: `acc = fma(acc_s, w_s,
+/// acc)` and `L = fma(l_s, w_s, L)` over the splits in order. A trip folds a batch of splits for
+/// every pair, their loads issued first (none depends on the sums), so a trip waits for one
+/// round trip to the states: an unrolled loop a pass waited for one a trip of each pass, and
+/// one a split of its remainder (up to 15 splits). A split past `n_splits` reads the last
+/// split's state (written) and leaves the sums as they are (`select`: the order's sums, bit for
+/// bit). No cross-lane op: it may run on any lanes.
+fn fold(b: &mut KernelBuilder, c: &Ctx, ins: &[FoldIn], from: States, batch: u32) -> Vec<Value> {
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let fz = b.f32(0.0);
+    // Words from one split's state to the next.
+    let stride = match from {
+        States::Partials => b.u32(c.d + 4),
+        States::Lds { .. } => b.u32(c.d),
+    };
+    let uv = b.u32(batch);
+    let um1 = b.u32(batch - 1);
+    let trips = b.add(c.n_splits, um1);
+    let trips = b.div(trips, uv);
+    let lastv = b.sub(c.n_splits, one);
+    let init = vec![fz; 2 * ins.len()];
+    let sums = b.for_range(zero, trips, one, 1, &init, |b, t, x| {
+        let s0 = b.mul(t, uv);
+        let mut loaded: Vec<(usize, [Value; 4])> = vec![];
+        for i in 0..batch {
+            let iv = b.u32(i);
+            let s = b.add(s0, iv);
+            let here = b.lt(s, c.n_splits);
+            let s = b.min(s, lastv);
+            let off = b.mul(s, stride);
+            for (j, p) in ins.iter().enumerate() {
+                let ws = b.add(p.kb, s);
+                let w = b.load(c.w_lds, ws, Type::F32);
+                let l = b.load(c.l_lds, ws, Type::F32);
+                let a = b.add(p.base, off);
+                let v = match from {
+                    States::Partials => b.load(c.partials, a, Type::F32),
+                    States::Lds { .. } => short::lds_load(b, c, a),
+                };
+                loaded.push((j, [here, w, l, v]));
+            }
+        }
+        let mut x = x.to_vec();
+        for (j, [here, w, l, v]) in loaded {
+            let a = b.fma(v, w, x[2 * j]);
+            x[2 * j] = b.select(here, a, x[2 * j]);
+            let s = b.fma(l, w, x[2 * j + 1]);
+            x[2 * j + 1] = b.select(here, s, x[2 * j + 1]);
+        }
+        x
+    });
+    (0..ins.len()).map(|j| b.div(sums[2 * j], sums[2 * j + 1])).collect()
+}
+
+/// The fold of one pair as a loop unrolled `COMBINE_UNROLL` times (the same ops as [`fold`]):
+/// a trip of the unrolled body waits for one round trip to the states, but each split of the
+/// remainder (`n_splits % COMBINE_UNROLL`) for one of its own.
+fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States) -> Value {
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let fz = b.f32(0.0);
+    let ms = b.u32(MAX_SPLITS);
+    let kb = b.mul(p.kc, ms);
+    let sums = b.for_range(zero, c.n_splits, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
+        let ws = b.add(kb, s);
+        let w = b.load(c.w_lds, ws, Type::F32);
+        let l = b.load(c.l_lds, ws, Type::F32);
+        let v = match from {
+            States::Partials => {
+                let base = slot(b, c, p.global, s);
+                let a = b.add(base, p.e);
+                b.load(c.partials, a, Type::F32)
+            }
+            States::Lds { waves } => {
+                let a = short::lds_acc(b, c, waves, p.kc, s);
+                let a = b.add(a, p.e);
+                short::lds_load(b, c, a)
+            }
+        };
+        vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
+    });
+    b.div(sums[0], sums[1])
 }

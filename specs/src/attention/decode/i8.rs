@@ -301,7 +301,7 @@ fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target, wave_id: Value) {
             vec![]
         });
         b.barrier(BarrierKind::All);
-        combine(b, c, &rows, wave_id, 1, States::Partials);
+        combine(b, c, &rows, wave_id, 1, States::Partials, false);
         // The next row writes the LDS and the workspace again.
         b.barrier(BarrierKind::All);
         vec![]

@@ -112,7 +112,7 @@ pub(super) fn body(
                     row(b, c, i)
                 })
                 .collect();
-            combine(b, c, &rows, wave_id, shape.waves, States::Partials);
+            combine(b, c, &rows, wave_id, shape.waves, States::Partials, false);
             reset_counter(b, c.tid, counters, counter);
         });
     });

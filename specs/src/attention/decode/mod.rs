@@ -102,8 +102,6 @@ const PRELOAD_WAVE: u32 = 32;
 const PRELOAD_ROWS: usize = 4;
 /// Unroll of the P.V loop where the rows are not preloaded (more spills on gfx906).
 const PV_UNROLL_W64: u32 = 8;
-/// Unroll of the combine's loop over the splits.
-const COMBINE_UNROLL: u32 = 16;
 
 /// A variant's shape.
 #[derive(Clone, Copy, Debug)]
@@ -842,7 +840,7 @@ pub(super) fn attention_order(
                 vec![]
             });
             b.barrier(BarrierKind::All);
-            combine(b, &c, &rows, wave_id, 1, States::Partials);
+            combine(b, &c, &rows, wave_id, 1, States::Partials, false);
             // The next row writes the LDS and the workspace again.
             b.barrier(BarrierKind::All);
             vec![]
@@ -875,7 +873,7 @@ pub(super) fn attention_order(
         let hr = b.mul(h, rows_per_head);
         let counter = b.add(hr, rg);
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
-            combine(b, &c, &rows, wave_id, shape.waves, States::Partials);
+            combine(b, &c, &rows, wave_id, shape.waves, States::Partials, true);
             reset_counter(b, tid, counters, counter);
         });
     });

@@ -120,7 +120,7 @@ pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: 
             let st = scan(b, c, &rows, wave_id, mine);
             b.if_then(mine, |b| store_lds(b, c, &rows, waves, wave_id, &st));
             b.barrier(BarrierKind::Lds);
-            combine(b, c, &rows, wave_id, waves, States::Lds { waves });
+            combine(b, c, &rows, wave_id, waves, States::Lds { waves }, false);
             vec![]
         },
         |b| {
@@ -147,7 +147,7 @@ pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: 
                     vec![]
                 });
                 b.barrier(BarrierKind::All);
-                combine(b, c, &rows, wave_id, waves, States::Partials);
+                combine(b, c, &rows, wave_id, waves, States::Partials, false);
                 // The next row writes the LDS (q, weights) again.
                 b.barrier(BarrierKind::All);
                 vec![]
