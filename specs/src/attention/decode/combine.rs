@@ -8,8 +8,6 @@ use crate::math::exp_sub;
 use crate::quantize::{ds_word, quantize_values, Quantized, QK};
 use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
 
-/// Most passes [`combine`] folds in one batched loop ([`fold`]).
-const MERGED_PASSES: u32 = 1;
 /// Splits a trip of [`fold`] (their states loaded together; 64 was slower on the H200).
 const COMBINE_LOADS: u32 = 32;
 /// Unroll of [`fold_unrolled`]'s loop.
@@ -27,9 +25,9 @@ pub(super) enum States {
 /// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
 /// maximum and weights (lanes across splits) into LDS; then each lane combines some
 /// `(row, dimension)` pairs over the splits in order, and stores `out`. The states are read
-/// from `from`; the arithmetic is the same for both. `batched`: a lane with one pair folds the
-/// splits in batches ([`fold`]); else, and with more pairs, a loop ([`fold_unrolled`]): the
-/// same ops in the same order.
+/// from `from`; the arithmetic is the same for both. `batched` (states in `partials`): a lane
+/// with one pair folds the splits in batches ([`fold`]); else, and with more pairs, a loop
+/// ([`fold_unrolled`]): the same ops in the same order.
 pub(super) fn combine(
     b: &mut KernelBuilder,
     c: &Ctx,
@@ -95,42 +93,15 @@ pub(super) fn combine(
     b.barrier(BarrierKind::Lds);
     let total = rows.len() as u32 * d;
     let passes = total.div_ceil(c.threads);
-    // `batched` (the `rR` variants) and one pass (`r1`): the batched fold, its inputs computed first (only they
-    // live across it) and the pair's places after it. More passes: a loop a pass, unrolled,
-    // each under its pair's branch. Measured on the H200 (2026-12-02): the batched fold of
-    // two passes together made `r4t256` at head dim 128 about 19 us slower at every context
-    // and T (not explained: its PTX issues the loads of a trip together as intended), and with
-    // 8 passes it spills the i8 `mma` at head dim 64 under its register cap. The other callers
-    // do not ask for it: the short variants hold at most 8 splits in LDS (a batch of 32 only
-    // adds loads: `short_r1` 4.02 -> 4.07 us in SmolLM2's step), their fallback and the
-    // baselines are not timed (it spills them on gfx906).
-    let fold_in = |b: &mut KernelBuilder, p: &Pair| {
-        // A pair without a row reads row 0's states (every pass's first row exists): its own
-        // weights were never written.
-        let zero = b.u32(0);
-        let kc = b.select(p.go, p.kc, zero);
-        let global = b.select(p.go, p.global, rows[0].global);
-        let ms = b.u32(MAX_SPLITS);
-        let kb = b.mul(kc, ms);
-        let base = match from {
-            States::Partials => slot(b, c, global, zero),
-            States::Lds { waves } => short::lds_acc(b, c, waves, kc, zero),
-        };
-        let base = b.add(base, p.e);
-        FoldIn { kb, base }
-    };
-    if batched && passes <= MERGED_PASSES {
-        let ins: Vec<FoldIn> = (0..passes)
-            .map(|j| {
-                let p = pair(b, c, rows, j);
-                fold_in(b, &p)
-            })
-            .collect();
-        let ys = fold(b, c, &ins, from, COMBINE_LOADS);
-        for (j, y) in (0..passes).zip(ys) {
-            let p = pair(b, c, rows, j);
-            output(b, c, total, &p, |_| y);
-        }
+    // `batched` (the `rR` variants, whose states are in `partials`) with one pass (`r1`):
+    // the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched made
+    // `r4t256` at head dim 128 ~19 us slower, unexplained; 8 spill the i8 `mma` at head dim
+    // 64; the `short` variants' at most 8 splits in LDS gain nothing, and their fallback and
+    // the baselines spill on gfx906).
+    if batched && passes == 1 {
+        let p = pair(b, c, rows, 0);
+        let y = fold(b, c, rows, &p);
+        output(b, c, total, &p, |_| y);
     } else {
         for j in 0..passes {
             let p = pair(b, c, rows, j);
@@ -230,65 +201,56 @@ fn pair(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32) -> Pair {
     Pair { e, kc, valid, go, at, global }
 }
 
-/// What [`fold`] reads for a pair: its row's first weight in `w_lds` / `l_lds`, and its
-/// element of split 0's state (in `partials` or `k_lds`).
-struct FoldIn {
-    kb: Value,
-    base: Value,
-}
-
-/// The fold of step 3 for the pairs `ins` of the lane, `acc / L`: `acc = fma(acc_s, w_s,
-/// acc)` and `L = fma(l_s, w_s, L)` over the splits in order. A trip folds a batch of splits for
-/// every pair, their loads issued first (none depends on the sums), so a trip waits for one
-/// round trip to the states: an unrolled loop a pass waited for one a trip of each pass, and
-/// one a split of its remainder (up to 15 splits). A split past `n_splits` reads the last
-/// split's state (written) and leaves the sums as they are (`select`: the order's sums, bit for
-/// bit). No cross-lane op: it may run on any lanes.
-fn fold(b: &mut KernelBuilder, c: &Ctx, ins: &[FoldIn], from: States, batch: u32) -> Vec<Value> {
-    let (zero, one) = (b.u32(0), b.u32(1));
+/// The fold of step 3 for the lane's pair `p` (states in `partials`), `acc / L`: `acc =
+/// fma(acc_s, w_s, acc)` and `L = fma(l_s, w_s, L)` over the splits in order, `COMBINE_LOADS`
+/// splits a trip with their loads issued first (none depends on the sums), so a trip waits for
+/// one round trip to the states, where [`fold_unrolled`] waits for one a split of its
+/// remainder. A split past `n_splits` reads the last split's state (written) and leaves the
+/// sums as they are (`select`: the order's sums, bit for bit). A pair without a row reads row
+/// 0's states (every pass's first row exists; its own weights were never written).
+fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
+    let zero = b.u32(0);
+    let kc = b.select(p.go, p.kc, zero);
+    let global = b.select(p.go, p.global, rows[0].global);
+    let ms = b.u32(MAX_SPLITS);
+    let kb = b.mul(kc, ms);
+    let base = slot(b, c, global, zero);
+    let base = b.add(base, p.e);
+    let one = b.u32(1);
     let fz = b.f32(0.0);
     // Words from one split's state to the next.
-    let stride = match from {
-        States::Partials => b.u32(c.d + 4),
-        States::Lds { .. } => b.u32(c.d),
-    };
-    let uv = b.u32(batch);
-    let um1 = b.u32(batch - 1);
+    let stride = b.u32(c.d + 4);
+    let uv = b.u32(COMBINE_LOADS);
+    let um1 = b.u32(COMBINE_LOADS - 1);
     let trips = b.add(c.n_splits, um1);
     let trips = b.div(trips, uv);
     let lastv = b.sub(c.n_splits, one);
-    let init = vec![fz; 2 * ins.len()];
-    let sums = b.for_range(zero, trips, one, 1, &init, |b, t, x| {
+    let sums = b.for_range(zero, trips, one, 1, &[fz, fz], |b, t, x| {
         let s0 = b.mul(t, uv);
-        let mut loaded: Vec<(usize, [Value; 4])> = vec![];
-        for i in 0..batch {
-            let iv = b.u32(i);
-            let s = b.add(s0, iv);
-            let here = b.lt(s, c.n_splits);
-            let s = b.min(s, lastv);
-            let off = b.mul(s, stride);
-            for (j, p) in ins.iter().enumerate() {
-                let ws = b.add(p.kb, s);
+        let loaded: Vec<[Value; 4]> = (0..COMBINE_LOADS)
+            .map(|i| {
+                let iv = b.u32(i);
+                let s = b.add(s0, iv);
+                let here = b.lt(s, c.n_splits);
+                let s = b.min(s, lastv);
+                let off = b.mul(s, stride);
+                let ws = b.add(kb, s);
                 let w = b.load(c.w_lds, ws, Type::F32);
                 let l = b.load(c.l_lds, ws, Type::F32);
-                let a = b.add(p.base, off);
-                let v = match from {
-                    States::Partials => b.load(c.partials, a, Type::F32),
-                    States::Lds { .. } => short::lds_load(b, c, a),
-                };
-                loaded.push((j, [here, w, l, v]));
-            }
+                let a = b.add(base, off);
+                [here, w, l, b.load(c.partials, a, Type::F32)]
+            })
+            .collect();
+        let (mut acc, mut sum) = (x[0], x[1]);
+        for [here, w, l, v] in loaded {
+            let a = b.fma(v, w, acc);
+            acc = b.select(here, a, acc);
+            let s = b.fma(l, w, sum);
+            sum = b.select(here, s, sum);
         }
-        let mut x = x.to_vec();
-        for (j, [here, w, l, v]) in loaded {
-            let a = b.fma(v, w, x[2 * j]);
-            x[2 * j] = b.select(here, a, x[2 * j]);
-            let s = b.fma(l, w, x[2 * j + 1]);
-            x[2 * j + 1] = b.select(here, s, x[2 * j + 1]);
-        }
-        x
+        vec![acc, sum]
     });
-    (0..ins.len()).map(|j| b.div(sums[2 * j], sums[2 * j + 1])).collect()
+    b.div(sums[0], sums[1])
 }
 
 /// The fold of one pair as a loop unrolled `COMBINE_UNROLL` times (the same ops as [`fold`]):
