@@ -448,3 +448,37 @@ fn check_aliasing(kernel: &Kernel, args: &[Arg]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{run, Arg, RunOptions};
+
+    /// Each workgroup resets only the registers and LDS bytes the last one wrote; in these
+    /// (unit) tests `Exec::assert_fresh` checks at every workgroup's start that nothing was
+    /// missed: a loop's carried values and index, branches, LDS and its shadow, on one thread
+    /// (one `Exec` for every workgroup) and several. The sums are checked too.
+    #[test]
+    fn every_workgroup_starts_from_zeroed_state() {
+        let (rows, n) = (7usize, 333usize);
+        let x: Vec<f32> = (0..rows * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 8.0).collect();
+        for wave in [32, 64] {
+            for parallel in [false, true] {
+                let k = crate::examples::workgroup_sum(wave, 128);
+                let mut args = [
+                    Arg::Buffer(x.iter().flat_map(|v| v.to_le_bytes()).collect()),
+                    Arg::Buffer(vec![0; 4 * rows]),
+                    Arg::Scalar(n as u64),
+                    Arg::Scalar(rows as u64),
+                ];
+                let opts = RunOptions { parallel, ..RunOptions::default() };
+                run(&k, &mut args, &opts).unwrap();
+                let Arg::Buffer(out) = &args[1] else { unreachable!() };
+                for (r, got) in out.chunks(4).enumerate() {
+                    let got = f32::from_le_bytes(got.try_into().unwrap());
+                    let want: f32 = x[r * n..(r + 1) * n].iter().sum();
+                    assert!((got - want).abs() <= 1e-3, "row {r}: {got} against {want}");
+                }
+            }
+        }
+    }
+}

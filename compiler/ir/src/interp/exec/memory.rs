@@ -28,6 +28,16 @@ pub(super) const FRESH: Shadow = Shadow {
     a_mask: 0,
 };
 
+impl Shadow {
+    /// Whether this is [`FRESH`] (the interpreter's tests).
+    #[cfg(test)]
+    pub(super) fn is_fresh(&self) -> bool {
+        let f = FRESH;
+        (self.init, self.w_epoch, self.w_wave, self.r_epoch, self.r_mask, self.a_epoch, self.a_mask)
+            == (f.init, f.w_epoch, f.w_wave, f.r_epoch, f.r_mask, f.a_epoch, f.a_mask)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Touch {
     Read,
@@ -115,22 +125,27 @@ impl Exec<'_> {
         let irow = p.slot(index) * self.lp;
         let (mut bad, mut detail) = (Vec::new(), String::new());
         for loc in &self.locs {
-            let (addr, what) = match (mem, loc.place) {
+            // The address, and (only for the first misaligned lane: this runs for every access)
+            // how the message names it.
+            let (addr, what): (u64, &dyn Fn() -> String) = match (mem, loc.place) {
                 (MemRef::Private(s), _) => {
                     let rel = index_of(self.regs[irow + loc.lane]) * elem_bytes as i128;
-                    (rel as u64, format!("byte {rel} of private `{}`", p.k.private[s].name))
+                    (rel as u64, &move || {
+                        format!("byte {rel} of private `{}`", p.k.private[s].name)
+                    })
                 }
                 (_, Place::Global(s)) => {
                     let a = self.launch.spans[s].base.wrapping_add(loc.off as u64);
-                    (a, format!("address {a:#x}"))
+                    (a, &move || format!("address {a:#x}"))
                 }
-                (_, Place::Lds) => (loc.off as u64, format!("LDS byte {}", loc.off)),
-                (_, Place::Private) => (loc.off as u64, format!("private byte {}", loc.off)),
+                (_, Place::Lds) => (loc.off as u64, &|| format!("LDS byte {}", loc.off)),
+                (_, Place::Private) => (loc.off as u64, &|| format!("private byte {}", loc.off)),
             };
             if addr % align as u64 != 0 {
                 if bad.is_empty() {
                     detail = format!(
-                        "{verb} of {bytes} bytes at {what}, expected a multiple of {align} (the alignment it assumes)"
+                        "{verb} of {bytes} bytes at {}, expected a multiple of {align} (the alignment it assumes)",
+                        what()
                     );
                 }
                 bad.push(loc.lane);
@@ -250,6 +265,9 @@ impl Exec<'_> {
     }
 
     pub(super) fn write_bytes(&mut self, place: Place, off: usize, n: usize, v: u128) {
+        if place == Place::Lds {
+            self.lds_used(off, n);
+        }
         for i in 0..n {
             let b = (v >> (8 * i)) as u8;
             match place {
@@ -268,6 +286,7 @@ impl Exec<'_> {
         n: usize,
         touch: Touch,
     ) -> Option<Issue> {
+        self.lds_used(off, n);
         let e = self.epoch;
         let bit = 1u64 << (wave % 64);
         let mut issue = None;

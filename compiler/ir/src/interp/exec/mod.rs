@@ -119,6 +119,16 @@ pub(crate) struct Exec<'a> {
     /// Active lanes summed over every executed instruction.
     pub lane_ops: u64,
     locs: Vec<Loc>,
+    /// Register rows (`regs`' slots) written since the workgroup began, listed once each in
+    /// `written`: the next workgroup zeroes those alone (a kernel of thousands of values over 256
+    /// lanes has megabytes of registers, most untouched by a workgroup that returns early).
+    dirty: Vec<bool>,
+    written: Vec<usize>,
+    /// The LDS bytes (and their sanitizer shadow) this workgroup may have changed, `lo..hi`: the
+    /// next one resets those alone.
+    lds_touched: (usize, usize),
+    /// Whether the constants and arguments are in `regs` ([`Exec::fill_fixed`]).
+    fixed_filled: bool,
 }
 
 impl<'a> Exec<'a> {
@@ -143,27 +153,71 @@ impl<'a> Exec<'a> {
             wg: [0; 3],
             lane_ops: 0,
             locs: Vec::new(),
+            dirty: vec![false; p.nslots],
+            written: Vec::new(),
+            lds_touched: (0, 0),
+            fixed_filled: false,
         }
     }
 
     /// Runs workgroup `wg` to the end.
     pub fn run_workgroup(&mut self, wg: [u32; 3]) -> Result<(), InterpError> {
         self.wg = wg;
-        self.regs.fill(0);
-        self.lds.fill(0);
-        self.shadow.fill(FRESH);
+        // Every register row starts at zero: the rows the last workgroup wrote are zeroed again
+        // (the rest still are; the fixed values are written below).
+        let lp = self.lp;
+        for s in self.written.drain(..) {
+            self.dirty[s] = false;
+            self.regs[s * lp..(s + 1) * lp].fill(0);
+        }
+        // LDS starts zeroed and its shadow fresh: the bytes the last workgroup touched again.
+        let (lo, hi) = std::mem::replace(&mut self.lds_touched, (usize::MAX, 0));
+        if lo < hi {
+            self.lds[lo..hi].fill(0);
+            if !self.shadow.is_empty() {
+                self.shadow[lo..hi].fill(FRESH);
+            }
+        }
         self.private.fill(0);
         self.epoch = 0;
+        #[cfg(test)]
+        self.assert_fresh();
         self.fill_fixed();
         let m = Mask::full(self.l, self.lp);
         self.exec_block(self.p.k.entry, &m)
     }
 
+    /// (The interpreter's own tests.) Every register row but the fixed values' is zero, LDS is
+    /// zero and its shadow fresh, as a workgroup's state was when each was cleared whole: the
+    /// resets of only what the last workgroup wrote miss nothing.
+    #[cfg(test)]
+    fn assert_fresh(&self) {
+        let (p, lp) = (self.p, self.lp);
+        let mut fixed = vec![false; p.nslots];
+        for &inst in &p.fixed {
+            let r = p.k.insts[inst].results[0];
+            let s = p.slot(r);
+            fixed[s..s + lanes_of(p.k.ty(r))].fill(true);
+        }
+        for (s, row) in self.regs.chunks(lp).enumerate() {
+            assert!(fixed[s] || row.iter().all(|&x| x == 0), "register row {s} left over");
+        }
+        assert!(self.lds.iter().all(|&b| b == 0), "LDS left over");
+        assert!(self.shadow.iter().all(|s| s.is_fresh()), "LDS shadow left over");
+        assert!(self.written.is_empty() && self.dirty.iter().all(|&d| !d));
+    }
+
+    /// Writes the fixed values: constants and arguments once (the same for every workgroup of
+    /// the launch, and no other instruction writes their rows), the ids each workgroup.
     fn fill_fixed(&mut self) {
         let (p, lp) = (self.p, self.lp);
         let k = p.k;
+        let first = !std::mem::replace(&mut self.fixed_filled, true);
         for &inst in &p.fixed {
             let data = &k.insts[inst];
+            if !first && !matches!(data.op, Op::Id(_)) {
+                continue;
+            }
             let r = data.results[0];
             let t = k.ty(r);
             let s = p.slot(r);
@@ -263,6 +317,13 @@ impl<'a> Exec<'a> {
         let p = self.p;
         for &inst in &p.code[b.index()] {
             self.lane_ops += m.count as u64;
+            let data = &p.k.insts[inst];
+            // (The fixed values are written by `fill_fixed` alone.)
+            if !matches!(data.op, Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_)) {
+                for &r in &data.results {
+                    self.touch(r);
+                }
+            }
             self.exec_inst(inst, m)?;
         }
         Ok(())
@@ -288,6 +349,26 @@ impl<'a> Exec<'a> {
             }
         }
         true
+    }
+
+    /// Notes that LDS bytes `off..off + n` (or their shadow) change in this workgroup.
+    #[inline]
+    fn lds_used(&mut self, off: usize, n: usize) {
+        let (lo, hi) = &mut self.lds_touched;
+        *lo = (*lo).min(off);
+        *hi = (*hi).max(off + n);
+    }
+
+    /// Notes that value `v`'s register rows are written in this workgroup.
+    #[inline]
+    fn touch(&mut self, v: Value) {
+        let s = self.p.slot(v);
+        for e in s..s + lanes_of(self.p.k.ty(v)) {
+            if !self.dirty[e] {
+                self.dirty[e] = true;
+                self.written.push(e);
+            }
+        }
     }
 
     /// Copies value `src` into value `dst` for the lanes of `m`.
@@ -552,6 +633,9 @@ impl<'a> Exec<'a> {
         let (p, lp) = (self.p, self.lp);
         let k = p.k;
         let params = &k.blocks[body].params;
+        for &v in params {
+            self.touch(v);
+        }
         let data = &k.insts[inst];
         let it = k.ty(params[0]).scalar;
         for (j, &v) in init.iter().enumerate() {
