@@ -644,6 +644,21 @@ pub fn wide_archs() -> Vec<String> {
         .collect()
 }
 
+/// Where a wave of two tiles keeps four groups in flight (`wide_t2_g4`) without spilling under
+/// the register cap (`kiln build --strict`: sm_86, sm_89, gfx11 and gfx12 spill 332 to 1040
+/// bytes). Elsewhere a wave holds at most two tile-groups ([`groups_on`]).
+pub const DEEP_ARCHS: &[&str] = &["sm_80", "sm_90", "gfx90a", "gfx942"];
+
+/// The groups a wave of `tiles` tiles takes in flight on `t` when `unroll` are asked for:
+/// `unroll`, or one where more than two tile-groups would spill ([`DEEP_ARCHS`]).
+fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
+    if tiles * unroll <= 2 || DEEP_ARCHS.contains(&t.name) {
+        unroll
+    } else {
+        1
+    }
+}
+
 /// Builds a wide `mma` variant: as [`build`]'s `mma` with `tiles` row tiles, but each lane fills
 /// its fragments with one wide load a row of A and a column of B ([`WideMap`]), and a wave loads
 /// the `unroll` groups of its slot it takes next (`unroll` x 4 blocks) before it multiplies any
@@ -664,7 +679,7 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let p = declare(&mut b);
     match kind {
         Some(kind) => match wide_map(kind) {
-            Some(map) => body_wide(&mut b, &p, wave, kind, map, tiles, unroll),
+            Some(map) => body_wide(&mut b, &p, wave, kind, map, tiles, groups_on(t, tiles, unroll)),
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
         None => body_lanes(&mut b, &p),

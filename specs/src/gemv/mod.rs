@@ -352,6 +352,12 @@ pub fn specs() -> Vec<KernelSpec> {
             // tiles a workgroup first: the fastest at N = 14336 for T = 1, 4 and 8 on the H200
             // (bench/results/gemv-k4-h200-2026-12-01.md). (Four tiles were slower still, 37-40
             // us, and spill under the cap on sm_86.)
+            // Four groups in flight: the fastest on the H200 at every bench shape (N = 14336:
+            // 18.14 / 19.05 / 20.28 us at T = 1 / 4 / 8 against `wide_t2_g1`'s 19.19 / 19.97 /
+            // 21.01; N = 4096: 10.20 / 10.95 against 11.11 / 12.04;
+            // bench/results/gemv-k4v-h200-2026-12-02.md). Routed on sm_90 alone (measured
+            // there); where four groups spill it is built with one (k4::DEEP_ARCHS).
+            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),
