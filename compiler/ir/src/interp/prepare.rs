@@ -20,7 +20,8 @@ pub(crate) struct Prepared<'k> {
     /// Each block's yielded values.
     pub yields: Vec<SmallVec<[Value; 4]>>,
     /// Constants, arguments, buffer addresses and ids: their values never change within a
-    /// workgroup, so they are written once when a workgroup starts.
+    /// workgroup, so they are written before it runs (ids each workgroup, the rest once a
+    /// launch: `Exec::fill_fixed`).
     pub fixed: Vec<Inst>,
     /// Byte offset of each LDS allocation.
     pub lds_offsets: Vec<usize>,

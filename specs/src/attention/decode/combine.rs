@@ -94,10 +94,11 @@ pub(super) fn combine(
     let total = rows.len() as u32 * d;
     let passes = total.div_ceil(c.threads);
     // `batched` (the `rR` variants, whose states are in `partials`) with one pass (`r1`):
-    // the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched made
-    // `r4t256` at head dim 128 ~19 us slower, unexplained; 8 spill the i8 `mma` at head dim
-    // 64; the `short` variants' at most 8 splits in LDS gain nothing, and their fallback and
-    // the baselines spill on gfx906).
+    // the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched together made
+    // `r4t256` at head dim 128 ~19 us slower; the batched fold pass by pass made it 2% faster
+    // but `r4` and `r8` 1.1-4.6x slower, bench/results/attn-combine-passes-h200-2026-12-02.md;
+    // neither explained; 8 spill the i8 `mma` at head dim 64; the `short` variants' at most 8
+    // splits in LDS gain nothing, and their fallback and the baselines spill on gfx906).
     if batched && passes == 1 {
         let p = pair(b, c, rows, 0);
         let y = fold(b, c, rows, &p);

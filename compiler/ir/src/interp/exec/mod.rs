@@ -317,12 +317,9 @@ impl<'a> Exec<'a> {
         let p = self.p;
         for &inst in &p.code[b.index()] {
             self.lane_ops += m.count as u64;
-            let data = &p.k.insts[inst];
-            // (The fixed values are written by `fill_fixed` alone.)
-            if !matches!(data.op, Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_)) {
-                for &r in &data.results {
-                    self.touch(r);
-                }
+            // (`code` holds no fixed value: `fill_fixed` writes those.)
+            for &r in &p.k.insts[inst].results {
+                self.touch(r);
             }
             self.exec_inst(inst, m)?;
         }
