@@ -20,11 +20,23 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: 
 }
 
 /// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
-/// [`short::ROWS`], `short_r1` one).
-fn build_short<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
-    let n = short::THREADS;
+/// [`short::ROWS`], `short_r1` one; `N` lanes).
+fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
+    let nvidia = t.family == kiln_ir::target::Family::Nvidia;
+    // The wide workgroup where its register cap fits without spilling (sm_86's ptxas spills 8
+    // bytes at 96); elsewhere on NVIDIA this name builds the 256-lane code (not routed there).
+    let n = if N > short::THREADS && nvidia && t.name != "sm_90" { short::THREADS } else { N };
     let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
-    attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED))
+    let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
+    if n > short::THREADS && nvidia {
+        // A workgroup of `n` lanes shares one register file: at most 64K / n a lane (in
+        // ptxas' steps of 8).
+        k.max_registers = Some(t.vgpr_file / n / 8 * 8);
+    }
+    k
 }
 
 /// The variants of a family and their routes (the fused families share them, so both route a
@@ -57,11 +69,33 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                     ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
                     ("pos".into(), 0, short::MAX_POS),
                 ];
-                v("short_r1", build_short::<D, 1, FUSED>, admit(shapes))
+                v("short_r1", build_short::<D, 1, { short::THREADS }, FUSED>, admit(shapes))
             }))
             .chain(Q8.then(|| {
                 let shapes = vec![("group".into(), 2, max), ("pos".into(), 0, short::MAX_POS)];
-                v("short", build_short::<D, { short::ROWS }, FUSED>, admit(shapes))
+                v(
+                    "short",
+                    build_short::<D, { short::ROWS }, { short::THREADS }, FUSED>,
+                    admit(shapes),
+                )
+            }))
+            // Past the short contexts at head dim 64 (SmolLM2's 9 q / 3 kv): `short_r1` with 640
+            // lanes (20 waves, 96 registers on sm_90, 44.8 KB of LDS), so every split of up to
+            // 632 positions has its wave and the states stay in LDS (no `partials` round trip, no
+            // counter). On the H200 (bench/results/engine-h200-2026-12-02b.md, 587 positions,
+            // against `r1` forced in the same call): the Q4_1 step 597.9 against 617.3 us (decode
+            // 1675 against 1606 tokens/s), the Q8_0 step 603.3 against 593.3 (1652 against 1658
+            // tokens/s); the node alone 7.01 us against `r1`'s 6.32 (nine workgroups on nine SMs:
+            // in the step the next node's workgroups start beside them). Routed on sm_90 only
+            // (measured there; sm_86's ptxas spills at 96 registers, so there this name builds the
+            // 256-lane code).
+            .chain((Q8 && D == 64).then(|| {
+                let shapes = vec![
+                    ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
+                    ("pos".into(), 0, u64::from(short::WIDE_THREADS - 8)),
+                ];
+                let admit = Admission { archs: vec!["sm_90".into()], shapes };
+                v("short_r1t640", build_short::<D, 1, { short::WIDE_THREADS }, FUSED>, admit)
             }))
             .chain(r1_first.then(r1))
             .chain([v(

@@ -60,11 +60,13 @@
 //!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
 //! - `short` (Q8_0; 4 rows, 256 lanes): for contexts whose splits all fit in one workgroup (a
 //!   wave a split), the states stay in LDS and the workgroup combines them at once: no
-//!   `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup.
+//!   `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup;
+//!   `short_r1t640` (head dim 64): one row, 640 lanes, splits of up to 632 positions.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
 //! `short_r1` (Q8_0, T <= [`short::R1_MAX_TOKENS`], `pos <=` [`short::MAX_POS`]), `short`
-//! (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), then Q8_0 at head dim 64 `r1`; else
+//! (Q8_0, group >= 2, `pos <=` [`short::MAX_POS`]), `short_r1t640` (Q8_0, head dim 64,
+//! sm_90, T <= [`short::R1_MAX_TOKENS`], `pos <= 632`), then Q8_0 at head dim 64 `r1`; else
 //! `r8` (T >= 6), `r4t256` (Q8_0,
 //! group >= 2), `r4` (group >= 2), `r1`; measured on the H200
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
@@ -649,7 +651,8 @@ pub(super) fn attention_order(
             format!("{m}{}", if staged { "_lds" } else { "" })
         }
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
-        (false, true, _) => format!("_short_r{}", shape.rows),
+        (false, true, short::THREADS) => format!("_short_r{}", shape.rows),
+        (false, true, n) => format!("_short_r{}t{n}", shape.rows),
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     };

@@ -1,5 +1,6 @@
 //! The `short` variants of decode attention (`short`: four rows a workgroup; `short_r1`: one,
-//! for more workgroups when there are few rows): at a context whose splits all fit in one
+//! for more workgroups when there are few rows; `short_r1t640`: one row, 640 lanes, for the
+//! contexts up to 632 positions at head dim 64): at a context whose splits all fit in one
 //! workgroup (`n_splits <= waves`, a wave a split), the `rR` design's two global round trips
 //! (each split's state to `partials`, a counter, the last workgroup reading them back) and its
 //! idle workgroups are pure latency. Here one workgroup a (row group, KV head) keeps the states
@@ -23,6 +24,10 @@ pub const R1_MAX_TOKENS: u64 = 2;
 /// Lanes a workgroup (at every wave size `THREADS / W` waves cover `THREADS` keys: one chunk
 /// of `W` keys a wave).
 pub const THREADS: u32 = 256;
+/// Lanes a workgroup of `short_r1t640` (head dim 64 only: twenty waves' staged K chunks are
+/// 44.8 KB of LDS, within the 48 KiB a workgroup has on every arch; on NVIDIA the 64K registers
+/// of an SM cap it at 96 a lane). It takes `pos <= WIDE_THREADS - 8`.
+pub const WIDE_THREADS: u32 = 640;
 /// Largest `pos` the route admits: `kv_len <= pos + n_tokens <= THREADS` keys for every
 /// `n_tokens <= 8`, so every split fits in the workgroup (`cps = 1` below 128 chunks). The
 /// admission is on single scalars, so `pos` in `MAX_POS + 1 .. THREADS` goes to the other
