@@ -360,13 +360,14 @@ fn attention_variants_equal_the_baseline_and_float64() {
     }
 }
 
-/// The `short` variant (Q8_0) gives the baseline's bits at its boundary (`THREADS` keys: a
-/// split a wave, the states in LDS; one more key: the passes through `partials`), T = 1..8,
-/// a context clamped by `ctx_max` and a NaN query element, replayed on the same workspace (its
-/// counters left zeroed); it is routed first, on `pos` only up to where every `T` fits.
+/// The `short` variants (Q8_0) give the baseline's bits at their boundary (`THREADS` keys, or
+/// `WIDE_THREADS` for `short_r1t640` at head dim 64: a split a wave, the states in LDS; one more
+/// key: the passes through `partials`), T = 1..8, a context clamped by `ctx_max` and a NaN query
+/// element, replayed on the same workspace (its counters left zeroed); `short_r1` and `short`
+/// are routed first, on `pos` only up to where every `T` fits.
 #[test]
 fn short_attention_equals_the_baseline_at_its_boundary() {
-    use kiln_specs::attention::decode::short::{MAX_POS, THREADS};
+    use kiln_specs::attention::decode::short::{MAX_POS, THREADS, WIDE_THREADS};
     let mut rng = rng("short_attention_equals_the_baseline_at_its_boundary");
     let n = THREADS;
     assert!(MAX_POS + 8 <= u64::from(n), "pos {MAX_POS} with 8 rows is over {n} keys");
@@ -380,12 +381,21 @@ fn short_attention_equals_the_baseline_at_its_boundary() {
             assert!(v.admit.shapes.contains(&("pos".into(), 0, MAX_POS)), "{fam_name}");
         }
         let group = if d == 64 { 3 } else { 4 };
-        let mut shapes: Vec<(u32, u32, u32)> = (1..=8).map(|t| (n - t, t, n + 3)).collect();
-        shapes.extend([(n, 1, n + 3), (n - 7, 8, n + 3), (n + 9, 2, n)]);
+        let shapes_at = |n: u32| {
+            let mut shapes: Vec<(u32, u32, u32)> = (1..=8).map(|t| (n - t, t, n + 3)).collect();
+            shapes.extend([(n, 1, n + 3), (n - 7, 8, n + 3), (n + 9, 2, n)]);
+            shapes
+        };
+        let lanes = |name: &str| match name {
+            "short" | "short_r1" => Some(n),
+            "short_r1t640" => Some(WIDE_THREADS),
+            _ => None,
+        };
         for (_, wave) in waves() {
             let vs = variants(&fam_name, wave);
             let base = &vs[0].1;
-            for (variant, short) in vs.iter().filter(|(n, _)| *n == "short" || *n == "short_r1") {
+            for (variant, short) in vs.iter().filter(|(n, _)| lanes(n).is_some()) {
+                let shapes = shapes_at(lanes(variant).unwrap());
                 for (i, &(pos, t, ctx)) in shapes.iter().enumerate() {
                     let kv = 2;
                     let mut q = normal(&mut rng, (t * kv * group * d) as usize, 1.0);
