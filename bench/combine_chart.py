@@ -25,14 +25,19 @@ def load(path):
     return d["profile"]["position"], d["decode_tokens_per_s"], node["us"] / node["nodes"]
 
 
-def llama(root, model):
+def llama_bench(path):
+    """llama-bench's tg128 tokens/s by depth (0 for plain `tg128`) from its markdown table."""
     out = {}
-    with open(os.path.join(root, "call1", f"llama-bench-rs-{model}.md")) as fh:
+    with open(path) as fh:
         for line in fh:
             m = re.search(r"tg128(?: @ d(\d+))?\s*\|\s*([\d.]+)", line)
             if m:
                 out[int(m.group(1) or 0)] = float(m.group(2))
     return out
+
+
+def llama(root, model):
+    return llama_bench(os.path.join(root, "call1", f"llama-bench-rs-{model}.md"))
 
 
 def series(root, model, pkg):

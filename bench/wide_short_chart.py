@@ -8,29 +8,19 @@ goal) from the same call.
 Usage: bench/wide_short_chart.py CALL_DIR OUT.png"""
 import json
 import os
-import re
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from combine_chart import llama_bench  # noqa: E402
 
 
 def load(path):
     with open(path) as fh:
         d = json.load(fh)
     return d["profile"]["position"], d["decode_tokens_per_s"]
-
-
-def llama(root, model):
-    out = {}
-    with open(os.path.join(root, f"llama-bench-rs-{model}.md")) as fh:
-        for line in fh:
-            m = re.search(r"tg128(?: @ d(\d+))?\s*\|\s*([\d.]+)", line)
-            if m:
-                out[int(m.group(1) or 0)] = float(m.group(2))
-    return out
 
 
 def first(root, *names):
@@ -54,7 +44,7 @@ def main():
         ax.plot([p[0] for p in routed], [p[1] for p in routed], "o-", color="C2",
                 label="kiln, routed (short_r1t640 at ~587)")
         ax.plot([r1[0]], [r1[1]], "x", color="C7", markersize=10, label="kiln, r1 forced at ~587")
-        lb = llama(root, model)
+        lb = llama_bench(os.path.join(root, f"llama-bench-rs-{model}.md"))
         xs = sorted(lb)
         ax.plot(xs, [2 * lb[x] for x in xs], "s--", color="C3", label="2x llama-bench tg128")
         ax.plot(xs, [lb[x] for x in xs], "s:", color="C1", label="llama-bench tg128")

@@ -615,6 +615,15 @@ impl Target {
         self.ptx.map(|p| p.sm)
     }
 
+    /// NVIDIA: the most registers a lane of a workgroup of `lanes` lanes may use for the
+    /// workgroup to fit one SM's register file (64K over the lanes, down to the allocation
+    /// granule, at most [`Target::max_vgprs`]): the cap a kernel of more than 256 lanes needs,
+    /// since ptxas left alone may give it more (a workgroup that could not launch).
+    pub fn registers_for_workgroup(&self, lanes: u32) -> u32 {
+        let granule = self.vgpr_granule.max(1);
+        (self.vgpr_file / lanes.max(1) / granule * granule).min(self.max_vgprs)
+    }
+
     /// The LLVM target triple.
     pub fn triple(&self) -> &'static str {
         match self.vendor {
@@ -866,5 +875,18 @@ mod tests {
         assert!(text.contains("gfx906   none"), "{text}");
         assert!(text.contains("16x16x32 i8->i32: llvm.amdgcn.mfma.i32.16x16x32.i8"), "{text}");
         assert!(text.contains("ptx7.8"), "{text}");
+    }
+
+    /// A workgroup's lanes fit one SM's 64K registers, in ptxas' steps of 8 (the caps of the
+    /// 512-lane Q/K/V cache GEMVs and the 640-lane decode attention), never past a lane's most.
+    #[test]
+    fn registers_for_a_workgroup_fit_the_sm() {
+        let t = Target::by_name("sm_90").unwrap();
+        for (lanes, want) in [(512, 128), (640, 96), (1024, 64), (96, t.max_vgprs)] {
+            let got = t.registers_for_workgroup(lanes);
+            assert_eq!(got, want, "{lanes} lanes");
+            assert!(got * lanes <= t.vgpr_file, "{lanes} lanes");
+            assert!(got == t.max_vgprs || got.is_multiple_of(t.vgpr_granule), "{lanes} lanes");
+        }
     }
 }

@@ -541,7 +541,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
     // 512-lane cache variants more registers a lane than 64K / 512 (a workgroup that could not
     // launch), so they are capped to fit.
     if cached && target.family == Family::Nvidia && waves * wave > 256 {
-        b.max_registers(target.vgpr_file / (waves * wave));
+        b.max_registers(target.registers_for_workgroup(waves * wave));
     }
     b.const_param("waves", waves as i64);
     b.const_param("rows_per_wave", rows as i64);

@@ -26,15 +26,15 @@ fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
     wave: u32,
 ) -> Kernel {
     let nvidia = t.family == kiln_ir::target::Family::Nvidia;
-    // The wide workgroup where its register cap fits without spilling (sm_86's ptxas spills 8
-    // bytes at 96); elsewhere on NVIDIA this name builds the 256-lane code (not routed there).
-    let n = if N > short::THREADS && nvidia && t.name != "sm_90" { short::THREADS } else { N };
+    // The wide workgroup on NVIDIA only where its register cap fits without spilling
+    // ([`short::WIDE_NVIDIA_ARCHS`]); elsewhere there this name builds the 256-lane code (not
+    // routed there).
+    let wide_fits = !nvidia || short::WIDE_NVIDIA_ARCHS.contains(&t.name);
+    let n = if N > short::THREADS && !wide_fits { short::THREADS } else { N };
     let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
     let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
     if n > short::THREADS && nvidia {
-        // A workgroup of `n` lanes shares one register file: at most 64K / n a lane (in
-        // ptxas' steps of 8).
-        k.max_registers = Some(t.vgpr_file / n / 8 * 8);
+        k.max_registers = Some(t.registers_for_workgroup(n));
     }
     k
 }
@@ -86,15 +86,15 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
             // against `r1` forced in the same call): the Q4_1 step 597.9 against 617.3 us (decode
             // 1675 against 1606 tokens/s), the Q8_0 step 603.3 against 593.3 (1652 against 1658
             // tokens/s); the node alone 7.01 us against `r1`'s 6.32 (nine workgroups on nine SMs:
-            // in the step the next node's workgroups start beside them). Routed on sm_90 only
-            // (measured there; sm_86's ptxas spills at 96 registers, so there this name builds the
-            // 256-lane code).
+            // in the step the next node's workgroups start beside them). Routed where it was
+            // measured and fits (`short::WIDE_NVIDIA_ARCHS`).
             .chain((Q8 && D == 64).then(|| {
                 let shapes = vec![
                     ("n_tokens".into(), 1, short::R1_MAX_TOKENS),
                     ("pos".into(), 0, u64::from(short::WIDE_THREADS - 8)),
                 ];
-                let admit = Admission { archs: vec!["sm_90".into()], shapes };
+                let archs = short::WIDE_NVIDIA_ARCHS.iter().map(|a| a.to_string()).collect();
+                let admit = Admission { archs, shapes };
                 v("short_r1t640", build_short::<D, 1, { short::WIDE_THREADS }, FUSED>, admit)
             }))
             .chain(r1_first.then(r1))

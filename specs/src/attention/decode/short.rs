@@ -28,6 +28,10 @@ pub const THREADS: u32 = 256;
 /// 44.8 KB of LDS, within the 48 KiB a workgroup has on every arch; on NVIDIA the 64K registers
 /// of an SM cap it at 96 a lane). It takes `pos <= WIDE_THREADS - 8`.
 pub const WIDE_THREADS: u32 = 640;
+/// The NVIDIA archs where `short_r1t640` builds its 640 lanes (and is routed: measured on the
+/// H200): sm_86's ptxas spills 8 bytes under the 96-register cap, so sm_75 to sm_89 build the
+/// 256-lane code under the name.
+pub const WIDE_NVIDIA_ARCHS: &[&str] = &["sm_90"];
 /// Largest `pos` the route admits: `kv_len <= pos + n_tokens <= THREADS` keys for every
 /// `n_tokens <= 8`, so every split fits in the workgroup (`cps = 1` below 128 chunks). The
 /// admission is on single scalars, so `pos` in `MAX_POS + 1 .. THREADS` goes to the other
