@@ -16,11 +16,16 @@ Q8_0 values as f16(q * d) (2^-11 relative, moving a score by at most 2^-11 mag a
 twice that), the f32 sums far less; the output, a convex combination of V rows, moves by the
 weights' relative error times max|v|; a factor 2 kept. It prints how much of the bound is used.
 
+`--io qbf16` runs the `_qbf16` families (Q in bf16, by `gguf.quants.quantize(.., BF16)`; the
+reference takes its values, which enter the kernel exactly as f16 in this range), `--io of16`
+the `_of16` families (out in f16: the bound adds half an f16 ulp, 2^-11 max|v|).
+
 Usage (from the repository root, after `cargo build -p kiln`):
     ./target/debug/kiln build --arch gfx1100 --kernel attention_prefill_q8_0_d64,\
 attention_prefill_q8_0_d128,attention_prefill_f16_d64,attention_prefill_f16_d128 -o target/dist-prefill
     python3 bench/prefill_ref.py --package target/dist-prefill [--device cuda --arch sm_90] [--large]
-(`--arch gfx942` or `gfx906` for wave 64 on the interpreter; --large adds L = 4096 + 5.)
+(`--arch gfx942` or `gfx906` for wave 64 on the interpreter; --large adds L = 4096 + 5; the
+`_qbf16` / `_of16` families need their names in the package's `--kernel` list.)
 Needs `pip install gguf numpy`. Exits non-zero on the first failed check.
 """
 
@@ -82,10 +87,20 @@ def reference(q, kd, vd, pos, l, kv, g, ctx, scale):
     return want, tol
 
 
+# The variants the `_qbf16` and `_of16` families build (docs/prefill.md): the routed wide one.
+NOT_BUILT = {"f16": {"pipe", "w4qs"}, "q8_0": {"pipe", "w4g"}}
+
+
 def check(args, tmp, n, rng, cache, d, shape, variants):
     pos, l, kv, g, ctx = shape
     scale = np.float32(1.0 / np.sqrt(d))
-    q = rng.standard_normal((l, kv * g, d)).astype(np.float16)
+    if args.io == "qbf16":
+        qb = quantize(rng.standard_normal((l * kv * g, d)).astype(np.float32), GT.BF16)
+        q = dequantize(qb, GT.BF16).reshape(l, kv * g, d)
+        q_arg = qb.reshape(-1).view(np.uint16)
+    else:
+        q = rng.standard_normal((l, kv * g, d)).astype(np.float16)
+        q_arg = q
     kx = rng.standard_normal((kv * ctx, d)).astype(np.float32)
     vx = rng.standard_normal((kv * ctx, d)).astype(np.float32)
     if cache == "q8_0":
@@ -97,14 +112,18 @@ def check(args, tmp, n, rng, cache, d, shape, variants):
         kd, vd = kc.astype(np.float32), vc.astype(np.float32)
     kd, vd = kd.reshape(kv, ctx, d), vd.reshape(kv, ctx, d)
     want, tol = reference(q, kd, vd, pos, l, kv, g, ctx, float(scale))
+    if args.io == "of16":
+        tol = tol + 2.0**-11 * np.abs(vd).max()
     sc = dict(pos=pos, n_tokens=l, n_kv_heads=kv, group=g, ctx_max=ctx,
               scale=repr(float(scale)))
-    fam = f"attention_prefill_{cache}_d{d}"
+    fam = f"attention_prefill_{cache}_d{d}" + ("" if args.io == "f16" else f"_{args.io}")
     for v in variants:
         if v == "m32" and d > 64:
-            continue  # m32 exists at head dim 64 only (M32_MAX_D in specs/src/attention/prefill.rs)
+            continue  # m32 exists at head dim 64 only (M32_MAX_D in specs/src/attention/prefill)
+        if args.io != "f16" and v in NOT_BUILT[cache]:
+            continue
         n += 1
-        got = run(args, tmp, n, fam, {"q": q, "k_cache": kc, "v_cache": vc}, sc, v)["out"]
+        got = run(args, tmp, n, fam, {"q": q_arg, "k_cache": kc, "v_cache": vc}, sc, v)["out"]
         got = got.reshape(want.shape).astype(np.float64)
         err = np.abs(got - want)
         ok = bool(np.isfinite(got).all() and (err <= tol).all())
@@ -123,7 +142,9 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--arch", default=None)
     ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--variants", default="baseline,w4,pipe,m32")
+    ap.add_argument("--variants", default="baseline,w4g,w4qs,pipe,m32")
+    ap.add_argument("--io", choices=["f16", "qbf16", "of16"], default="f16",
+                    help="the families' Q / out types: Q f16 out f32, Q bf16, or out f16")
     ap.add_argument("--large", action="store_true")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")

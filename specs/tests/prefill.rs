@@ -4,9 +4,9 @@
 
 use crate::common;
 use common::*;
-use half::f16;
-use kiln_ir::Target;
-use kiln_specs::attention::prefill::{case, case_shapes, dequantize, CaseShape};
+use half::{bf16, f16};
+use kiln_ir::{ScalarType, Target};
+use kiln_specs::attention::prefill::{case, case_shapes, dequantize, CaseShape, Io};
 use kiln_specs::attention::CacheType;
 use kiln_specs::cases::{Case, Rng};
 
@@ -50,6 +50,11 @@ pub fn reference(c: &Case, cache: CacheType, d: usize, shape: CaseShape) -> (Vec
 }
 
 fn run_case(k: &kiln_ir::Kernel, c: &Case) -> Vec<f32> {
+    bytes_f32(&run_raw(k, c))
+}
+
+/// `out`'s bytes after running `k` on case `c`.
+fn run_raw(k: &kiln_ir::Kernel, c: &Case) -> Vec<u8> {
     let mut call = Call::new();
     for (n, _, b) in &c.inputs {
         let n: &'static str = Box::leak(n.clone().into_boxed_str());
@@ -63,7 +68,7 @@ fn run_case(k: &kiln_ir::Kernel, c: &Case) -> Vec<f32> {
         };
     }
     let args = run(k, &call);
-    bytes_f32(out(k, &args, "out"))
+    out(k, &args, "out").to_vec()
 }
 
 /// The bound against float64 (`docs/prefill.md`): `|out - ref| <= (2^-9 + 2^-10 * mag) *
@@ -103,7 +108,7 @@ fn prefill_matches_float64_and_variants_match_the_baseline() {
                     if !long && shape.1 >= 512 && std::env::var("KILN_PREFILL_ALL").is_err() {
                         continue;
                     }
-                    let c = case(&mut r, cache, d, shape);
+                    let c = case(&mut r, cache, d, ScalarType::F16, shape);
                     let t0 = std::time::Instant::now();
                     let base = run_case(&ks[0].1, &c);
                     let what = format!("{arch} {} {}", fam.name, c.name);
@@ -125,6 +130,74 @@ fn prefill_matches_float64_and_variants_match_the_baseline() {
                             got.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()),
                             "{what}: variant {name} differs from the baseline"
                         );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The case `c` with its input `name` replaced by `bytes` of type `ty`.
+fn with_input(c: &Case, name: &str, ty: ScalarType, bytes: Vec<u8>) -> Case {
+    let mut c = c.clone();
+    let i = c.inputs.iter().position(|(n, _, _)| n == name).unwrap();
+    c.inputs[i] = (name.into(), ty, bytes);
+    c
+}
+
+/// The `_qbf16` families give their f16 family's bits on `f16(f32(q))` (Q values beyond f16's
+/// range and in its subnormals included), and the `_of16` families their f32 family's bits
+/// rounded to the nearest f16: every variant, on sm_90 and gfx1100. The conversions are in the
+/// Q loads and the `out` store that every path shares; sm_90 runs all three ways of loading Q
+/// (fragments into registers, the LDS tile at head dim 128 and in `m32`, 8-half vectors in
+/// `w4qs`) and gfx1100 WMMA's lane maps. The lanes fallback loads Q as the LDS tile does (about
+/// 35 s in the interpreter: `KILN_PREFILL_ARCHS=sm_90,gfx906` runs it).
+#[test]
+fn prefill_q_bf16_and_f16_out_are_the_f16_f32_families_converted() {
+    let mut seed = rng("prefill_q_bf16_and_f16_out_are_the_f16_f32_families_converted");
+    let mut r = Rng::new(rand::Rng::gen(&mut seed));
+    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or("sm_90,gfx1100".into());
+    for arch in archs.split(',') {
+        let t = Target::by_name(arch).unwrap();
+        let wave = t.default_wave();
+        for cache in [CacheType::F16, CacheType::Q8_0] {
+            for d in [64u32, 128] {
+                let build = |io: Io| {
+                    let f = fam(&io.family(cache, d));
+                    f.variants.iter().map(|v| (v.name, (v.build)(t, wave))).collect::<Vec<_>>()
+                };
+                let (base, bf, of) = (build(Io::F16_F32), build(Io::BF16_F32), build(Io::F16_F16));
+                assert!(bf.len() >= 2 && of.len() >= 2, "a wide variant in each family");
+                for shape in case_shapes(false, d).into_iter().filter(|s| s.1 < 512) {
+                    let what = format!("{arch} {} d{d} {shape:?}", cache.name());
+                    // Q in bf16, with values past f16's range (inf there), in its subnormals
+                    // (rounded) and a negative zero in the first row.
+                    let c = case(&mut r, cache, d, ScalarType::BF16, shape);
+                    let mut qb: Vec<bf16> = c.inputs[0]
+                        .2
+                        .chunks_exact(2)
+                        .map(|h| bf16::from_le_bytes([h[0], h[1]]))
+                        .collect();
+                    for (i, x) in [70000.0f32, -3.1e-6, -0.0, 1.7e-7].into_iter().enumerate() {
+                        qb[(i * 5) % d as usize] = bf16::from_f32(x);
+                    }
+                    let qb_bytes: Vec<u8> = qb.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    let c_bf = with_input(&c, "q", ScalarType::BF16, qb_bytes);
+                    let qh: Vec<u8> =
+                        qb.iter().flat_map(|x| f16::from_f32(x.to_f32()).to_le_bytes()).collect();
+                    let c_h = with_input(&c, "q", ScalarType::F16, qh);
+                    let want = run_raw(&base[0].1, &c_h);
+                    for (name, k) in &bf {
+                        assert!(run_raw(k, &c_bf) == want, "{what}: _qbf16 {name} differs");
+                    }
+                    // Out in f16: the f32 family's output rounded (nearest even).
+                    let c = case(&mut r, cache, d, ScalarType::F16, shape);
+                    let want: Vec<u8> = bytes_f32(&run_raw(&base[0].1, &c))
+                        .into_iter()
+                        .flat_map(|x| f16::from_f32(x).to_le_bytes())
+                        .collect();
+                    for (name, k) in &of {
+                        assert!(run_raw(k, &c) == want, "{what}: _of16 {name} differs");
                     }
                 }
             }

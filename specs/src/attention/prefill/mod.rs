@@ -1,17 +1,18 @@
-//! `attention_prefill_{q8_0,f16}_d{64,128}`: prompt attention on the matrix units (issue 14).
-//! Causal attention of a chunk of `L` query rows at positions `pos..pos+L` (row `t` sees keys
-//! `0..=pos+t`) against the cache (`[kv_head][ctx_max][head_dim]`, Q8_0 or f16, the decode
-//! cache of [`super::kv_append`], the chunk itself already appended), grouped-query (`group` q
-//! heads a KV head), head dim 64 or 128, Q f16, out f32, online softmax with the portable exp.
-//! `docs/prefill.md` has the numbers and the resources.
+//! `attention_prefill_{q8_0,f16}_d{64,128}[_qbf16|_of16]`: prompt attention on the matrix units
+//! (issue 14). Causal attention of a chunk of `L` query rows at positions `pos..pos+L` (row `t`
+//! sees keys `0..=pos+t`) against the cache (`[kv_head][ctx_max][head_dim]`, Q8_0 or f16, the
+//! decode cache of [`super::kv_append`], the chunk itself already appended), grouped-query
+//! (`group` q heads a KV head), head dim 64 or 128, online softmax with the portable exp. Q f16
+//! and out f32; the `_qbf16` families take Q in bf16, the `_of16` families write out in f16
+//! ([`Io`]). `docs/prefill.md` has the numbers and the resources.
 //!
 //! ABI (every variant):
 //!
 //! | param        | kind                                          | meaning                      |
 //! |--------------|-----------------------------------------------|------------------------------|
-//! | `q`          | f16, read, `n_tokens*n_kv_heads*group*D`      | `[L][n_q][D]`, rotated       |
+//! | `q`          | f16 (`_qbf16`: bf16), read, `n_tokens*n_kv_heads*group*D` | `[L][n_q][D]`, rotated |
 //! | `k_cache`, `v_cache` | u8 `n_kv*ctx_max*D/32*34` (q8_0) or f16 `n_kv*ctx_max*D`, read | the caches |
-//! | `out`        | f32, write, like `q`                          | `[L][n_q][D]`                |
+//! | `out`        | f32 (`_of16`: f16), write, like `q`           | `[L][n_q][D]`                |
 //! | `pos`        | u32                                           | position of row 0            |
 //! | `n_tokens`   | u32, >= 1                                     | query rows a head `L`        |
 //! | `n_kv_heads` | u32                                           | KV heads                     |
@@ -40,6 +41,9 @@
 //! row `r` becomes `o * a`, then `O += P V` on the matrix unit (16 keys an instruction). At the
 //! end `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
 //! quant turned into a half in registers and multiplied by the block scale, one rounding).
+//! A bf16 Q enters as `f16(f32(q))` (exact for `2^-14 <= |q| <= 65504`; nearest even below,
+//! infinite above), so a `_qbf16` family gives the bits of its f16 family on those halves; an
+//! `_of16` family stores `f16(o / l)` (nearest even), the bits of its f32 family rounded.
 //!
 //! The matrix unit's f16 products are exact but the order and the intermediate precision of
 //! its sums are the hardware's: a device is compared with the interpreter within a bound
@@ -79,7 +83,7 @@ use crate::math::exp_sub;
 use crate::mma::kind_for;
 use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use cases::{bench_cases, parity_cases};
-pub use cases::{case, case_shapes, check, dequantize, flops, CaseShape};
+pub use cases::{case, case_shapes, check, check_f16, dequantize, flops, CaseShape};
 use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
 use kiln_ir::package::Admission;
 use kiln_ir::{
@@ -87,6 +91,38 @@ use kiln_ir::{
     ScalarType, ShapeExpr, Target, Type, Value,
 };
 pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QS};
+
+/// The element types of `q` and `out`, which the family's name states (`docs/prefill.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Io {
+    /// `q`'s type: f16 or bf16.
+    pub q: ScalarType,
+    /// `out`'s type: f32 or f16.
+    pub out: ScalarType,
+}
+
+impl Io {
+    /// Q f16, out f32 (the families without a suffix).
+    pub const F16_F32: Io = Io { q: ScalarType::F16, out: ScalarType::F32 };
+    /// Q bf16, out f32 (`_qbf16`).
+    pub const BF16_F32: Io = Io { q: ScalarType::BF16, out: ScalarType::F32 };
+    /// Q f16, out f16 (`_of16`).
+    pub const F16_F16: Io = Io { q: ScalarType::F16, out: ScalarType::F16 };
+    /// The combinations built, indexed by the builders' `IO` parameter.
+    pub const BUILT: [Io; 3] = [Io::F16_F32, Io::BF16_F32, Io::F16_F16];
+
+    /// What the family's name adds for these types (`""` for Q f16, out f32).
+    pub fn suffix(self) -> String {
+        let q = if self.q == ScalarType::BF16 { "_qbf16" } else { "" };
+        let o = if self.out == ScalarType::F16 { "_of16" } else { "" };
+        format!("{q}{o}")
+    }
+
+    /// The family's name for `cache` at head dim `d`.
+    pub fn family(self, cache: CacheType, d: u32) -> String {
+        format!("attention_prefill_{}_d{d}{}", cache.name(), self.suffix())
+    }
+}
 
 /// Keys a block (the softmax's step, and K of the matrix shapes used).
 pub const KEY_BLOCK: u32 = 16;
@@ -136,61 +172,76 @@ pub fn mma_archs() -> Vec<String> {
 /// at wave 32) beside the fragments spill on gfx11, sm_80+ and the lanes fallback.
 pub const M32_MAX_D: u32 = 64;
 
-fn build<const Q8: bool, const D: u32, const TILES: u32, const PIPE: bool>(
+fn build<const Q8: bool, const D: u32, const IO: usize, const TILES: u32, const PIPE: bool>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    attention(t, wave, cache, D, TILES, PIPE)
+    attention(t, wave, cache, D, Io::BUILT[IO], TILES, PIPE)
 }
 
-fn build_wide<const Q8: bool, const D: u32, const Q_LDS: bool>(t: &Target, wave: u32) -> Kernel {
+fn build_wide<const Q8: bool, const D: u32, const IO: usize, const Q_LDS: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    wide::attention_wide(t, wave, cache, D, if Q_LDS { W4QS } else { W4G })
+    wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], if Q_LDS { W4QS } else { W4G })
 }
 
 /// The wide variants ([`W4G`], [`W4QS`]), routed on the archs with NVIDIA's f16 shape, the
 /// faster one for the cache first (H200, `bench/results/prefill-w4-h200-2026-12-02.md`, call 5:
-/// `w4g` with an f16 cache, `w4qs` with Q8_0, at L = 512, 2048 and 8192).
-fn wide_variants<const Q8: bool, const D: u32>() -> Vec<VariantSpec> {
+/// `w4g` with an f16 cache, `w4qs` with Q8_0, at L = 512, 2048 and 8192). The families with
+/// other Q or out types ([`Io`]) build the first only.
+fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<VariantSpec> {
     let v = |name, build| VariantSpec {
         name,
         build,
         admit: Admission { archs: wide_archs(), shapes: vec![] },
     };
-    let g = v(W4G.name, build_wide::<Q8, D, false> as crate::BuildFn);
-    let qs = v(W4QS.name, build_wide::<Q8, D, true> as crate::BuildFn);
-    if Q8 {
-        vec![qs, g]
-    } else {
-        vec![g, qs]
-    }
+    let g = v(W4G.name, build_wide::<Q8, D, IO, false> as crate::BuildFn);
+    let qs = v(W4QS.name, build_wide::<Q8, D, IO, true> as crate::BuildFn);
+    let mut both = if Q8 { vec![qs, g] } else { vec![g, qs] };
+    both.truncate(if IO == 0 { 2 } else { 1 });
+    both
 }
 
-fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
+/// A family. Those with Q f16 and out f32 (`IO` 0) build every variant; the `_qbf16` and
+/// `_of16` ones the baseline, the routed wide variant and `m32` (head dim 64) only, so that
+/// the library's build time grows by a third of theirs: on AMD's matrix archs they route the
+/// baseline where the f16 / f32 families route `pipe`.
+fn family<const Q8: bool, const D: u32, const IO: usize>(name: &'static str) -> KernelSpec {
     let max = u64::from(u32::MAX);
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    let io = Io::BUILT[IO];
+    assert_eq!(name, io.family(cache, D), "the family's name states its types");
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
-    let mut variants = vec![v("baseline", build::<Q8, D, 1, false>, Admission::default())];
-    variants.extend(wide_variants::<Q8, D>());
+    let mut variants = vec![v("baseline", build::<Q8, D, IO, 1, false>, Admission::default())];
+    variants.extend(wide_variants::<Q8, D, IO>());
     if D <= M32_MAX_D {
         variants.push(v(
             "m32",
-            build::<Q8, D, 2, false>,
+            build::<Q8, D, IO, 2, false>,
             Admission { archs: mma_archs(), shapes: vec![("n_tokens".into(), 8, max)] },
         ));
     }
-    variants.push(v(
-        "pipe",
-        build::<Q8, D, 1, true>,
-        Admission { archs: pipe_archs(cache, D), shapes: vec![] },
-    ));
+    if IO == 0 {
+        variants.push(v(
+            "pipe",
+            build::<Q8, D, IO, 1, true>,
+            Admission { archs: pipe_archs(cache, D), shapes: vec![] },
+        ));
+    }
     KernelSpec {
         name,
         variants,
-        parity: Parity::Within { cases: |rng, large| parity_cases(rng, large, Q8, D), check },
+        parity: Parity::Within {
+            cases: |rng, large| parity_cases(rng, large, Q8, D, Io::BUILT[IO]),
+            check: if io.out == ScalarType::F16 { check_f16 } else { check },
+        },
         bench: if D == 128 {
-            Bench::Cases(|| bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }))
+            Bench::Cases(|| {
+                bench_cases(if Q8 { CacheType::Q8_0 } else { CacheType::F16 }, Io::BUILT[IO])
+            })
         } else {
             Bench::Without("timed at head dim 128 (the issue's 32 q / 8 kv shape)")
         },
@@ -199,13 +250,22 @@ fn family<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
     }
 }
 
-/// The four families.
+/// The twelve families: each cache and head dim with Q f16 and out f32, Q bf16 (`_qbf16`), and
+/// out f16 (`_of16`).
 pub fn specs() -> Vec<KernelSpec> {
     vec![
-        family::<true, 64>("attention_prefill_q8_0_d64"),
-        family::<true, 128>("attention_prefill_q8_0_d128"),
-        family::<false, 64>("attention_prefill_f16_d64"),
-        family::<false, 128>("attention_prefill_f16_d128"),
+        family::<true, 64, 0>("attention_prefill_q8_0_d64"),
+        family::<true, 128, 0>("attention_prefill_q8_0_d128"),
+        family::<false, 64, 0>("attention_prefill_f16_d64"),
+        family::<false, 128, 0>("attention_prefill_f16_d128"),
+        family::<true, 64, 1>("attention_prefill_q8_0_d64_qbf16"),
+        family::<true, 128, 1>("attention_prefill_q8_0_d128_qbf16"),
+        family::<false, 64, 1>("attention_prefill_f16_d64_qbf16"),
+        family::<false, 128, 1>("attention_prefill_f16_d128_qbf16"),
+        family::<true, 64, 2>("attention_prefill_q8_0_d64_of16"),
+        family::<true, 128, 2>("attention_prefill_q8_0_d128_of16"),
+        family::<false, 64, 2>("attention_prefill_f16_d64_of16"),
+        family::<false, 128, 2>("attention_prefill_f16_d128_of16"),
     ]
 }
 
@@ -327,6 +387,7 @@ fn row_of(
 
 /// The family's parameters (every variant's ABI, in order).
 struct Abi {
+    io: Io,
     q: Param,
     k_cache: Param,
     v_cache: Param,
@@ -364,15 +425,53 @@ impl Abi {
         let rows = b.mul(l, group);
         Args { pos, group, ctx_max, scale, n_q, rows }
     }
+
+    /// Element `at` of `q` as f16 (a bf16 Q as `f16(f32(q))`).
+    fn q_half(&self, b: &mut KernelBuilder, at: Value) -> Value {
+        match self.io.q {
+            ScalarType::BF16 => {
+                let x = b.load(self.q, at, Type::BF16);
+                let x = b.convert(x, Type::F32);
+                b.convert(x, Type::F16)
+            }
+            _ => b.load(self.q, at, Type::F16),
+        }
+    }
+
+    /// Elements `at .. at + 8` of `q` as a vector of 8 f16 (one 16-byte load).
+    fn q_halves8(&self, b: &mut KernelBuilder, at: Value) -> Value {
+        match self.io.q {
+            ScalarType::BF16 => {
+                let x = b.load(self.q, at, Type::vector(ScalarType::BF16, 8));
+                let hs: Vec<Value> = (0..8)
+                    .map(|e| {
+                        let v = b.extract(x, e);
+                        let v = b.convert(v, Type::F32);
+                        b.convert(v, Type::F16)
+                    })
+                    .collect();
+                b.make_vector(&hs)
+            }
+            _ => b.load(self.q, at, Type::vector(ScalarType::F16, 8)),
+        }
+    }
+
+    /// Stores the f32 `y` as element `at` of `out` where `valid` (rounded to the nearest f16
+    /// in the `_of16` families).
+    fn store_out(&self, b: &mut KernelBuilder, valid: Value, at: Value, y: Value) {
+        let y = if self.io.out == ScalarType::F16 { b.convert(y, Type::F16) } else { y };
+        let out = self.out;
+        b.if_then(valid, |b| b.store(out, at, y));
+    }
 }
 
 /// Declares the ABI (parameters, rules, buffer lengths) and the grid: `[n_kv, ceil(n_tokens
 /// group / rows_wg), 1]`, a workgroup `rows_wg` rows of a KV head.
-fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, rows_wg: u64) -> Abi {
-    let q = b.buffer("q", ScalarType::F16, Access::Read);
+fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, io: Io, rows_wg: u64) -> Abi {
+    let q = b.buffer("q", io.q, Access::Read);
     let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
     let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
-    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let out = b.buffer("out", io.out, Access::Write);
     let pos = b.scalar_param("pos", ScalarType::U32);
     let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
     let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
@@ -396,7 +495,7 @@ fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, rows_wg: u64) -> Abi
         ShapeExpr::scaled(&[n_tokens, group], 1, rows_wg),
         ShapeExpr::constant(1),
     ]);
-    Abi { q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale }
+    Abi { io, q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale }
 }
 
 /// The Q fragments (A, `D / 16` dim steps) of the 16 rows from row `i0` of KV head `h`,
@@ -405,7 +504,7 @@ fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, rows_wg: u64) -> Abi
 fn q_fragments(
     b: &mut KernelBuilder,
     kind: MmaKind,
-    q: Param,
+    abi: &Abi,
     i0: Value,
     (rows, group, h, n_q): (Value, Value, Value, Value),
     d: u32,
@@ -423,7 +522,7 @@ fn q_fragments(
                     let dim = b.add(cc, doff);
                     let (_, _, at) = row_of(b, i, rows, group, h, n_q, d);
                     let at = b.add(at, dim);
-                    b.load(q, at, Type::F16)
+                    abi.q_half(b, at)
                 })
                 .collect();
             b.fragment_of(kind, FragmentRole::A, &els)
@@ -438,6 +537,7 @@ pub fn attention(
     wave: u32,
     cache: CacheType,
     d: u32,
+    io: Io,
     tiles: u32,
     pipelined: bool,
 ) -> Kernel {
@@ -447,16 +547,15 @@ pub fn attention(
         (1, true) => "_pipe".to_string(),
         (n, _) => format!("_m{}", n * TILE_ROWS),
     };
-    let mut b =
-        KernelBuilder::new(format!("attention_prefill_{}_d{d}{suffix}", cache.name()), wave);
+    let mut b = KernelBuilder::new(format!("{}{suffix}", io.family(cache, d)), wave);
     b.workgroup_size([wave, 1, 1]);
     b.const_param("head_dim", d as i64);
     b.const_param("row_tiles", tiles as i64);
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("matrix_unit", kind.is_some() as i64);
     let rows_wg = (tiles * TILE_ROWS) as u64;
-    let abi = declare(&mut b, cache, d, rows_wg);
-    let (q, k_cache, v_cache, out) = (abi.q, abi.k_cache, abi.v_cache, abi.out);
+    let abi = declare(&mut b, cache, d, io, rows_wg);
+    let (k_cache, v_cache) = (abi.k_cache, abi.v_cache);
     let tile_elems = tiles * TILE_ROWS * KEY_BLOCK;
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
@@ -531,7 +630,7 @@ pub fn attention(
             let i = b.add(i0, r);
             let (_, _, at) = row_of(b, i, rows, g_v, h, n_q, d);
             let at = b.add(at, dim);
-            let x = b.load(q, at, Type::F16);
+            let x = abi.q_half(b, at);
             b.store(slot, idx, x);
             vec![]
         });
@@ -548,7 +647,7 @@ pub fn attention(
                         .map(|ti| {
                             let off = b.u32(ti * TILE_ROWS);
                             let i = b.add(i0, off);
-                            q_fragments(&mut b, kind, q, i, (rows, g_v, h, n_q), d)
+                            q_fragments(&mut b, kind, &abi, i, (rows, g_v, h, n_q), d)
                         })
                         .collect(),
                 ),
@@ -676,7 +775,7 @@ pub fn attention(
             let i = b.add(i0, ri);
             let (valid, _, at) = row_of(&mut b, i, rows, g_v, h, n_q, d);
             let at = b.add(at, dim);
-            b.if_then(valid, |b| b.store(out, at, y));
+            abi.store_out(&mut b, valid, at, y);
         }
     }
     b.finish()

@@ -243,14 +243,15 @@ pub(super) fn attention_wide(
     wave: u32,
     cache: CacheType,
     d: u32,
+    io: Io,
     shape: Wide,
 ) -> Kernel {
-    let name = format!("attention_prefill_{}_d{d}_{}", cache.name(), shape.name);
+    let name = format!("{}_{}", io.family(cache, d), shape.name);
     let waves = WAVES;
     let kind = match prefill_kind(t, wave).filter(|_| wide_fits(t, wave)) {
         Some(kind) => kind,
         None => {
-            let mut k = attention(t, wave, cache, d, 1, false);
+            let mut k = attention(t, wave, cache, d, io, 1, false);
             k.name = name;
             return k;
         }
@@ -267,8 +268,8 @@ pub(super) fn attention_wide(
     b.const_param("key_block", KEY_BLOCK as i64);
     b.const_param("key_tile", KEY_TILE as i64);
     let rows_wg = waves * TILE_ROWS;
-    let abi = declare(&mut b, cache, d, rows_wg as u64);
-    let (q, k_cache, v_cache, out) = (abi.q, abi.k_cache, abi.v_cache, abi.out);
+    let abi = declare(&mut b, cache, d, io, rows_wg as u64);
+    let (k_cache, v_cache) = (abi.k_cache, abi.v_cache);
     let k_lds = b.lds("k_tile", ScalarType::F16, KEY_TILE * (d + PAD));
     let v_lds = b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD));
 
@@ -344,7 +345,7 @@ pub(super) fn attention_wide(
             let i = b.add(i0_wg, r);
             let (_, _, at) = row_of(b, i, rows, g_v, h, n_q, d);
             let at = b.add(at, col);
-            let x = b.load(q, at, Type::vector(ScalarType::F16, 8));
+            let x = abi.q_halves8(b, at);
             let to = b.mul(r, qst);
             let to = b.add(to, col);
             b.store(slot, to, x);
@@ -352,7 +353,7 @@ pub(super) fn attention_wide(
         });
         QSrc::Lds { slot, base: woff }
     } else {
-        QSrc::Regs(q_fragments(&mut b, kind, q, i0, (rows, g_v, h, n_q), d))
+        QSrc::Regs(q_fragments(&mut b, kind, &abi, i0, (rows, g_v, h, n_q), d))
     };
     let head_row = b.mul(h, ctx_v);
     let w = W { cache, d, local, head_row, last_key, k_lds, v_lds };
@@ -419,7 +420,7 @@ pub(super) fn attention_wide(
             let dim = b.add(dim, two_t);
             let (valid, at) = out_row[r];
             let at = b.add(at, dim);
-            b.if_then(valid, |b| b.store(out, at, y));
+            abi.store_out(&mut b, valid, at, y);
         }
     }
     b.finish()

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Draws bench/results/prefill-io-h200-2026-12-02/: TFLOP/s against L (32 q / 8 kv heads, head
+dim 128, causal) of the routed wide variant of each prompt-attention family, Q f16 / out f32
+beside Q bf16 (`_qbf16`) and out f16 (`_of16`), f16 and Q8_0 caches side by side, with torch
+SDPA (bf16, flash) from the same call (`bench/prefill_peers.py`).
+
+Usage: bench/prefill_io_chart.py CALL_DIR OUT.png   (CALL_DIR holds bench.json and sdpa.json)"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+NQ, D = 32, 128
+LS = [512, 2048, 8192]
+CASE = {512: "l512", 2048: "l2k", 8192: "l8k"}
+ROUTED = {"f16": "w4g", "q8_0": "w4qs"}
+IOS = [("", "Q f16, out f32"), ("_qbf16", "Q bf16, out f32"), ("_of16", "Q f16, out f16")]
+
+
+def flops(l):
+    return 4 * NQ * D * l * (l + 1) // 2
+
+
+def main():
+    call, out = sys.argv[1], sys.argv[2]
+    cases = json.load(open(os.path.join(call, "bench.json")))["cases"]
+    sdpa = json.load(open(os.path.join(call, "sdpa.json")))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, cache in zip(axes, ["f16", "q8_0"]):
+        for suffix, label in IOS:
+            ys = []
+            for l in LS:
+                c = cases[f"prefill_{cache}{suffix}_{CASE[l]}"]
+                ys.append(flops(l) / (c["variants"][ROUTED[cache]]["graph_us"] * 1e6))
+            ax.plot(LS, ys, marker="o", label=f"kiln {ROUTED[cache]}: {label}")
+        ys = [sdpa[f"sdpa_flash_bf16_causal_l{l}"]["tflops"] for l in LS]
+        ax.plot(LS, ys, marker="s", color="black", label="torch SDPA bf16 (flash)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(LS, [str(l) for l in LS])
+        ax.set_xlabel("L (query rows = keys)")
+        ax.set_title(f"{cache} K/V cache")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("TFLOP/s (causal)")
+    fig.suptitle("attention_prefill on the H200 by Q and out type (32 q / 8 kv, head dim 128)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
