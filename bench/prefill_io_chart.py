@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Draws bench/results/prefill-io-h200-2026-12-02/: TFLOP/s against L (32 q / 8 kv heads, head
-dim 128, causal) of the routed wide variant of each prompt-attention family, Q f16 / out f32
-beside Q bf16 (`_qbf16`) and out f16 (`_of16`), f16 and Q8_0 caches side by side, with torch
-SDPA (bf16, flash) from the same call (`bench/prefill_peers.py`).
+"""Draws TFLOP/s against L (32 q / 8 kv heads, head dim 128, causal) of the routed wide variant
+of prompt-attention families from `kiln bench --json` files, f16 and Q8_0 caches side by side,
+with torch SDPA (bf16, flash) from the same call (`bench/prefill_peers.py`).
 
-Usage: bench/prefill_io_chart.py CALL_DIR OUT.png   (CALL_DIR holds bench.json and sdpa.json)"""
+Usage: bench/prefill_io_chart.py CALL_DIR OUT.png [LABEL=BENCH.json[:SUFFIX] ...]
+
+CALL_DIR holds sdpa.json (and, by default, bench.json). Each LABEL=FILE[:SUFFIX] draws the
+families `prefill_{cache}{SUFFIX}_l*` of FILE (relative to CALL_DIR); without any, the three
+families of bench.json: Q f16 / out f32, `_qbf16` and `_of16`
+(bench/results/prefill-io-h200-2026-12-02/call1)."""
 import json
 import os
 import sys
@@ -18,7 +22,8 @@ NQ, D = 32, 128
 LS = [512, 2048, 8192]
 CASE = {512: "l512", 2048: "l2k", 8192: "l8k"}
 ROUTED = {"f16": "w4g", "q8_0": "w4qs"}
-IOS = [("", "Q f16, out f32"), ("_qbf16", "Q bf16, out f32"), ("_of16", "Q f16, out f16")]
+DEFAULT = ["Q f16, out f32=bench.json", "Q bf16, out f32=bench.json:_qbf16",
+           "Q f16, out f16=bench.json:_of16"]
 
 
 def flops(l):
@@ -27,11 +32,15 @@ def flops(l):
 
 def main():
     call, out = sys.argv[1], sys.argv[2]
-    cases = json.load(open(os.path.join(call, "bench.json")))["cases"]
+    series = []
+    for spec in sys.argv[3:] or DEFAULT:
+        label, src = spec.split("=", 1)
+        path, _, suffix = src.partition(":")
+        series.append((label, json.load(open(os.path.join(call, path)))["cases"], suffix))
     sdpa = json.load(open(os.path.join(call, "sdpa.json")))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, cache in zip(axes, ["f16", "q8_0"]):
-        for suffix, label in IOS:
+        for label, cases, suffix in series:
             ys = []
             for l in LS:
                 c = cases[f"prefill_{cache}{suffix}_{CASE[l]}"]
@@ -46,7 +55,7 @@ def main():
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[0].set_ylabel("TFLOP/s (causal)")
-    fig.suptitle("attention_prefill on the H200 by Q and out type (32 q / 8 kv, head dim 128)")
+    fig.suptitle("attention_prefill on the H200 (32 q / 8 kv, head dim 128)")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

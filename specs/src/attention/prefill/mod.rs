@@ -36,7 +36,7 @@
 //! Per key block: `S = Q K^T` on the matrix unit (f16 inputs, f32 accumulation, `D / 16` chained
 //! instructions of 16 dims); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
 //! `s_j = S[r][j] * scale` (`-inf` for a key the row does not see), `mx = max_j s_j`,
-//! `m' = max(m, mx)`, `a = exp_sub(m, m')`, `p_j = f16(exp_sub(s_j, m'))`,
+//! `m' = max(m, mx)`, `a = exp_sub(m, m')`, `p_j = f16(exp_sub_weight(s_j, m'))`,
 //! `l' = l * a + p_0 + ... + p_15` (left to right, in f32); `P` (f16) and `a` go to LDS; every accumulator element of
 //! row `r` becomes `o * a`, then `O += P V` on the matrix unit (16 keys an instruction). At the
 //! end `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
@@ -79,7 +79,7 @@ mod wide;
 use stage::{fetch, fetched_from, fetched_values, put, stage};
 
 use super::CacheType;
-use crate::math::exp_sub;
+use crate::math::{exp_sub, exp_sub_weight};
 use crate::mma::kind_for;
 use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use cases::{bench_cases, parity_cases};
@@ -916,7 +916,7 @@ fn fold(
     let ps: Vec<Value> = s
         .iter()
         .map(|&x| {
-            let p = exp_sub(b, x, m2);
+            let p = exp_sub_weight(b, x, m2);
             b.convert(p, Type::F16)
         })
         .collect();

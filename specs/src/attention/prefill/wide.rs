@@ -575,8 +575,8 @@ fn fold(
         let pairs: Vec<Value> = [0, 2]
             .iter()
             .map(|&i| {
-                let x0 = exp_sub(b, sv[i], m2);
-                let x1 = exp_sub(b, sv[i + 1], m2);
+                let x0 = exp_sub_weight(b, sv[i], m2);
+                let x1 = exp_sub_weight(b, sv[i + 1], m2);
                 let v = b.make_vector(&[x0, x1]);
                 b.packed_convert(PackedConvertOp::F32x2ToF16x2, v)
             })
