@@ -37,7 +37,7 @@
 //! instructions of 16 dims); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
 //! `s_j = S[r][j] * scale` (`-inf` for a key the row does not see), `mx = max_j s_j`,
 //! `m' = max(m, mx)`, `a = exp_sub(m, m')`, `p_j = f16(exp_sub_weight(s_j, m'))`,
-//! `l' = l * a + p_0 + ... + p_15` (left to right, in f32); `P` (f16) and `a` go to LDS; every accumulator element of
+//! `l' = l * a + w` with `w` the block's weights summed in f32 as [`weights_sum`]'s tree; `P` (f16) and `a` go to LDS; every accumulator element of
 //! row `r` becomes `o * a`, then `O += P V` on the matrix unit (16 keys an instruction). At the
 //! end `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
 //! quant turned into a half in registers and multiplied by the block scale, one rounding).
@@ -122,6 +122,23 @@ impl Io {
     pub fn family(self, cache: CacheType, d: u32) -> String {
         format!("attention_prefill_{}_d{d}{}", cache.name(), self.suffix())
     }
+}
+
+/// The sum of a block's 16 weights `p` (as f32) in the order of the result: `u_t = (p_{2t} +
+/// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` (the keys lane `t` of a quad holds in NVIDIA's C layout),
+/// then `(u_0 + u_1) + (u_2 + u_3)`. A tree rather than key order: the wide variants add a
+/// lane's four keys and the quad's sums by two xor shuffles instead of a chain of 16 adds.
+pub fn weights_sum(b: &mut KernelBuilder, p: &[Value]) -> Value {
+    let u: Vec<Value> = (0..4)
+        .map(|t| {
+            let lo = b.add(p[2 * t], p[2 * t + 1]);
+            let hi = b.add(p[8 + 2 * t], p[9 + 2 * t]);
+            b.add(lo, hi)
+        })
+        .collect();
+    let v01 = b.add(u[0], u[1]);
+    let v23 = b.add(u[2], u[3]);
+    b.add(v01, v23)
 }
 
 /// Keys a block (the softmax's step, and K of the matrix shapes used).
@@ -920,11 +937,10 @@ fn fold(
             b.convert(p, Type::F16)
         })
         .collect();
-    let mut l2 = b.mul(l, a);
-    for &p in &ps {
-        let pf = b.convert(p, Type::F32);
-        l2 = b.add(l2, pf);
-    }
+    let pf: Vec<Value> = ps.iter().map(|&p| b.convert(p, Type::F32)).collect();
+    let w = weights_sum(b, &pf);
+    let la = b.mul(l, a);
+    let l2 = b.add(la, w);
     let head = b.lt(c.lane, c16);
     let p_lds = c.p_lds;
     let a_lds = c.a_lds;

@@ -15,10 +15,9 @@
 //! - The softmax on the C layout: lane `(g, t)` (`g = lane >> 2`, `t = lane & 3`) holds rows
 //!   `g` and `g + 8`, keys `2t, 2t + 1, 8 + 2t, 9 + 2t` of the block. `mx` is the maximum of the
 //!   row's 16 scaled and masked scores over the quad (a maximum is the same in any order), `m'`,
-//!   `a` and the `p_j` are the baseline's ops, and `l' = l * a + p_0 + ... + p_15` is summed in
-//!   key order: by every lane of the quad from the quad's `p` (gathered by shuffles), or as a
-//!   chain through the quad (step `k` adds keys `2k`, `2k + 1` in the lane that holds them and
-//!   passes the sum on).
+//!   `a` and the `p_j` are the baseline's ops, and `l' = l * a + w` with the block's tree `w`
+//!   (`super::weights_sum`): each lane adds its own four keys, the quad the lanes' sums by xor
+//!   shuffles 1 and 2 (each addition commutes, so all four lanes hold the same bits).
 //! - With the skips: a block every row of the wave sees whole skips the masks (`select` would
 //!   return every value), and a block where no lane's maximum moved (`a = 1` for every row)
 //!   skips `O * a` (`O * 1` is `O`'s bits).
@@ -45,8 +44,10 @@ pub const WAVES: u32 = 4;
 
 /// A shape of the kernel: one variant each. Also measured on the H200 and not kept
 /// (`bench/results/prefill-w4-h200-2026-12-02.md`): eight waves a workgroup, no register
-/// prefetch, a 168-register cap with Q in registers (call 2), and the other combinations of
-/// `q_lds`, `skips` and `chain` (`w4`, `w4q`, `w4s`, `w4qg`: calls 3 to 5).
+/// prefetch, a 168-register cap with Q in registers (call 2), the other combinations of
+/// `q_lds` and `skips` and two ways of summing `l` in key order (`w4`, `w4q`, `w4s`, `w4qg`:
+/// calls 3 to 5; `l` is a tree since 2026-12-02), and the staged rows packed by fragment
+/// (`bench/results/prefill-io-h200-2026-12-02.md`, call 2).
 #[derive(Clone, Copy, Debug)]
 pub struct Wide {
     /// The variant's name.
@@ -58,18 +59,14 @@ pub struct Wide {
     /// The mask skip for blocks every row sees whole, and the `O * a` skip when no maximum
     /// moved (wave-uniform branches).
     pub skips: bool,
-    /// `l` summed as a chain through the quad (else every lane gathers the quad's `p` halves
-    /// and sums all 16).
-    pub chain: bool,
 }
 
-/// Q fragments in registers, the mask and rescale skips, `l` gathered by every lane: the
-/// fastest on the H200 with an f16 cache at L = 512, 2048 and 8192 (call 5).
-pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true, chain: false };
-/// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips, `l` as a
-/// chain through the quad: the fastest with a Q8_0 cache (call 5).
-pub const W4QS: Wide =
-    Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false, chain: true };
+/// Q fragments in registers, the mask and rescale skips: the fastest on the H200 with an f16
+/// cache at L = 512, 2048 and 8192 (call 5).
+pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true };
+/// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips: the fastest
+/// with a Q8_0 cache (call 5).
+pub const W4QS: Wide = Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false };
 /// Keys a staged tile (two softmax blocks).
 pub const KEY_TILE: u32 = 32;
 /// Halves of padding after each staged row.
@@ -311,7 +308,6 @@ pub(super) fn attention_wide(
     let three = b.u32(3);
     let g = b.shr(lane, two);
     let t4 = b.and(lane, three);
-    let quad = b.sub(lane, t4);
     let two_t = b.mul(t4, two);
     let lim_first = {
         let (_, tok, _) = row_of(&mut b, i0, rows, g_v, h, n_q, d);
@@ -388,18 +384,8 @@ pub(super) fn attention_wide(
         // Both blocks' scores first (four independent chains of instructions), then each
         // block's softmax and P V in key order.
         let blocks = KEY_TILE / KEY_BLOCK;
-        let ctx = Block {
-            kind,
-            qf: &qf,
-            w: &w,
-            lim: &lim,
-            lim_first,
-            shape,
-            g,
-            two_t,
-            quad,
-            scale: sc_v,
-        };
+        let ctx =
+            Block { kind, qf: &qf, w: &w, lim: &lim, lim_first, shape, g, two_t, scale: sc_v };
         let s: Vec<[Value; 2]> = (0..blocks).map(|sub| scores(b, &ctx, sub)).collect();
         let mut st = st.to_vec();
         for (sub, s) in s.into_iter().enumerate() {
@@ -481,7 +467,6 @@ struct Block<'a> {
     shape: Wide,
     g: Value,
     two_t: Value,
-    quad: Value,
     scale: Value,
 }
 
@@ -582,43 +567,19 @@ fn fold(
             })
             .collect();
         let p: Vec<Value> = pairs.iter().flat_map(|&v| [0u8, 1].map(|e| b.extract(v, e))).collect();
-        // l' = l a + p_0 + ... + p_15 in key order: step k adds keys 2k, 2k + 1, which lane
-        // k % 4 of the quad holds (its first pair for k < 4, its second after); every lane adds
-        // its own pair to the running sum and all take lane k % 4's.
-        let mut l2 = b.mul(l, a);
-        if c.shape.chain {
-            let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
-            for k in 0..KEY_BLOCK / 2 {
-                let (x0, x1) = if k < 4 { (own[0], own[1]) } else { (own[2], own[3]) };
-                let sum = b.add(l2, x0);
-                let sum = b.add(sum, x1);
-                let lv = b.u32(k % 4);
-                let src = b.add(c.quad, lv);
-                l2 = b.shuffle_idx(sum, src);
-            }
-        } else {
-            // Every lane gathers the quad's pairs (key j: half j % 2 of pair j / 8 of lane
-            // (j % 8) / 2) and sums the 16 in order.
-            let words: Vec<Vec<Value>> = pairs
-                .iter()
-                .map(|&v| {
-                    let w = b.bitcast(v, Type::U32);
-                    (0..4u32)
-                        .map(|lane| {
-                            let lv = b.u32(lane);
-                            let src = b.add(c.quad, lv);
-                            b.shuffle_idx(w, src)
-                        })
-                        .collect()
-                })
-                .collect();
-            for j in 0..KEY_BLOCK as usize {
-                let pair = b.bitcast(words[j / 8][(j % 8) / 2], Type::vector(ScalarType::F16, 2));
-                let pj = b.extract(pair, (j % 2) as u8);
-                let pf = b.convert(pj, Type::F32);
-                l2 = b.add(l2, pf);
-            }
-        }
+        // l' = l a + w, w the block's tree (`super::weights_sum`): each lane adds its own keys
+        // (2t, 2t + 1, then 8 + 2t, 9 + 2t), then the quad by xor shuffles 1 and 2 (each
+        // addition commutes, so every lane of the quad holds the same bits).
+        let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
+        let lo = b.add(own[0], own[1]);
+        let hi = b.add(own[2], own[3]);
+        let u = b.add(lo, hi);
+        let x1 = b.shuffle_xor(u, 1);
+        let v = b.add(u, x1);
+        let x2 = b.shuffle_xor(v, 2);
+        let w = b.add(v, x2);
+        let la = b.mul(l, a);
+        let l2 = b.add(la, w);
         next.push(m2);
         next.push(l2);
         alphas.push(a);
