@@ -28,6 +28,16 @@ def flops(l):
     return 4 * NQ * D * l * (l + 1) // 2
 
 
+def style_axis(ax, title):
+    """L on a log-2 axis at the bench's three L, the title, grid and legend."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(LS, [str(l) for l in LS])
+    ax.set_xlabel("L (query rows = keys, causal)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+
+
 def variant_us(root, call, cache, l, variant):
     path = os.path.join(root, call, "bench.json")
     if not os.path.exists(path):
@@ -61,12 +71,7 @@ def main():
             if all(ys):
                 ax.plot(LS, [flops(l) / y / 1e6 for l, y in zip(LS, ys)], style, color=color,
                         label=f"kiln {name}")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(LS, [str(l) for l in LS])
-        ax.set_xlabel("L (query rows = keys, causal)")
-        ax.set_title(f"{cache} cache, 32 q / 8 kv heads, head dim 128")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        style_axis(ax, f"{cache} cache, 32 q / 8 kv heads, head dim 128")
     axes[0].set_ylabel("TFLOP/s (4 n_q D L (L+1) / 2 FLOPs)")
     fig.suptitle("attention_prefill on the H200 (2026-12-02, graph replay medians)")
     fig.tight_layout()

@@ -18,16 +18,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NQ, D = 32, 128
-LS = [512, 2048, 8192]
-CASE = {512: "l512", 2048: "l2k", 8192: "l8k"}
+from prefill_chart import CASE, LS, flops, style_axis  # noqa: E402
+
 ROUTED = {"f16": "w4g", "q8_0": "w4qs"}
 DEFAULT = ["Q f16, out f32=bench.json", "Q bf16, out f32=bench.json:_qbf16",
            "Q f16, out f16=bench.json:_of16"]
-
-
-def flops(l):
-    return 4 * NQ * D * l * (l + 1) // 2
 
 
 def main():
@@ -48,12 +43,7 @@ def main():
             ax.plot(LS, ys, marker="o", label=f"kiln {ROUTED[cache]}: {label}")
         ys = [sdpa[f"sdpa_flash_bf16_causal_l{l}"]["tflops"] for l in LS]
         ax.plot(LS, ys, marker="s", color="black", label="torch SDPA bf16 (flash)")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(LS, [str(l) for l in LS])
-        ax.set_xlabel("L (query rows = keys)")
-        ax.set_title(f"{cache} K/V cache")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        style_axis(ax, f"{cache} K/V cache")
     axes[0].set_ylabel("TFLOP/s (causal)")
     fig.suptitle("attention_prefill on the H200 (32 q / 8 kv, head dim 128)")
     fig.tight_layout()

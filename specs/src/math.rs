@@ -250,16 +250,21 @@ mod tests {
     /// The IR's `exp_portable` on the interpreter gives the host twin's bits: a strided sweep
     /// of every f32 pattern (NaNs, infinities, subnormals, the clamps' outsides), the inputs
     /// whose `x log2 e` lies at a rounding tie (`k + 1/2`) or next to one, and random values.
-    #[test]
-    fn the_ir_exp_is_its_twin() {
-        use crate::cases::{floats, rng_for, run, u32s};
+    /// A kernel of `n` lanes: `y[i] = f(inputs[i]...)` over f32 buffers named `inputs`.
+    fn probe(
+        name: &str,
+        inputs: &[&str],
+        f: impl FnOnce(&mut KernelBuilder, &[Value]) -> Value,
+    ) -> kiln_ir::Kernel {
         use kiln_ir::{Access, ScalarType, ShapeExpr};
-        let mut b = KernelBuilder::new("exp_probe", 32);
+        let mut b = KernelBuilder::new(name, 32);
         let n = b.scalar_param("n", ScalarType::U32);
-        let x = b.buffer("x", ScalarType::F32, Access::Read);
+        let ins: Vec<_> =
+            inputs.iter().map(|&x| b.buffer(x, ScalarType::F32, Access::Read)).collect();
         let y = b.buffer("y", ScalarType::F32, Access::Write);
-        b.set_buffer_len(x, ShapeExpr::scaled(&[n], 1, 1));
-        b.set_buffer_len(y, ShapeExpr::scaled(&[n], 1, 1));
+        for &p in ins.iter().chain([&y]) {
+            b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
+        }
         b.workgroup_size([256, 1, 1]);
         b.grid([ShapeExpr::scaled(&[n], 1, 256), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
         let wg = b.workgroup_id(kiln_ir::Dim::X);
@@ -270,11 +275,18 @@ mod tests {
         let nv = b.arg(n);
         let inside = b.lt(i, nv);
         b.if_then(inside, |b| {
-            let v = b.load(x, i, Type::F32);
-            let e = exp_portable(b, v);
+            let vs: Vec<Value> = ins.iter().map(|&p| b.load(p, i, Type::F32)).collect();
+            let e = f(b, &vs);
             b.store(y, i, e);
         });
-        let k = b.finish();
+        b.finish()
+    }
+
+    #[test]
+    fn the_ir_exp_is_its_twin() {
+        use crate::cases::{floats, rng_for, run, u32s};
+        use kiln_ir::ScalarType;
+        let k = probe("exp_probe", &["x"], |b, v| exp_portable(b, v[0]));
         let mut xs: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
         for kk in -151..130 {
             let tie = (kk as f32 + 0.5) / std::f32::consts::LOG2_E;
@@ -305,31 +317,8 @@ mod tests {
     #[test]
     fn exp_weight_error() {
         use crate::cases::{floats, rng_for, run, u32s};
-        use kiln_ir::{Access, ScalarType, ShapeExpr};
-        let mut b = KernelBuilder::new("exp_weight_probe", 32);
-        let n = b.scalar_param("n", ScalarType::U32);
-        let x = b.buffer("x", ScalarType::F32, Access::Read);
-        let r = b.buffer("r", ScalarType::F32, Access::Read);
-        let y = b.buffer("y", ScalarType::F32, Access::Write);
-        for p in [x, r, y] {
-            b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
-        }
-        b.workgroup_size([256, 1, 1]);
-        b.grid([ShapeExpr::scaled(&[n], 1, 256), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
-        let wg = b.workgroup_id(kiln_ir::Dim::X);
-        let c256 = b.u32(256);
-        let i = b.mul(wg, c256);
-        let l = b.local_id();
-        let i = b.add(i, l);
-        let nv = b.arg(n);
-        let inside = b.lt(i, nv);
-        b.if_then(inside, |b| {
-            let xv = b.load(x, i, Type::F32);
-            let rv = b.load(r, i, Type::F32);
-            let e = exp_sub_weight(b, xv, rv);
-            b.store(y, i, e);
-        });
-        let k = b.finish();
+        use kiln_ir::ScalarType;
+        let k = probe("exp_weight_probe", &["x", "r"], |b, v| exp_sub_weight(b, v[0], v[1]));
         let mut rng = rng_for("exp-weight", std::process::id() as u64);
         let mut pairs: Vec<(f32, f32)> =
             (0..=18 * 4096).map(|i| (-(i as f32) / 4096.0, 0.0)).collect();

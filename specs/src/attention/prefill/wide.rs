@@ -495,6 +495,20 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
     s
 }
 
+/// `x` of the four lanes of a quad (`g` fixed) combined by `op` with xor shuffles 1 and 2:
+/// `op(op(x_t, x_t^1), op(x_t^2, x_t^3))` in every lane, the same bits in all four where `op`
+/// commutes (the IR's `max` and `add` do).
+fn over_quad(
+    b: &mut KernelBuilder,
+    x: Value,
+    op: fn(&mut KernelBuilder, Value, Value) -> Value,
+) -> Value {
+    let o1 = b.shuffle_xor(x, 1);
+    let x = op(b, x, o1);
+    let o2 = b.shuffle_xor(x, 2);
+    op(b, x, o2)
+}
+
 /// The softmax of block `sub` (first key `k0`, scores `s`) for both rows, then `O * a + P V`.
 /// `st` is `(m, l)` of both rows, then `O`. A block past a wave's keys leaves `st` as it is
 /// (every score masked: `m' = m`, `a = 1`, `p = 0`), as long as the V rows are finite.
@@ -550,10 +564,7 @@ fn fold(
         let m01 = b.max(sv[0], sv[1]);
         let m23 = b.max(sv[2], sv[3]);
         let mx = b.max(m01, m23);
-        let o1 = b.shuffle_xor(mx, 1);
-        let mx = b.max(mx, o1);
-        let o2 = b.shuffle_xor(mx, 2);
-        let mx = b.max(mx, o2);
+        let mx = over_quad(b, mx, KernelBuilder::max);
         let m2 = b.max(m, mx);
         let a = exp_sub(b, m, m2);
         // p of keys (2t, 2t + 1) and (8 + 2t, 9 + 2t) as f16 pairs (packed conversions).
@@ -574,10 +585,7 @@ fn fold(
         let lo = b.add(own[0], own[1]);
         let hi = b.add(own[2], own[3]);
         let u = b.add(lo, hi);
-        let x1 = b.shuffle_xor(u, 1);
-        let v = b.add(u, x1);
-        let x2 = b.shuffle_xor(v, 2);
-        let w = b.add(v, x2);
+        let w = over_quad(b, u, KernelBuilder::add);
         let la = b.mul(l, a);
         let l2 = b.add(la, w);
         next.push(m2);
