@@ -72,10 +72,13 @@
 //! f32 fmas, each lane owning `256 / W` elements of `S` and `16 D / W` of `O` (bit for bit the
 //! interpreter's on the device, as every exact-op kernel).
 
+mod abi;
 mod cases;
 mod stage;
 mod wide;
 
+pub use abi::Io;
+use abi::{declare, q_fragments, row_of, Args};
 use stage::{fetch, fetched_from, fetched_values, put, stage};
 
 use super::CacheType;
@@ -87,42 +90,10 @@ pub use cases::{case, case_shapes, check, check_f16, dequantize, flops, CaseShap
 use kiln_ir::matrix::{FragmentRole, MmaInputs, MmaKind};
 use kiln_ir::package::Admission;
 use kiln_ir::{
-    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
-    ScalarType, ShapeExpr, Target, Type, Value,
+    BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarType, Target, Type,
+    Value,
 };
 pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QS};
-
-/// The element types of `q` and `out`, which the family's name states (`docs/prefill.md`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Io {
-    /// `q`'s type: f16 or bf16.
-    pub q: ScalarType,
-    /// `out`'s type: f32 or f16.
-    pub out: ScalarType,
-}
-
-impl Io {
-    /// Q f16, out f32 (the families without a suffix).
-    pub const F16_F32: Io = Io { q: ScalarType::F16, out: ScalarType::F32 };
-    /// Q bf16, out f32 (`_qbf16`).
-    pub const BF16_F32: Io = Io { q: ScalarType::BF16, out: ScalarType::F32 };
-    /// Q f16, out f16 (`_of16`).
-    pub const F16_F16: Io = Io { q: ScalarType::F16, out: ScalarType::F16 };
-    /// The combinations built, indexed by the builders' `IO` parameter.
-    pub const BUILT: [Io; 3] = [Io::F16_F32, Io::BF16_F32, Io::F16_F16];
-
-    /// What the family's name adds for these types (`""` for Q f16, out f32).
-    pub fn suffix(self) -> String {
-        let q = if self.q == ScalarType::BF16 { "_qbf16" } else { "" };
-        let o = if self.out == ScalarType::F16 { "_of16" } else { "" };
-        format!("{q}{o}")
-    }
-
-    /// The family's name for `cache` at head dim `d`.
-    pub fn family(self, cache: CacheType, d: u32) -> String {
-        format!("attention_prefill_{}_d{d}{}", cache.name(), self.suffix())
-    }
-}
 
 /// The sum of a block's 16 weights `p` (as f32) in the order of the result: `u_t = (p_{2t} +
 /// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` (the keys lane `t` of a quad holds in NVIDIA's C layout),
@@ -375,176 +346,6 @@ enum QFrags {
     Regs(Vec<Vec<Value>>),
     /// Loaded from the Q tiles in LDS (`[tile][row][D]`, f16) for every block.
     Lds(LdsSlot),
-}
-
-/// The row `i` of the head: `(valid, token, q element of dim 0)`, clamped for loads.
-fn row_of(
-    b: &mut KernelBuilder,
-    i: Value,
-    rows: Value,
-    group: Value,
-    h: Value,
-    n_q: Value,
-    d: u32,
-) -> (Value, Value, Value) {
-    let valid = b.lt(i, rows);
-    let one = b.u32(1);
-    let last = b.sub(rows, one);
-    let ic = b.min(i, last);
-    let t = b.div(ic, group);
-    let j = b.rem(ic, group);
-    let hg = b.mul(h, group);
-    let qh = b.add(hg, j);
-    let tq = b.mul(t, n_q);
-    let qrow = b.add(tq, qh);
-    let dd = b.u32(d);
-    let at = b.mul(qrow, dd);
-    (valid, t, at)
-}
-
-/// The family's parameters (every variant's ABI, in order).
-struct Abi {
-    io: Io,
-    q: Param,
-    k_cache: Param,
-    v_cache: Param,
-    out: Param,
-    pos: Param,
-    n_tokens: Param,
-    n_kv: Param,
-    group: Param,
-    ctx_max: Param,
-    scale: Param,
-}
-
-/// The scalar arguments' values, with `n_q = n_kv group` and `rows = n_tokens group` (the
-/// rows of a KV head).
-struct Args {
-    pos: Value,
-    group: Value,
-    ctx_max: Value,
-    scale: Value,
-    n_q: Value,
-    rows: Value,
-}
-
-impl Abi {
-    fn args(&self, b: &mut KernelBuilder) -> Args {
-        let (pos, l, kv, group, ctx_max, scale) = (
-            b.arg(self.pos),
-            b.arg(self.n_tokens),
-            b.arg(self.n_kv),
-            b.arg(self.group),
-            b.arg(self.ctx_max),
-            b.arg(self.scale),
-        );
-        let n_q = b.mul(kv, group);
-        let rows = b.mul(l, group);
-        Args { pos, group, ctx_max, scale, n_q, rows }
-    }
-
-    /// Element `at` of `q` as f16 (a bf16 Q as `f16(f32(q))`).
-    fn q_half(&self, b: &mut KernelBuilder, at: Value) -> Value {
-        match self.io.q {
-            ScalarType::BF16 => {
-                let x = b.load(self.q, at, Type::BF16);
-                let x = b.convert(x, Type::F32);
-                b.convert(x, Type::F16)
-            }
-            _ => b.load(self.q, at, Type::F16),
-        }
-    }
-
-    /// Elements `at .. at + 8` of `q` as a vector of 8 f16 (one 16-byte load).
-    fn q_halves8(&self, b: &mut KernelBuilder, at: Value) -> Value {
-        match self.io.q {
-            ScalarType::BF16 => {
-                let x = b.load(self.q, at, Type::vector(ScalarType::BF16, 8));
-                let hs: Vec<Value> = (0..8)
-                    .map(|e| {
-                        let v = b.extract(x, e);
-                        let v = b.convert(v, Type::F32);
-                        b.convert(v, Type::F16)
-                    })
-                    .collect();
-                b.make_vector(&hs)
-            }
-            _ => b.load(self.q, at, Type::vector(ScalarType::F16, 8)),
-        }
-    }
-
-    /// Stores the f32 `y` as element `at` of `out` where `valid` (rounded to the nearest f16
-    /// in the `_of16` families).
-    fn store_out(&self, b: &mut KernelBuilder, valid: Value, at: Value, y: Value) {
-        let y = if self.io.out == ScalarType::F16 { b.convert(y, Type::F16) } else { y };
-        let out = self.out;
-        b.if_then(valid, |b| b.store(out, at, y));
-    }
-}
-
-/// Declares the ABI (parameters, rules, buffer lengths) and the grid: `[n_kv, ceil(n_tokens
-/// group / rows_wg), 1]`, a workgroup `rows_wg` rows of a KV head.
-fn declare(b: &mut KernelBuilder, cache: CacheType, d: u32, io: Io, rows_wg: u64) -> Abi {
-    let q = b.buffer("q", io.q, Access::Read);
-    let k_cache = b.buffer("k_cache", cache.elem(), Access::Read);
-    let v_cache = b.buffer("v_cache", cache.elem(), Access::Read);
-    let out = b.buffer("out", io.out, Access::Write);
-    let pos = b.scalar_param("pos", ScalarType::U32);
-    let n_tokens = b.scalar_param("n_tokens", ScalarType::U32);
-    let n_kv = b.scalar_param("n_kv_heads", ScalarType::U32);
-    let group = b.scalar_param("group", ScalarType::U32);
-    let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
-    let scale = b.scalar_param("scale", ScalarType::F32);
-    b.scalar_rule(n_tokens, ScalarRule::AtLeast(1));
-    b.scalar_rule(group, ScalarRule::AtLeast(1));
-    b.scalar_rule(ctx_max, ScalarRule::AtLeast(1));
-    let qlen = ShapeExpr::scaled(&[n_tokens, n_kv, group], d as u64, 1);
-    b.set_buffer_len(q, qlen.clone());
-    b.set_buffer_len(out, qlen);
-    let clen = match cache {
-        CacheType::Q8_0 => ShapeExpr::scaled(&[n_kv, ctx_max], cache.row_bytes(d) as u64, 1),
-        CacheType::F16 => ShapeExpr::scaled(&[n_kv, ctx_max], d as u64, 1),
-    };
-    b.set_buffer_len(k_cache, clen.clone());
-    b.set_buffer_len(v_cache, clen);
-    b.grid([
-        ShapeExpr::scaled(&[n_kv], 1, 1),
-        ShapeExpr::scaled(&[n_tokens, group], 1, rows_wg),
-        ShapeExpr::constant(1),
-    ]);
-    Abi { io, q, k_cache, v_cache, out, pos, n_tokens, n_kv, group, ctx_max, scale }
-}
-
-/// The Q fragments (A, `D / 16` dim steps) of the 16 rows from row `i0` of KV head `h`,
-/// loaded once into registers (`i0 + row` clamped by [`row_of`]).
-#[allow(clippy::too_many_arguments)]
-fn q_fragments(
-    b: &mut KernelBuilder,
-    kind: MmaKind,
-    abi: &Abi,
-    i0: Value,
-    (rows, group, h, n_q): (Value, Value, Value, Value),
-    d: u32,
-) -> Vec<Value> {
-    let per_a = kind.shape().elements_per_lane(FragmentRole::A);
-    let a_coord: Vec<(Value, Value)> =
-        (0..per_a).map(|e| b.fragment_coord(kind, FragmentRole::A, e)).collect();
-    (0..d / KEY_BLOCK)
-        .map(|ds| {
-            let els: Vec<Value> = a_coord
-                .iter()
-                .map(|&(r, cc)| {
-                    let i = b.add(i0, r);
-                    let doff = b.u32(ds * KEY_BLOCK);
-                    let dim = b.add(cc, doff);
-                    let (_, _, at) = row_of(b, i, rows, group, h, n_q, d);
-                    let at = b.add(at, dim);
-                    abi.q_half(b, at)
-                })
-                .collect();
-            b.fragment_of(kind, FragmentRole::A, &els)
-        })
-        .collect()
 }
 
 /// One prefill kernel: `tiles` row tiles a workgroup, on `t`'s matrix unit when it has the
