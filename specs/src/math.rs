@@ -282,6 +282,23 @@ mod tests {
         b.finish()
     }
 
+    /// A weight of a maximum against itself is exactly 1, and of `-inf` against `-inf` exactly
+    /// 0: decode attention's combine relies on it (a group of one split is the split itself).
+    /// Over every float exponent, random mantissas, both signs (the IR exp is its twin).
+    #[test]
+    fn exp_sub_of_a_maximum_against_itself_is_one() {
+        use crate::cases::rng_for;
+        let mut rng = rng_for("exp-sub-one", std::process::id() as u64);
+        for e in 0..255u32 {
+            for sign in [0, 1u32 << 31] {
+                let m = (rng.unit() * f64::from(1u32 << 23)) as u32;
+                let x = f32::from_bits(sign | e << 23 | m);
+                assert_eq!(exp_sub_f32(x, x), 1.0, "{x:e}");
+            }
+        }
+        assert_eq!(exp_sub_f32(f32::NEG_INFINITY, f32::NEG_INFINITY), 0.0);
+    }
+
     #[test]
     fn the_ir_exp_is_its_twin() {
         use crate::cases::{floats, rng_for, run, u32s};

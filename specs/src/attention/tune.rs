@@ -16,8 +16,11 @@ use kiln_ir::{Kernel, ScalarType, Target};
 /// A candidate: `r` rows and `n` lanes a workgroup.
 fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Result<Kernel, String> {
     let (rows, threads) = (k[0], k[1]);
-    if threads < wave {
-        return Err(format!("{threads} lanes are less than a wave ({wave})"));
+    if threads < super::decode::THREADS {
+        return Err(format!(
+            "{threads} lanes are less than the {} of a group of the combine",
+            super::decode::THREADS
+        ));
     }
     if !Q8 && threads > 128 {
         // Eight f16 chunks a workgroup need 64 KiB of LDS.
@@ -86,7 +89,9 @@ fn space(
         family,
         knobs: vec![
             Knob { name: "r", values: vec![1, 4, 8] },
-            Knob { name: "n", values: vec![64, 128, 256] },
+            // At least 128 lanes: a workgroup holds whole groups of the combine's first
+            // level (the splits of 128 lanes).
+            Knob { name: "n", values: vec![128, 256] },
         ],
         buckets,
         build,

@@ -15,7 +15,7 @@ type CaseShape = (u32, u32, u32, u32, u32);
 /// 32 q / 8 kv at 128; Q8_0 adds the `short` variant's boundary (256 and 257 keys). The
 /// interpreter runs each case up to 17 times (8 variants, twice each, and the reference), so without `large` only `attention_decode_q8_0_d64` goes to 4099 keys (65
 /// chunks: residue 0 folds chunks 0 and 64), with one row; every family has 108 or 69 keys
-/// (two chunks) with 8 or 3 rows. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
+/// (two chunks) with 8 or 3 rows, and head dim 128 1099 keys with one row. `large` adds 4099 with 1, 5 and 8 rows and 32768 with 1
 /// and 8 for every family.
 pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
     let (kv, g) = if d == 64 { (3, 3) } else { (8, 4) };
@@ -49,6 +49,9 @@ pub fn case_shapes(large: bool, q8: bool, d: u32) -> Vec<CaseShape> {
         }
     } else {
         v.push((66, 3, kv, g, 70));
+        // Past `GROUPED_ABOVE` splits at wave 32 (35: the combine's two levels, the last
+        // group of 3); at wave 64 4099 keys at head dim 64 is (65 splits).
+        v.push((1098, 1, kv, g, 1100));
     }
     if large {
         if !(d == 64 && q8) {

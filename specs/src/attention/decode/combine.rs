@@ -1,32 +1,280 @@
-//! Step 3 of the order (the module docs of [`super`]): the splits' states combined maximum first,
-//! in split order, by the workgroup that holds them all (`short`) or by the last workgroup of a
-//! (row group, KV head) to finish (the `rR` variants: a counter, no float atomics, through
-//! [`crate::common::last_of_workgroups`]).
+//! Step 3 of the order (the module docs of [`super`]): the splits' states combined maximum first
+//! in two levels. [`combine_groups`]: each group of `G` consecutive splits (the splits a 128-lane
+//! workgroup holds: [`super::group_splits`]) by the workgroup that ran them, from LDS, into a
+//! group state. [`combine`]: the groups' states, in group order, by the workgroup that holds
+//! them all (`short`) or by the last workgroup of a (row group, KV head) to finish (the `rR`
+//! variants: a counter, no float atomics, through [`crate::common::last_of_workgroups`]). The
+//! i8 order has groups of one split (no first level).
 
-use super::{short, slot, Ctx, Output, Row, MAX_SPLITS};
+use super::{slot, Ctx, Output, Row, MAX_SPLITS};
 use crate::math::exp_sub;
 use crate::quantize::{ds_word, quantize_values, Quantized, QK};
 use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
 
-/// Splits a trip of [`fold`] (their states loaded together; 64 was slower on the H200).
+/// States a trip of [`fold`] (loaded together; 64 was slower on the H200).
 const COMBINE_LOADS: u32 = 32;
 /// Unroll of [`fold_unrolled`]'s loop.
 const COMBINE_UNROLL: u32 = 16;
 
-/// Where the splits' states are for [`combine`].
+/// States kept in `k_lds` (a word array) from word `base`: row `k`'s `acc[D]` of slot `s` at
+/// `base + (k slots + s) D`, after all of them its `(m, l)` at `base + rows slots D + 2 (k slots
+/// + s)`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LdsStates {
+    /// First word.
+    pub base: u32,
+    /// Rows.
+    pub rows: u32,
+    /// States a row.
+    pub slots: u32,
+}
+
+impl LdsStates {
+    /// Words it takes at head dim `d`.
+    pub fn words(self, d: u32) -> u32 {
+        self.rows * self.slots * (d + 2)
+    }
+
+    /// Word of slot `s`'s `acc[0]` of row `k`.
+    fn acc(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
+        let sv = b.u32(self.slots);
+        let x = b.mul(k, sv);
+        let x = b.add(x, s);
+        let dd = b.u32(c.d);
+        let x = b.mul(x, dd);
+        let bv = b.u32(self.base);
+        b.add(x, bv)
+    }
+
+    /// Word of slot `s`'s `m` of row `k` (`l` is the next).
+    fn ml(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
+        let sv = b.u32(self.slots);
+        let x = b.mul(k, sv);
+        let x = b.add(x, s);
+        let two = b.u32(2);
+        let x = b.mul(x, two);
+        let bv = b.u32(self.base + self.rows * self.slots * c.d);
+        b.add(x, bv)
+    }
+}
+
+/// An f32 of a state in `k_lds` (a word array).
+fn lds_load(b: &mut KernelBuilder, c: &Ctx, at: Value) -> Value {
+    let w = b.load(c.k_lds, at, Type::U32);
+    b.bitcast(w, Type::F32)
+}
+
+fn lds_store(b: &mut KernelBuilder, c: &Ctx, at: Value, x: Value) {
+    let w = b.bitcast(x, Type::U32);
+    b.store(c.k_lds, at, w);
+}
+
+/// A split's states of the rows that exist (`st`, [`super::scan`]'s) into slot `s` of `to`
+/// (lane `l` its `acc` dimensions, lane 0 `m` and `l`).
+pub(super) fn store_lds(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    rows: &[Row],
+    to: LdsStates,
+    s: Value,
+    st: &[Value],
+) {
+    let n = rows.len();
+    let dpl = c.dpl as usize;
+    let zero = b.u32(0);
+    let first = b.eq(c.lane, zero);
+    for (r, rw) in rows.iter().enumerate() {
+        b.if_then(rw.valid, |b| {
+            let k = b.u32(r as u32);
+            let base = to.acc(b, c, k, s);
+            let base = b.add(base, c.d0);
+            for e in 0..dpl {
+                let ev = b.u32(e as u32);
+                let at = b.add(base, ev);
+                lds_store(b, c, at, st[2 * n + r * dpl + e]);
+            }
+            b.if_then(first, |b| {
+                let at = to.ml(b, c, k, s);
+                lds_store(b, c, at, st[r]);
+                let one = b.u32(1);
+                let at = b.add(at, one);
+                lds_store(b, c, at, st[n + r]);
+            });
+        });
+    }
+}
+
+/// Where the states of [`combine`] are.
 #[derive(Clone, Copy)]
 pub(super) enum States {
     /// In `partials` ([`slot`]).
     Partials,
-    /// In `k_lds`, for at most `waves` splits ([`short::lds_acc`], [`short::lds_ml`]).
-    Lds { waves: u32 },
+    /// In `k_lds` (`short`: every split in one workgroup, one level).
+    Lds(LdsStates),
 }
 
-/// Step 3 for the pass's rows, with every lane of the workgroup: wave `k % N` finds row `k`'s
-/// maximum and weights (lanes across splits) into LDS; then each lane combines some
-/// `(row, dimension)` pairs over the splits in order, and stores `out`. The states are read
-/// from `from`; the arithmetic is the same for both. `batched` (states in `partials`): a lane
-/// with one pair folds the splits in batches ([`fold`]); else, and with more pairs, a loop
+/// Step 3's first level, with every lane of the workgroup: the `groups` groups of `G =
+/// c.group_splits` splits whose states are slots `0 .. groups G` of `from` (slot 0 is split
+/// `s0`; a split at or past `n_splits` has no state and leaves the sums as they are), each
+/// into one state: `m_g = max_s m_s`, `w_s = exp_sub(m_s, m_g)`, `L_g = fma(l_s, w_s, L_g)` and
+/// `acc_g = fma(acc_s, w_s, acc_g)` over its splits in order from `(0, 0)`. A lane a (row,
+/// group) finds `m_g`, the weights (into `w_lds`) and `L_g`; then lanes take `(row, group,
+/// dimension)` triples. Ends with a barrier of the LDS (not of `partials`: the caller's).
+pub(super) fn combine_groups(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    rows: &[Row],
+    from: LdsStates,
+    s0: Value,
+    groups: u32,
+    g0: Value,
+) {
+    let g = c.group_splits;
+    let nr = rows.len() as u32;
+    assert!(nr * groups <= c.threads, "a lane a (row, group)");
+    let d = c.d;
+    // The group `j`'s first slot, first split and whether it has one.
+    let group_of = |b: &mut KernelBuilder, j: Value| {
+        let gv = b.u32(g);
+        let jg = b.mul(j, gv);
+        let first = b.add(s0, jg);
+        let some = b.lt(first, c.n_splits);
+        (jg, first, some)
+    };
+    // Split `i` of the group: whether it has a state, its slot, and the slot to read (the
+    // group's first where it has none).
+    let split = |b: &mut KernelBuilder, jg: Value, first: Value, i: u32| {
+        let iv = b.u32(i);
+        let s = b.add(first, iv);
+        let here = b.lt(s, c.n_splits);
+        let sl = b.add(jg, iv);
+        (here, sl, b.select(here, sl, jg))
+    };
+    let tv = b.u32(nr * groups);
+    let act = b.lt(c.tid, tv);
+    // `(k, j)` of `x` (below `rows x groups`): row and group (constants where one is 1).
+    let row_group = |b: &mut KernelBuilder, x: Value| match (nr, groups) {
+        (_, 1) => (x, b.u32(0)),
+        (1, _) => (b.u32(0), x),
+        _ => {
+            let gv = b.u32(groups);
+            (b.div(x, gv), b.rem(x, gv))
+        }
+    };
+    b.if_then(act, |b| {
+        let (k, j) = row_group(b, c.tid);
+        let (valid, global) = row_of(b, c, rows, k);
+        let (jg, first, some) = group_of(b, j);
+        let go = b.and(valid, some);
+        b.if_then(go, |b| {
+            let one = b.u32(1);
+            let ninf = b.f32(f32::NEG_INFINITY);
+            let held: Vec<_> = (0..g)
+                .map(|i| {
+                    let (here, sl, read) = split(b, jg, first, i);
+                    let am = from.ml(b, c, k, read);
+                    let m = lds_load(b, c, am);
+                    let m = b.select(here, m, ninf);
+                    let al = b.add(am, one);
+                    (here, sl, m, lds_load(b, c, al))
+                })
+                .collect();
+            let mut mg = held[0].2;
+            for &(_, _, m, _) in &held[1..] {
+                mg = b.max(mg, m);
+            }
+            let ms = b.u32(MAX_SPLITS);
+            let kb = b.mul(k, ms);
+            let mut sum = b.f32(0.0);
+            for &(here, sl, m, l) in &held {
+                let w = exp_sub(b, m, mg);
+                let at = b.add(kb, sl);
+                b.store(c.w_lds, at, w);
+                let s = b.fma(l, w, sum);
+                sum = b.select(here, s, sum);
+            }
+            let gs = b.add(g0, j);
+            let base = slot(b, c, global, gs);
+            let dm = b.u32(d);
+            let am = b.add(base, dm);
+            b.store(c.partials, am, mg);
+            let al = b.add(am, one);
+            b.store(c.partials, al, sum);
+        });
+    });
+    b.barrier(BarrierKind::Lds);
+    let total = nr * groups * d;
+    for p in 0..total.div_ceil(c.threads) {
+        let pv = b.u32(p * c.threads);
+        let f = b.add(c.tid, pv);
+        let tv = b.u32(total);
+        let inside = b.lt(f, tv);
+        let dd = b.u32(d);
+        let e = b.rem(f, dd);
+        let rest = b.div(f, dd);
+        let (k, j) = row_group(b, rest);
+        let nm1 = b.u32(nr - 1);
+        let k = b.min(k, nm1);
+        let (valid, global) = row_of(b, c, rows, k);
+        let (jg, first, some) = group_of(b, j);
+        let go = b.and(inside, valid);
+        let go = b.and(go, some);
+        b.if_then(go, |b| {
+            let ms = b.u32(MAX_SPLITS);
+            let kb = b.mul(k, ms);
+            let mut acc = b.f32(0.0);
+            for i in 0..g {
+                let (here, _, read) = split(b, jg, first, i);
+                let at = from.acc(b, c, k, read);
+                let at = b.add(at, e);
+                let v = lds_load(b, c, at);
+                let ws = b.add(kb, read);
+                let w = b.load(c.w_lds, ws, Type::F32);
+                let a = b.fma(v, w, acc);
+                acc = b.select(here, a, acc);
+            }
+            let gs = b.add(g0, j);
+            let base = slot(b, c, global, gs);
+            let at = b.add(base, e);
+            b.store(c.partials, at, acc);
+        });
+    }
+}
+
+/// Whether the pass's row `k` (dynamic, at most the last) exists, and its index for
+/// `partials` (clamped as [`super::row`] clamps it). The pass's first row always exists (a
+/// workgroup's rows start inside the KV head's), so this is arithmetic on it, not a pick among
+/// the rows' values (which keeps them all live: SGPR spills of `r8` on gfx906).
+fn row_of(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k: Value) -> (Value, Value) {
+    if let [only] = rows {
+        return (only.valid, only.global);
+    }
+    let gk = b.add(rows[0].global, k);
+    let hr = b.mul(c.h, c.rows_per_head);
+    let end = b.add(hr, c.rows_per_head);
+    let valid = b.lt(gk, end);
+    let one = b.u32(1);
+    let last = b.sub(end, one);
+    (valid, b.min(gk, last))
+}
+
+/// Row `k`'s value of `get` (`k` dynamic, at most the last row).
+fn pick(b: &mut KernelBuilder, rows: &[Row], k: Value, get: &dyn Fn(&Row) -> Value) -> Value {
+    let mut v = get(&rows[0]);
+    for (i, rw) in rows.iter().enumerate().skip(1) {
+        let iv = b.u32(i as u32);
+        let here = b.eq(k, iv);
+        let x = get(rw);
+        v = b.select(here, x, v);
+    }
+    v
+}
+
+/// Step 3's second level (the groups' states in `partials`, [`combine_groups`]'s; in the i8
+/// order the splits' own) for the pass's rows, with every lane of the workgroup: wave `k % N`
+/// finds row `k`'s maximum and weights (lanes across groups) into LDS; then each lane combines
+/// some `(row, dimension)` pairs over the groups in order, and stores `out`. `batched`: a lane
+/// with one pair folds the groups in batches ([`fold`]); else, and with more pairs, a loop
 /// ([`fold_unrolled`]): the same ops in the same order.
 pub(super) fn combine(
     b: &mut KernelBuilder,
@@ -45,12 +293,13 @@ pub(super) fn combine(
         let go = b.and(mine, rw.valid);
         b.if_then(go, |b| {
             let one = b.u32(1);
-            let lastv = b.sub(c.n_splits, one);
+            let n_groups = c.n_groups(b);
+            let lastv = b.sub(n_groups, one);
             let mut held = vec![];
-            for j in 0..MAX_SPLITS.div_ceil(c.wave) {
+            for j in 0..c.max_states.div_ceil(c.wave) {
                 let jw = b.u32(j * c.wave);
                 let s = b.add(c.lane, jw);
-                let own = b.lt(s, c.n_splits);
+                let own = b.lt(s, n_groups);
                 let sc = b.min(s, lastv);
                 let (m, l) = match from {
                     States::Partials => {
@@ -61,12 +310,12 @@ pub(super) fn combine(
                         let al = b.add(am, one);
                         (m, b.load(partials, al, Type::F32))
                     }
-                    States::Lds { waves } => {
+                    States::Lds(st) => {
                         let kv = b.u32(k as u32);
-                        let am = short::lds_ml(b, c, rows.len() as u32, waves, kv, sc);
-                        let m = short::lds_load(b, c, am);
+                        let am = st.ml(b, c, kv, sc);
+                        let m = lds_load(b, c, am);
                         let al = b.add(am, one);
-                        (m, short::lds_load(b, c, al))
+                        (m, lds_load(b, c, al))
                     }
                 };
                 let ninf = b.f32(f32::NEG_INFINITY);
@@ -93,12 +342,10 @@ pub(super) fn combine(
     b.barrier(BarrierKind::Lds);
     let total = rows.len() as u32 * d;
     let passes = total.div_ceil(c.threads);
-    // `batched` (the `rR` variants, whose states are in `partials`) with one pass (`r1`):
-    // the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched together made
+    // `batched` (the `rR` variants) with one pass (`r1`): the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched together made
     // `r4t256` at head dim 128 ~19 us slower; the batched fold pass by pass made it 2% faster
     // but `r4` and `r8` 1.1-4.6x slower, bench/results/attn-combine-passes-h200-2026-12-02.md;
-    // neither explained; 8 spill the i8 `mma` at head dim 64; the `short` variants' at most 8
-    // splits in LDS gain nothing, and their fallback and the baselines spill on gfx906).
+    // neither explained, measured with 128 states a row; 8 spill the i8 `mma` at head dim 64).
     if batched && passes == 1 {
         let p = pair(b, c, rows, 0);
         let y = fold(b, c, rows, &p);
@@ -108,6 +355,92 @@ pub(super) fn combine(
             let p = pair(b, c, rows, j);
             output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from));
         }
+    }
+}
+
+/// Both levels of step 3 for one row (the baseline's: one wave), from the splits' states in
+/// `partials`, written out as the order says and nothing shared: `M` by the wave's lanes
+/// across the splits (the maximum of the groups' maxima is the splits'), then each lane, for
+/// its dimensions, runs the groups in order, each group's `m_g`, weights, `L_g` and `acc_g`
+/// from its splits and then `L = fma(L_g, w_g, L)`, `acc = fma(acc_g, w_g, acc)` with `w_g =
+/// exp_sub(m_g, M)`. The same ops as [`combine_groups`] then [`combine`]: the same bits.
+pub(super) fn combine_direct(b: &mut KernelBuilder, c: &Ctx, rows: &[Row; 1]) {
+    let rw = &rows[0];
+    let d = c.d;
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let ninf = b.f32(f32::NEG_INFINITY);
+    let lastv = b.sub(c.n_splits, one);
+    // State `s`'s `(m, l)` and its `acc` word `e` (`s` clamped to the last split).
+    let state = |b: &mut KernelBuilder, s: Value, e: Option<Value>| {
+        let sc = b.min(s, lastv);
+        let base = slot(b, c, rw.global, sc);
+        let dm = b.u32(d);
+        let am = b.add(base, dm);
+        let m = b.load(c.partials, am, Type::F32);
+        let one = b.u32(1);
+        let al = b.add(am, one);
+        let l = b.load(c.partials, al, Type::F32);
+        let v = e.map(|e| {
+            let av = b.add(base, e);
+            b.load(c.partials, av, Type::F32)
+        });
+        (m, l, v)
+    };
+    let mut mx = ninf;
+    for j in 0..MAX_SPLITS.div_ceil(c.wave) {
+        let jw = b.u32(j * c.wave);
+        let s = b.add(c.lane, jw);
+        let own = b.lt(s, c.n_splits);
+        let (m, _, _) = state(b, s, None);
+        let m = b.select(own, m, ninf);
+        mx = b.max(mx, m);
+    }
+    let big = b.wave_reduce(ReduceOp::Max, mx);
+    // Groups of `g` splits (one: the single level, bit for bit, as `exp_sub(m, m)` is 1 and
+    // `exp_sub(-inf, -inf)` 0: `math::tests`).
+    let fold = |b: &mut KernelBuilder, p: &Pair, g: u32| {
+        let fz = b.f32(0.0);
+        let gm1 = b.u32(g - 1);
+        let n_groups = b.add(c.n_splits, gm1);
+        let gv = b.u32(g);
+        let n_groups = b.div(n_groups, gv);
+        let sums = b.for_range(zero, n_groups, one, 1, &[fz, fz], |b, gi, x| {
+            let gv = b.u32(g);
+            let s0 = b.mul(gi, gv);
+            let held: Vec<_> = (0..g)
+                .map(|i| {
+                    let iv = b.u32(i);
+                    let s = b.add(s0, iv);
+                    let here = b.lt(s, c.n_splits);
+                    let (m, l, v) = state(b, s, Some(p.e));
+                    let m = b.select(here, m, ninf);
+                    (here, m, l, v.expect("asked for"))
+                })
+                .collect();
+            let mut mg = held[0].1;
+            for &(_, m, _, _) in &held[1..] {
+                mg = b.max(mg, m);
+            }
+            let (mut acc_g, mut sum_g) = (b.f32(0.0), b.f32(0.0));
+            for &(here, m, l, v) in &held {
+                let w = exp_sub(b, m, mg);
+                let a = b.fma(v, w, acc_g);
+                acc_g = b.select(here, a, acc_g);
+                let s = b.fma(l, w, sum_g);
+                sum_g = b.select(here, s, sum_g);
+            }
+            let wg = exp_sub(b, mg, big);
+            vec![b.fma(acc_g, wg, x[0]), b.fma(sum_g, wg, x[1])]
+        });
+        b.div(sums[0], sums[1])
+    };
+    for j in 0..d.div_ceil(c.threads) {
+        let p = pair(b, c, rows, j);
+        output(b, c, d, &p, |b| {
+            let grouped = c.grouped(b);
+            let g = c.group_splits;
+            b.if_else(grouped, |b| vec![fold(b, &p, g)], |b| vec![fold(b, &p, 1)])[0]
+        });
     }
 }
 
@@ -185,30 +518,20 @@ fn pair(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32) -> Pair {
     // The row `k` (dynamic): its validity and places.
     let nr = b.u32(rows.len() as u32 - 1);
     let kc = b.min(k, nr);
-    let pick = |b: &mut KernelBuilder, get: &dyn Fn(&Row) -> Value| {
-        let mut v = get(&rows[0]);
-        for (i, rw) in rows.iter().enumerate().skip(1) {
-            let iv = b.u32(i as u32);
-            let here = b.eq(kc, iv);
-            let x = get(rw);
-            v = b.select(here, x, v);
-        }
-        v
-    };
-    let valid = pick(b, &|r| r.valid);
-    let at = pick(b, &|r| r.at);
-    let global = pick(b, &|r| r.global);
+    let valid = pick(b, rows, kc, &|r| r.valid);
+    let at = pick(b, rows, kc, &|r| r.at);
+    let global = pick(b, rows, kc, &|r| r.global);
     let go = b.and(inside, valid);
     Pair { e, kc, valid, go, at, global }
 }
 
-/// The fold of step 3 for the lane's pair `p` (states in `partials`), `acc / L`: `acc =
-/// fma(acc_s, w_s, acc)` and `L = fma(l_s, w_s, L)` over the splits in order, `COMBINE_LOADS`
-/// splits a trip with their loads issued first (none depends on the sums), so a trip waits for
-/// one round trip to the states, where [`fold_unrolled`] waits for one a split of its
-/// remainder. A split past `n_splits` reads the last split's state (written) and leaves the
-/// sums as they are (`select`: the order's sums, bit for bit). A pair without a row reads row
-/// 0's states (every pass's first row exists; its own weights were never written).
+/// The fold of [`combine`] for the lane's pair `p`, `acc / L`: `acc = fma(acc_g, w_g, acc)` and
+/// `L = fma(L_g, w_g, L)` over the states in order, `COMBINE_LOADS` states a trip with their
+/// loads issued first (none depends on the sums), so a trip waits for one round trip to the
+/// states, where [`fold_unrolled`] waits for one a state of its remainder. A state past the
+/// last reads the last one (written) and leaves the sums as they are (`select`: the order's
+/// sums, bit for bit). A pair without a row reads row 0's states (every pass's first row
+/// exists; its own weights were never written).
 fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
     let zero = b.u32(0);
     let kc = b.select(p.go, p.kc, zero);
@@ -219,20 +542,21 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
     let base = b.add(base, p.e);
     let one = b.u32(1);
     let fz = b.f32(0.0);
-    // Words from one split's state to the next.
+    // Words from one state to the next.
     let stride = b.u32(c.d + 4);
     let uv = b.u32(COMBINE_LOADS);
     let um1 = b.u32(COMBINE_LOADS - 1);
-    let trips = b.add(c.n_splits, um1);
+    let n_groups = c.n_groups(b);
+    let trips = b.add(n_groups, um1);
     let trips = b.div(trips, uv);
-    let lastv = b.sub(c.n_splits, one);
+    let lastv = b.sub(n_groups, one);
     let sums = b.for_range(zero, trips, one, 1, &[fz, fz], |b, t, x| {
         let s0 = b.mul(t, uv);
         let loaded: Vec<[Value; 4]> = (0..COMBINE_LOADS)
             .map(|i| {
                 let iv = b.u32(i);
                 let s = b.add(s0, iv);
-                let here = b.lt(s, c.n_splits);
+                let here = b.lt(s, n_groups);
                 let s = b.min(s, lastv);
                 let off = b.mul(s, stride);
                 let ws = b.add(kb, s);
@@ -255,14 +579,15 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
 }
 
 /// The fold of one pair as a loop unrolled `COMBINE_UNROLL` times (the same ops as [`fold`]):
-/// a trip of the unrolled body waits for one round trip to the states, but each split of the
-/// remainder (`n_splits % COMBINE_UNROLL`) for one of its own.
+/// a trip of the unrolled body waits for one round trip to the states, but each state of the
+/// remainder (`n_groups % COMBINE_UNROLL`) for one of its own.
 fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States) -> Value {
     let (zero, one) = (b.u32(0), b.u32(1));
     let fz = b.f32(0.0);
     let ms = b.u32(MAX_SPLITS);
     let kb = b.mul(p.kc, ms);
-    let sums = b.for_range(zero, c.n_splits, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
+    let n_groups = c.n_groups(b);
+    let sums = b.for_range(zero, n_groups, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
         let ws = b.add(kb, s);
         let w = b.load(c.w_lds, ws, Type::F32);
         let l = b.load(c.l_lds, ws, Type::F32);
@@ -272,10 +597,10 @@ fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States) -> Valu
                 let a = b.add(base, p.e);
                 b.load(c.partials, a, Type::F32)
             }
-            States::Lds { waves } => {
-                let a = short::lds_acc(b, c, waves, p.kc, s);
+            States::Lds(st) => {
+                let a = st.acc(b, c, p.kc, s);
                 let a = b.add(a, p.e);
-                short::lds_load(b, c, a)
+                lds_load(b, c, a)
             }
         };
         vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]

@@ -113,8 +113,6 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                 admit(vec![("group".into(), 2, max)]),
             )])
             .chain((!r1_first).then(r1))
-            // 64 lanes, for the bench (after `r1`, so only taken when forced).
-            .chain([v("r4t64", build::<Q8, D, 4, 64, FUSED>, Admission::default())])
             .collect(),
         parity,
         bench,

@@ -37,30 +37,40 @@
 //!    `acc = acc * a` and `acc = fma(p_j, v_j, acc)` for the chunk's keys `j = 0..W` in order
 //!    (`p_j = 0` past the context).
 //!    The split's state is `(m, l = wave_reduce(add, l_lane), acc)`.
-//! 3. The splits combine with the maximum first: `M = max_s m_s` (exact), `w_s = exp_sub(m_s,
-//!    M)`, `L = fma(l_s, w_s, L)` and `acc = fma(acc_s, w_s, acc)` over `s = 0..n_splits` in
-//!    order from 0; `out = acc / L`.
+//! 3. The splits combine in two levels, each with the maximum first. The splits are taken in
+//!    groups of `G = 128 / W` consecutive splits (4 at wave 32, 2 at wave 64: a workgroup of
+//!    [`THREADS`] lanes' splits; [`group_splits`]), the last group holding what is left. A
+//!    group: `m_g = max m_s` (exact), `w_s = exp_sub(m_s, m_g)`, `L_g = fma(l_s, w_s, L_g)` and
+//!    `acc_g = fma(acc_s, w_s, acc_g)` over its splits in order from `(0, 0)`. Then the groups,
+//!    the same way: `M = max_g m_g`, `w_g = exp_sub(m_g, M)`, `L = fma(L_g, w_g, L)` and `acc =
+//!    fma(acc_g, w_g, acc)` over `g = 0..ceil(n_splits / G)` in order from 0; `out = acc / L`.
+//!    (The first level is what each workgroup does with its own waves' states in LDS, so the
+//!    last workgroup folds at most 32 states a row where it folded 128.)
 //!
 //! `exp_sub` is the portable exp ([`crate::math::exp_sub`]); every step is an exact op, so the
 //! bits are the same on every device (at the same wave size: `W` sets the chunks).
 //!
-//! The `attention_decode_q8_0_i8_*` families ([`i8`], [`Order::I8`]) share this ABI, the splits,
-//! the workspaces and step 3, with steps 1 and 2 in 8-bit integers (q and P quantized, 32-key
-//! chunks at every wave size) for NVIDIA's integer `mma.sync`.
+//! The `attention_decode_q8_0_i8_*` families ([`i8`], [`Order::I8`]) share this ABI, the splits
+//! and the workspaces, with steps 1 and 2 in 8-bit integers (q and P quantized, 32-key chunks at
+//! every wave size) for NVIDIA's integer `mma.sync`, and step 3 with groups of one split (the
+//! second level alone: the order before the groups, so its bits do not depend on the wave
+//! size).
 //!
 //! # Variants
 //! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
-//!   another, stored in `partials`, then combined.
+//!   another, stored in `partials`, then both levels of step 3 lane by lane, as written above.
 //! - `rR` (R = 1, 4, 8; `rRtN`: N lanes a workgroup, else [`THREADS`]): a workgroup a (row
 //!   group of `R` rows, KV head, group of `N / W` splits); a wave a split. The `R` rows share
 //!   each K/V read (q in LDS, read by broadcast). A chunk's K rows are staged in LDS by
 //!   coalesced loads (a lane reading its own key's row would touch `W` rows a load); up to 4
-//!   rows at wave 32, its V rows are loaded before the scores (in flight during them). Each
-//!   wave stores its split's state in `partials`; the last workgroup of a (row group, KV head)
-//!   (a counter in `counters`) combines (step 3) with all its lanes. No float atomics.
+//!   rows at wave 32, its V rows are loaded before the scores (in flight during them). `N` is a
+//!   multiple of [`THREADS`], so a workgroup holds whole groups: the waves put their states in
+//!   LDS, the workgroup folds its groups (step 3's first level) into `partials`, and the last
+//!   workgroup of a (row group, KV head) (a counter in `counters`) folds the groups (the second
+//!   level) with all its lanes. No float atomics.
 //! - `short` (Q8_0; 4 rows, 256 lanes): for contexts whose splits all fit in one workgroup (a
-//!   wave a split), the states stay in LDS and the workgroup combines them at once: no
-//!   `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup;
+//!   wave a split), the states stay in LDS and the workgroup combines them at once, both levels
+//!   with two barriers: no `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup;
 //!   `short_r1t640` (head dim 64): one row, 640 lanes, splits of up to 632 positions.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
@@ -86,7 +96,7 @@ use crate::common::{last_of_workgroups, reset_counter};
 use crate::math::exp_sub;
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
-use combine::{combine, States};
+use combine::{combine, combine_direct, combine_groups, store_lds, LdsStates, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA};
 use kiln_ir::{
@@ -96,6 +106,11 @@ use kiln_ir::{
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;
+/// Step 3 takes the splits in groups (two levels) only past this many splits: below, one
+/// level costs the last workgroup one trip of loads, and the first level's extra exps and
+/// barriers were slower on the H200 (SmolLM2's step at 219 and 587 positions, where the
+/// `short` variants hold every split in one workgroup: bench/results/groups-h200-2026-12-03.md).
+pub const GROUPED_ABOVE: u32 = 32;
 /// Lanes a workgroup of the `rR` variants (`128 / W` waves, a split each).
 pub const THREADS: u32 = 128;
 /// Waves up to this size load a chunk's V rows before its scores (straight-line P.V)...
@@ -199,6 +214,10 @@ struct Ctx {
     /// Chunks a split.
     cps: Value,
     n_splits: Value,
+    /// Splits a group of step 3's first level ([`group_splits`]).
+    group_splits: u32,
+    /// Most states step 3's second level folds a row.
+    max_states: u32,
     rows_per_head: Value,
     /// The lane's first dimension in the P.V product.
     d0: Value,
@@ -217,6 +236,37 @@ struct Ctx {
     w_lds: LdsSlot,
     /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
     l_lds: LdsSlot,
+}
+
+impl Ctx {
+    /// Step 3 has two levels: more than [`GROUPED_ABOVE`] splits (uniform; never in the i8
+    /// order). Computed where it is used, as [`Ctx::n_groups`].
+    fn grouped(&self, b: &mut KernelBuilder) -> Value {
+        let above = b.u32(GROUPED_ABOVE);
+        let many = b.gt(self.n_splits, above);
+        let no = b.bool(false);
+        if self.group_splits == 1 {
+            no
+        } else {
+            many
+        }
+    }
+
+    /// The states step 3's second level folds: `ceil(n_splits / group_splits)` groups where it
+    /// is [`Ctx::grouped`], else `n_splits`. Computed where it is used (a value made at the
+    /// start would be live through the scan: an SGPR of the gfx906 baselines, which have none
+    /// left).
+    fn n_groups(&self, b: &mut KernelBuilder) -> Value {
+        if self.group_splits == 1 {
+            return self.n_splits;
+        }
+        let gm1 = b.u32(self.group_splits - 1);
+        let n = b.add(self.n_splits, gm1);
+        let gsv = b.u32(self.group_splits);
+        let groups = b.div(n, gsv);
+        let grouped = self.grouped(b);
+        b.select(grouped, groups, self.n_splits)
+    }
 }
 
 /// Where the output goes.
@@ -265,7 +315,17 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
     Row { valid, limit, at, token: t, global }
 }
 
-/// Element of split `s`'s state of a row in `partials`: `acc[D]`, then `m`, `l` (a stride of
+/// Splits a group of step 3's first level: those a workgroup of [`THREADS`] lanes holds in the
+/// f32 order (4 at wave 32, 2 at wave 64); one in the i8 order (no first level: its 32-key
+/// chunks give the same bits at both wave sizes).
+pub(super) fn group_splits(order: Order, wave: u32) -> u32 {
+    match order {
+        Order::F32 => THREADS / wave,
+        Order::I8 { .. } => 1,
+    }
+}
+
+/// Element of slot `s`'s state of a row in `partials`: `acc[D]`, then `m`, `l` (a stride of
 /// `D + 4` keeps each state 16-byte aligned).
 fn slot(b: &mut KernelBuilder, c: &Ctx, global: Value, s: Value) -> Value {
     let ms = b.u32(MAX_SPLITS);
@@ -741,9 +801,20 @@ pub(super) fn attention_order(
     let qd_lds = order.is_i8().then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
     let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
     let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
-    // The i8 order stages no K rows (its own scratch is [`i8`]'s).
+    // The waves' staged K chunks; after the scan, the splits' states for step 3's first level
+    // (the baseline keeps them in `partials`). The i8 order stages no K rows (its own scratch
+    // is [`i8`]'s).
+    let gsplits = group_splits(order, wave);
+    let stage_words = shape.waves * wave * cache.row_bytes(d) / 4;
+    assert!(
+        shape.baseline || order.is_i8() || shape.waves.is_multiple_of(gsplits),
+        "a workgroup holds whole groups of {gsplits} splits ({} waves)",
+        shape.waves
+    );
+    let splits_lds = LdsStates { base: 0, rows: r, slots: shape.waves };
     let k_words = match order {
-        Order::F32 => shape.waves * wave * cache.row_bytes(d) / 4,
+        Order::F32 if shape.baseline => stage_words,
+        Order::F32 => stage_words.max(splits_lds.words(d)),
         Order::I8 { .. } => 1,
     };
     let k_lds = b.lds("k_chunks", ScalarType::U32, k_words);
@@ -808,6 +879,8 @@ pub(super) fn attention_order(
         n_chunks,
         cps,
         n_splits,
+        group_splits: gsplits,
+        max_states: if gsplits == 1 { MAX_SPLITS } else { GROUPED_ABOVE.max(MAX_SPLITS / gsplits) },
         rows_per_head,
         d0,
         rt_zero,
@@ -824,11 +897,12 @@ pub(super) fn attention_order(
         return b.finish();
     }
     if shape.short {
-        short::body(&mut b, &c, r, shape.waves, wave_id, rg);
+        short::body(&mut b, &c, r, shape.waves, wave_id, rg, splits_lds);
         return b.finish();
     }
     let Some(counters) = counters else {
-        // The baseline: every row alone, its splits in order, then the combine.
+        // The baseline: every row alone, its splits in order into `partials`, then both
+        // levels of the combine lane by lane.
         let zero = b.u32(0);
         b.for_range(zero, rows_per_head, one, 1, &[], |b, i, _| {
             load_q(b, &c, i, 1);
@@ -843,7 +917,7 @@ pub(super) fn attention_order(
                 vec![]
             });
             b.barrier(BarrierKind::All);
-            combine(b, &c, &rows, wave_id, 1, States::Partials, false);
+            combine_direct(b, &c, &rows);
             // The next row writes the LDS and the workspace again.
             b.barrier(BarrierKind::All);
             vec![]
@@ -868,8 +942,27 @@ pub(super) fn attention_order(
             .collect();
         let s = b.add(s0, wave_id);
         let mine = b.lt(s, n_splits);
+        // Ends with a barrier: `k_lds` is free for the states.
         let st = scan(b, &c, &rows, s, mine);
-        b.if_then(mine, |b| store_state(b, &c, &rows, s, &st));
+        let grouped = c.grouped(b);
+        b.if_else(
+            grouped,
+            |b| {
+                // Step 3's first level here: the waves' states through LDS, the groups into
+                // `partials`.
+                b.if_then(mine, |b| store_lds(b, &c, &rows, splits_lds, wave_id, &st));
+                b.barrier(BarrierKind::Lds);
+                let gsv = b.u32(c.group_splits);
+                let g0 = b.div(s0, gsv);
+                let groups = shape.waves / c.group_splits;
+                combine_groups(b, &c, &rows, splits_lds, s0, groups, g0);
+                vec![]
+            },
+            |b| {
+                b.if_then(mine, |b| store_state(b, &c, &rows, s, &st));
+                vec![]
+            },
+        );
         let nwm1 = b.u32(shape.waves - 1);
         let total = b.add(n_splits, nwm1);
         let total = b.div(total, nw);

@@ -13,8 +13,11 @@
 //! in passes, store them in `partials` and the workgroup combines from there (no counter: one
 //! workgroup holds every split). `counters` is never touched.
 
-use super::{combine, load_q, row, scan, store_state, Ctx, Row, States};
-use kiln_ir::{BarrierKind, KernelBuilder, Type, Value};
+use super::{
+    combine, combine_direct, load_q, row, scan, store_lds, store_state, Ctx, LdsStates, Row,
+    States, GROUPED_ABOVE,
+};
+use kiln_ir::{BarrierKind, KernelBuilder, Value};
 
 /// Rows a workgroup of `short` (`short_r1` has one).
 pub const ROWS: u32 = 4;
@@ -38,75 +41,19 @@ pub const WIDE_NVIDIA_ARCHS: &[&str] = &["sm_90"];
 /// routes even where `T` would allow it.
 pub const MAX_POS: u64 = (THREADS - 8) as u64;
 
-/// Word of split `s`'s `acc[0]` for pass row `k` in `k_lds`: `[R][waves][D]`.
-pub(super) fn lds_acc(b: &mut KernelBuilder, c: &Ctx, waves: u32, k: Value, s: Value) -> Value {
-    let wv = b.u32(waves);
-    let x = b.mul(k, wv);
-    let x = b.add(x, s);
-    let dd = b.u32(c.d);
-    b.mul(x, dd)
-}
-
-/// Word of split `s`'s `m` for pass row `k` in `k_lds` (`l` is the next): after the `acc`s,
-/// `[R][waves][2]`.
-pub(super) fn lds_ml(
+/// The kernel's body after the common set-up: row group `rg` of `r` rows, `waves` waves;
+/// `splits`: where the splits' states go in `k_lds`.
+pub(super) fn body(
     b: &mut KernelBuilder,
     c: &Ctx,
-    rows: u32,
+    r: u32,
     waves: u32,
-    k: Value,
-    s: Value,
-) -> Value {
-    let wv = b.u32(waves);
-    let x = b.mul(k, wv);
-    let x = b.add(x, s);
-    let two = b.u32(2);
-    let x = b.mul(x, two);
-    let accs = b.u32(rows * waves * c.d);
-    b.add(x, accs)
-}
-
-/// An f32 of a state in `k_lds` (a word array).
-pub(super) fn lds_load(b: &mut KernelBuilder, c: &Ctx, at: Value) -> Value {
-    let w = b.load(c.k_lds, at, Type::U32);
-    b.bitcast(w, Type::F32)
-}
-
-fn lds_store(b: &mut KernelBuilder, c: &Ctx, at: Value, x: Value) {
-    let w = b.bitcast(x, Type::U32);
-    b.store(c.k_lds, at, w);
-}
-
-/// Split `s`'s states of the rows that exist into `k_lds` (lane `l` its `acc` dimensions,
-/// lane 0 `m` and `l`).
-fn store_lds(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], waves: u32, s: Value, st: &[Value]) {
-    let n = rows.len();
-    let dpl = c.dpl as usize;
-    let zero = b.u32(0);
-    let first = b.eq(c.lane, zero);
-    for (r, rw) in rows.iter().enumerate() {
-        b.if_then(rw.valid, |b| {
-            let k = b.u32(r as u32);
-            let base = lds_acc(b, c, waves, k, s);
-            let base = b.add(base, c.d0);
-            for e in 0..dpl {
-                let ev = b.u32(e as u32);
-                let at = b.add(base, ev);
-                lds_store(b, c, at, st[2 * n + r * dpl + e]);
-            }
-            b.if_then(first, |b| {
-                let at = lds_ml(b, c, n as u32, waves, k, s);
-                lds_store(b, c, at, st[r]);
-                let one = b.u32(1);
-                let at = b.add(at, one);
-                lds_store(b, c, at, st[n + r]);
-            });
-        });
-    }
-}
-
-/// The kernel's body after the common set-up: row group `rg` of `r` rows, `waves` waves.
-pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: Value, rg: Value) {
+    wave_id: Value,
+    rg: Value,
+    splits: LdsStates,
+) {
+    // Where every split fits the workgroup, step 3 has one level.
+    assert!(waves <= GROUPED_ABOVE, "{waves} waves hold more splits than one level takes");
     let rv = b.u32(r);
     let i0 = b.mul(rg, rv);
     load_q(b, c, i0, r);
@@ -127,9 +74,9 @@ pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: 
             let mine = b.lt(wave_id, c.n_splits);
             // Ends with a barrier: `k_lds` is free for the states.
             let st = scan(b, c, &rows, wave_id, mine);
-            b.if_then(mine, |b| store_lds(b, c, &rows, waves, wave_id, &st));
+            b.if_then(mine, |b| store_lds(b, c, &rows, splits, wave_id, &st));
             b.barrier(BarrierKind::Lds);
-            combine(b, c, &rows, wave_id, waves, States::Lds { waves }, false);
+            combine(b, c, &rows, wave_id, waves, States::Lds(splits), false);
             vec![]
         },
         |b| {
@@ -156,7 +103,7 @@ pub(super) fn body(b: &mut KernelBuilder, c: &Ctx, r: u32, waves: u32, wave_id: 
                     vec![]
                 });
                 b.barrier(BarrierKind::All);
-                combine(b, c, &rows, wave_id, waves, States::Partials, false);
+                combine_direct(b, c, &rows);
                 // The next row writes the LDS (q, weights) again.
                 b.barrier(BarrierKind::All);
                 vec![]
