@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws the fourteenth session's H200 A/B of the decode attention's two-level combine
-(bench/results/groups-h200-2026-12-03/call3/): left, the routed variant's time of each Q8_0 and
-f16 head-dim-128 case with one level (package o1: HEAD before the change) and two (package n3),
-median of the call's two alternating runs, beside the bandwidth floor; right, SmolLM2-shaped
+(bench/results/groups-h200-2026-12-03/call3/): left, the fastest of the timed variants (`r4t256`,
+`r4`, `r8`; each variant's median of the call's two alternating runs) of each Q8_0 and f16
+head-dim-128 case with one level (package o1: HEAD before the change) and two (package n3),
+beside the bandwidth floor; right, SmolLM2-shaped
 decode tokens/s (random weights, Q4_1 and Q8_0) at ~219, ~587 and ~2013 positions.
 
 Usage: bench/groups_chart.py RESULTS_DIR OUT.png"""
@@ -21,17 +22,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 CASES = [f"attn_{c}_ctx{x}_t{t}" for c in ("q8_0", "f16") for x in ("4k", "32k") for t in (1, 4, 8)]
 
 
-def routed(root, pkg):
-    """{case: (variant, median us over the runs, floor us)} of package `pkg`'s routed variant."""
+def fastest(root, pkg):
+    """{case: (variant, median us over the runs, floor us)}: package `pkg`'s fastest variant of
+    those timed (each variant's median over the runs)."""
     runs = []
     for path in sorted(glob.glob(os.path.join(root, f"dec-{pkg}-*.json"))):
         with open(path) as fh:
             runs.append(json.load(fh)["cases"])
     out = {}
     for c in CASES:
-        v = runs[0][c]["variant"]
-        us = statistics.median(r[c]["variants"][v]["graph_us"] for r in runs)
-        out[c] = (v, us, runs[0][c]["floor_us"])
+        med = {v: statistics.median(r[c]["variants"][v]["graph_us"] for r in runs)
+               for v in runs[0][c]["variants"]}
+        v = min(med, key=med.get)
+        out[c] = (v, med[v], runs[0][c]["floor_us"])
     return out
 
 
@@ -51,7 +54,7 @@ def decode_rates(root, pkg):
 
 def main():
     root, png = sys.argv[1], sys.argv[2]
-    old, new = routed(root, "o1"), routed(root, "n3")
+    old, new = fastest(root, "o1"), fastest(root, "n3")
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 5), gridspec_kw={"width_ratios": [2.2, 1]})
     idx = list(range(len(CASES)))
     ax.bar([i - 0.2 for i in idx], [old[c][1] for c in CASES], 0.4, color="C7",
