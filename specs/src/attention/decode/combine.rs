@@ -1,10 +1,13 @@
-//! Step 3 of the order (the module docs of [`super`]): the splits' states combined maximum first
-//! in two levels. [`combine_groups`]: each group of `G` consecutive splits (the splits a 128-lane
-//! workgroup holds: [`super::group_splits`]) by the workgroup that ran them, from LDS, into a
-//! group state. [`combine`]: the groups' states, in group order, by the workgroup that holds
-//! them all (`short`) or by the last workgroup of a (row group, KV head) to finish (the `rR`
-//! variants: a counter, no float atomics, through [`crate::common::last_of_workgroups`]). The
-//! i8 order has groups of one split (no first level).
+//! Step 3 of the order (the module docs of [`super`]): the splits' states combined maximum first,
+//! past [`super::GROUPED_ABOVE`] splits in two levels. [`combine_groups`]: each group of `G`
+//! consecutive splits (the splits a 128-lane workgroup holds: [`super::group_splits`]) by the
+//! workgroup that ran them, from LDS, into a group state in `partials`. [`combine`]: the states
+//! (the groups', or the splits' with one level), in order, by the workgroup that holds them all
+//! (`short`, from LDS, one level) or by the last workgroup of a (row group, KV head) to finish
+//! (the `rR` variants: a counter, no float atomics, through
+//! [`crate::common::last_of_workgroups`]). [`combine_direct`]: both levels lane by lane from
+//! `partials` (the baseline, and `short` where its splits do not fit). The i8 order has one
+//! level everywhere.
 
 use super::{slot, Ctx, Output, Row, MAX_SPLITS};
 use crate::math::exp_sub;
@@ -270,11 +273,12 @@ fn pick(b: &mut KernelBuilder, rows: &[Row], k: Value, get: &dyn Fn(&Row) -> Val
     v
 }
 
-/// Step 3's second level (the groups' states in `partials`, [`combine_groups`]'s; in the i8
-/// order the splits' own) for the pass's rows, with every lane of the workgroup: wave `k % N`
-/// finds row `k`'s maximum and weights (lanes across groups) into LDS; then each lane combines
-/// some `(row, dimension)` pairs over the groups in order, and stores `out`. `batched`: a lane
-/// with one pair folds the groups in batches ([`fold`]); else, and with more pairs, a loop
+/// Step 3's second level (or its only one) for the pass's rows, with every lane of the
+/// workgroup, over the states in `from` ([`Ctx::n_groups`] of them: the groups' from
+/// [`combine_groups`], or the splits' own): wave `k % N` finds row `k`'s maximum and weights
+/// (lanes across states) into LDS; then each lane combines some `(row, dimension)` pairs over
+/// the states in order, and stores `out`. `batched` (states in `partials`): a lane with one
+/// pair folds them in batches ([`fold`]); else, and with more pairs, a loop
 /// ([`fold_unrolled`]): the same ops in the same order.
 pub(super) fn combine(
     b: &mut KernelBuilder,

@@ -37,15 +37,17 @@
 //!    `acc = acc * a` and `acc = fma(p_j, v_j, acc)` for the chunk's keys `j = 0..W` in order
 //!    (`p_j = 0` past the context).
 //!    The split's state is `(m, l = wave_reduce(add, l_lane), acc)`.
-//! 3. The splits combine in two levels, each with the maximum first. The splits are taken in
-//!    groups of `G = 128 / W` consecutive splits (4 at wave 32, 2 at wave 64: a workgroup of
-//!    [`THREADS`] lanes' splits; [`group_splits`]), the last group holding what is left. A
-//!    group: `m_g = max m_s` (exact), `w_s = exp_sub(m_s, m_g)`, `L_g = fma(l_s, w_s, L_g)` and
-//!    `acc_g = fma(acc_s, w_s, acc_g)` over its splits in order from `(0, 0)`. Then the groups,
-//!    the same way: `M = max_g m_g`, `w_g = exp_sub(m_g, M)`, `L = fma(L_g, w_g, L)` and `acc =
-//!    fma(acc_g, w_g, acc)` over `g = 0..ceil(n_splits / G)` in order from 0; `out = acc / L`.
-//!    (The first level is what each workgroup does with its own waves' states in LDS, so the
-//!    last workgroup folds at most 32 states a row where it folded 128.)
+//! 3. The splits combine with the maximum first, past [`GROUPED_ABOVE`] splits in two levels.
+//!    The splits are taken in groups of `G = 128 / W` consecutive splits (4 at wave 32, 2 at
+//!    wave 64: a workgroup of [`THREADS`] lanes' splits; `group_splits`), the last group
+//!    holding what is left; up to [`GROUPED_ABOVE`] splits, `G = 1`. A group: `m_g = max m_s`
+//!    (exact), `w_s = exp_sub(m_s, m_g)`, `L_g = fma(l_s, w_s, L_g)` and `acc_g = fma(acc_s,
+//!    w_s, acc_g)` over its splits in order from `(0, 0)`. Then the groups, the same way: `M =
+//!    max_g m_g`, `w_g = exp_sub(m_g, M)`, `L = fma(L_g, w_g, L)` and `acc = fma(acc_g, w_g,
+//!    acc)` over `g = 0..ceil(n_splits / G)` in order from 0; `out = acc / L`. A group of one
+//!    split is the split (`exp_sub(m, m)` is exactly 1, `exp_sub(-inf, -inf)` 0), so `G = 1` is
+//!    the one-level fold. (The first level is what each workgroup does with its own waves'
+//!    states in LDS, so the last workgroup folds at most 32 states a row where it folded 128.)
 //!
 //! `exp_sub` is the portable exp ([`crate::math::exp_sub`]); every step is an exact op, so the
 //! bits are the same on every device (at the same wave size: `W` sets the chunks).
@@ -64,13 +66,15 @@
 //!   each K/V read (q in LDS, read by broadcast). A chunk's K rows are staged in LDS by
 //!   coalesced loads (a lane reading its own key's row would touch `W` rows a load); up to 4
 //!   rows at wave 32, its V rows are loaded before the scores (in flight during them). `N` is a
-//!   multiple of [`THREADS`], so a workgroup holds whole groups: the waves put their states in
-//!   LDS, the workgroup folds its groups (step 3's first level) into `partials`, and the last
-//!   workgroup of a (row group, KV head) (a counter in `counters`) folds the groups (the second
-//!   level) with all its lanes. No float atomics.
+//!   multiple of [`THREADS`], so a workgroup holds whole groups: with two levels the waves put
+//!   their states in LDS and the workgroup folds its groups (step 3's first level) into
+//!   `partials` (with one, each wave stores its state there), and the last workgroup of a (row
+//!   group, KV head) (a counter in `counters`) folds the states (the second level) with all its
+//!   lanes. No float atomics.
 //! - `short` (Q8_0; 4 rows, 256 lanes): for contexts whose splits all fit in one workgroup (a
-//!   wave a split), the states stay in LDS and the workgroup combines them at once, both levels
-//!   with two barriers: no `partials`, no counter ([`short`]). `short_r1`: the same, one row a workgroup;
+//!   wave a split, at most 20: one level), the states stay in LDS and the workgroup combines
+//!   them at once: no `partials`, no counter ([`short`]). `short_r1`: the same, one row a
+//!   workgroup;
 //!   `short_r1t640` (head dim 64): one row, 640 lanes, splits of up to 632 positions.
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
