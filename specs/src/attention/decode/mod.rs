@@ -92,21 +92,23 @@ mod family;
 pub mod fused;
 pub mod i8;
 mod i8_mma;
+mod scan;
 pub mod short;
 
 use super::rope::Rope;
 use super::CacheType;
 use crate::common::{last_of_workgroups, reset_counter};
-use crate::math::exp_sub;
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, combine_direct, combine_groups, store_lds, LdsStates, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA};
 use kiln_ir::{
-    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, PackedConvertOp, Param,
-    ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
+    ScalarType, ShapeExpr, Target, Type, Value,
 };
+use scan::scan;
+use scan::stage_rows;
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;
@@ -117,12 +119,6 @@ pub const MAX_SPLITS: u32 = 128;
 pub const GROUPED_ABOVE: u32 = 32;
 /// Lanes a workgroup of the `rR` variants (`128 / W` waves, a split each).
 pub const THREADS: u32 = 128;
-/// Waves up to this size load a chunk's V rows before its scores (straight-line P.V)...
-const PRELOAD_WAVE: u32 = 32;
-/// ... for up to this many rows (R8 spills on sm_90 with them).
-const PRELOAD_ROWS: usize = 4;
-/// Unroll of the P.V loop where the rows are not preloaded (more spills on gfx906).
-const PV_UNROLL_W64: u32 = 8;
 
 /// A variant's shape.
 #[derive(Clone, Copy, Debug)]
@@ -400,251 +396,6 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             }
         }
     }
-}
-
-/// The lane's key's dot products with the rows' q (step 1, before the scale): for each block
-/// of 32 dimensions, `t = fma(q_d, x_d, t)` over its dimensions in order from `+0`; then
-/// `dot = dot + t` over the blocks in order from `+0`. The key's row is read from the wave's
-/// staged chunk ([`stage`]); the blocks' chains (and the rows') are independent.
-fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
-    let (q_lds, d) = (c.q_lds, c.d);
-    // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
-    // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
-    // instead of hoisting all of q into registers (which spills on every arch).
-    let c31 = b.u32(31);
-    let kz = b.shr(key, c31);
-    let kz = b.and(kz, c.rt_zero);
-    let fz = b.f32(0.0);
-    let mut blocks: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; (d / 32) as usize];
-    let mut fold = |b: &mut KernelBuilder, d0: u32, xs: &[Value]| {
-        let t = &mut blocks[(d0 / 32) as usize];
-        for (rr, acc) in t.iter_mut().enumerate() {
-            let at = b.u32(rr as u32 * d + d0);
-            let at = b.add(at, kz);
-            let qv = b.load(q_lds, at, Type::vector(ScalarType::F32, 4));
-            for (e, &x) in xs.iter().enumerate() {
-                let qe = b.extract(qv, e as u8);
-                *acc = b.fma(qe, x, *acc);
-            }
-        }
-    };
-    // The lane's row in the wave's staged chunk.
-    let rb = c.cache.row_bytes(d);
-    let rbv = b.u32(rb);
-    let base = b.mul(c.lane, rbv);
-    let base = b.add(c.region, base);
-    let k_lds = c.k_lds;
-    match c.cache {
-        CacheType::Q8_0 => {
-            // A row is `17 D / 16` bytes (a multiple of 4): its words are read aligned, and
-            // the quants of an even block (2 bytes into a word) rebuilt by byte permutes.
-            let words: Vec<Value> = (0..rb / 4)
-                .map(|w| {
-                    let ov = b.u32(4 * w);
-                    let at = b.add(base, ov);
-                    b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4))
-                })
-                .collect();
-            for bi in 0..d / 32 {
-                let o = 34 * bi;
-                let w = words[(o / 4) as usize];
-                let sh = b.u32(8 * (o % 4));
-                let sc = b.shr(w, sh);
-                let sc = b.convert(sc, Type::scalar(ScalarType::U16));
-                let sc = b.bitcast(sc, Type::F16);
-                let sc = b.convert(sc, Type::F32);
-                for g in 0..8 {
-                    let at = o + 2 + 4 * g;
-                    let wi = (at / 4) as usize;
-                    let x = if at % 4 == 0 {
-                        words[wi]
-                    } else {
-                        b.perm(words[wi], words[wi + 1], [2, 3, 4, 5])
-                    };
-                    let f = b.packed_convert(PackedConvertOp::I8x4ToF32x4, x);
-                    let xs: Vec<Value> = (0..4)
-                        .map(|e| {
-                            let v = b.extract(f, e);
-                            b.mul(v, sc)
-                        })
-                        .collect();
-                    fold(b, 32 * bi + 4 * g, &xs);
-                }
-            }
-        }
-        CacheType::F16 => {
-            for g in 0..d / 8 {
-                let ov = b.u32(16 * g);
-                let at = b.add(base, ov);
-                let ty = Type::vector(ScalarType::F16, 8);
-                let x = b.load_with(k_lds, at, ty, IndexUnit::Byte, Some(16));
-                let xs: Vec<Value> = (0..8)
-                    .map(|e| {
-                        let h = b.extract(x, e);
-                        b.convert(h, Type::F32)
-                    })
-                    .collect();
-                fold(b, 8 * g, &xs[..4]);
-                fold(b, 8 * g + 4, &xs[4..]);
-            }
-        }
-    }
-    (0..rows as usize)
-        .map(|rr| {
-            let mut dot = fz;
-            for t in &blocks {
-                dot = b.add(dot, t[rr]);
-            }
-            dot
-        })
-        .collect()
-}
-
-/// Copies the cache rows of keys `k0 .. k0 + rows` (contiguous) of `p` to byte `to` of `lds`,
-/// lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a multiple of 8):
-/// coalesced, where a lane reading its own key's row would touch `W` rows a load. Units past the
-/// cache's end are read clamped (their keys are never seen). The f32 order stages a chunk of
-/// `W` K rows into the wave's region of `k_lds`; the i8 order 32 K (and V) rows.
-fn stage_rows(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    (p, lds, to): (Param, LdsSlot, Value),
-    k0: Value,
-    rows: u32,
-) {
-    let rb = c.cache.row_bytes(c.d);
-    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
-    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
-    let rbv = b.u32(rb);
-    let hr = b.mul(c.h, c.ctx_max);
-    let row0 = b.add(hr, k0);
-    let base = b.mul(row0, rbv);
-    let all = b.mul(c.n_kv, c.ctx_max);
-    let all = b.mul(all, rbv);
-    let uv = b.u32(unit);
-    let last = b.sub(all, uv);
-    for j in 0..rows * rb / unit / c.wave {
-        let jw = b.u32(j * c.wave);
-        let u = b.add(jw, c.lane);
-        let off = b.mul(u, uv);
-        let at = b.add(base, off);
-        let at = b.min(at, last);
-        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
-        let dst = b.add(to, off);
-        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
-    }
-}
-
-/// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`. `active`
-/// (wave-uniform): the wave has a split. Every wave of the workgroup runs `cps` steps (the
-/// staging's barriers), computing only on its split's chunks.
-fn scan(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, active: Value) -> Vec<Value> {
-    let n = rows.len();
-    let dpl = c.dpl as usize;
-    let mut init = vec![b.f32(f32::NEG_INFINITY); n];
-    init.extend((0..n + n * dpl).map(|_| b.f32(0.0)));
-    let c0 = b.mul(s, c.cps);
-    let (zero, one) = (b.u32(0), b.u32(1));
-    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
-        let chunk = b.add(c0, i);
-        let inside = b.lt(chunk, c.n_chunks);
-        let go = b.and(active, inside);
-        let wv = b.u32(c.wave);
-        let k0 = b.mul(chunk, wv);
-        b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, c.region), k0, c.wave));
-        b.barrier(BarrierKind::Lds);
-        let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, st), |_| st.to_vec());
-        // The next step stages into the same region.
-        b.barrier(BarrierKind::Lds);
-        next
-    });
-    let mut out = st[..n].to_vec();
-    for r in 0..n {
-        out.push(b.wave_reduce(ReduceOp::Add, st[n + r]));
-    }
-    out.extend_from_slice(&st[2 * n..]);
-    out
-}
-
-/// One chunk (keys `k0 .. k0 + W`, staged) folded into the rows' states (step 2).
-fn chunk_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k0: Value, st: &[Value]) -> Vec<Value> {
-    let n = rows.len();
-    let dpl = c.dpl as usize;
-    let key = b.add(k0, c.lane);
-    let (zero, one) = (b.u32(0), b.u32(1));
-    let last = b.sub(c.kv_len, one);
-    // At wave 32 and up to 4 rows the chunk's V rows (a key past the context reads the last
-    // row; its p is 0) are loaded first, so they are in flight during the scores.
-    let preload = c.wave <= PRELOAD_WAVE && n <= PRELOAD_ROWS;
-    let vraw: Vec<Vec<Value>> = if preload {
-        (0..c.wave)
-            .map(|j| {
-                let jj = b.u32(j);
-                let kj = b.add(k0, jj);
-                let kj = b.min(kj, last);
-                load_row_raw(b, c, c.v_cache, kj)
-            })
-            .collect()
-    } else {
-        vec![]
-    };
-    let ds = dots(b, c, n as u32, key);
-    let ninf = b.f32(f32::NEG_INFINITY);
-    let mut next = vec![];
-    let mut ps = vec![];
-    let mut ls = vec![];
-    let mut accs = vec![];
-    for (r, rw) in rows.iter().enumerate() {
-        let sv = b.mul(ds[r], c.scale);
-        let sees = b.le(key, rw.limit);
-        let sv = b.select(sees, sv, ninf);
-        let mc = b.wave_reduce(ReduceOp::Max, sv);
-        let m = st[r];
-        let m2 = b.max(m, mc);
-        let a = exp_sub(b, m, m2);
-        let p = exp_sub(b, sv, m2);
-        ls.push(b.fma(st[n + r], a, p));
-        next.push(m2);
-        ps.push(p);
-        for e in 0..dpl {
-            accs.push(b.mul(st[2 * n + r * dpl + e], a));
-        }
-    }
-    next.extend(ls);
-    // The chunk's keys in order, lanes across dimensions (p_j from lane j; a key past the
-    // context has p = 0 and reads the last row).
-    let step = |b: &mut KernelBuilder, j: Value, v: &[Value], accs: &mut [Value]| {
-        for (r, &p) in ps.iter().enumerate() {
-            let pj = b.shuffle_idx(p, j);
-            for (e, &ve) in v.iter().enumerate() {
-                let i = r * dpl + e;
-                accs[i] = b.fma(pj, ve, accs[i]);
-            }
-        }
-    };
-    let accs = if preload {
-        let mut accs = accs;
-        for (j, raw) in vraw.iter().enumerate() {
-            let v = dequantize(b, c, raw);
-            let jj = b.u32(j as u32);
-            step(b, jj, &v, &mut accs);
-        }
-        accs
-    } else {
-        // Wave 64 or R8: a loop (the whole chunk's rows in flight spill), with a constant trip
-        // count (a loop with a shuffle is only unrolled when no remainder is needed).
-        let wv = b.u32(c.wave);
-        b.for_range(zero, wv, one, PV_UNROLL_W64, &accs, |b, j, accs| {
-            let mut accs = accs.to_vec();
-            let kj = b.add(k0, j);
-            let kj = b.min(kj, last);
-            let v = load_row(b, c, c.v_cache, kj);
-            step(b, j, &v, &mut accs);
-            accs
-        })
-    };
-    next.extend(accs);
-    next
 }
 
 /// Stores split `s`'s states of the rows that exist.
@@ -978,79 +729,4 @@ pub(super) fn attention_order(
         });
     });
     b.finish()
-}
-
-/// The lane's `dpl` values of cache row `key` of head `h`, as f32.
-fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
-    let raw = load_row_raw(b, c, p, key);
-    dequantize(b, c, &raw)
-}
-
-/// The loads of [`load_row`], not yet converted (Q8_0: the block's scale bits and the lane's
-/// quants; f16: the lane's halves), so that a chunk's rows can be in flight together.
-fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
-    let hr = b.mul(c.h, c.ctx_max);
-    let r = b.add(hr, key);
-    match c.cache {
-        CacheType::Q8_0 => {
-            let rb = b.u32(c.cache.row_bytes(c.d));
-            let base = b.mul(r, rb);
-            let c32 = b.u32(32);
-            let bi = b.div(c.d0, c32);
-            let o = b.rem(c.d0, c32);
-            let c34 = b.u32(34);
-            let boff = b.mul(bi, c34);
-            let blk = b.add(base, boff);
-            let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
-            let two = b.u32(2);
-            let qa = b.add(blk, two);
-            let qa = b.add(qa, o);
-            let (ty, align) = match c.dpl {
-                4 => (ScalarType::U32, 2),
-                2 => (ScalarType::U16, 2),
-                _ => (ScalarType::U8, 1),
-            };
-            vec![sc, b.load_with(p, qa, ty, IndexUnit::Byte, Some(align))]
-        }
-        CacheType::F16 => {
-            let dd = b.u32(c.d);
-            let at = b.mul(r, dd);
-            let at = b.add(at, c.d0);
-            if c.dpl == 1 {
-                vec![b.load(p, at, Type::F16)]
-            } else {
-                vec![b.load(p, at, Type::vector(ScalarType::F16, c.dpl as u8))]
-            }
-        }
-    }
-}
-
-/// [`load_row_raw`]'s values as f32 (Q8_0: `f32(q) * f32(d)`, exact).
-fn dequantize(b: &mut KernelBuilder, c: &Ctx, raw: &[Value]) -> Vec<Value> {
-    match c.cache {
-        CacheType::Q8_0 => {
-            let sc = b.bitcast(raw[0], Type::F16);
-            let sc = b.convert(sc, Type::F32);
-            let w = raw[1];
-            let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
-            (0..c.dpl)
-                .map(|e| {
-                    let sh = b.u32(8 * e);
-                    let x = b.shr(w, sh);
-                    let x = b.convert(x, Type::scalar(ScalarType::U8));
-                    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
-                    let x = b.convert(x, Type::F32);
-                    b.mul(x, sc)
-                })
-                .collect()
-        }
-        CacheType::F16 => {
-            let xs: Vec<Value> = if c.dpl == 1 {
-                vec![raw[0]]
-            } else {
-                (0..c.dpl as u8).map(|e| b.extract(raw[0], e)).collect()
-            };
-            xs.into_iter().map(|x| b.convert(x, Type::F32)).collect()
-        }
-    }
 }
