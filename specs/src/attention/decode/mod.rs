@@ -242,14 +242,11 @@ impl Ctx {
     /// Step 3 has two levels: more than [`GROUPED_ABOVE`] splits (uniform; never in the i8
     /// order). Computed where it is used, as [`Ctx::n_groups`].
     fn grouped(&self, b: &mut KernelBuilder) -> Value {
-        let above = b.u32(GROUPED_ABOVE);
-        let many = b.gt(self.n_splits, above);
-        let no = b.bool(false);
         if self.group_splits == 1 {
-            no
-        } else {
-            many
+            return b.bool(false);
         }
+        let above = b.u32(GROUPED_ABOVE);
+        b.gt(self.n_splits, above)
     }
 
     /// The states step 3's second level folds: `ceil(n_splits / group_splits)` groups where it
