@@ -665,8 +665,33 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// of them, so that many bytes are in flight; the blocks are then added in increasing `b`, as every
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
-    let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
+    wide(t, wave, name, tiles, unroll, WIDE_MAX_REGISTERS, false)
+}
+
+/// [`build_wide`] with the next loop iteration's loads issued before this one's blocks are
+/// added, and carried to it by the loop: a wave keeps a trip's bytes in flight while it
+/// computes (ptxas cannot sink those loads to their use). It takes about twice the registers
+/// (244 on sm_90 for one tile and two groups), so half the warps an SM: faster where a call has
+/// too few workgroups to fill the SMs (N = 4096), slower where it has enough.
+pub fn build_pipelined(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}p");
+    wide(t, wave, name, tiles, unroll, PIPELINED_MAX_REGISTERS, true)
+}
+
+/// The register cap of the pipelined variants on NVIDIA ([`build_pipelined`]): what they need.
+pub const PIPELINED_MAX_REGISTERS: u32 = 255;
+
+fn wide(
+    t: &Target,
+    wave: u32,
+    name: String,
+    tiles: u32,
+    unroll: u32,
+    cap: u32,
+    pipelined: bool,
+) -> Kernel {
+    let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
     // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
     // registers and sinks each block's loads to just before its `mma` (one memory latency a
@@ -674,12 +699,15 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
-        b.max_registers(WIDE_MAX_REGISTERS);
+        b.max_registers(cap);
     }
     let p = declare(&mut b);
     match kind {
         Some(kind) => match wide_map(kind) {
-            Some(map) => body_wide(&mut b, &p, wave, kind, map, tiles, groups_on(t, tiles, unroll)),
+            Some(map) => {
+                let g = groups_on(t, tiles, unroll);
+                body_wide(&mut b, &p, wave, kind, map, tiles, g, pipelined)
+            }
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
         None => body_lanes(&mut b, &p),
@@ -687,17 +715,15 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     b.finish()
 }
 
-/// A wide load of `bytes` at byte `at` of `buf`, as its bytes (signed).
-fn wide_bytes(b: &mut KernelBuilder, buf: Param, at: Value, bytes: u32) -> Vec<Value> {
+/// A wide load of `bytes` (4, 8 or 16) at byte `at` of `buf`: a vector of `u32` words.
+fn wide_load(b: &mut KernelBuilder, buf: Param, at: Value, bytes: u32) -> Value {
     let words = bytes / 4;
-    let v = b.load_with(
-        buf,
-        at,
-        Type::vector(ScalarType::U32, words as u8),
-        IndexUnit::Byte,
-        Some(bytes),
-    );
-    (0..words as u8)
+    b.load_with(buf, at, Type::vector(ScalarType::U32, words as u8), IndexUnit::Byte, Some(bytes))
+}
+
+/// The bytes (signed) of a [`wide_load`] of `bytes` bytes.
+fn vector_bytes(b: &mut KernelBuilder, v: Value, bytes: u32) -> Vec<Value> {
+    (0..(bytes / 4) as u8)
         .flat_map(|i| {
             let w = b.extract(v, i);
             bytes_of(b, w)
@@ -743,6 +769,7 @@ fn body_wide(
     map: WideMap,
     tiles: u32,
     unroll: u32,
+    pipelined: bool,
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -811,119 +838,192 @@ fn body_wide(
     let iz = b.i32(0);
     let group = b.u32(GROUP);
     let start = b.mul(slot, group);
-    let accs = b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
-        // Every load of the `unroll` blocks first (a block past the end reads the last one and
-        // is not added).
-        struct Loaded {
-            valid: Value,
-            a: Vec<Vec<Vec<Vec<Value>>>>,
-            bq: Vec<Vec<Vec<Value>>>,
-            dw: Vec<Value>,
-            da: Vec<Value>,
+    let offsets: Vec<u32> =
+        (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)).collect();
+    // The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
+    // the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
+    // element shares its row's or token's scale with an earlier one).
+    struct Raw {
+        bq: Vec<Vec<Value>>,
+        a: Vec<Vec<Vec<Value>>>,
+        dw: Vec<Option<Value>>,
+        da: Vec<Option<Value>>,
+    }
+    impl Raw {
+        fn values(&self) -> Vec<Value> {
+            let mut v: Vec<Value> = self.bq.iter().flatten().copied().collect();
+            v.extend(self.a.iter().flatten().flatten().copied());
+            v.extend(self.dw.iter().flatten().copied());
+            v.extend(self.da.iter().flatten().copied());
+            v
         }
-        let mut loaded = Vec::with_capacity((unroll * GROUP) as usize);
-        for u in (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)) {
-            let off = b.u32(u);
-            let blk = b.add(blk0, off);
-            let valid = b.lt(blk, nb);
-            let blk = b.min(blk, last_blk);
-            let blk64 = b.convert(blk, Type::U64);
-            let wblk = tile_block(b, blk);
-            let ablk = b.mul(blk, qk);
-            let mut bq = vec![];
-            let mut a = vec![];
-            for kc in 0..QK / kk {
-                let kc_off = b.u32(kc * kk);
-                bq.push(
-                    b_loads
-                        .iter()
-                        .map(|&base| {
-                            let at = b.add(base, ablk);
-                            let at = b.add(at, kc_off);
-                            wide_bytes(b, p.xq, at, map.bytes)
-                        })
-                        .collect::<Vec<_>>(),
-                );
-                a.push(
-                    a_loads
-                        .iter()
-                        .map(|tile| {
-                            let at =
-                                |b: &mut KernelBuilder, (base, list): (Value, Value), piece| {
-                                    let x = b.add(base, wblk);
-                                    let byte = b.add(list, kc_off);
-                                    let off = b.u32(8 * piece);
-                                    let byte = b.add(byte, off);
-                                    let y = tile_byte(b, byte);
-                                    b.add(x, y)
-                                };
-                            if paired {
-                                // Rows r and r + 8, the same list: one chunk of the layout.
-                                let x = at(b, tile[0], 0);
-                                let mut bytes = wide_bytes(b, p.wq, x, 16);
-                                let second = bytes.split_off(8);
-                                vec![bytes, second]
-                            } else {
-                                tile.iter()
-                                    .map(|&g| {
-                                        (0..map.bytes / 8)
-                                            .flat_map(|piece| {
-                                                let x = at(b, g, piece);
-                                                wide_bytes(b, p.wq, x, 8)
-                                            })
-                                            .collect::<Vec<_>>()
-                                    })
-                                    .collect::<Vec<_>>()
-                            }
-                        })
-                        .collect::<Vec<_>>(),
-                );
-            }
-            let mut dw = vec![];
-            let mut da = vec![];
-            for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
-                let e = i % per_c as usize;
-                let ti = i / per_c as usize;
-                let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
-                let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
-                dw.push(if rep_w < i {
-                    dw[rep_w]
+        fn from_values(like: &Raw, vals: &[Value]) -> Raw {
+            let mut it = vals.iter().copied();
+            let mut take = |n: usize| -> Vec<Value> { (&mut it).take(n).collect() };
+            let bq = like.bq.iter().map(|x| take(x.len())).collect();
+            let a = like.a.iter().map(|kc| kc.iter().map(|t| take(t.len())).collect()).collect();
+            let mut opt = |x: &Vec<Option<Value>>| -> Vec<Option<Value>> {
+                x.iter().map(|o| o.map(|_| take(1)[0])).collect()
+            };
+            let dw = opt(&like.dw);
+            let da = opt(&like.da);
+            Raw { bq, a, dw, da }
+        }
+    }
+    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
+        let off = b.u32(u);
+        let blk = b.add(blk0, off);
+        let blk = b.min(blk, last_blk);
+        let blk64 = b.convert(blk, Type::U64);
+        let wblk = tile_block(b, blk);
+        let ablk = b.mul(blk, qk);
+        let mut bq = vec![];
+        let mut a = vec![];
+        for kc in 0..QK / kk {
+            let kc_off = b.u32(kc * kk);
+            bq.push(
+                b_loads
+                    .iter()
+                    .map(|&base| {
+                        let at = b.add(base, ablk);
+                        let at = b.add(at, kc_off);
+                        wide_load(b, p.xq, at, map.bytes)
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            a.push(
+                a_loads
+                    .iter()
+                    .map(|tile| {
+                        let at = |b: &mut KernelBuilder, (base, list): (Value, Value), piece| {
+                            let x = b.add(base, wblk);
+                            let byte = b.add(list, kc_off);
+                            let off = b.u32(8 * piece);
+                            let byte = b.add(byte, off);
+                            let y = tile_byte(b, byte);
+                            b.add(x, y)
+                        };
+                        if paired {
+                            // Rows r and r + 8, the same list: one chunk of the layout.
+                            let x = at(b, tile[0], 0);
+                            vec![wide_load(b, p.wq, x, 16)]
+                        } else {
+                            tile.iter()
+                                .flat_map(|&g| (0..map.bytes / 8).map(move |piece| (g, piece)))
+                                .map(|(g, piece)| {
+                                    let x = at(b, g, piece);
+                                    wide_load(b, p.wq, x, 8)
+                                })
+                                .collect::<Vec<_>>()
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let mut dw = vec![];
+        let mut da = vec![];
+        for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
+            let e = i % per_c as usize;
+            let ti = i / per_c as usize;
+            let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+            let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+            dw.push((rep_w >= i).then(|| {
+                let wi = b.add(wbase, blk64);
+                b.load(p.ws, wi, Type::scalar(ScalarType::U16))
+            }));
+            da.push((rep_a >= i).then(|| {
+                let ai = b.add(abase, blk);
+                b.load(p.xs, ai, Type::U32)
+            }));
+        }
+        Raw { bq, a, dw, da }
+    };
+    // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
+    let add = |b: &mut KernelBuilder, blk0: Value, u: u32, raw: &Raw, acc: &mut [Value]| {
+        let off = b.u32(u);
+        let blk = b.add(blk0, off);
+        let valid = b.lt(blk, nb);
+        let mut dw: Vec<Value> = vec![];
+        let mut da: Vec<Value> = vec![];
+        for i in 0..raw.dw.len() {
+            let e = i % per_c as usize;
+            let ti = i / per_c as usize;
+            let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+            let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+            dw.push(match raw.dw[i] {
+                Some(x) => f16_bits(b, x),
+                None => dw[rep_w],
+            });
+            da.push(match raw.da[i] {
+                Some(x) => halves(b, x).0,
+                None => da[rep_a],
+            });
+        }
+        let mut cs: Vec<Value> =
+            (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
+        for kc in 0..(QK / kk) as usize {
+            let bytes: Vec<Vec<Value>> =
+                raw.bq[kc].iter().map(|&v| vector_bytes(b, v, map.bytes)).collect();
+            let bf = b.fragment_of(kind, FragmentRole::B, &elements(&gb, &bytes, per_b));
+            for (c, a) in cs.iter_mut().zip(&raw.a[kc]) {
+                let bytes: Vec<Vec<Value>> = if paired {
+                    let mut all = vector_bytes(b, a[0], 16);
+                    let second = all.split_off(8);
+                    vec![all, second]
                 } else {
-                    let wi = b.add(wbase, blk64);
-                    let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
-                    f16_bits(b, dwb)
-                });
-                da.push(if rep_a < i {
-                    da[rep_a]
-                } else {
-                    let ai = b.add(abase, blk);
-                    let ds = b.load(p.xs, ai, Type::U32);
-                    halves(b, ds).0
-                });
-            }
-            loaded.push(Loaded { valid, a, bq, dw, da });
-        }
-        // Then the blocks in increasing order.
-        let mut acc = acc.to_vec();
-        for l in &loaded {
-            let mut cs: Vec<Value> =
-                (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
-            for kc in 0..(QK / kk) as usize {
-                let bf = b.fragment_of(kind, FragmentRole::B, &elements(&gb, &l.bq[kc], per_b));
-                for (c, a) in cs.iter_mut().zip(&l.a[kc]) {
-                    let el = elements(&ga, a, per_a);
-                    let af = b.fragment_of(kind, FragmentRole::A, &el);
-                    *c = b.mma(kind, af, bf, *c);
-                }
-            }
-            for (i, a) in acc.iter_mut().enumerate() {
-                let (ti, e) = (i / per_c as usize, i % per_c as usize);
-                let sumi = b.extract(cs[ti], e as u8);
-                let next = term(b, l.dw[i], l.da[i], sumi, *a);
-                *a = b.select(l.valid, next, *a);
+                    let per_group = (map.bytes / 8) as usize;
+                    a.chunks(per_group)
+                        .map(|pieces| pieces.iter().flat_map(|&v| vector_bytes(b, v, 8)).collect())
+                        .collect()
+                };
+                let el = elements(&ga, &bytes, per_a);
+                let af = b.fragment_of(kind, FragmentRole::A, &el);
+                *c = b.mma(kind, af, bf, *c);
             }
         }
-        acc
-    });
+        for (i, a) in acc.iter_mut().enumerate() {
+            let (ti, e) = (i / per_c as usize, i % per_c as usize);
+            let sumi = b.extract(cs[ti], e as u8);
+            let next = term(b, dw[i], da[i], sumi, *a);
+            *a = b.select(valid, next, *a);
+        }
+    };
+    let accs = if pipelined {
+        // The next iteration's loads are issued before this one's blocks are added, and carried
+        // to it: a wave has one iteration's bytes in flight while it computes.
+        let first: Vec<Raw> = offsets.iter().map(|&u| load(b, start, u)).collect();
+        let width = init.len();
+        let mut st = init.clone();
+        st.extend(first.iter().flat_map(Raw::values));
+        let out = b.for_range(start, nb, stride, 1, &st, |b, blk0, st| {
+            let (acc, ahead) = st.split_at(width);
+            let mut cur = vec![];
+            let mut rest = ahead;
+            for like in &first {
+                let n = like.values().len();
+                cur.push(Raw::from_values(like, &rest[..n]));
+                rest = &rest[n..];
+            }
+            let next0 = b.add(blk0, stride);
+            let next: Vec<Raw> = offsets.iter().map(|&u| load(b, next0, u)).collect();
+            let mut acc = acc.to_vec();
+            for (raw, &u) in cur.iter().zip(&offsets) {
+                add(b, blk0, u, raw, &mut acc);
+            }
+            acc.extend(next.iter().flat_map(Raw::values));
+            acc
+        });
+        out[..width].to_vec()
+    } else {
+        b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
+            // Every load of the `unroll` groups first, then the blocks in increasing order.
+            let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
+            let mut acc = acc.to_vec();
+            for (raw, &u) in raws.iter().zip(&offsets) {
+                add(b, blk0, u, raw, &mut acc);
+            }
+            acc
+        })
+    };
     f.finish(b, p, &accs, wave);
 }

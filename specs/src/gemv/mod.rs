@@ -357,6 +357,20 @@ pub fn specs() -> Vec<KernelSpec> {
             // 21.01; N = 4096: 10.20 / 10.95 against 11.11 / 12.04;
             // bench/results/gemv-k4v-h200-2026-12-02.md). Routed on sm_90 alone (measured
             // there); where four groups spill it is built with one (k4::DEEP_ARCHS).
+            // One tile, two groups, the next iteration's loads issued before this one's blocks
+            // are added (k4::build_pipelined, 244 registers on sm_90: 8 warps an SM): first for
+            // n <= 4096 on sm_90, where a call has too few workgroups to fill the SMs with
+            // warps (N = 4096: 8.17 / 9.52 us at T = 1 / 8 against `wide_t2_g4`'s 9.83 / 10.59;
+            // at N = 14336, 25.8 / 31.2 against 18.0 / 20.1: there the warps an SM count most;
+            // bench/results/balance-h200-2026-12-03.md, call 3).
+            VariantSpec {
+                name: "wide_t1_g2p",
+                build: |t, w| k4::build_pipelined(t, w, 1, 2),
+                admit: Admission {
+                    archs: vec!["sm_90".to_string()],
+                    shapes: vec![("n".to_string(), 16, 4096)],
+                },
+            },
             k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
@@ -917,6 +931,13 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_k4_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
             case("gemv_q8_0_rp_k4_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
             case("gemv_q8_0_rp_k4_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
+            // Around N = 14336 (448 workgroups of `wide_t2_g4`, three or four an SM): 396
+            // workgroups (three on every SM) and 528 (four): what the warps an SM hold do to
+            // the time (bench/results/balance-h200-2026-12-03.md).
+            case("gemv_q8_0_rp_k4_n12672_t1", Q8_0, Repacked, Plain, 12672, 4096, 1),
+            case("gemv_q8_0_rp_k4_n12672_t8", Q8_0, Repacked, Plain, 12672, 4096, 8),
+            case("gemv_q8_0_rp_k4_n16896_t1", Q8_0, Repacked, Plain, 16896, 4096, 1),
+            case("gemv_q8_0_rp_k4_n16896_t8", Q8_0, Repacked, Plain, 16896, 4096, 8),
         ],
         "gemv_q8_0_rp_swiglu_q8_1s" => vec![case(
             "gemv_q8_0_rp_swiglu_q8_1s_n14336_t1",

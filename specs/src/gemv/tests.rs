@@ -264,7 +264,15 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
             let inputs = super::k4_inputs(&mut rng, (n, k, t));
             let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
-            for v in ["mma", "mma_t2", "wide_t1_g1", "wide_t2_g1", "wide_t1_g2", "wide_t2_g4"] {
+            for v in [
+                "mma",
+                "mma_t2",
+                "wide_t1_g1",
+                "wide_t2_g1",
+                "wide_t1_g2",
+                "wide_t2_g4",
+                "wide_t1_g2p",
+            ] {
                 let kernel = (f.variant(v).unwrap().build)(tg, wave);
                 let mma = run(&kernel, &inputs, &scalars);
                 assert_eq!(base["y"], mma["y"], "{v} on {arch} n={n} k={k} t={t}");
