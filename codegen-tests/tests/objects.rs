@@ -268,3 +268,59 @@ fn device_fences_are_acquire_release_on_nvidia() {
             .unwrap_or_else(|e| panic!("{arch}: {e}"));
     }
 }
+
+/// Each lane copies 16 bytes of `x` into LDS asynchronously, waits, and stores its neighbour's
+/// first word (after a barrier).
+fn async_neighbour(wave: u32) -> Kernel {
+    use kiln_ir::{Access, BarrierKind, KernelBuilder, ScalarType, Type};
+    let mut b = KernelBuilder::new("async_neighbour", wave);
+    let x = b.buffer("x", ScalarType::U32, Access::Read);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let lds = b.lds("stage", ScalarType::U32, 4 * wave);
+    let lane = b.lane();
+    let sixteen = b.u32(16);
+    let at = b.mul(lane, sixteen);
+    b.async_copy(lds, at, x, at, 16);
+    b.async_wait(0);
+    b.barrier(BarrierKind::Lds);
+    let one = b.u32(1);
+    let other = b.xor(lane, one);
+    let four = b.u32(4);
+    let w = b.mul(other, four);
+    let v = b.load(lds, w, Type::U32);
+    b.store(out, lane, v);
+    b.finish()
+}
+
+/// sm_80 and later issue `cp.async` and wait for its group before the barrier and the LDS
+/// read; sm_75 and AMD copy through registers (a global load and an LDS store), no `cp.async`.
+#[test]
+fn async_copies_are_cp_async_from_sm_80() {
+    let ptx = |arch: &str| {
+        let o = compile(&async_neighbour(32), Target::by_name(arch).unwrap(), &Options::default())
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        String::from_utf8(o.bytes).unwrap()
+    };
+    for arch in ["sm_80", "sm_86", "sm_90"] {
+        let text = ptx(arch);
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{arch}: no `{s}` in\n{text}"));
+        let (copy, commit, wait, bar, read) = (
+            at("cp.async.cg.shared.global ["),
+            at("cp.async.commit_group;"),
+            at("cp.async.wait_group 0;"),
+            at("bar.sync"),
+            at("ld.shared"),
+        );
+        assert!(copy < commit && commit < wait && wait < bar && bar < read, "{arch}:\n{text}");
+        assert!(!text.contains("st.shared"), "{arch}: the copy goes around registers\n{text}");
+    }
+    let text = ptx("sm_75");
+    assert!(!text.contains("cp.async") && text.contains("st.shared"), "sm_75:\n{text}");
+    for arch in ["gfx906", "gfx1100", "gfx942"] {
+        let t = Target::by_name(arch).unwrap();
+        for &w in t.wave_sizes {
+            compile(&async_neighbour(w), t, &Options::default())
+                .unwrap_or_else(|e| panic!("{arch} wave {w}: {e}"));
+        }
+    }
+}

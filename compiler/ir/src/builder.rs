@@ -510,6 +510,26 @@ impl KernelBuilder {
     pub fn prefetch(&mut self, p: Param, index: Value) {
         self.push0(Op::Prefetch { mem: MemRef::Buffer(p), index })
     }
+    /// Copies `bytes` (4, 8 or 16) from byte `src_byte` of buffer `src` to byte `dst_byte` of
+    /// LDS slot `dst`, landing by this lane's next [`KernelBuilder::async_wait`] that retires it
+    /// ([`Op::AsyncCopy`]).
+    pub fn async_copy(
+        &mut self,
+        dst: LdsSlot,
+        dst_byte: Value,
+        src: Param,
+        src_byte: Value,
+        bytes: u32,
+    ) {
+        self.push0(Op::AsyncCopy { dst, dst_index: dst_byte, src, src_index: src_byte, bytes })
+    }
+
+    /// Closes this lane's group of async copies and waits until at most `pending` groups are in
+    /// flight ([`Op::AsyncWait`]).
+    pub fn async_wait(&mut self, pending: u32) {
+        self.push0(Op::AsyncWait { pending })
+    }
+
     /// Where the kernel starts to depend on the grids before it ([`Op::GridDependencyWait`]).
     pub fn grid_dependency_wait(&mut self) {
         self.push0(Op::GridDependencyWait)

@@ -105,6 +105,8 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::Mma { .. }
         | Op::Perm { .. }
         | Op::Prefetch { .. }
+        | Op::AsyncCopy { .. }
+        | Op::AsyncWait { .. }
         | Op::GridDependencyWait => None,
         Op::Dot { op, .. } => Some(dot_name(*op).into()),
         Op::PackedConvert { op, .. } => Some(packed_convert_name(*op).into()),
@@ -434,6 +436,12 @@ impl Printer<'_> {
             Op::Prefetch { mem, index } => {
                 format!("{m} {}", self.mem_at(mem, *index, IndexUnit::Byte))
             }
+            Op::AsyncCopy { dst, dst_index, src, src_index, bytes } => format!(
+                "{m} {bytes} {}, {}",
+                self.mem_at(&MemRef::Lds(*dst), *dst_index, IndexUnit::Byte),
+                self.mem_at(&MemRef::Buffer(*src), *src_index, IndexUnit::Byte)
+            ),
+            Op::AsyncWait { pending } => format!("{m} {pending}"),
             Op::Unary { arg, .. } => format!("{m} {arg}"),
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => format!("{m} {lhs}, {rhs}"),
             Op::Fma { a, b, c } => format!("{m} {a}, {b}, {c}"),

@@ -240,6 +240,8 @@ impl Analysis<'_> {
             | Op::Barrier(_)
             | Op::Yield(_)
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => meet_args(),
             // Handled in `inst` with their blocks; reached only for a malformed kernel.
             Op::If { .. } | Op::For { .. } => Divergent,

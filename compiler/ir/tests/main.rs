@@ -5,6 +5,7 @@
 //! links the crate's dependencies again, and with LLVM linked statically that was most of a clean
 //! `cargo test`'s disk and link time.
 
+mod async_copy;
 mod common;
 mod interp_util;
 mod verify_support;

@@ -64,6 +64,23 @@ pub(crate) trait Isa: Sync {
     fn grid_dependency_wait(&self, l: &mut Lowering) -> LResult<()>;
     /// [`kiln_ir::Op::Prefetch`] of the byte at global pointer `ptr`.
     fn prefetch<'ctx>(&self, l: &mut Lowering<'ctx, '_>, ptr: PointerValue<'ctx>) -> LResult<()>;
+    /// [`kiln_ir::Op::AsyncCopy`] of `bytes` (4, 8 or 16, both pointers aligned to it) from
+    /// global `src` to LDS `dst`. By default a load and a store at once: the copy has landed
+    /// before any [`kiln_ir::Op::AsyncWait`] (a program the interpreter accepts reads the bytes
+    /// only after one).
+    fn async_copy<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        dst: PointerValue<'ctx>,
+        src: PointerValue<'ctx>,
+        bytes: u32,
+    ) -> LResult<()> {
+        l.copy_now(dst, src, bytes)
+    }
+    /// [`kiln_ir::Op::AsyncWait`]: nothing by default (the copies landed when issued).
+    fn async_wait(&self, _l: &mut Lowering, _pending: u32) -> LResult<()> {
+        Ok(())
+    }
     /// Metadata definitions the textual helpers (`kiln.*`) refer to, appended to their module.
     fn helper_metadata(&self) -> &'static str;
     /// The address space of private arrays (the data layout's alloca space).

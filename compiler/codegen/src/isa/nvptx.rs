@@ -99,6 +99,42 @@ impl Isa for Nvptx {
         l.b.build_indirect_call(fty, asm, &[addr.into()], "")?;
         Ok(())
     }
+    /// sm_80 and later: `cp.async` (`.cg`, around L1, for 16 bytes; `.ca` for 4 and 8); before,
+    /// a load and a store at once.
+    fn async_copy<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        dst: PointerValue<'ctx>,
+        src: PointerValue<'ctx>,
+        bytes: u32,
+    ) -> LResult<()> {
+        if l.t.sm().is_none_or(|sm| sm < 80) {
+            return l.copy_now(dst, src, bytes);
+        }
+        let i64t = l.ctx.i64_type();
+        let d = l.b.build_ptr_to_int(dst, i64t, "")?;
+        let s = l.b.build_ptr_to_int(src, i64t, "")?;
+        let fty = l.ctx.void_type().fn_type(&[i64t.into(), i64t.into()], false);
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        let asm = l.ctx.create_inline_asm(
+            fty,
+            format!("cp.async.{cache}.shared.global [$0], [$1], {bytes};"),
+            "l,l,~{memory}".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        l.b.build_indirect_call(fty, asm, &[d.into(), s.into()], "")?;
+        Ok(())
+    }
+    /// sm_80 and later: `cp.async.commit_group` then `cp.async.wait_group`; before, nothing.
+    fn async_wait(&self, l: &mut Lowering, pending: u32) -> LResult<()> {
+        if l.t.sm().is_none_or(|sm| sm < 80) {
+            return Ok(());
+        }
+        asm_statement(l, &format!("cp.async.commit_group;\n\tcp.async.wait_group {pending};"))
+    }
     /// The NVPTX helpers refer to no metadata.
     fn helper_metadata(&self) -> &'static str {
         ""

@@ -108,6 +108,18 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 self.isa.grid_dependency_wait(self)?;
                 Ok(vec![])
             }
+            Op::AsyncCopy { dst, dst_index, src, src_index, bytes } => {
+                let (d, _) =
+                    self.address(&MemRef::Lds(*dst), *dst_index, Type::U8, IndexUnit::Byte)?;
+                let (s, _) =
+                    self.address(&MemRef::Buffer(*src), *src_index, Type::U8, IndexUnit::Byte)?;
+                self.isa.async_copy(self, d, s, *bytes)?;
+                Ok(vec![])
+            }
+            Op::AsyncWait { pending } => {
+                self.isa.async_wait(self, *pending)?;
+                Ok(vec![])
+            }
             Op::Barrier(kind) => {
                 self.isa.barrier(self, *kind)?;
                 Ok(vec![])

@@ -108,6 +108,24 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         Ok((ptr, space))
     }
 
+    /// `bytes` (4, 8 or 16) from `src` to `dst` now, as `bytes / 4` 32-bit words aligned to
+    /// `bytes` (the synchronous form of an async copy).
+    pub(crate) fn copy_now(
+        &mut self,
+        dst: PointerValue<'ctx>,
+        src: PointerValue<'ctx>,
+        bytes: u32,
+    ) -> LResult<()> {
+        let ty = self.ctx.i32_type().vec_type(bytes / 4);
+        let v = self.b.build_load(ty, src, "")?;
+        if let Some(i) = v.as_instruction_value() {
+            let _ = i.set_alignment(bytes);
+        }
+        let st = self.b.build_store(dst, v)?;
+        let _ = st.set_alignment(bytes);
+        Ok(())
+    }
+
     pub(super) fn load(
         &mut self,
         mem: &MemRef,

@@ -206,6 +206,18 @@ pub enum InterpError {
         /// The lanes that would loop forever.
         lanes: Lanes,
     },
+    /// An access to LDS bytes an [`crate::Op::AsyncCopy`] has not landed yet (before the
+    /// copying lane's [`crate::Op::AsyncWait`]), a second copy to such bytes, or a copy never
+    /// waited for: on hardware the bytes land at any time until the wait.
+    #[error("{site}: async copy: {detail}, {lanes}")]
+    AsyncCopy {
+        /// Where.
+        site: Box<Site>,
+        /// The lanes involved.
+        lanes: Lanes,
+        /// The allocation, byte, and the copy's instruction.
+        detail: String,
+    },
     /// A load, store or atomic whose address is not a multiple of the alignment it assumes
     /// (stated, or natural): hardware faults or reads other bytes.
     #[error("{site}: misaligned access: {detail}, {lanes}")]

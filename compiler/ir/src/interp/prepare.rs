@@ -98,6 +98,8 @@ impl<'k> Prepared<'k> {
                     | Op::Load { .. }
                     | Op::Store { .. }
                     | Op::Prefetch { .. }
+                    | Op::AsyncCopy { .. }
+                    | Op::AsyncWait { .. }
                     | Op::GridDependencyWait
                     | Op::Fence(_)
                     | Op::Barrier(_)
@@ -312,6 +314,17 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
             mem(m)?;
             scalar(*index)?
         }
+        Op::AsyncCopy { dst, dst_index, src, src_index, bytes } => {
+            nres(0)?;
+            mem(&MemRef::Lds(*dst))?;
+            mem(&MemRef::Buffer(*src))?;
+            scalar(*dst_index)?;
+            scalar(*src_index)?;
+            if !matches!(bytes, 4 | 8 | 16) {
+                return Err(format!("async_copy of {bytes} bytes (4, 8 or 16)"));
+            }
+        }
+        Op::AsyncWait { .. } => nres(0)?,
         Op::ShuffleIdx { value, lane } => {
             nres(1)?;
             scalar(*lane)?;

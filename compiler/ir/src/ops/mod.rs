@@ -588,6 +588,35 @@ pub enum Op {
         /// The byte offset: `u32`, `i32`, `u64` or `i64`.
         index: Value,
     },
+    /// Copies `bytes` (4, 8 or 16) bytes from byte `src_index` of buffer `src` to byte
+    /// `dst_index` of LDS slot `dst`, asynchronously: the bytes are read now and land in LDS at
+    /// the latest when this lane's [`Op::AsyncWait`] retires the group the copy is in. Until
+    /// then no lane may read or write the destination bytes (the interpreter refuses it), and a
+    /// lane reads what another lane copied only after that lane's wait and a barrier. Both
+    /// addresses must be aligned to `bytes`. NVIDIA sm_80 and later: `cp.async` (the data goes
+    /// to LDS without passing through registers, so the loads of later loop trips can be in
+    /// flight without holding registers); elsewhere a load and a store at once, which no
+    /// program the interpreter accepts can tell apart.
+    AsyncCopy {
+        /// The LDS slot written.
+        dst: LdsSlot,
+        /// The byte offset in `dst`: `u32`, `i32`, `u64` or `i64`.
+        dst_index: Value,
+        /// The buffer read.
+        src: Param,
+        /// The byte offset in `src`: `u32`, `i32`, `u64` or `i64`.
+        src_index: Value,
+        /// Bytes copied: 4, 8 or 16.
+        bytes: u32,
+    },
+    /// Closes this lane's group of [`Op::AsyncCopy`]s issued since its last wait (possibly
+    /// empty), then waits until at most `pending` of its groups are still in flight: the older
+    /// ones have landed in LDS (NVIDIA: `cp.async.commit_group; cp.async.wait_group pending`).
+    /// Every copy must be waited for before the kernel ends.
+    AsyncWait {
+        /// Groups left in flight, newest first.
+        pending: u32,
+    },
     /// From here on the kernel may read and write what the grids launched before it touch
     /// (NVIDIA sm_90+: `griddepcontrol.wait`; nothing elsewhere). At most one, in the kernel's
     /// top-level block, and before it no memory access, barrier, fence or cross-lane op, only

@@ -14,7 +14,8 @@ impl Op {
         };
         match self {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) => {}
-            Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait => {}
+            Op::Fence(_) | Op::Barrier(_) | Op::GridDependencyWait | Op::AsyncWait { .. } => {}
+            Op::AsyncCopy { dst_index, src_index, .. } => v.extend([*dst_index, *src_index]),
             Op::Prefetch { mem: m, index } => {
                 mem(&mut v, m);
                 v.push(*index)
@@ -104,6 +105,8 @@ impl Op {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => SmallVec::new(),
         }
     }
@@ -147,6 +150,8 @@ impl Op {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => SmallVec::new(),
         }
     }
@@ -162,6 +167,7 @@ impl Op {
                 MemRef::Buffer(p) => Some(*p),
                 MemRef::Lds(_) | MemRef::Private(_) | MemRef::Global(_) => None,
             },
+            Op::AsyncCopy { src, .. } => Some(*src),
             Op::Const { .. }
             | Op::Id(_)
             | Op::Unary { .. }
@@ -189,6 +195,7 @@ impl Op {
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => None,
         }
     }
@@ -227,6 +234,8 @@ impl Op {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => None,
         }
     }
@@ -269,6 +278,8 @@ impl Op {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => false,
         }
     }
@@ -309,6 +320,8 @@ impl Op {
             Op::Dot { .. } => "dot",
             Op::PackedConvert { .. } => "packed_convert",
             Op::Prefetch { .. } => "prefetch",
+            Op::AsyncCopy { .. } => "async_copy",
+            Op::AsyncWait { .. } => "async_wait",
             Op::GridDependencyWait => "grid_dependency_wait",
         }
     }
@@ -321,6 +334,8 @@ impl Op {
             | Op::Fence(_)
             | Op::Barrier(_)
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => true,
             Op::Const { .. }
             | Op::Arg(_)

@@ -88,6 +88,8 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
         | Op::Perm { .. }
         | Op::PackedConvert { .. }
         | Op::Prefetch { .. }
+        | Op::AsyncCopy { .. }
+        | Op::AsyncWait { .. }
         | Op::GridDependencyWait => None,
         Op::Dot { op, .. } => {
             let kind = match op {

@@ -290,6 +290,16 @@ impl Verifier<'_> {
                 self.mem(i, mem, Access::Read, "prefetch");
                 vec![]
             }
+            Op::AsyncCopy { dst: _, dst_index, src, src_index, bytes } => {
+                self.index(i, *dst_index);
+                self.index(i, *src_index);
+                self.mem(i, &MemRef::Buffer(*src), Access::Read, "async_copy");
+                if !matches!(bytes, 4 | 8 | 16) {
+                    self.at(i, format!("bytes: expected 4, 8 or 16, found {bytes}"));
+                }
+                vec![]
+            }
+            Op::AsyncWait { .. } => vec![],
             Op::Shuffle { mode, value, offset } => {
                 let lo = if *mode == ShuffleMode::Xor { 1 } else { 0 };
                 if *offset < lo || *offset >= wave {
@@ -496,6 +506,8 @@ impl Verifier<'_> {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::Prefetch { .. }
+            | Op::AsyncCopy { .. }
+            | Op::AsyncWait { .. }
             | Op::GridDependencyWait => false,
         };
         if takes {

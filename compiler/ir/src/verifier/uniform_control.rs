@@ -42,6 +42,8 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::Dot { .. }
         | Op::PackedConvert { .. }
         | Op::Prefetch { .. }
+        | Op::AsyncCopy { .. }
+        | Op::AsyncWait { .. }
         | Op::GridDependencyWait => None,
     }
 }

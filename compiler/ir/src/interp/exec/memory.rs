@@ -38,6 +38,23 @@ impl Shadow {
     }
 }
 
+/// One lane's [`crate::Op::AsyncCopy`]s not yet landed: the group being filled, then the closed
+/// groups, oldest first.
+#[derive(Default)]
+pub(crate) struct LaneCopies {
+    open: Vec<Copy>,
+    closed: std::collections::VecDeque<Vec<Copy>>,
+}
+
+/// A copy in flight: the bytes read at issue, for LDS bytes `off..off + n`.
+#[derive(Clone, Copy)]
+struct Copy {
+    inst: Inst,
+    off: usize,
+    n: usize,
+    data: u128,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Touch {
     Read,
@@ -441,6 +458,7 @@ impl Exec<'_> {
         let n = eb * lanes_of(ty);
         let step = how.unit.stride(ty) as usize;
         self.resolve(inst, m, mem, index, step, n, how.align, "load")?;
+        self.check_in_flight(inst, n, "read")?;
         let (d, lp, mask) = (self.p.slot(res), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -466,6 +484,7 @@ impl Exec<'_> {
         let n = eb * lanes_of(ty);
         let step = how.unit.stride(ty) as usize;
         self.resolve(inst, m, mem, index, step, n, how.align, "store")?;
+        self.check_in_flight(inst, n, "written")?;
         self.check_writable(inst, mem)?;
         let (s, lp, mask) = (self.p.slot(value), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
@@ -495,6 +514,7 @@ impl Exec<'_> {
         }
         let n = t.bytes() as usize;
         self.resolve(inst, m, mem, index, n, n, n as u32, "atomic")?;
+        self.check_in_flight(inst, n, "updated atomically")?;
         self.check_writable(inst, mem)?;
         let (sv, d, lp, mask) = (self.p.slot(value), self.p.slot(res), self.lp, width_mask(t));
         // Lanes apply their updates one after another in lane order.
@@ -515,5 +535,160 @@ impl Exec<'_> {
             self.regs[d * lp + loc.lane] = old;
         }
         self.check_lds(inst, Touch::Atomic, n)
+    }
+
+    /// No lane of `self.locs` touches LDS bytes an async copy has not landed yet.
+    fn check_in_flight(&self, inst: Inst, n: usize, verb: &str) -> Result<(), InterpError> {
+        if self.pending_copies == 0 {
+            return Ok(());
+        }
+        let mut lanes = Vec::new();
+        let mut first = None;
+        for loc in &self.locs {
+            if loc.place != Place::Lds {
+                continue;
+            }
+            if let Some(b) = (loc.off..loc.off + n).find(|&b| self.in_flight[b] > 0) {
+                first.get_or_insert(b);
+                lanes.push(loc.lane);
+            }
+        }
+        let Some(byte) = first else { return Ok(()) };
+        let copy = self.copy_to(byte).map_or(String::new(), |(c, lane)| {
+            format!(" (copied there by {} of lane {lane})", c.inst)
+        });
+        Err(InterpError::AsyncCopy {
+            site: self.site(inst),
+            lanes: self.lanes(lanes),
+            detail: format!(
+                "{} {verb} while an async copy to it is in flight{copy}: after the copying \
+                 lane's async_wait (and a barrier, for another wave)",
+                self.lds_name(byte)
+            ),
+        })
+    }
+
+    /// The copy in flight to LDS byte `byte`, and its lane.
+    fn copy_to(&self, byte: usize) -> Option<(Copy, usize)> {
+        self.copies.iter().enumerate().find_map(|(lane, c)| {
+            c.open
+                .iter()
+                .chain(c.closed.iter().flatten())
+                .find(|c| (c.off..c.off + c.n).contains(&byte))
+                .map(|&c| (c, lane))
+        })
+    }
+
+    /// `LDS \`name\` byte i` of a workgroup LDS offset.
+    fn lds_name(&self, byte: usize) -> String {
+        let k = self.p.k;
+        let s = (0..k.lds.len()).rev().find(|&s| self.p.lds_offsets[s] <= byte).unwrap_or(0);
+        let name = k.lds.values().nth(s).map_or("?", |d| d.name.as_str());
+        format!("LDS `{name}` byte {}", byte - self.p.lds_offsets.get(s).copied().unwrap_or(0))
+    }
+
+    /// [`crate::Op::AsyncCopy`]: reads the source now, keeps the bytes in the lane's open group
+    /// and marks the destination in flight; with the sanitizer the destination counts as
+    /// written now (a race with another wave's access in this barrier interval is one).
+    pub(super) fn async_copy(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        (dst, dst_index): (crate::LdsSlot, Value),
+        (src, src_index): (Param, Value),
+        bytes: u32,
+    ) -> Result<(), InterpError> {
+        let n = bytes as usize;
+        self.resolve(inst, m, MemRef::Buffer(src), src_index, 1, n, bytes, "async copy read")?;
+        let data: Vec<(usize, u128)> =
+            self.locs.iter().map(|l| (l.lane, self.read_bytes(l.place, l.off, n))).collect();
+        self.resolve(inst, m, MemRef::Lds(dst), dst_index, 1, n, bytes, "async copy write")?;
+        self.check_in_flight(inst, n, "copied to again")?;
+        self.check_lds(inst, Touch::Write, n)?;
+        for (i, &(lane, data)) in data.iter().enumerate() {
+            let off = self.locs[i].off;
+            debug_assert_eq!(self.locs[i].lane, lane);
+            self.lds_used(off, n);
+            self.in_flight[off..off + n].iter_mut().for_each(|c| *c += 1);
+            self.copies[lane].open.push(Copy { inst, off, n, data });
+            self.pending_copies += 1;
+        }
+        Ok(())
+    }
+
+    /// [`crate::Op::AsyncWait`]: each active lane closes its open group, then lands its oldest
+    /// groups until `pending` are left (with the sanitizer, each landing a write by its wave).
+    pub(super) fn async_wait(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        pending: u32,
+    ) -> Result<(), InterpError> {
+        let mut race = None;
+        for lane in m.iter() {
+            let c = &mut self.copies[lane];
+            let open = std::mem::take(&mut c.open);
+            c.closed.push_back(open);
+            while self.copies[lane].closed.len() > pending as usize {
+                let group = self.copies[lane].closed.pop_front().unwrap_or_default();
+                for cp in group {
+                    self.write_bytes(Place::Lds, cp.off, cp.n, cp.data);
+                    self.in_flight[cp.off..cp.off + cp.n].iter_mut().for_each(|c| *c -= 1);
+                    self.pending_copies -= 1;
+                    if self.launch.sanitize {
+                        let wave = (lane / self.w) as u32;
+                        if let Some(issue) = self.lds_touch(wave, cp.off, cp.n, Touch::Write) {
+                            race.get_or_insert((issue, lane));
+                        }
+                    }
+                }
+            }
+        }
+        match race {
+            None => Ok(()),
+            Some((Issue::Race { byte, other_wave, other }, lane)) => Err(InterpError::LdsRace {
+                site: self.site(inst),
+                lanes: self.lanes([lane]),
+                detail: format!(
+                    "{} landed by an async copy of wave {} and {} by wave {other_wave} with no \
+                     barrier between",
+                    self.lds_name(byte),
+                    lane / self.w,
+                    other.verb()
+                ),
+            }),
+            // A write never finds bytes uninitialized.
+            Some((Issue::Uninit { .. }, _)) => Ok(()),
+        }
+    }
+
+    /// At the end of a workgroup: every async copy has landed.
+    pub(super) fn copies_all_landed(&self) -> Result<(), InterpError> {
+        if self.pending_copies == 0 {
+            return Ok(());
+        }
+        let lanes: Vec<usize> = (0..self.copies.len())
+            .filter(|&l| {
+                let c = &self.copies[l];
+                !c.open.is_empty() || c.closed.iter().any(|g| !g.is_empty())
+            })
+            .collect();
+        let first = lanes
+            .first()
+            .and_then(|&l| {
+                let c = &self.copies[l];
+                c.closed.iter().flatten().chain(c.open.iter()).next().copied()
+            })
+            .map(|c| c.inst);
+        let inst = first.unwrap_or(self.p.k.insts.keys().next().unwrap_or(Inst::new(0)));
+        Err(InterpError::AsyncCopy {
+            site: self.site(inst),
+            lanes: self.lanes(lanes),
+            detail: format!(
+                "{} async copies never waited for (an async_wait with no more pending groups \
+                 than the copies' must come before the kernel ends)",
+                self.pending_copies
+            ),
+        })
     }
 }

@@ -129,6 +129,12 @@ pub(crate) struct Exec<'a> {
     lds_touched: (usize, usize),
     /// Whether the constants and arguments are in `regs` ([`Exec::fill_fixed`]).
     fixed_filled: bool,
+    /// Per LDS byte, the async copies in flight to it ([`Op::AsyncCopy`]).
+    in_flight: Vec<u8>,
+    /// Per lane, its async copies not yet landed.
+    copies: Vec<memory::LaneCopies>,
+    /// Async copies not yet landed, over all lanes.
+    pending_copies: usize,
 }
 
 impl<'a> Exec<'a> {
@@ -157,6 +163,9 @@ impl<'a> Exec<'a> {
             written: Vec::new(),
             lds_touched: (0, 0),
             fixed_filled: false,
+            in_flight: vec![0; lds_bytes],
+            copies: (0..lp).map(|_| memory::LaneCopies::default()).collect(),
+            pending_copies: 0,
         }
     }
 
@@ -183,8 +192,14 @@ impl<'a> Exec<'a> {
         #[cfg(test)]
         self.assert_fresh();
         self.fill_fixed();
+        if self.pending_copies > 0 {
+            self.in_flight.fill(0);
+            self.copies.iter_mut().for_each(|c| *c = memory::LaneCopies::default());
+            self.pending_copies = 0;
+        }
         let m = Mask::full(self.l, self.lp);
-        self.exec_block(self.p.k.entry, &m)
+        self.exec_block(self.p.k.entry, &m)?;
+        self.copies_all_landed()
     }
 
     /// (The interpreter's own tests.) Every register row but the fixed values' is zero, LDS is
@@ -257,6 +272,8 @@ impl<'a> Exec<'a> {
                 | Op::Load { .. }
                 | Op::Store { .. }
                 | Op::Prefetch { .. }
+                | Op::AsyncCopy { .. }
+                | Op::AsyncWait { .. }
                 | Op::GridDependencyWait
                 | Op::Atomic { .. }
                 | Op::Fence(_)
@@ -392,6 +409,10 @@ impl<'a> Exec<'a> {
             Op::Prefetch { mem, index } => {
                 self.resolve(inst, m, *mem, *index, 1, 1, 1, "prefetch")?
             }
+            Op::AsyncCopy { dst, dst_index, src, src_index, bytes } => {
+                self.async_copy(inst, m, (*dst, *dst_index), (*src, *src_index), *bytes)?
+            }
+            Op::AsyncWait { pending } => self.async_wait(inst, m, *pending)?,
             Op::Unary { op, arg } => {
                 let t = k.ty(*arg);
                 let srcs = [(p.slot(*arg), true)];
