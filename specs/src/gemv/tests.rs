@@ -260,7 +260,9 @@ fn the_k4_mma_variant_equals_its_baseline_on_every_matrix_arch() {
     for arch in &archs {
         let tg = Target::by_name(arch).unwrap();
         let wave = tg.default_wave();
-        for (n, k, t) in [(48, 32 * 9, 8), (16, 32 * 5, 3), (16, 32, 1), (80, 32 * 37, 6)] {
+        for (n, k, t) in
+            [(48, 32 * 9, 8), (16, 32 * 5, 3), (16, 32, 1), (80, 32 * 37, 6), (32, 32 * 130, 2)]
+        {
             let inputs = super::k4_inputs(&mut rng, (n, k, t));
             let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             let base = run(&(f.baseline().build)(tg, wave), &inputs, &scalars);
