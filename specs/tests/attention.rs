@@ -303,9 +303,15 @@ fn attention_call(p: &Problem, cache: CacheType) -> (Call, Vec<f32>, Vec<f32>) {
 fn attention_variants_equal_the_baseline_and_float64() {
     let mut rng = rng("attention_variants_equal_the_baseline_and_float64");
     // (pos, T, kv, group, ctx_max): one key, a causal block, several chunks and residues.
-    // The last has 130 chunks at wave 32: two chunks a split (65 splits).
-    let shapes =
-        [(0u32, 1u32, 1u32, 3u32, 2u32), (2, 5, 2, 2, 9), (69, 3, 1, 2, 73), (4128, 2, 1, 2, 4133)];
+    // (4128, ...) has 130 chunks at wave 32: two chunks a split (65 splits); (8300, ...) 260:
+    // three a split, so the async variants' two K buffers are each filled again.
+    let shapes = [
+        (0u32, 1u32, 1u32, 3u32, 2u32),
+        (2, 5, 2, 2, 9),
+        (69, 3, 1, 2, 73),
+        (4128, 2, 1, 2, 4133),
+        (8300, 1, 1, 1, 8301),
+    ];
     for cache in [CacheType::Q8_0, CacheType::F16] {
         for d in [64u32, 128] {
             let fam = format!("attention_decode_{}_d{d}", cache.name());

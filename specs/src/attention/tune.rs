@@ -27,7 +27,14 @@ fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Resu
         return Err(format!("{threads} lanes of f16 chunks do not fit the LDS"));
     }
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape = Shape { rows, waves: threads / wave, baseline: false, threads, short: false };
+    let shape = Shape {
+        rows,
+        waves: threads / wave,
+        baseline: false,
+        threads,
+        short: false,
+        async_k: false,
+    };
     Ok(attention(t, wave, cache, D, shape))
 }
 

@@ -14,9 +14,30 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: 
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape =
-        Shape { rows: R, waves: (N / wave).max(1), baseline: N == 0, threads: N, short: false };
+    let shape = Shape {
+        rows: R,
+        waves: (N / wave).max(1),
+        baseline: N == 0,
+        threads: N,
+        short: false,
+        async_k: false,
+    };
     attention_io(t, wave, cache, D, shape, Io::of(FUSED))
+}
+
+/// Builds an `rR` variant of 128 lanes whose K chunks come by async copies
+/// ([`Shape::async_k`]).
+fn build_async<const Q8: bool, const D: u32, const R: u32>(t: &Target, wave: u32) -> Kernel {
+    let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
+    let shape = Shape {
+        rows: R,
+        waves: THREADS / wave,
+        baseline: false,
+        threads: THREADS,
+        short: false,
+        async_k: true,
+    };
+    attention_io(t, wave, cache, D, shape, Io::Plain)
 }
 
 /// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
@@ -31,7 +52,14 @@ fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
     // routed there).
     let wide_fits = !nvidia || short::WIDE_NVIDIA_ARCHS.contains(&t.name);
     let n = if N > short::THREADS && !wide_fits { short::THREADS } else { N };
-    let shape = Shape { rows: R, waves: n / wave, baseline: false, threads: n, short: true };
+    let shape = Shape {
+        rows: R,
+        waves: n / wave,
+        baseline: false,
+        threads: n,
+        short: true,
+        async_k: false,
+    };
     let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
     if n > short::THREADS && nvidia {
         k.max_registers = Some(t.registers_for_workgroup(n));
@@ -113,6 +141,21 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                 admit(vec![("group".into(), 2, max)]),
             )])
             .chain((!r1_first).then(r1))
+            // The K chunks by async copies, double-buffered (sm_80+; the plain staging
+            // elsewhere): after `r1`, which admits every call, so timed by `kiln bench` only
+            // until measured. Q8_0 at head dim 128 only (the bench shape). (Four rows,
+            // `r4a`, spills 32 bytes on sm_90: the chunk's V rows preloaded beside the copies.)
+            .chain(
+                (Q8 && D == 128 && !FUSED)
+                    .then(|| {
+                        [
+                            v("r1a", build_async::<Q8, D, 1>, Admission::default()),
+                            v("r8a", build_async::<Q8, D, 8>, Admission::default()),
+                        ]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .collect(),
         parity,
         bench,

@@ -92,7 +92,8 @@ pub fn mma_archs() -> Vec<String> {
 
 /// The `baseline` kernel at head dim `d`.
 pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
-    let shape = Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false };
+    let shape =
+        Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false, async_k: false };
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
@@ -111,7 +112,14 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
         });
         return k;
     }
-    let shape = Shape { rows, waves: MMA_WAVES, baseline: false, threads: THREADS, short: false };
+    let shape = Shape {
+        rows,
+        waves: MMA_WAVES,
+        baseline: false,
+        threads: THREADS,
+        short: false,
+        async_k: false,
+    };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
     if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {

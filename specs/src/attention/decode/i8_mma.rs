@@ -152,9 +152,9 @@ fn scan(
             b.if_then(go, |b| {
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
-                stage_rows(b, c, (c.k_cache, slot, region), k0, CHUNK);
+                stage_rows(b, c, (c.k_cache, slot, region), k0, CHUNK, false);
                 if let Some((slot, region)) = lr.v_stage {
-                    stage_rows(b, c, (c.v_cache, slot, region), k0, CHUNK);
+                    stage_rows(b, c, (c.v_cache, slot, region), k0, CHUNK, false);
                 }
             });
             b.barrier(BarrierKind::Lds);

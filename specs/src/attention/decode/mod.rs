@@ -133,6 +133,9 @@ pub struct Shape {
     pub threads: u32,
     /// The `short` variant: one workgroup a (row group, KV head), the states in LDS.
     pub short: bool,
+    /// The K chunks by async copies into two LDS buffers a wave, the next chunk's copies in
+    /// flight while this one computes (sm_80 and later; elsewhere the plain staging).
+    pub async_k: bool,
 }
 
 /// What a kernel reads before the attention and writes after it.
@@ -228,6 +231,9 @@ struct Ctx {
     k_lds: LdsSlot,
     /// This wave's K chunk in `k_lds`, in bytes.
     region: Value,
+    /// With async K chunks ([`Shape::async_k`]): the bytes from a wave's first buffer to its
+    /// second (the waves' first buffers, then their second ones).
+    k_second: Option<Value>,
     /// q of the pass's rows, `[R][D]` (f32; [`Order::I8`]: its quants, bytes).
     q_lds: LdsSlot,
     /// [`Order::I8`]: the scales of q's blocks, `[R][D / 32]` (f32 of the f16 scale).
@@ -467,7 +473,9 @@ pub(super) fn attention_order(
         (false, true, n) => format!("_short_r{}t{n}", shape.rows),
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
-    };
+    } + if shape.async_k { "a" } else { "" };
+    // Async copies where the arch has them (the name stays: elsewhere the plain staging).
+    let async_k = shape.async_k && t.sm().is_some_and(|sm| sm >= 80);
     let family = match io {
         Io::Plain if order.is_i8() => format!("attention_decode_{}_i8_d{d}", cache.name()),
         Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
@@ -564,9 +572,10 @@ pub(super) fn attention_order(
         shape.waves
     );
     let splits_lds = LdsStates { base: 0, rows: r, slots: shape.waves };
+    let bufs = if async_k { 2 } else { 1 };
     let k_words = match order {
         Order::F32 if shape.baseline => stage_words,
-        Order::F32 => stage_words.max(splits_lds.words(d)),
+        Order::F32 => (bufs * stage_words).max(splits_lds.words(d)),
         Order::I8 { .. } => 1,
     };
     let k_lds = b.lds("k_chunks", ScalarType::U32, k_words);
@@ -639,6 +648,7 @@ pub(super) fn attention_order(
         n_kv: kv_v,
         k_lds,
         region,
+        k_second: async_k.then(|| b.u32(stage_words * 4)),
         q_lds,
         qd_lds,
         w_lds,

@@ -20,7 +20,7 @@ const PV_UNROLL_W64: u32 = 8;
 /// of 32 dimensions, `t = fma(q_d, x_d, t)` over its dimensions in order from `+0`; then
 /// `dot = dot + t` over the blocks in order from `+0`. The key's row is read from the wave's
 /// staged chunk ([`stage_rows`]); the blocks' chains (and the rows') are independent.
-fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
+fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) -> Vec<Value> {
     let (q_lds, d) = (c.q_lds, c.d);
     // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
     // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
@@ -46,7 +46,7 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
     let rb = c.cache.row_bytes(d);
     let rbv = b.u32(rb);
     let base = b.mul(c.lane, rbv);
-    let base = b.add(c.region, base);
+    let base = b.add(region, base);
     let k_lds = c.k_lds;
     match c.cache {
         CacheType::Q8_0 => {
@@ -118,13 +118,15 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value) -> Vec<Value> {
 /// lane `l` moving units `l, l + W, ...` of 8 bytes (4 when a row is not a multiple of 8):
 /// coalesced, where a lane reading its own key's row would touch `W` rows a load. Units past the
 /// cache's end are read clamped (their keys are never seen). The f32 order stages a chunk of
-/// `W` K rows into the wave's region of `k_lds`; the i8 order 32 K (and V) rows.
+/// `W` K rows into the wave's region of `k_lds`; the i8 order 32 K (and V) rows. With
+/// `copy_async` each unit is an async copy (landing by the lane's next `async_wait`).
 pub(super) fn stage_rows(
     b: &mut KernelBuilder,
     c: &Ctx,
     (p, lds, to): (Param, LdsSlot, Value),
     k0: Value,
     rows: u32,
+    copy_async: bool,
 ) {
     let rb = c.cache.row_bytes(c.d);
     let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
@@ -143,9 +145,13 @@ pub(super) fn stage_rows(
         let off = b.mul(u, uv);
         let at = b.add(base, off);
         let at = b.min(at, last);
-        let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
         let dst = b.add(to, off);
-        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+        if copy_async {
+            b.async_copy(lds, dst, p, at, unit);
+        } else {
+            let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
+            b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+        }
     }
 }
 
@@ -165,19 +171,62 @@ pub(super) fn scan(
     init.extend((0..n + n * dpl).map(|_| b.f32(0.0)));
     let c0 = b.mul(s, c.cps);
     let (zero, one) = (b.u32(0), b.u32(1));
-    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
-        let chunk = b.add(c0, i);
-        let inside = b.lt(chunk, c.n_chunks);
-        let go = b.and(active, inside);
-        let wv = b.u32(c.wave);
-        let k0 = b.mul(chunk, wv);
-        b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, c.region), k0, c.wave));
-        b.barrier(BarrierKind::Lds);
-        let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, st), |_| st.to_vec());
-        // The next step stages into the same region.
-        b.barrier(BarrierKind::Lds);
-        next
-    });
+    let wv = b.u32(c.wave);
+    let st = if let Some(second) = c.k_second {
+        // Chunk `i` in buffer `i % 2`; chunk `i + 1`'s copies are issued before chunk `i` is
+        // waited for, so they are in flight while it computes.
+        let stage = |b: &mut KernelBuilder, i: Value| {
+            let chunk = b.add(c0, i);
+            let inside = b.lt(chunk, c.n_chunks);
+            let in_split = b.lt(i, c.cps);
+            let go = b.and(active, inside);
+            let go = b.and(go, in_split);
+            let k0 = b.mul(chunk, wv);
+            let two = b.u32(2);
+            let odd = b.rem(i, two);
+            let off = b.mul(odd, second);
+            let to = b.add(c.region, off);
+            b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, to), k0, c.wave, true));
+            to
+        };
+        stage(b, zero);
+        // Closes chunk 0's group (nothing waits yet).
+        b.async_wait(1);
+        let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+            let chunk = b.add(c0, i);
+            let inside = b.lt(chunk, c.n_chunks);
+            let go = b.and(active, inside);
+            let k0 = b.mul(chunk, wv);
+            let i1 = b.add(i, one);
+            // After the last step's barrier: nobody reads the buffer these copies fill.
+            stage(b, i1);
+            b.async_wait(1);
+            b.barrier(BarrierKind::Lds);
+            let two = b.u32(2);
+            let odd = b.rem(i, two);
+            let off = b.mul(odd, second);
+            let region = b.add(c.region, off);
+            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st), |_| st.to_vec());
+            // The next step stages into the buffer this one read.
+            b.barrier(BarrierKind::Lds);
+            next
+        });
+        b.async_wait(0);
+        st
+    } else {
+        b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+            let chunk = b.add(c0, i);
+            let inside = b.lt(chunk, c.n_chunks);
+            let go = b.and(active, inside);
+            let k0 = b.mul(chunk, wv);
+            b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, c.region), k0, c.wave, false));
+            b.barrier(BarrierKind::Lds);
+            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, c.region, st), |_| st.to_vec());
+            // The next step stages into the same region.
+            b.barrier(BarrierKind::Lds);
+            next
+        })
+    };
     let mut out = st[..n].to_vec();
     for r in 0..n {
         out.push(b.wave_reduce(ReduceOp::Add, st[n + r]));
@@ -187,7 +236,14 @@ pub(super) fn scan(
 }
 
 /// One chunk (keys `k0 .. k0 + W`, staged) folded into the rows' states (step 2).
-fn chunk_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k0: Value, st: &[Value]) -> Vec<Value> {
+fn chunk_step(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    rows: &[Row],
+    k0: Value,
+    region: Value,
+    st: &[Value],
+) -> Vec<Value> {
     let n = rows.len();
     let dpl = c.dpl as usize;
     let key = b.add(k0, c.lane);
@@ -208,7 +264,7 @@ fn chunk_step(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], k0: Value, st: &[Val
     } else {
         vec![]
     };
-    let ds = dots(b, c, n as u32, key);
+    let ds = dots(b, c, n as u32, key, region);
     let ninf = b.f32(f32::NEG_INFINITY);
     let mut next = vec![];
     let mut ps = vec![];
