@@ -666,7 +666,7 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, wave, name, tiles, unroll, WIDE_MAX_REGISTERS, Mode::Direct)
+    wide(t, wave, name, tiles, unroll, WIDE_MAX_REGISTERS, false)
 }
 
 /// [`build_wide`] with the next loop iteration's loads issued before this one's blocks are
@@ -676,40 +676,11 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// too few workgroups to fill the SMs (N = 4096), slower where it has enough.
 pub fn build_pipelined(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}p");
-    wide(t, wave, name, tiles, unroll, PIPELINED_MAX_REGISTERS, Mode::Pipelined)
+    wide(t, wave, name, tiles, unroll, PIPELINED_MAX_REGISTERS, true)
 }
 
 /// The register cap of the pipelined variants on NVIDIA ([`build_pipelined`]): what they need.
 pub const PIPELINED_MAX_REGISTERS: u32 = 255;
-
-/// [`build_wide`] with one group of four blocks a loop trip whose weight quants and weight
-/// scales go global -> LDS by async copies (`cp.async` on sm_80+) `stages - 1` trips ahead, each
-/// lane into its own LDS (so no barrier), and are read back just before their `mma`: bytes in
-/// flight without registers held for them. The activations and their scales (small, read by
-/// every workgroup) are loaded into registers one trip ahead. Weight scales come as the three
-/// aligned 32-bit words that hold a row's four 2-byte scales of the group (`n` is a multiple of
-/// 16, so the buffer's last word is whole). The same ops on the same values as every variant.
-pub fn build_async(t: &Target, wave: u32, tiles: u32, stages: u32) -> Kernel {
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_a{stages}");
-    // Without `cp.async` (AMD, sm_75) the copies would be a load and an LDS store: the direct
-    // body instead.
-    let mode = match t.sm() {
-        Some(sm) if sm >= 80 => Mode::Async { stages },
-        _ => Mode::Direct,
-    };
-    wide(t, wave, name, tiles, 1, WIDE_MAX_REGISTERS, mode)
-}
-
-/// How the wide body gets its bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// A trip's loads, then its blocks.
-    Direct,
-    /// The next trip's loads carried in registers by the loop.
-    Pipelined,
-    /// Weight quants and scales by async copies into a ring of `stages` trips in LDS.
-    Async { stages: u32 },
-}
 
 fn wide(
     t: &Target,
@@ -718,7 +689,7 @@ fn wide(
     tiles: u32,
     unroll: u32,
     cap: u32,
-    mode: Mode,
+    pipelined: bool,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -734,12 +705,8 @@ fn wide(
     match kind {
         Some(kind) => match wide_map(kind) {
             Some(map) => {
-                let g = if matches!(mode, Mode::Async { .. }) {
-                    1
-                } else {
-                    groups_on(t, tiles, unroll)
-                };
-                body_wide(&mut b, &p, wave, kind, map, tiles, g, mode)
+                let g = groups_on(t, tiles, unroll);
+                body_wide(&mut b, &p, wave, kind, map, tiles, g, pipelined)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
@@ -794,37 +761,6 @@ fn paired_rows(kind: MmaKind, map: WideMap) -> bool {
         })
 }
 
-// The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
-// the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
-// element shares its row's or token's scale with an earlier one).
-struct Raw {
-    bq: Vec<Vec<Value>>,
-    a: Vec<Vec<Vec<Value>>>,
-    dw: Vec<Option<Value>>,
-    da: Vec<Option<Value>>,
-}
-impl Raw {
-    fn values(&self) -> Vec<Value> {
-        let mut v: Vec<Value> = self.bq.iter().flatten().copied().collect();
-        v.extend(self.a.iter().flatten().flatten().copied());
-        v.extend(self.dw.iter().flatten().copied());
-        v.extend(self.da.iter().flatten().copied());
-        v
-    }
-    fn from_values(like: &Raw, vals: &[Value]) -> Raw {
-        let mut it = vals.iter().copied();
-        let mut take = |n: usize| -> Vec<Value> { (&mut it).take(n).collect() };
-        let bq = like.bq.iter().map(|x| take(x.len())).collect();
-        let a = like.a.iter().map(|kc| kc.iter().map(|t| take(t.len())).collect()).collect();
-        let mut opt = |x: &Vec<Option<Value>>| -> Vec<Option<Value>> {
-            x.iter().map(|o| o.map(|_| take(1)[0])).collect()
-        };
-        let dw = opt(&like.dw);
-        let da = opt(&like.da);
-        Raw { bq, a, dw, da }
-    }
-}
-
 fn body_wide(
     b: &mut KernelBuilder,
     p: &Params,
@@ -833,7 +769,7 @@ fn body_wide(
     map: WideMap,
     tiles: u32,
     unroll: u32,
-    mode: Mode,
+    pipelined: bool,
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -904,8 +840,37 @@ fn body_wide(
     let start = b.mul(slot, group);
     let offsets: Vec<u32> =
         (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)).collect();
-    // With `weights` false only the activations and their scales (the async mode's registers).
-    let load = |b: &mut KernelBuilder, blk0: Value, u: u32, weights: bool| -> Raw {
+    // The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
+    // the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
+    // element shares its row's or token's scale with an earlier one).
+    struct Raw {
+        bq: Vec<Vec<Value>>,
+        a: Vec<Vec<Vec<Value>>>,
+        dw: Vec<Option<Value>>,
+        da: Vec<Option<Value>>,
+    }
+    impl Raw {
+        fn values(&self) -> Vec<Value> {
+            let mut v: Vec<Value> = self.bq.iter().flatten().copied().collect();
+            v.extend(self.a.iter().flatten().flatten().copied());
+            v.extend(self.dw.iter().flatten().copied());
+            v.extend(self.da.iter().flatten().copied());
+            v
+        }
+        fn from_values(like: &Raw, vals: &[Value]) -> Raw {
+            let mut it = vals.iter().copied();
+            let mut take = |n: usize| -> Vec<Value> { (&mut it).take(n).collect() };
+            let bq = like.bq.iter().map(|x| take(x.len())).collect();
+            let a = like.a.iter().map(|kc| kc.iter().map(|t| take(t.len())).collect()).collect();
+            let mut opt = |x: &Vec<Option<Value>>| -> Vec<Option<Value>> {
+                x.iter().map(|o| o.map(|_| take(1)[0])).collect()
+            };
+            let dw = opt(&like.dw);
+            let da = opt(&like.da);
+            Raw { bq, a, dw, da }
+        }
+    }
+    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
         let off = b.u32(u);
         let blk = b.add(blk0, off);
         let blk = b.min(blk, last_blk);
@@ -926,10 +891,6 @@ fn body_wide(
                     })
                     .collect::<Vec<_>>(),
             );
-            if !weights {
-                a.push(vec![]);
-                continue;
-            }
             a.push(
                 a_loads
                     .iter()
@@ -966,7 +927,7 @@ fn body_wide(
             let ti = i / per_c as usize;
             let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
             let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
-            dw.push((weights && rep_w >= i).then(|| {
+            dw.push((rep_w >= i).then(|| {
                 let wi = b.add(wbase, blk64);
                 b.load(p.ws, wi, Type::scalar(ScalarType::U16))
             }));
@@ -1027,34 +988,10 @@ fn body_wide(
             *a = b.select(valid, next, *a);
         }
     };
-    let accs = if let Mode::Async { stages } = mode {
-        body_async(
-            b,
-            &f,
-            AsyncCtx {
-                p,
-                wave,
-                stages,
-                tiles,
-                a_loads: &a_loads,
-                paired,
-                map,
-                kk,
-                per_c,
-                c_row_rep: &c_row_rep,
-                last_blk,
-                start,
-                stride,
-                init: &init,
-                offsets: &offsets,
-                load: &load,
-                add: &add,
-            },
-        )
-    } else if mode == Mode::Pipelined {
+    let accs = if pipelined {
         // The next iteration's loads are issued before this one's blocks are added, and carried
         // to it: a wave has one iteration's bytes in flight while it computes.
-        let first: Vec<Raw> = offsets.iter().map(|&u| load(b, start, u, true)).collect();
+        let first: Vec<Raw> = offsets.iter().map(|&u| load(b, start, u)).collect();
         let width = init.len();
         let mut st = init.clone();
         st.extend(first.iter().flat_map(Raw::values));
@@ -1068,7 +1005,7 @@ fn body_wide(
                 rest = &rest[n..];
             }
             let next0 = b.add(blk0, stride);
-            let next: Vec<Raw> = offsets.iter().map(|&u| load(b, next0, u, true)).collect();
+            let next: Vec<Raw> = offsets.iter().map(|&u| load(b, next0, u)).collect();
             let mut acc = acc.to_vec();
             for (raw, &u) in cur.iter().zip(&offsets) {
                 add(b, blk0, u, raw, &mut acc);
@@ -1080,7 +1017,7 @@ fn body_wide(
     } else {
         b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
             // Every load of the `unroll` groups first, then the blocks in increasing order.
-            let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u, true)).collect();
+            let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
             let mut acc = acc.to_vec();
             for (raw, &u) in raws.iter().zip(&offsets) {
                 add(b, blk0, u, raw, &mut acc);
@@ -1089,231 +1026,4 @@ fn body_wide(
         })
     };
     f.finish(b, p, &accs, wave);
-}
-
-/// What [`body_async`] takes from [`body_wide`].
-struct AsyncCtx<'a> {
-    p: &'a Params,
-    wave: u32,
-    stages: u32,
-    tiles: u32,
-    a_loads: &'a [Vec<(Value, Value)>],
-    paired: bool,
-    map: WideMap,
-    kk: u32,
-    per_c: u32,
-    c_row_rep: &'a [u32],
-    last_blk: Value,
-    start: Value,
-    stride: Value,
-    init: &'a [Value],
-    offsets: &'a [u32],
-    load: &'a dyn Fn(&mut KernelBuilder, Value, u32, bool) -> Raw,
-    add: &'a dyn Fn(&mut KernelBuilder, Value, u32, &Raw, &mut [Value]),
-}
-
-/// The byte in `wq` of piece `piece` (8 bytes) of A list `(base, list)` in the block at
-/// `wblk` and K chunk `kc_off`, as [`body_wide`]'s loads address it.
-fn a_byte(
-    b: &mut KernelBuilder,
-    (base, list): (Value, Value),
-    wblk: Value,
-    kc_off: Value,
-    piece: u32,
-) -> Value {
-    let x = b.add(base, wblk);
-    let byte = b.add(list, kc_off);
-    let off = b.u32(8 * piece);
-    let byte = b.add(byte, off);
-    let y = tile_byte(b, byte);
-    b.add(x, y)
-}
-
-/// The async mode of [`body_wide`] ([`build_async`]): the slot partials.
-fn body_async(b: &mut KernelBuilder, f: &Frame, c: AsyncCtx) -> Vec<Value> {
-    let AsyncCtx { p, stages, tiles, a_loads, paired, map, kk, per_c, c_row_rep, .. } = c;
-    let (last_blk, start, stride, offsets) = (c.last_blk, c.start, c.stride, c.offsets);
-    let lanes = SLOTS * c.wave;
-    let kcs = QK / kk;
-    // A pieces a block, K chunk and tile (one 16-byte chunk where paired, else 8-byte pieces);
-    // the C elements whose row's scale a lane holds, three words each.
-    let piece = if paired { 16 } else { 8 };
-    let per_tile = if paired { 1 } else { a_loads[0].len() as u32 * (map.bytes / 8) };
-    let a_items = offsets.len() as u32 * kcs * tiles * per_tile;
-    let row_reps: Vec<usize> = (0..f.c_elems.len())
-        .filter(|&i| {
-            let (ti, e) = (i / per_c as usize, i % per_c as usize);
-            ti * per_c as usize + c_row_rep[e] as usize == i
-        })
-        .collect();
-    let w_items = 3 * row_reps.len() as u32;
-    // Per ring slot, item and lane of the workgroup: consecutive lanes side by side.
-    let ring_a = b.lds("ring_a", ScalarType::U32, stages * a_items * lanes * piece / 4);
-    let ring_w = b.lds("ring_w", ScalarType::U32, stages * w_items * lanes);
-    let local = b.local_id();
-    let lanes_v = b.u32(lanes);
-    let at = |b: &mut KernelBuilder, slot: Value, item: u32, items: u32, bytes: u32| {
-        let per = b.u32(items);
-        let x = b.mul(slot, per);
-        let it = b.u32(item);
-        let x = b.add(x, it);
-        let x = b.mul(x, lanes_v);
-        let x = b.add(x, local);
-        let nb = b.u32(bytes);
-        b.mul(x, nb)
-    };
-    // The byte in `ws` of the scale of the group at `blk0` (clamped) for C element `i`'s row.
-    let scale_byte = |b: &mut KernelBuilder, blk0: Value, i: usize| {
-        let (wbase, _, _, _) = f.c_elems[i];
-        let blk = b.min(blk0, last_blk);
-        let blk64 = b.convert(blk, Type::U64);
-        let e = b.add(wbase, blk64);
-        let two = b.u64(2);
-        b.mul(e, two)
-    };
-    // The last whole word of `ws`: `n * k / 32` scales, an even count (`n` is a multiple of 16).
-    let n64 = b.convert(f.n, Type::U64);
-    let nb64 = b.convert(f.nb, Type::U64);
-    let ws_bytes = b.mul(n64, nb64);
-    let two = b.u64(2);
-    let ws_bytes = b.mul(ws_bytes, two);
-    let four64 = b.u64(4);
-    let last_word = b.sub(ws_bytes, four64);
-    let word_mask = b.u64(!3);
-    // The trip at `blk0`: its weight quants and scale words into ring slot `slot`.
-    let issue = |b: &mut KernelBuilder, blk0: Value, slot: Value| {
-        let mut item = 0;
-        for &u in offsets {
-            let off = b.u32(u);
-            let blk = b.add(blk0, off);
-            let blk = b.min(blk, last_blk);
-            let wblk = tile_block(b, blk);
-            for kc in 0..kcs {
-                let kc_off = b.u32(kc * kk);
-                for tile in a_loads {
-                    let srcs: Vec<Value> = if paired {
-                        vec![a_byte(b, tile[0], wblk, kc_off, 0)]
-                    } else {
-                        tile.iter()
-                            .flat_map(|&g| (0..map.bytes / 8).map(move |pc| (g, pc)))
-                            .map(|(g, pc)| a_byte(b, g, wblk, kc_off, pc))
-                            .collect()
-                    };
-                    for src in srcs {
-                        let dst = at(b, slot, item, a_items, piece);
-                        b.async_copy(ring_a, dst, p.wq, src, piece);
-                        item += 1;
-                    }
-                }
-            }
-        }
-        for (r, &i) in row_reps.iter().enumerate() {
-            let o0 = scale_byte(b, blk0, i);
-            let w0 = b.and(o0, word_mask);
-            for word in 0..3u32 {
-                let d = b.u64(4 * word as u64);
-                let src = b.add(w0, d);
-                let src = b.min(src, last_word);
-                let dst = at(b, slot, 3 * r as u32 + word, w_items, 4);
-                b.async_copy(ring_w, dst, p.ws, src, 4);
-            }
-        }
-    };
-    // Block `u_i` of the trip at `blk0`, its weight parts read back from ring slot `slot`, the
-    // activation parts from `regs`.
-    let read = |b: &mut KernelBuilder, blk0: Value, slot: Value, u_i: usize, regs: &Raw| {
-        let vty = Type::vector(ScalarType::U32, (piece / 4) as u8);
-        let a = (0..kcs)
-            .map(|kc| {
-                (0..tiles)
-                    .map(|ti| {
-                        (0..per_tile)
-                            .map(|pc| {
-                                let item = ((u_i as u32 * kcs + kc) * tiles + ti) * per_tile + pc;
-                                let x = at(b, slot, item, a_items, piece);
-                                b.load_with(ring_a, x, vty, IndexUnit::Byte, Some(piece))
-                            })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
-        let dw = (0..f.c_elems.len())
-            .map(|i| {
-                let r = row_reps.iter().position(|&x| x == i)?;
-                let o0 = scale_byte(b, blk0, i);
-                let three = b.u64(3);
-                let lo = b.and(o0, three);
-                let lo = b.convert(lo, Type::U32);
-                let ub = b.u32(2 * u_i as u32);
-                let lo = b.add(lo, ub);
-                // Byte `lo` of the three words: word `lo / 4`, half `lo % 4`.
-                let four = b.u32(4);
-                let word = b.div(lo, four);
-                let half = b.rem(lo, four);
-                let words = b.u32(3 * r as u32);
-                let item = b.add(words, word);
-                let per = b.u32(w_items);
-                let x = b.mul(slot, per);
-                let x = b.add(x, item);
-                let x = b.mul(x, lanes_v);
-                let x = b.add(x, local);
-                let x = b.mul(x, four);
-                let x = b.add(x, half);
-                Some(b.load_with(
-                    ring_w,
-                    x,
-                    Type::scalar(ScalarType::U16),
-                    IndexUnit::Byte,
-                    Some(2),
-                ))
-            })
-            .collect();
-        Raw { bq: regs.bq.clone(), a, dw, da: regs.da.clone() }
-    };
-    // Trip `j` (from 0) uses ring slot `j % stages`; `stages - 1` trips are in flight ahead.
-    let ahead = stages - 1;
-    for s in 0..ahead {
-        let sv = b.u32(s);
-        let x = b.mul(stride, sv);
-        let blk0 = b.add(start, x);
-        issue(b, blk0, sv);
-        b.async_wait(ahead);
-    }
-    let first: Vec<Raw> = offsets.iter().map(|&u| (c.load)(b, start, u, false)).collect();
-    let width = c.init.len();
-    let mut st = c.init.to_vec();
-    st.extend(first.iter().flat_map(Raw::values));
-    let out = b.for_range(start, f.nb, stride, 1, &st, |b, blk0, st| {
-        let (acc, regs) = st.split_at(width);
-        let mut cur = vec![];
-        let mut rest = regs;
-        for like in &first {
-            let n = like.values().len();
-            cur.push(Raw::from_values(like, &rest[..n]));
-            rest = &rest[n..];
-        }
-        let d = b.sub(blk0, start);
-        let j = b.div(d, stride);
-        let sv = b.u32(stages);
-        let slot = b.rem(j, sv);
-        let av = b.u32(ahead);
-        let ja = b.add(j, av);
-        let slot_ahead = b.rem(ja, sv);
-        let x = b.mul(stride, av);
-        let blk_ahead = b.add(blk0, x);
-        issue(b, blk_ahead, slot_ahead);
-        b.async_wait(ahead);
-        let next0 = b.add(blk0, stride);
-        let next: Vec<Raw> = offsets.iter().map(|&u| (c.load)(b, next0, u, false)).collect();
-        let mut acc = acc.to_vec();
-        for (u_i, &u) in offsets.iter().enumerate() {
-            let raw = read(b, blk0, slot, u_i, &cur[u_i]);
-            (c.add)(b, blk0, u, &raw, &mut acc);
-        }
-        acc.extend(next.iter().flat_map(Raw::values));
-        acc
-    });
-    b.async_wait(0);
-    out[..width].to_vec()
 }

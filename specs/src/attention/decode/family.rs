@@ -141,20 +141,17 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                 admit(vec![("group".into(), 2, max)]),
             )])
             .chain((!r1_first).then(r1))
-            // The K chunks by async copies, double-buffered (sm_80+; the plain staging
-            // elsewhere): after `r1`, which admits every call, so timed by `kiln bench` only
-            // until measured. Q8_0 at head dim 128 only (the bench shape). (Four rows,
-            // `r4a`, spills 32 bytes on sm_90: the chunk's V rows preloaded beside the copies.)
+            // `r8` with the K chunks by async copies, double-buffered (sm_80+; the plain staging
+            // elsewhere). After `r1`, which admits every call: `kiln bench` times it, the router
+            // does not take it. On the H200 (bench/results/balance-h200-2026-12-03.md, call 4)
+            // the fastest at 32K keys with 4 rows (177.98 us against the routed 205.96 and
+            // `r4t256`'s 188.34), slower than the routes at 32K with 1 and 8 rows and at 4K:
+            // routing it needs the tuner's buckets re-timed with it. Q8_0 at head dim 128 only
+            // (the bench shape). Not kept: `r1a` (slower than `r1` everywhere) and `r4a` (spills
+            // 32 bytes on sm_90: the chunk's V rows preloaded beside the copies).
             .chain(
                 (Q8 && D == 128 && !FUSED)
-                    .then(|| {
-                        [
-                            v("r1a", build_async::<Q8, D, 1>, Admission::default()),
-                            v("r8a", build_async::<Q8, D, 8>, Admission::default()),
-                        ]
-                    })
-                    .into_iter()
-                    .flatten(),
+                    .then(|| v("r8a", build_async::<Q8, D, 8>, Admission::default())),
             )
             .collect(),
         parity,
