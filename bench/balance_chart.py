@@ -32,6 +32,14 @@ def med(rs, case, variant):
     return statistics.median(r[case]["variants"][variant]["graph_us"] for r in rs)
 
 
+def bars(ax, group, vals, colors, fmt):
+    """Bars `vals` of group `group` (four slots a group), each with its value on top."""
+    xs = [group * 4 + j for j in range(len(vals))]
+    for b, v in zip(ax.bar(xs, vals, color=colors), vals):
+        ax.text(b.get_x() + b.get_width() / 2, v, fmt.format(v), ha="center", va="bottom",
+                fontsize=7)
+
+
 def main():
     root, out = sys.argv[1], sys.argv[2]
     c1 = runs(root, "call1", "bench")
@@ -64,12 +72,7 @@ def main():
     names = ["wide_t2_g4", "wide_t1_g2p", "wide_t1_a3"]
     for i, t in enumerate((1, 8)):
         case = f"gemv_q8_0_rp_k4_n4096_t{t}"
-        vals = [med(c4, case, v) for v in names]
-        xs = [i * 4 + j for j in range(len(names))]
-        bars = ax[1].bar(xs, vals, color=["C0", "C1", "C3"])
-        for b, v in zip(bars, vals):
-            ax[1].text(b.get_x() + b.get_width() / 2, v, f"{v:.2f}", ha="center", va="bottom",
-                       fontsize=7)
+        bars(ax[1], i, [med(c4, case, v) for v in names], ["C0", "C1", "C3"], "{:.2f}")
     ax[1].axhline(5.0, color="k", linestyle=":", label="issue goal T = 1 (5.0 us)")
     ax[1].axhline(5.5, color="gray", linestyle=":", label="issue goal T = 8 (5.5 us)")
     ax[1].set_xticks([1, 5], ["N = 4096, T = 1", "N = 4096, T = 8"])
@@ -82,12 +85,7 @@ def main():
     vs = ["r8", "r8a", "r4t256"]
     for i, t in enumerate((1, 4, 8)):
         case = f"attn_q8_0_ctx32k_t{t}"
-        vals = [med(c4a, case, v) for v in vs]
-        xs = [i * 4 + j for j in range(len(vs))]
-        bars = ax[2].bar(xs, vals, color=["C0", "C2", "C4"])
-        for b, v in zip(bars, vals):
-            ax[2].text(b.get_x() + b.get_width() / 2, v, f"{v:.0f}", ha="center", va="bottom",
-                       fontsize=7)
+        bars(ax[2], i, [med(c4a, case, v) for v in vs], ["C0", "C2", "C4"], "{:.0f}")
     ax[2].set_xticks([1, 5, 9], ["32K, T = 1", "32K, T = 4", "32K, T = 8"])
     ax[2].set_ylabel("us (graph replay, median)")
     ax[2].set_title("decode attention Q8_0 d128: blue r8, green r8a (async K), purple r4t256")
