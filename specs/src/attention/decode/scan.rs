@@ -172,40 +172,44 @@ pub(super) fn scan(
     let c0 = b.mul(s, c.cps);
     let (zero, one) = (b.u32(0), b.u32(1));
     let wv = b.u32(c.wave);
-    let st = if let Some(second) = c.k_second {
-        // Chunk `i` in buffer `i % 2`; chunk `i + 1`'s copies are issued before chunk `i` is
-        // waited for, so they are in flight while it computes.
-        let stage = |b: &mut KernelBuilder, i: Value| {
-            let chunk = b.add(c0, i);
-            let inside = b.lt(chunk, c.n_chunks);
-            let in_split = b.lt(i, c.cps);
-            let go = b.and(active, inside);
-            let go = b.and(go, in_split);
-            let k0 = b.mul(chunk, wv);
+    // Chunk `i` of the split: whether this wave computes it, and its first key.
+    let chunk_of = |b: &mut KernelBuilder, i: Value| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(active, inside);
+        (go, b.mul(chunk, wv))
+    };
+    // Where chunk `i` is staged: the wave's region, or with async K chunks buffer `i % 2`.
+    let buffer = |b: &mut KernelBuilder, i: Value| match c.k_second {
+        Some(second) => {
             let two = b.u32(2);
             let odd = b.rem(i, two);
             let off = b.mul(odd, second);
-            let to = b.add(c.region, off);
+            b.add(c.region, off)
+        }
+        None => c.region,
+    };
+    let st = if c.k_second.is_some() {
+        // Chunk `i + 1`'s copies are issued before chunk `i` is waited for, so they are in
+        // flight while it computes.
+        let stage = |b: &mut KernelBuilder, i: Value| {
+            let (go, k0) = chunk_of(b, i);
+            let in_split = b.lt(i, c.cps);
+            let go = b.and(go, in_split);
+            let to = buffer(b, i);
             b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, to), k0, c.wave, true));
-            to
         };
         stage(b, zero);
         // Closes chunk 0's group (nothing waits yet).
         b.async_wait(1);
         let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
-            let chunk = b.add(c0, i);
-            let inside = b.lt(chunk, c.n_chunks);
-            let go = b.and(active, inside);
-            let k0 = b.mul(chunk, wv);
-            let i1 = b.add(i, one);
+            let (go, k0) = chunk_of(b, i);
             // After the last step's barrier: nobody reads the buffer these copies fill.
+            let i1 = b.add(i, one);
             stage(b, i1);
             b.async_wait(1);
             b.barrier(BarrierKind::Lds);
-            let two = b.u32(2);
-            let odd = b.rem(i, two);
-            let off = b.mul(odd, second);
-            let region = b.add(c.region, off);
+            let region = buffer(b, i);
             let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st), |_| st.to_vec());
             // The next step stages into the buffer this one read.
             b.barrier(BarrierKind::Lds);
@@ -215,13 +219,11 @@ pub(super) fn scan(
         st
     } else {
         b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
-            let chunk = b.add(c0, i);
-            let inside = b.lt(chunk, c.n_chunks);
-            let go = b.and(active, inside);
-            let k0 = b.mul(chunk, wv);
-            b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, c.region), k0, c.wave, false));
+            let (go, k0) = chunk_of(b, i);
+            let region = buffer(b, i);
+            b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, region), k0, c.wave, false));
             b.barrier(BarrierKind::Lds);
-            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, c.region, st), |_| st.to_vec());
+            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st), |_| st.to_vec());
             // The next step stages into the same region.
             b.barrier(BarrierKind::Lds);
             next

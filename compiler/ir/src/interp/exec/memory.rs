@@ -383,12 +383,7 @@ impl Exec<'_> {
         let Some((issue, wave)) = found else { return Ok(()) };
         let site = self.site(inst);
         let lanes = self.lanes(lanes);
-        let k = self.p.k;
-        let name_at = |byte: usize| {
-            let s = (0..k.lds.len()).rev().find(|&s| self.p.lds_offsets[s] <= byte).unwrap_or(0);
-            let name = k.lds.values().nth(s).map_or("?", |d| d.name.as_str());
-            format!("LDS `{name}` byte {}", byte - self.p.lds_offsets.get(s).copied().unwrap_or(0))
-        };
+        let name_at = |byte: usize| self.lds_name(byte);
         Err(match issue {
             Issue::Uninit { byte } => InterpError::LdsUninit { site, lanes, detail: name_at(byte) },
             Issue::Race { byte, other_wave, other } => InterpError::LdsRace {

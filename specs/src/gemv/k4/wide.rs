@@ -1,0 +1,504 @@
+//! The wide variants of `gemv_q8_0_rp_k4` (the module docs of [`super`]): fragments filled by
+//! 8- or 16-byte loads a lane ([`WideMap`]), `G` groups of a slot's blocks in flight, and the
+//! pipelined form that carries the next loop trip's loads ([`build_pipelined`]).
+
+use super::*;
+
+/// How an 8-bit shape's A and B fragments can be filled by wide loads (8 or 16 bytes a lane): the
+/// elements a lane holds of one row of A (one column of B) are `bytes` values of K, the same lists
+/// in A and B, partitioning the shape's K. Storing list `j` (ordered by its first K) at bytes
+/// `bytes * j ..` of a K chunk is a permutation of K applied to both operands alike, which leaves
+/// every integer dot product (and so `sumi`) unchanged; the repacked layout's rows are read as
+/// they are, list `j` being at `alpha * first K`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WideMap {
+    /// Bytes a lane loads for one row of A (one column of B) a K chunk.
+    pub bytes: u32,
+    /// Byte offset of a list in the chunk = `alpha` x its first K.
+    pub alpha: u32,
+}
+
+/// Elements of `role` grouped by the coordinate that is not K (row of A, column of B), each group
+/// in element order; the same grouping at every lane, or `None`.
+fn groups_by_line(kind: MmaKind, role: FragmentRole) -> Option<Vec<Vec<u32>>> {
+    let shape = kind.shape();
+    let per = shape.elements_per_lane(role);
+    let line = |lane, e| {
+        let (r, c) = shape.coord(role, lane, e).ok()?;
+        Some(if role == FragmentRole::B { c } else { r })
+    };
+    let mut groups: Vec<(u32, Vec<u32>)> = vec![];
+    for e in 0..per {
+        let l = line(0, e)?;
+        match groups.iter_mut().find(|g| g.0 == l) {
+            Some(g) => g.1.push(e),
+            None => groups.push((l, vec![e])),
+        }
+    }
+    let groups: Vec<Vec<u32>> = groups.into_iter().map(|g| g.1).collect();
+    for lane in 0..shape.wave_size() {
+        for (i, g) in groups.iter().enumerate() {
+            let l = line(lane, g[0])?;
+            if g.iter().any(|&e| line(lane, e) != Some(l)) {
+                return None;
+            }
+            if groups[..i].iter().any(|h| line(lane, h[0]) == Some(l)) {
+                return None;
+            }
+        }
+    }
+    Some(groups)
+}
+
+/// The [`WideMap`] of `kind`, when its lane maps allow one.
+pub fn wide_map(kind: MmaKind) -> Option<WideMap> {
+    let shape = kind.shape();
+    let (_, _, kk) = shape.mnk();
+    let mut lists: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    let mut size = None;
+    for role in [FragmentRole::A, FragmentRole::B] {
+        let groups = groups_by_line(kind, role)?;
+        for lane in 0..shape.wave_size() {
+            for g in &groups {
+                let ks: Vec<u32> = g
+                    .iter()
+                    .map(|&e| {
+                        let (r, c) = shape.coord(role, lane, e).expect("in range");
+                        if role == FragmentRole::B {
+                            r
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                if *size.get_or_insert(ks.len()) != ks.len() {
+                    return None;
+                }
+                match lists.get(&ks[0]) {
+                    Some(l) if *l != ks => return None,
+                    Some(_) => {}
+                    None => {
+                        lists.insert(ks[0], ks);
+                    }
+                }
+            }
+        }
+    }
+    let bytes = size? as u32;
+    if bytes != 8 && bytes != 16 {
+        return None;
+    }
+    let mut all: Vec<u32> = lists.values().flatten().copied().collect();
+    all.sort_unstable();
+    if all != (0..kk).collect::<Vec<_>>() {
+        return None;
+    }
+    let firsts: Vec<u32> = lists.keys().copied().collect();
+    let alpha = match firsts.get(1) {
+        None => 1,
+        Some(&f1) if f1 > 0 && bytes.is_multiple_of(f1) => bytes / f1,
+        Some(_) => return None,
+    };
+    firsts
+        .iter()
+        .enumerate()
+        .all(|(j, &f)| bytes * j as u32 == alpha * f)
+        .then_some(WideMap { bytes, alpha })
+}
+
+/// The archs the wide `mma` variants are routed on: an 8-bit matrix shape at the default wave
+/// size with a [`WideMap`].
+pub fn wide_archs() -> Vec<String> {
+    kiln_ir::TARGETS
+        .iter()
+        .filter(|t| {
+            kind_for(t, MmaInputs::Int8)
+                .is_some_and(|k| k.shape().wave_size() == t.default_wave() && wide_map(k).is_some())
+        })
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// Where a wave of two tiles keeps four groups in flight (`wide_t2_g4`) without spilling under
+/// the register cap (`kiln build --strict`: sm_86, sm_89, gfx11 and gfx12 spill 332 to 1040
+/// bytes). Elsewhere a wave holds at most two tile-groups ([`groups_on`]).
+pub const DEEP_ARCHS: &[&str] = &["sm_80", "sm_90", "gfx90a", "gfx942"];
+
+/// The groups a wave of `tiles` tiles takes in flight on `t` when `unroll` are asked for:
+/// `unroll`, or one where more than two tile-groups would spill ([`DEEP_ARCHS`]).
+fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
+    if tiles * unroll <= 2 || DEEP_ARCHS.contains(&t.name) {
+        unroll
+    } else {
+        1
+    }
+}
+
+/// Builds a wide `mma` variant: as [`build`]'s `mma` with `tiles` row tiles, but each lane fills
+/// its fragments with one wide load a row of A and a column of B ([`WideMap`]), and a wave loads
+/// the `unroll` groups of its slot it takes next (`unroll` x 4 blocks) before it multiplies any
+/// of them, so that many bytes are in flight; the blocks are then added in increasing `b`, as every
+/// variant of the family does. Where the shape has no wide map, the plain `mma` body.
+pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
+    wide(t, wave, name, tiles, unroll, WIDE_MAX_REGISTERS, false)
+}
+
+/// [`build_wide`] with the next loop iteration's loads issued before this one's blocks are
+/// added, and carried to it by the loop: a wave keeps a trip's bytes in flight while it
+/// computes (ptxas cannot sink those loads to their use). It takes about twice the registers
+/// (244 on sm_90 for one tile and two groups), so half the warps an SM: faster where a call has
+/// too few workgroups to fill the SMs (N = 4096), slower where it has enough.
+pub fn build_pipelined(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}p");
+    wide(t, wave, name, tiles, unroll, PIPELINED_MAX_REGISTERS, true)
+}
+
+/// The register cap of the pipelined variants on NVIDIA ([`build_pipelined`]): what they need.
+pub const PIPELINED_MAX_REGISTERS: u32 = 255;
+
+fn wide(
+    t: &Target,
+    wave: u32,
+    name: String,
+    tiles: u32,
+    unroll: u32,
+    cap: u32,
+    pipelined: bool,
+) -> Kernel {
+    let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
+    let mut b = KernelBuilder::new(name, wave);
+    // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
+    // registers and sinks each block's loads to just before its `mma` (one memory latency a
+    // block: 35 us at N = 14336 where the floor is 15); with it, the loads of all the blocks of
+    // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
+    // them first without one (and a cap would make the two-tile variants spill there).
+    if t.sm().is_some() {
+        b.max_registers(cap);
+    }
+    let p = declare(&mut b);
+    match kind {
+        Some(kind) => match wide_map(kind) {
+            Some(map) => {
+                let g = groups_on(t, tiles, unroll);
+                body_wide(&mut b, &p, wave, kind, map, tiles, g, pipelined)
+            }
+            None => body_mma(&mut b, &p, wave, kind, tiles),
+        },
+        None => body_lanes(&mut b, &p),
+    }
+    b.finish()
+}
+
+/// A wide load of `bytes` (4, 8 or 16) at byte `at` of `buf`: a vector of `u32` words.
+fn wide_load(b: &mut KernelBuilder, buf: Param, at: Value, bytes: u32) -> Value {
+    let words = bytes / 4;
+    b.load_with(buf, at, Type::vector(ScalarType::U32, words as u8), IndexUnit::Byte, Some(bytes))
+}
+
+/// The bytes (signed) of a [`wide_load`] of `bytes` bytes.
+fn vector_bytes(b: &mut KernelBuilder, v: Value, bytes: u32) -> Vec<Value> {
+    (0..(bytes / 4) as u8)
+        .flat_map(|i| {
+            let w = b.extract(v, i);
+            bytes_of(b, w)
+        })
+        .collect()
+}
+
+/// Fragment elements from per-group bytes: element `groups[g][i]` is `bytes[g][i]`.
+fn elements(groups: &[Vec<u32>], bytes: &[Vec<Value>], per: u32) -> Vec<Value> {
+    let mut el = vec![None; per as usize];
+    for (g, vals) in groups.iter().zip(bytes) {
+        for (i, &e) in g.iter().enumerate() {
+            el[e as usize] = Some(vals[i]);
+        }
+    }
+    el.into_iter().map(|v| v.expect("every element in a group")).collect()
+}
+
+/// Whether each lane's A elements are two groups of 8 bytes, rows `r` and `r + 8` with `r mod 16
+/// < 8`, of the same K list: then they are one 16-byte chunk of the tile layout (NVIDIA's
+/// `m16n8k32`).
+fn paired_rows(kind: MmaKind, map: WideMap) -> bool {
+    let shape = kind.shape();
+    let Some(groups) = groups_by_line(kind, FragmentRole::A) else {
+        return false;
+    };
+    map.bytes == 8
+        && groups.len() == 2
+        && (0..shape.wave_size()).all(|lane| {
+            let at = |g: &[u32]| shape.coord(FragmentRole::A, lane, g[0]).ok();
+            match (at(&groups[0]), at(&groups[1])) {
+                (Some((r0, c0)), Some((r1, c1))) => r1 == r0 + 8 && r0 % 16 < 8 && c0 == c1,
+                _ => false,
+            }
+        })
+}
+
+fn body_wide(
+    b: &mut KernelBuilder,
+    p: &Params,
+    wave: u32,
+    kind: MmaKind,
+    map: WideMap,
+    tiles: u32,
+    unroll: u32,
+    pipelined: bool,
+) {
+    let (m, nt, kk) = kind.shape().mnk();
+    assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
+    assert_eq!(m, TILE_ROWS, "{kind:?}: a wide tile is a tile of the layout");
+    let ga = groups_by_line(kind, FragmentRole::A).expect("a wide map has A groups");
+    let gb = groups_by_line(kind, FragmentRole::B).expect("a wide map has B groups");
+    // C elements grouped by row (one weight scale each) and by column (one activation scale).
+    let shape = kind.shape();
+    let per_c = shape.elements_per_lane(FragmentRole::C);
+    let same_at_every_lane = |e1: u32, e2: u32, pick: fn((u32, u32)) -> u32| {
+        (0..wave).all(|l| {
+            pick(shape.coord(FragmentRole::C, l, e1).expect("in range"))
+                == pick(shape.coord(FragmentRole::C, l, e2).expect("in range"))
+        })
+    };
+    let first_like = |e: u32, pick: fn((u32, u32)) -> u32| {
+        (0..e).find(|&e0| same_at_every_lane(e0, e, pick)).unwrap_or(e)
+    };
+    let c_row_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.0)).collect();
+    let c_col_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.1)).collect();
+
+    let f = Frame::new(b, p, wave, kind, tiles);
+    b.const_param("unroll", unroll as i64);
+    let Frame { n, k, qk, nb, row0, slot, one, tl, nb64, .. } = f;
+    let last_blk = b.sub(nb, one);
+    let alpha = b.u32(map.alpha);
+    // A tile past the last row reads the last tile (its outputs are not stored): whole tiles,
+    // so a lane's rows keep their place in the tile layout.
+    let tile_rows = b.u32(m);
+    let last_tile = b.sub(n, tile_rows);
+    // Per tile and A group: the tile-layout byte of block 0 of its row (u64) and its list's byte
+    // in a block (u32, a multiple of 8).
+    let a_loads: Vec<Vec<(Value, Value)>> = (0..tiles)
+        .map(|ti| {
+            let off = b.u32(ti * m);
+            let start = b.add(row0, off);
+            let start = b.min(start, last_tile);
+            ga.iter()
+                .map(|g| {
+                    let (r, c) = b.fragment_coord(kind, FragmentRole::A, g[0]);
+                    let row = b.add(start, r);
+                    let base = tile_row_base(b, row, nb64);
+                    (base, b.mul(c, alpha))
+                })
+                .collect()
+        })
+        .collect();
+    let paired = paired_rows(kind, map);
+    // Per B group: its token's first quant plus its list's byte in a chunk.
+    let b_loads: Vec<Value> = gb
+        .iter()
+        .map(|g| {
+            let (r, c) = b.fragment_coord(kind, FragmentRole::B, g[0]);
+            let tok = b.min(c, tl);
+            let base = b.mul(tok, k);
+            let at = b.mul(r, alpha);
+            b.add(base, at)
+        })
+        .collect();
+    let per_a = shape.elements_per_lane(FragmentRole::A);
+    let per_b = shape.elements_per_lane(FragmentRole::B);
+    // `unroll` groups of the slot an iteration: blocks `blk0 + j * SLOTS * GROUP + i`.
+    let stride = b.u32(SLOTS * GROUP * unroll);
+    let fz = b.f32(0.0);
+    let init = vec![fz; (tiles * per_c) as usize];
+    let iz = b.i32(0);
+    let group = b.u32(GROUP);
+    let start = b.mul(slot, group);
+    let offsets: Vec<u32> =
+        (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)).collect();
+    // The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
+    // the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
+    // element shares its row's or token's scale with an earlier one).
+    struct Raw {
+        bq: Vec<Vec<Value>>,
+        a: Vec<Vec<Vec<Value>>>,
+        dw: Vec<Option<Value>>,
+        da: Vec<Option<Value>>,
+    }
+    impl Raw {
+        fn values(&self) -> Vec<Value> {
+            let mut v: Vec<Value> = self.bq.iter().flatten().copied().collect();
+            v.extend(self.a.iter().flatten().flatten().copied());
+            v.extend(self.dw.iter().flatten().copied());
+            v.extend(self.da.iter().flatten().copied());
+            v
+        }
+        fn from_values(like: &Raw, vals: &[Value]) -> Raw {
+            let mut it = vals.iter().copied();
+            let mut take = |n: usize| -> Vec<Value> { (&mut it).take(n).collect() };
+            let bq = like.bq.iter().map(|x| take(x.len())).collect();
+            let a = like.a.iter().map(|kc| kc.iter().map(|t| take(t.len())).collect()).collect();
+            let mut opt = |x: &Vec<Option<Value>>| -> Vec<Option<Value>> {
+                x.iter().map(|o| o.map(|_| take(1)[0])).collect()
+            };
+            let dw = opt(&like.dw);
+            let da = opt(&like.da);
+            Raw { bq, a, dw, da }
+        }
+    }
+    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
+        let off = b.u32(u);
+        let blk = b.add(blk0, off);
+        let blk = b.min(blk, last_blk);
+        let blk64 = b.convert(blk, Type::U64);
+        let wblk = tile_block(b, blk);
+        let ablk = b.mul(blk, qk);
+        let mut bq = vec![];
+        let mut a = vec![];
+        for kc in 0..QK / kk {
+            let kc_off = b.u32(kc * kk);
+            bq.push(
+                b_loads
+                    .iter()
+                    .map(|&base| {
+                        let at = b.add(base, ablk);
+                        let at = b.add(at, kc_off);
+                        wide_load(b, p.xq, at, map.bytes)
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            a.push(
+                a_loads
+                    .iter()
+                    .map(|tile| {
+                        let at = |b: &mut KernelBuilder, (base, list): (Value, Value), piece| {
+                            let x = b.add(base, wblk);
+                            let byte = b.add(list, kc_off);
+                            let off = b.u32(8 * piece);
+                            let byte = b.add(byte, off);
+                            let y = tile_byte(b, byte);
+                            b.add(x, y)
+                        };
+                        if paired {
+                            // Rows r and r + 8, the same list: one chunk of the layout.
+                            let x = at(b, tile[0], 0);
+                            vec![wide_load(b, p.wq, x, 16)]
+                        } else {
+                            tile.iter()
+                                .flat_map(|&g| (0..map.bytes / 8).map(move |piece| (g, piece)))
+                                .map(|(g, piece)| {
+                                    let x = at(b, g, piece);
+                                    wide_load(b, p.wq, x, 8)
+                                })
+                                .collect::<Vec<_>>()
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let mut dw = vec![];
+        let mut da = vec![];
+        for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
+            let e = i % per_c as usize;
+            let ti = i / per_c as usize;
+            let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+            let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+            dw.push((rep_w >= i).then(|| {
+                let wi = b.add(wbase, blk64);
+                b.load(p.ws, wi, Type::scalar(ScalarType::U16))
+            }));
+            da.push((rep_a >= i).then(|| {
+                let ai = b.add(abase, blk);
+                b.load(p.xs, ai, Type::U32)
+            }));
+        }
+        Raw { bq, a, dw, da }
+    };
+    // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
+    let add = |b: &mut KernelBuilder, blk0: Value, u: u32, raw: &Raw, acc: &mut [Value]| {
+        let off = b.u32(u);
+        let blk = b.add(blk0, off);
+        let valid = b.lt(blk, nb);
+        let mut dw: Vec<Value> = vec![];
+        let mut da: Vec<Value> = vec![];
+        for i in 0..raw.dw.len() {
+            let e = i % per_c as usize;
+            let ti = i / per_c as usize;
+            let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+            let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+            dw.push(match raw.dw[i] {
+                Some(x) => f16_bits(b, x),
+                None => dw[rep_w],
+            });
+            da.push(match raw.da[i] {
+                Some(x) => halves(b, x).0,
+                None => da[rep_a],
+            });
+        }
+        let mut cs: Vec<Value> =
+            (0..tiles).map(|_| b.fragment_splat(kind, FragmentRole::C, iz)).collect();
+        for kc in 0..(QK / kk) as usize {
+            let bytes: Vec<Vec<Value>> =
+                raw.bq[kc].iter().map(|&v| vector_bytes(b, v, map.bytes)).collect();
+            let bf = b.fragment_of(kind, FragmentRole::B, &elements(&gb, &bytes, per_b));
+            for (c, a) in cs.iter_mut().zip(&raw.a[kc]) {
+                let bytes: Vec<Vec<Value>> = if paired {
+                    let mut all = vector_bytes(b, a[0], 16);
+                    let second = all.split_off(8);
+                    vec![all, second]
+                } else {
+                    let per_group = (map.bytes / 8) as usize;
+                    a.chunks(per_group)
+                        .map(|pieces| pieces.iter().flat_map(|&v| vector_bytes(b, v, 8)).collect())
+                        .collect()
+                };
+                let el = elements(&ga, &bytes, per_a);
+                let af = b.fragment_of(kind, FragmentRole::A, &el);
+                *c = b.mma(kind, af, bf, *c);
+            }
+        }
+        for (i, a) in acc.iter_mut().enumerate() {
+            let (ti, e) = (i / per_c as usize, i % per_c as usize);
+            let sumi = b.extract(cs[ti], e as u8);
+            let next = term(b, dw[i], da[i], sumi, *a);
+            *a = b.select(valid, next, *a);
+        }
+    };
+    let accs = if pipelined {
+        // The next iteration's loads are issued before this one's blocks are added, and carried
+        // to it: a wave has one iteration's bytes in flight while it computes.
+        let first: Vec<Raw> = offsets.iter().map(|&u| load(b, start, u)).collect();
+        let width = init.len();
+        let mut st = init.clone();
+        st.extend(first.iter().flat_map(Raw::values));
+        let out = b.for_range(start, nb, stride, 1, &st, |b, blk0, st| {
+            let (acc, ahead) = st.split_at(width);
+            let mut cur = vec![];
+            let mut rest = ahead;
+            for like in &first {
+                let n = like.values().len();
+                cur.push(Raw::from_values(like, &rest[..n]));
+                rest = &rest[n..];
+            }
+            let next0 = b.add(blk0, stride);
+            let next: Vec<Raw> = offsets.iter().map(|&u| load(b, next0, u)).collect();
+            let mut acc = acc.to_vec();
+            for (raw, &u) in cur.iter().zip(&offsets) {
+                add(b, blk0, u, raw, &mut acc);
+            }
+            acc.extend(next.iter().flat_map(Raw::values));
+            acc
+        });
+        out[..width].to_vec()
+    } else {
+        b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
+            // Every load of the `unroll` groups first, then the blocks in increasing order.
+            let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
+            let mut acc = acc.to_vec();
+            for (raw, &u) in raws.iter().zip(&offsets) {
+                add(b, blk0, u, raw, &mut acc);
+            }
+            acc
+        })
+    };
+    f.finish(b, p, &accs, wave);
+}
