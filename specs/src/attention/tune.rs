@@ -1,7 +1,9 @@
 //! The knob space of decode attention for `kiln tune`: rows a workgroup (`r`: the query rows of
-//! a KV head that share each K/V read) and lanes a workgroup (`n`: a wave a split). The family's
-//! order (chunks of `W` keys, at most [`super::decode::MAX_SPLITS`] splits, the maximum-first combine) depends
-//! on neither, so every candidate gives the baseline's bits; the gate checks it.
+//! a KV head that share each K/V read), lanes a workgroup (`n`: a wave a split) and whether the
+//! K chunks come by async copies into two LDS buffers a wave (`a`: [`Shape::async_k`], Q8_0
+//! caches only: two f16 chunks a wave do not fit the LDS with the rest). The family's order
+//! (chunks of `W` keys, at most [`super::decode::MAX_SPLITS`] splits, the maximum-first combine)
+//! depends on none of them, so every candidate gives the baseline's bits; the gate checks it.
 //!
 //! Buckets: one row, 2-5, 6-8, at a short and a long context. The head-dim-128 families are
 //! timed at the shape (32 q / 8 kv heads, 4K and 32K keys); the head-dim-64 ones at
@@ -13,9 +15,9 @@ use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::tune::{Bucket, Knob, TuneSpace};
 use kiln_ir::{Kernel, ScalarType, Target};
 
-/// A candidate: `r` rows and `n` lanes a workgroup.
+/// A candidate: `r` rows and `n` lanes a workgroup, K chunks by async copies when `a` is 1.
 fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Result<Kernel, String> {
-    let (rows, threads) = (k[0], k[1]);
+    let (rows, threads, async_k) = (k[0], k[1], k[2] == 1);
     if threads < super::decode::THREADS {
         return Err(format!(
             "{threads} lanes are less than the {} of a group of the combine",
@@ -26,15 +28,16 @@ fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Resu
         // Eight f16 chunks a workgroup need 64 KiB of LDS.
         return Err(format!("{threads} lanes of f16 chunks do not fit the LDS"));
     }
+    if async_k && (!Q8 || threads > super::decode::THREADS) {
+        // Two K buffers a wave: with f16 chunks, or eight waves, past the 48 KiB a workgroup.
+        return Err(format!(
+            "two K chunks a wave (async copies) for {threads} lanes of {} do not fit the LDS",
+            if Q8 { "Q8_0" } else { "f16" }
+        ));
+    }
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape = Shape {
-        rows,
-        waves: threads / wave,
-        baseline: false,
-        threads,
-        short: false,
-        async_k: false,
-    };
+    let shape =
+        Shape { rows, waves: threads / wave, baseline: false, threads, short: false, async_k };
     Ok(attention(t, wave, cache, D, shape))
 }
 
@@ -99,6 +102,9 @@ fn space(
             // At least 128 lanes: a workgroup holds whole groups of the combine's first
             // level (the splits of 128 lanes).
             Knob { name: "n", values: vec![128, 256] },
+            // K chunks by async copies (`cp.async` on sm_80+; the plain staging elsewhere,
+            // so there a candidate with `a1` is its `a0` twin).
+            Knob { name: "a", values: vec![0, 1] },
         ],
         buckets,
         build,

@@ -68,8 +68,7 @@ pub(crate) enum Blocks {
         s: LdsSlot,
     },
     /// The split Q8_1 rows of `rmsnorm_q8_1s_f32` in global memory (the `_res_rmsnorm`
-    /// epilogue): token `tok0 + j` at its own row. Tokens past `t` are neither computed nor
-    /// stored (a one-token call does one token's work, not a pass's).
+    /// epilogue, [`RowNorm::run_row`]): token `tok` at its own row.
     Global {
         /// Quants (`u8`, `t * k`).
         q: Param,
@@ -77,6 +76,11 @@ pub(crate) enum Blocks {
         s: Param,
     },
 }
+
+/// Loop trips of [`RowNorm::run_row`] whose loads are issued together, before their
+/// arithmetic: one memory round trip for that many (a trip's two vectors of `x` in phase 1, its
+/// vector of `x` and of `weight` in phase 3: 32 f32 a lane in flight).
+const ROW_BATCH: u32 = 4;
 
 /// The norm of `t` f32 rows `x` of `k` values (gain `weight`, `eps`) and its split Q8_1 quantize
 /// in `rmsnorm_q8_1s_f32`'s order, on a workgroup of any number of waves, `per` tokens a pass.
@@ -118,11 +122,6 @@ impl RowNorm {
         RowNorm { x, weight, eps, per, sums, r }
     }
 
-    /// Tokens a pass.
-    pub(crate) fn per(&self) -> u32 {
-        self.per
-    }
-
     /// Normalizes and quantizes tokens `tok0 .. tok0 + per` (clamped to `t - 1`) of `x` (rows of
     /// `k`) into `blocks`, in a workgroup of `waves` waves of `wave` lanes. Runs under
     /// workgroup-uniform control (barriers).
@@ -145,14 +144,10 @@ impl RowNorm {
         let last_vec = b.sub(nvec, one);
         let last_tok = b.sub(t, one);
         let perv = b.u32(self.per);
-        // Tokens of the pass that are worked on: all of them for the LDS (the GEMV reads every
-        // token's words), those before `t` for global memory.
-        let live = match blocks {
-            Blocks::Lds { .. } => perv,
-            Blocks::Global { .. } => {
-                let left = b.sub(t, tok0);
-                b.min(perv, left)
-            }
+        // Every token of the pass is worked on (the GEMV reads every token's words).
+        let live = perv;
+        let Blocks::Lds { q, s } = blocks else {
+            unreachable!("global rows are normalized by run_row");
         };
         let vwaves = BLOCK / wave;
         let row_of = |b: &mut KernelBuilder, j: Value| {
@@ -219,15 +214,7 @@ impl RowNorm {
         b.barrier(BarrierKind::Lds);
 
         // 2. r of token j from its BLOCK / W wave sums.
-        let mine = b.lt(local, live);
-        b.if_then(mine, |b| {
-            let base = b.mul(local, vwv);
-            let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
-            let ss = tree_sum(b, &sums);
-            let r = inverse_rms(b, ss, k, self.eps);
-            b.store(self.r, local, r);
-        });
-        b.barrier(BarrierKind::Lds);
+        self.inverse_rms_of(b, wave, live, k);
 
         // 3. The normalized values of (token, vector) pairs, quantized by blocks of eight lanes.
         // Lanes past the pairs work on the last pair and store nothing (a trip count the same
@@ -235,7 +222,6 @@ impl RowNorm {
         let vectors = b.mul(live, nvec);
         let trips = ceil_div(b, vectors, waves * wave);
         let last_pair = b.sub(vectors, one);
-        let group = QK / VEC;
         b.for_range(zero, trips, one, 1, &[], |b, i, _| {
             let p = b.mul(i, lanes);
             let p = b.add(p, local);
@@ -247,38 +233,185 @@ impl RowNorm {
             let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, v);
             let ws = load_weights(b, self.weight, v, VEC);
             let r = b.load(self.r, j, Type::F32);
-            let ys: Vec<Value> =
-                xs.iter().zip(&ws).map(|(&x, &w)| scale(b, x, r, w, ScalarType::F32)).collect();
-            let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
-            let word = pack_word(b, &bytes);
-            // Word `pc` of the pass is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`);
-            // in global memory the pass starts at token `tok0`'s row.
-            let (q, s, at, stores): (MemRef, MemRef, Value, Value) = match blocks {
-                Blocks::Lds { q, s } => (q.into(), s.into(), pc, inside),
-                Blocks::Global { q, s } => {
-                    let base = b.mul(tok0, nvec);
-                    let at = b.add(base, pc);
-                    let tok = b.add(tok0, j);
-                    let in_t = b.lt(tok, t);
-                    let stores = b.and(inside, in_t);
-                    (q.into(), s.into(), at, stores)
-                }
-            };
-            b.if_then(stores, |b| {
-                b.store(q, at, word);
-                let g = b.u32(group);
-                let sub = b.rem(v, g);
-                let head = b.eq(sub, zero);
-                b.if_then(head, |b| {
-                    let blk = b.div(at, g);
-                    let dsw = ds_word(b, d, d16, sum);
-                    b.store(s, blk, dsw);
-                });
-            });
+            // Word `pc` of the pass is word `v % 8` of block `pc / 8` (= `j * k/32 + v / 8`).
+            quantize_vector(b, (&xs, &ws, r), v, (q.into(), s.into(), pc), inside);
             vec![]
         });
         b.barrier(BarrierKind::Lds);
     }
+
+    /// Phase 2 of a pass of `live` tokens: lane `j` finds token `j`'s `r` from its `BLOCK / W`
+    /// wave sums; then a barrier.
+    fn inverse_rms_of(&self, b: &mut KernelBuilder, wave: u32, live: Value, k: Value) {
+        let local = b.local_id();
+        let vwaves = BLOCK / wave;
+        let vwv = b.u32(vwaves);
+        let mine = b.lt(local, live);
+        b.if_then(mine, |b| {
+            let base = b.mul(local, vwv);
+            let sums = lds_read_all(b, self.sums, base, vwaves, Type::F32);
+            let ss = tree_sum(b, &sums);
+            let r = inverse_rms(b, ss, k, self.eps);
+            b.store(self.r, local, r);
+        });
+        b.barrier(BarrierKind::Lds);
+    }
+
+    /// The three phases of [`RowNorm::run`] for one token `tok` of `x` (rows of `k`) into its
+    /// row of `blocks` ([`Blocks::Global`]), in a workgroup of `waves` waves of `wave` lanes,
+    /// with the same values in the same (virtual) lanes, so the same bits. A phase's loop trips
+    /// are run [`ROW_BATCH`] at a time, every load of a batch issued before its arithmetic (the
+    /// tail of a residual GEMV: a few memory round trips instead of one a trip). Runs under
+    /// workgroup-uniform control (barriers); needs a [`RowNorm`] of one token a pass.
+    pub(crate) fn run_row(
+        &self,
+        b: &mut KernelBuilder,
+        (wave, waves): (u32, u32),
+        tok: Value,
+        k: Value,
+        blocks: Blocks,
+    ) {
+        assert_eq!(self.per, 1, "run_row normalizes one token a pass");
+        let Blocks::Global { q, s } = blocks else {
+            unreachable!("run_row writes global rows");
+        };
+        let lane = b.lane();
+        let wave_id = b.wave();
+        let local = b.local_id();
+        let zero = b.u32(0);
+        let one = b.u32(1);
+        let fz = b.f32(0.0);
+        let vecv = b.u32(VEC);
+        let nvec = b.div(k, vecv);
+        let last_vec = b.sub(nvec, one);
+        let row_base = b.mul(tok, k);
+        let vwaves = BLOCK / wave;
+        let wv = b.u32(wave);
+        let blockv = b.u32(BLOCK);
+        let lanes = waves * wave;
+
+        // 1. Virtual wave `i * waves + wave_id` at trip `i` (its lane: vectors `vlane` and
+        // `vlane + BLOCK`), a virtual wave with no vector of the row (`vw >= used`) skipped.
+        let used = ceil_div(b, nvec, wave);
+        let vwv = b.u32(vwaves);
+        let used = b.min(used, vwv);
+        let wavesv = b.u32(waves);
+        // Batches of ROW_BATCH trips, a loop trip each (so the compiler does not hoist one
+        // batch's loads above another's: the registers of one batch at a time).
+        let trips1 = ceil_div(b, used, waves);
+        let batches1 = ceil_div(b, trips1, ROW_BATCH);
+        let batchv = b.u32(ROW_BATCH);
+        b.for_range(zero, batches1, one, 1, &[], |b, bi, _| {
+            let i0 = b.mul(bi, batchv);
+            // Every load of the batch first (clamped indices: always inside the row).
+            let loaded: Vec<(Value, Value, Vec<Value>)> = (0..ROW_BATCH)
+                .flat_map(|j| {
+                    let jv = b.u32(j);
+                    let i = b.add(i0, jv);
+                    let vw = b.mul(i, wavesv);
+                    let vw = b.add(vw, wave_id);
+                    let vlane = b.mul(vw, wv);
+                    let vlane = b.add(vlane, lane);
+                    [0, 1]
+                        .into_iter()
+                        .map(|m| {
+                            let v = if m == 0 { vlane } else { b.add(vlane, blockv) };
+                            let inside = b.lt(v, nvec);
+                            let vc = b.min(v, last_vec);
+                            let xs =
+                                load_vector_aligned(b, (self.x, ScalarType::F32), row_base, vc);
+                            (vw, inside, xs)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for pair in loaded.chunks(2) {
+                let vw = pair[0].0;
+                let mut acc = fz;
+                for (_, inside, xs) in pair {
+                    let xs: Vec<Value> = xs.iter().map(|&x| b.select(*inside, x, fz)).collect();
+                    acc = sum_squares(b, &xs, acc);
+                }
+                // Wave-uniform: the wave reduce runs with every lane.
+                let live = b.lt(vw, used);
+                b.if_then(live, |b| {
+                    let ws = b.wave_reduce(ReduceOp::Add, acc);
+                    let first = b.eq(lane, zero);
+                    b.if_then(first, |b| b.store(self.sums, vw, ws));
+                });
+            }
+            vec![]
+        });
+        // The virtual waves not run: their sum, +0.0.
+        let idle = b.ge(local, used);
+        let slot = b.lt(local, vwv);
+        let idle = b.and(idle, slot);
+        b.if_then(idle, |b| b.store(self.sums, local, fz));
+        b.barrier(BarrierKind::Lds);
+
+        // 2. r.
+        self.inverse_rms_of(b, wave, one, k);
+
+        // 3. Vector `i * lanes + local` at trip `i`; lanes past the row work on its last
+        // vector and store nothing (the quantize's shuffles need the whole wave).
+        let r = b.load(self.r, zero, Type::F32);
+        let lanesv = b.u32(lanes);
+        let trips3 = ceil_div(b, nvec, lanes);
+        let batches3 = ceil_div(b, trips3, ROW_BATCH);
+        let out_base = b.mul(tok, nvec);
+        b.for_range(zero, batches3, one, 1, &[], |b, bi, _| {
+            let i0 = b.mul(bi, batchv);
+            let loaded: Vec<(Value, Value, Vec<Value>, Vec<Value>)> = (0..ROW_BATCH)
+                .map(|j| {
+                    let jv = b.u32(j);
+                    let i = b.add(i0, jv);
+                    let p = b.mul(i, lanesv);
+                    let p = b.add(p, local);
+                    let inside = b.lt(p, nvec);
+                    let v = b.min(p, last_vec);
+                    let xs = load_vector_aligned(b, (self.x, ScalarType::F32), row_base, v);
+                    let ws = load_weights(b, self.weight, v, VEC);
+                    (v, inside, xs, ws)
+                })
+                .collect();
+            for (v, inside, xs, ws) in loaded {
+                let at = b.add(out_base, v);
+                quantize_vector(b, (&xs, &ws, r), v, (q.into(), s.into(), at), inside);
+            }
+            vec![]
+        });
+        b.barrier(BarrierKind::Lds);
+    }
+}
+
+/// Phase 3 for one vector `v` of a row (`xs`, its `weight` values `ws`, the row's `r`):
+/// normalized, quantized by blocks of eight lanes (every lane of the wave runs it), and, where
+/// `stores`, its quant word stored at word `at` of `q` and, by the block's first lane, the
+/// block's scale word at `at / 8` of `s`.
+fn quantize_vector(
+    b: &mut KernelBuilder,
+    (xs, ws, r): (&[Value], &[Value], Value),
+    v: Value,
+    (q, s, at): (MemRef, MemRef, Value),
+    stores: Value,
+) {
+    let group = QK / VEC;
+    let ys: Vec<Value> =
+        xs.iter().zip(ws).map(|(&x, &w)| scale(b, x, r, w, ScalarType::F32)).collect();
+    let Quantized { d, d16, bytes, sum } = quantize_values(b, &ys, group, true);
+    let word = pack_word(b, &bytes);
+    b.if_then(stores, |b| {
+        b.store(q, at, word);
+        let g = b.u32(group);
+        let sub = b.rem(v, g);
+        let zero = b.u32(0);
+        let head = b.eq(sub, zero);
+        b.if_then(head, |b| {
+            let blk = b.div(at, g);
+            let dsw = ds_word(b, d, d16, sum);
+            b.store(s, blk, dsw);
+        });
+    });
 }
 
 impl Norm {

@@ -10,9 +10,10 @@
 //!    ([`last_of_workgroups`]: device fence, barrier, one atomic add); the workgroup that brings
 //!    the count to the grid's size fences again, sets the counter back to 0 (the next call, or a
 //!    graph replay, starts from it) and
-//! 3. normalizes and quantizes `y`'s rows, [`TAIL_TOKENS`] tokens a pass, with the `_norm`
-//!    prologue's phases ([`RowNorm`]: the norm's 512-lane order emulated on this workgroup's
-//!    waves, and the norm's own builders), writing to global memory ([`Blocks::Global`]).
+//! 3. normalizes and quantizes `y`'s rows, a token at a time, with the `_norm` prologue's
+//!    phases ([`RowNorm::run_row`]: the norm's 512-lane order emulated on this workgroup's
+//!    waves, and the norm's own builders; each phase's loads issued a batch of trips at a time,
+//!    so a token costs a few memory round trips), writing to global memory ([`Blocks::Global`]).
 //!
 //! `y` is read back, so it is read-write in the ABI (never read before this call writes it).
 //! Rows are whole Q8 blocks of at most [`NORM_MAX_K`] values (two vectors a lane of the
@@ -24,9 +25,6 @@ use crate::common::{last_of_workgroups, reset_counter};
 use kiln_ir::{
     Access, Dim, KernelBuilder, LdsSlot, Param, ScalarRule, ScalarType, ShapeExpr, Value,
 };
-
-/// Tokens a pass of the tail (a decode step's tokens in one pass; more take several).
-pub const TAIL_TOKENS: u32 = 8;
 
 /// The tail's parameters and LDS.
 #[derive(Clone, Copy)]
@@ -60,7 +58,7 @@ impl Tail {
         b.set_buffer_len(s, ShapeExpr::scaled(&[t, n], 1, QK as u64));
         let counters = b.workspace("counters", ScalarType::U32, ShapeExpr::constant(1));
         let flag = b.lds("count", ScalarType::U32, 1);
-        let norm = RowNorm::new(b, wave, TAIL_TOKENS, (y, weight, eps));
+        let norm = RowNorm::new(b, wave, 1, (y, weight, eps));
         Tail { norm, q, s, counters, flag }
     }
 
@@ -77,10 +75,10 @@ impl Tail {
         let total = b.num_workgroups(Dim::X);
         last_of_workgroups(b, tid, self.flag, self.counters, zero, total, |b| {
             reset_counter(b, tid, self.counters, zero);
-            let step = b.u32(self.norm.per());
+            let one = b.u32(1);
             let blocks = Blocks::Global { q: self.q, s: self.s };
-            b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
-                self.norm.run(b, (wave, waves), tok0, (n, t), blocks);
+            b.for_range(zero, t, one, 1, &[], |b, tok, _| {
+                self.norm.run_row(b, (wave, waves), tok, n, blocks);
                 vec![]
             });
         });

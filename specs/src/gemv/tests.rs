@@ -573,8 +573,8 @@ fn the_cache_gemvs_equal_the_gemv_then_the_append() {
 /// Every variant of every `_res_rmsnorm` family gives, bit for bit, its `_res` family's baseline
 /// `y` and `rmsnorm_q8_1s_f32` of that `y` (`norm_xq`, `norm_xs`), at both wave sizes (the tail's
 /// sum of squares emulates the norm's 512 lanes at each), and leaves its counter at 0: odd block
-/// counts (SmolLM2's 576, 4064), the longest row the tail takes, t = 1..8 and 11 (two passes
-/// of the tail), a row of zeros, one with a NaN and one with a value near `f32::MAX`.
+/// counts (SmolLM2's 576, 4064), the longest row the tail takes (four batches of loads a phase
+/// at 64 lanes), t = 1..8 and 11 (a token a pass of the tail), a row of zeros, one with a NaN and one with a value near `f32::MAX`.
 #[test]
 fn the_res_norm_gemvs_equal_the_gemv_then_the_norm() {
     let mut rng = rng_for("gemv-res-norm", std::process::id() as u64);
