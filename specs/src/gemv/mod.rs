@@ -858,7 +858,80 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
         space("gemv_q8_0_rp", WType::Q8_0, |t, w, k| Ok(build(t, w, tiled(WType::Q8_0, k)))),
         space("gemv_q4_0_rp", WType::Q4_0, |t, w, k| Ok(build(t, w, tiled(WType::Q4_0, k)))),
         space("gemv_q4_1_rp", WType::Q4_1, |t, w, k| Ok(build(t, w, tiled(WType::Q4_1, k)))),
+        one_token_space("gemv_q8_0_rp_res", Epilogue::Residual, |t, w, k| {
+            Ok(build(t, w, one_token(Epilogue::Residual, k)))
+        }),
+        one_token_space("gemv_q8_0_rp_res_rmsnorm", Epilogue::ResidualNorm, |t, w, k| {
+            Ok(build(t, w, one_token(Epilogue::ResidualNorm, k)))
+        }),
+        one_token_space("gemv_q8_0_rp_swiglu_q8_1s", Epilogue::SwigluQ8, |t, w, k| {
+            Ok(build(t, w, one_token(Epilogue::SwigluQ8, k)))
+        }),
     ]
+}
+
+/// A one-token candidate of a Q8_0 epilogue family: knobs `p` (tokens a pass), `r` (rows a
+/// wave), `u` (the block loop's unroll), `w` (waves a workgroup).
+fn one_token(epi: Epilogue, k: &[u32]) -> Gemv {
+    let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, epi, k[0], k[1]);
+    Gemv { unroll: k[2], waves: k[3], ..g }
+}
+
+/// The one-token space of a Q8_0 epilogue family, at the shapes of a Llama-3-8B-shaped decode
+/// step (the families' bench shapes): the residual GEMVs by `k` (the attention output's 4096,
+/// the down projection's 14336: their routes differ by `k`), the gate/up at N = 14336, K = 4096.
+/// A pass of two tokens is a candidate for one (the gate/up's route, `p2`, is one).
+fn one_token_space(
+    family: &'static str,
+    epi: Epilogue,
+    build: crate::tune::TuneBuildFn,
+) -> crate::tune::TuneSpace {
+    use crate::tune::{Bucket, Knob, TuneSpace};
+    let max = u64::from(u32::MAX);
+    let case = |n: usize, k: usize| {
+        let mut c = BenchCase {
+            flops: None,
+            name: "gemv_tune",
+            scalars: vec![u32_arg("n", n as u32), u32_arg("k", k as u32), u32_arg("t", 1)],
+            inputs: bench_inputs(WType::Q8_0, Layout::Repacked, epi, n, k, 1),
+            bytes: dense_bytes(WType::Q8_0, epi, n as u64, k as u64, 1),
+            values: vec![],
+        };
+        if epi == Epilogue::ResidualNorm {
+            c.scalars.push(f32_arg("eps", 1e-5));
+        }
+        c
+    };
+    let one = ("t".to_string(), 1, 1);
+    let buckets = if epi == Epilogue::SwigluQ8 {
+        vec![Bucket { name: "t1", shapes: vec![one], case: case(14336, 4096) }]
+    } else {
+        vec![
+            Bucket {
+                name: "t1_klo",
+                shapes: vec![one.clone(), ("k".into(), 1, 8191)],
+                case: case(4096, 4096),
+            },
+            Bucket {
+                name: "t1_khi",
+                shapes: vec![one, ("k".into(), 8192, max)],
+                case: case(4096, 14336),
+            },
+        ]
+    };
+    TuneSpace {
+        family,
+        knobs: vec![
+            Knob { name: "p", values: vec![1, 2] },
+            Knob { name: "r", values: vec![1, 2, 4] },
+            // 16: a lane's whole row in flight at k = 14336.
+            Knob { name: "u", values: vec![1, 2, 8, 16] },
+            Knob { name: "w", values: vec![2, 4, 8] },
+        ],
+        buckets,
+        build,
+        fits: |_, _| true,
+    }
 }
 
 /// The decode shapes each dense family is timed at (llama.cpp's peer shapes: N = 14336 and 4096,
