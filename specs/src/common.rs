@@ -204,6 +204,83 @@ pub(crate) fn last_of_workgroups(
     });
 }
 
+/// Counters of the first level of [`last_of_many`]: workgroup `w` counts itself on slot
+/// `w % COUNT_SLOTS`.
+pub(crate) const COUNT_SLOTS: u32 = 32;
+
+/// [`last_of_workgroups`] for grids of thousands of workgroups, on `COUNT_SLOTS + 1` counters
+/// (`counters[0]` the top, `counters[1 + s]` slot `s`). One counter taken by every workgroup
+/// serializes their atomics at one address (about 8-10 ns each on the H200: a 2048-workgroup
+/// GEMV took 20 us more, `bench/results/tail-h200-2026-12-03.md`); here workgroup `wg` (its
+/// index in a 1-D grid of `total`) counts itself on its slot, the one that completes a slot (its
+/// `ceil((total - s) / COUNT_SLOTS)` workgroups) counts the slot on the top counter after a
+/// device fence, and the one that completes the top (`min(total, COUNT_SLOTS)` slots) runs
+/// `finish` after another fence. Each counter's increments are release-acquire chained through
+/// the fences (cumulative), so `finish` sees every workgroup's stores. `finish` must set the
+/// `COUNT_SLOTS + 1` counters back to zero ([`reset_counters`]).
+pub(crate) fn last_of_many(
+    b: &mut KernelBuilder,
+    tid: Value,
+    flag: LdsSlot,
+    counters: Param,
+    (wg, total): (Value, Value),
+    finish: impl FnOnce(&mut KernelBuilder),
+) {
+    b.fence(Scope::Device);
+    b.barrier(BarrierKind::All);
+    let zero = b.u32(0);
+    let one = b.u32(1);
+    let first = b.eq(tid, zero);
+    b.if_then(first, |b| {
+        b.fence(Scope::Device);
+        let slots = b.u32(COUNT_SLOTS);
+        let slot = b.rem(wg, slots);
+        let at = b.add(slot, one);
+        let left = b.sub(total, slot);
+        let s1 = b.u32(COUNT_SLOTS - 1);
+        let left = b.add(left, s1);
+        let in_slot = b.div(left, slots);
+        let old = b.atomic(AtomicOp::Add, counters, at, one, Scope::Device);
+        let last_in = b.sub(in_slot, one);
+        let slot_done = b.eq(old, last_in);
+        let last = b.if_else(
+            slot_done,
+            |b| {
+                b.fence(Scope::Device);
+                let z = b.u32(0);
+                let o = b.u32(1);
+                let top = b.atomic(AtomicOp::Add, counters, z, o, Scope::Device);
+                let used = b.min(total, slots);
+                let used = b.sub(used, o);
+                let done = b.eq(top, used);
+                vec![b.select(done, o, z)]
+            },
+            |b| vec![b.u32(0)],
+        )[0];
+        let z = b.u32(0);
+        b.store(flag, z, last);
+    });
+    b.barrier(BarrierKind::Lds);
+    let last = b.load(flag, zero, Type::U32);
+    let is_last = b.eq(last, one);
+    b.if_then(is_last, |b| {
+        b.fence(Scope::Device);
+        finish(b)
+    });
+}
+
+/// Sets the `COUNT_SLOTS + 1` counters of [`last_of_many`] back to zero, with the workgroup's
+/// `lanes` lanes (`tid` the lane's index in it).
+pub(crate) fn reset_counters(b: &mut KernelBuilder, tid: Value, lanes: u32, counters: Param) {
+    let n = b.u32(COUNT_SLOTS + 1);
+    let step = b.u32(lanes);
+    b.for_range(tid, n, step, 1, &[], |b, i, _| {
+        let z = b.u32(0);
+        b.store(counters, i, z);
+        vec![]
+    });
+}
+
 /// Sets `counters[index]` back to zero (lane 0 only).
 pub(crate) fn reset_counter(b: &mut KernelBuilder, lane: Value, counters: Param, index: Value) {
     let zero = b.u32(0);
