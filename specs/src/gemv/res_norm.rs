@@ -6,11 +6,10 @@
 //!
 //! The order, bit for bit `_res` followed by `rmsnorm_q8_1s_f32` with `rows = t`:
 //! 1. every workgroup stores its rows of `y` as the `_res` kernel does;
-//! 2. it makes them visible and counts itself on one of [`COUNT_SLOTS`] counters, the one that
-//!    completes a counter on a top counter ([`last_of_many`]: device fences, a barrier, one or
-//!    two atomic adds; one counter for thousands of workgroups serialized their atomics); the
-//!    workgroup that completes the top fences again, sets the counters back to 0 (the next
-//!    call, or a graph replay, starts from them) and
+//! 2. it makes them visible and counts itself on `counters[0]`
+//!    ([`last_of_workgroups`]: device fence, barrier, one atomic add); the workgroup that brings
+//!    the count to the grid's size fences again, sets the counter back to 0 (the next call, or a
+//!    graph replay, starts from it) and
 //! 3. normalizes and quantizes `y`'s rows, a token at a time, with the `_norm` prologue's
 //!    phases ([`RowNorm::run_row`]: the norm's 512-lane order emulated on this workgroup's
 //!    waves, and the norm's own builders; each phase's loads issued a batch of trips at a time,
@@ -22,7 +21,7 @@
 
 use super::format::QK;
 use super::norm::{Blocks, RowNorm, NORM_MAX_K};
-use crate::common::{last_of_many, reset_counters, COUNT_SLOTS};
+use crate::common::{last_of_workgroups, reset_counter};
 use kiln_ir::{
     Access, Dim, KernelBuilder, LdsSlot, Param, ScalarRule, ScalarType, ShapeExpr, Value,
 };
@@ -36,7 +35,7 @@ pub(crate) struct Tail {
     q: Param,
     /// `norm_xs`.
     s: Param,
-    /// The workspace: the top counter and [`COUNT_SLOTS`] slots.
+    /// The workspace: one counter.
     counters: Param,
     /// The count as lane 0 read it, for the workgroup.
     flag: LdsSlot,
@@ -57,11 +56,7 @@ impl Tail {
         b.set_buffer_len(q, ShapeExpr::scaled(&[t, n], 1, 1));
         let s = b.buffer("norm_xs", ScalarType::U32, Access::Write);
         b.set_buffer_len(s, ShapeExpr::scaled(&[t, n], 1, QK as u64));
-        let counters = b.workspace(
-            "counters",
-            ScalarType::U32,
-            ShapeExpr::constant(u64::from(COUNT_SLOTS) + 1),
-        );
+        let counters = b.workspace("counters", ScalarType::U32, ShapeExpr::constant(1));
         let flag = b.lds("count", ScalarType::U32, 1);
         let norm = RowNorm::new(b, wave, 1, (y, weight, eps));
         Tail { norm, q, s, counters, flag }
@@ -78,9 +73,8 @@ impl Tail {
         let tid = b.local_id();
         let zero = b.u32(0);
         let total = b.num_workgroups(Dim::X);
-        let wg = b.workgroup_id(Dim::X);
-        last_of_many(b, tid, self.flag, self.counters, (wg, total), |b| {
-            reset_counters(b, tid, wave * waves, self.counters);
+        last_of_workgroups(b, tid, self.flag, self.counters, zero, total, |b| {
+            reset_counter(b, tid, self.counters, zero);
             let one = b.u32(1);
             let blocks = Blocks::Global { q: self.q, s: self.s };
             b.for_range(zero, t, one, 1, &[], |b, tok, _| {
