@@ -376,6 +376,11 @@ pub fn specs() -> Vec<KernelSpec> {
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),
             k4v("mma", |t, w| k4::build(t, w, 1), k4::mma_archs()),
+            // (One tile with four and three groups in flight, `wide_t1_g4` / `_g3` (126 / 128
+            // registers on sm_90), twice the workgroups of `wide_t2_g4`, so that N = 14336's
+            // 896 fall on the 132 SMs in finer units, were slower on the H200: 19.8 / 21.6 /
+            // 24.5 us at T = 1 / 4 / 8 against 18.1 / 18.9 / 20.1; removed.
+            // bench/results/tail-h200-2026-12-03.md, call 3)
             // (Four tiles, `mma_t4`, was slower, 32.6-35.7 us on the H200, and spills on gfx90a
             // with the tile layout's addressing: removed.)
             k4v("mma_t2", |t, w| k4::build(t, w, 2), k4::mma_archs()),
