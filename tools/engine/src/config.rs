@@ -414,7 +414,9 @@ impl Config {
     /// (its `norm_max_k`); apart otherwise. Never in the residual GEMVs' tails
     /// ([`Norms::InResidual`], asked for with `kiln generate --norms residual`): measured
     /// slower on the H200 (`bench/results/pipeline-h200-2026-12-02.md`: Llama-3-8B's step
-    /// 2708 -> 6147 us, the tail on one workgroup a chain of memory round trips).
+    /// 2708 -> 6147 us, the tail on one workgroup a chain of memory round trips; with the tail's
+    /// loads batched and its tuned route, `bench/results/tail-h200-2026-12-03.md`: 2685.9 ->
+    /// 2715.5 us, and SmolLM2's 530.7 -> 777.3 against folded).
     pub fn norms_for(&self, rt: &Runtime) -> Norms {
         if self.hidden > FOLD_NORMS_MAX_HIDDEN {
             return Norms::Apart;
