@@ -133,15 +133,7 @@ impl RowNorm {
         (k, t): (Value, Value),
         blocks: Blocks,
     ) {
-        let lane = b.lane();
-        let wave_id = b.wave();
-        let local = b.local_id();
-        let zero = b.u32(0);
-        let one = b.u32(1);
-        let fz = b.f32(0.0);
-        let vecv = b.u32(VEC);
-        let nvec = b.div(k, vecv);
-        let last_vec = b.sub(nvec, one);
+        let Frame { lane, wave_id, local, zero, one, fz, nvec, last_vec } = Frame::new(b, k);
         let last_tok = b.sub(t, one);
         let perv = b.u32(self.per);
         // Every token of the pass is worked on (the GEMV reads every token's words).
@@ -275,15 +267,7 @@ impl RowNorm {
         let Blocks::Global { q, s } = blocks else {
             unreachable!("run_row writes global rows");
         };
-        let lane = b.lane();
-        let wave_id = b.wave();
-        let local = b.local_id();
-        let zero = b.u32(0);
-        let one = b.u32(1);
-        let fz = b.f32(0.0);
-        let vecv = b.u32(VEC);
-        let nvec = b.div(k, vecv);
-        let last_vec = b.sub(nvec, one);
+        let Frame { lane, wave_id, local, zero, one, fz, nvec, last_vec } = Frame::new(b, k);
         let row_base = b.mul(tok, k);
         let vwaves = BLOCK / wave;
         let wv = b.u32(wave);
@@ -381,6 +365,30 @@ impl RowNorm {
             vec![]
         });
         b.barrier(BarrierKind::Lds);
+    }
+}
+
+/// The ids and constants both [`RowNorm`] passes start from, for rows of `k` values.
+struct Frame {
+    lane: Value,
+    wave_id: Value,
+    local: Value,
+    zero: Value,
+    one: Value,
+    fz: Value,
+    /// Vectors a row (`k / 4`).
+    nvec: Value,
+    last_vec: Value,
+}
+
+impl Frame {
+    fn new(b: &mut KernelBuilder, k: Value) -> Frame {
+        let (lane, wave_id, local) = (b.lane(), b.wave(), b.local_id());
+        let (zero, one, fz) = (b.u32(0), b.u32(1), b.f32(0.0));
+        let vecv = b.u32(VEC);
+        let nvec = b.div(k, vecv);
+        let last_vec = b.sub(nvec, one);
+        Frame { lane, wave_id, local, zero, one, fz, nvec, last_vec }
     }
 }
 
