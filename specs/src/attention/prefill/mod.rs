@@ -93,7 +93,7 @@ use kiln_ir::{
     BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarType, Target, Type,
     Value,
 };
-pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QM, W4QS};
+pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QS};
 
 /// The sum of a block's 16 weights `p` (as f32) in the order of the result: `u_t = (p_{2t} +
 /// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` (the keys lane `t` of a quad holds in NVIDIA's C layout),
@@ -168,13 +168,12 @@ fn build<const Q8: bool, const D: u32, const IO: usize, const TILES: u32, const 
     attention(t, wave, cache, D, Io::BUILT[IO], TILES, PIPE)
 }
 
-fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>(
+fn build_wide<const Q8: bool, const D: u32, const IO: usize, const Q_LDS: bool>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape = [W4G, W4QS, W4QM][SHAPE];
-    wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], shape)
+    wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], if Q_LDS { W4QS } else { W4G })
 }
 
 /// The wide variants ([`W4G`], [`W4QS`]), routed on the archs with NVIDIA's f16 shape, the
@@ -187,16 +186,11 @@ fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<Variant
         build,
         admit: Admission { archs: wide_archs(), shapes: vec![] },
     };
-    let g = v(W4G.name, build_wide::<Q8, D, IO, 0> as crate::BuildFn);
-    let qs = v(W4QS.name, build_wide::<Q8, D, IO, 1> as crate::BuildFn);
-    let mut all = if Q8 { vec![qs, g] } else { vec![g, qs] };
-    all.truncate(if IO == 0 { 2 } else { 1 });
-    // Bench only (after the routed ones; the Q8_0 f32-out families): `w4qs` with the mask skip
-    // alone.
-    if Q8 && IO == 0 {
-        all.push(v(W4QM.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn));
-    }
-    all
+    let g = v(W4G.name, build_wide::<Q8, D, IO, false> as crate::BuildFn);
+    let qs = v(W4QS.name, build_wide::<Q8, D, IO, true> as crate::BuildFn);
+    let mut both = if Q8 { vec![qs, g] } else { vec![g, qs] };
+    both.truncate(if IO == 0 { 2 } else { 1 });
+    both
 }
 
 /// A family. Those with Q f16 and out f32 (`IO` 0) build every variant; the `_qbf16` and

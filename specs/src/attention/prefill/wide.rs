@@ -47,7 +47,10 @@ pub const WAVES: u32 = 4;
 /// prefetch, a 168-register cap with Q in registers (call 2), the other combinations of
 /// `q_lds` and `skips` and two ways of summing `l` in key order (`w4`, `w4q`, `w4s`, `w4qg`:
 /// calls 3 to 5; `l` is a tree since 2026-12-02), and the staged rows packed by fragment
-/// (`bench/results/prefill-io-h200-2026-12-02.md`, call 2).
+/// (`bench/results/prefill-io-h200-2026-12-02.md`, call 2). On 2026-12-03
+/// (`bench/results/tail-h200-2026-12-03.md`, call 4): `w4qs` with the mask skip alone (163
+/// registers) 12% slower with a Q8_0 cache (445.9 against 397.3 us at L = 2048), and `w4qs`
+/// capped at 128 registers (four workgroups an SM) spills 88 bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct Wide {
     /// The variant's name.
@@ -56,25 +59,17 @@ pub struct Wide {
     pub q_lds: bool,
     /// A register cap a lane (NVIDIA), for more waves an SM.
     pub cap: Option<u32>,
-    /// The mask skip for blocks every row sees whole (a wave-uniform branch).
-    pub mask_skip: bool,
-    /// The `O * a` skip when no maximum moved (a ballot and a wave-uniform branch).
-    pub rescale_skip: bool,
+    /// The mask skip for blocks every row sees whole, and the `O * a` skip when no maximum
+    /// moved (wave-uniform branches).
+    pub skips: bool,
 }
 
 /// Q fragments in registers, the mask and rescale skips: the fastest on the H200 with an f16
 /// cache at L = 512, 2048 and 8192 (call 5).
-pub const W4G: Wide =
-    Wide { name: "w4g", q_lds: false, cap: None, mask_skip: true, rescale_skip: true };
+pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true };
 /// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips: the fastest
 /// with a Q8_0 cache (call 5).
-pub const W4QS: Wide =
-    Wide { name: "w4qs", q_lds: true, cap: Some(168), mask_skip: false, rescale_skip: false };
-/// [`W4QS`] with the mask skip alone (bench only: `w4qg`, with both skips, was 11% slower with
-/// a Q8_0 cache; the rescale skip's two copies of `P V` are the larger part).
-pub const W4QM: Wide =
-    Wide { name: "w4qm", q_lds: true, cap: Some(168), mask_skip: true, rescale_skip: false };
-// (`w4qs` capped at 128 registers, for four workgroups an SM, spills 88 bytes on sm_90.)
+pub const W4QS: Wide = Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false };
 /// Keys a staged tile (two softmax blocks).
 pub const KEY_TILE: u32 = 32;
 /// Halves of padding after each staged row.
@@ -558,7 +553,7 @@ fn fold(
             })
             .collect()
     };
-    let masked = if c.shape.mask_skip {
+    let masked = if c.shape.skips {
         let last = b.u32(KEY_BLOCK - 1);
         let last = b.add(k0, last);
         let whole = b.le(last, c.lim_first);
@@ -632,7 +627,7 @@ fn fold(
         out
     };
     // `a = 1` (the running maxima did not move), the wave skips the 64 multiplies.
-    let new_o = if c.shape.rescale_skip {
+    let new_o = if c.shape.skips {
         let one = b.f32(1.0);
         let same0 = b.eq(alphas[0], one);
         let same1 = b.eq(alphas[1], one);
