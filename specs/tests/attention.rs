@@ -304,7 +304,8 @@ fn attention_variants_equal_the_baseline_and_float64() {
     let mut rng = rng("attention_variants_equal_the_baseline_and_float64");
     // (pos, T, kv, group, ctx_max): one key, a causal block, several chunks and residues.
     // (4128, ...) has 130 chunks at wave 32: two chunks a split (65 splits); (8300, ...) 260:
-    // three a split, so the async variants' two K buffers are each filled again.
+    // three a split, so the async variants' two K buffers are each filled again (only the
+    // family that has them, Q8_0 at head dim 128: the longest case, kept out of the others').
     let shapes = [
         (0u32, 1u32, 1u32, 3u32, 2u32),
         (2, 5, 2, 2, 9),
@@ -319,6 +320,9 @@ fn attention_variants_equal_the_baseline_and_float64() {
                 let vs = variants(&fam, wave);
                 let mut worst = 0.0f64;
                 for &(pos, t, kv, group, ctx) in &shapes {
+                    if pos == 8300 && (cache != CacheType::Q8_0 || d != 128) {
+                        continue;
+                    }
                     let nq = (t * kv * group * d) as usize;
                     let nc = (kv * ctx * d) as usize;
                     let mut p = Problem {
