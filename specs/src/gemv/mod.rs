@@ -664,15 +664,17 @@ pub(crate) fn k4_inputs(
     k4_inputs_from(inputs, n, k)
 }
 
-/// The repacked family's inputs with `wq` turned into the tile layout.
+/// The repacked family's inputs with `wq` and `ws` turned into the tile layouts.
 pub(crate) fn k4_inputs_from(
     mut inputs: Vec<(String, ScalarType, Vec<u8>)>,
     n: usize,
     k: usize,
 ) -> Vec<(String, ScalarType, Vec<u8>)> {
     for (name, _, bytes) in &mut inputs {
-        if name == "wq" {
-            *bytes = k4::to_tile(bytes, n, k);
+        match name.as_str() {
+            "wq" => *bytes = k4::to_tile(bytes, n, k),
+            "ws" => *bytes = k4::to_tile_scales(bytes, n, k),
+            _ => {}
         }
     }
     inputs

@@ -406,7 +406,7 @@ fn the_norm_gemvs_equal_the_norm_then_the_gemv() {
 
 /// The tile layout is a permutation of the repacked quants, and chunk `4g + j` of a tile and
 /// block holds bytes `8j..8j + 8` of row `g` then of row `g + 8` (what a lane of `m16n8k32`
-/// loads).
+/// loads); the tile scale layout a permutation of the scales, a tile and block's 16 together.
 #[test]
 fn the_tile_layout_is_the_m16n8k32_chunks_of_the_repacked_rows() {
     let (n, k) = (48, 32 * 5);
@@ -426,6 +426,19 @@ fn the_tile_layout_is_the_m16n8k32_chunks_of_the_repacked_rows() {
         let row = |r: usize| &wq[r * k + blk * 32 + 8 * j..][..8];
         assert_eq!(&tile[chunk..chunk + 8], row(tile_i * 16 + g));
         assert_eq!(&tile[chunk + 8..chunk + 16], row(tile_i * 16 + g + 8));
+    }
+    // The scales: a permutation too, and a tile's 16 scales of a block are 32 contiguous bytes.
+    let ws: Vec<u8> = (0..2 * n * nb).map(|i| (i % 253) as u8).collect();
+    let ts = k4::to_tile_scales(&ws, n, k);
+    let mut seen = vec![false; n * nb];
+    for row in 0..n {
+        for blk in 0..nb {
+            let o = k4::scale_index(row, blk, nb);
+            assert!(!seen[o], "scale {o} twice");
+            seen[o] = true;
+            assert_eq!(o / 16, (row / 16) * nb + blk, "row {row} block {blk}");
+            assert_eq!(ts[2 * o..2 * o + 2], ws[2 * (row * nb + blk)..][..2]);
+        }
     }
 }
 
@@ -487,8 +500,8 @@ fn the_k4_baseline_reads_the_tile_layout_in_the_family_order() {
     }
 }
 
-/// `repack_q8_0_tile` makes, from ggml's blocks, the host's tile layout of the repacked quants and
-/// the repacked scales, at both wave sizes (one tile, odd tile counts, `k` not a multiple of 256).
+/// `repack_q8_0_tile` makes, from ggml's blocks, the host's tile layouts of the repacked quants and
+/// scales, at both wave sizes (one tile, odd tile counts, `k` not a multiple of 256).
 #[test]
 fn the_tile_repack_kernel_makes_the_tile_layout() {
     let mut rng = rng_for("gemv-repack-tile", std::process::id() as u64);
@@ -504,7 +517,7 @@ fn the_tile_repack_kernel_makes_the_tile_layout() {
                 &scalars,
             );
             assert_eq!(got["wq"], k4::to_tile(&hq, n, k), "wq, wave {wave} n={n} k={k}");
-            assert_eq!(got["ws"], hs, "ws, wave {wave} n={n} k={k}");
+            assert_eq!(got["ws"], k4::to_tile_scales(&hs, n, k), "ws, wave {wave} n={n} k={k}");
         }
     }
 }

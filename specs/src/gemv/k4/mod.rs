@@ -14,8 +14,11 @@
 //! `m16n8k32` A fragment (with the K permutation of [`WideMap`]) holds exactly one chunk, so a
 //! warp fills the fragment of a tile and block with one 16-byte load a lane, 512 contiguous bytes;
 //! every other shape reads it in 8-byte pieces (each 8 bytes of a row are contiguous). The scales
-//! stay `[row][block]` (`ws`, as `repack_q8_0` writes them). `n` must be a multiple of 16 (whole
-//! tiles; refused at launch otherwise).
+//! are by tile too (`ws`, [`scale_index`], [`to_tile_scales`]): for each tile and block the 16
+//! rows' f16 scales, 32 contiguous bytes, so the lanes of a warp that need a tile's scales of a
+//! block read one sector (as `[row][block]` they read sixteen: 35% of the L1 sectors of
+//! `wide_t2_g4`, Nsight Compute, bench/results/tail-h200-2026-12-03.md). `n` must be a multiple
+//! of 16 (whole tiles; refused at launch otherwise).
 //!
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
@@ -80,6 +83,48 @@ pub fn to_tile(wq: &[u8], n: usize, k: usize) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The element of the tile scale layout holding the scale of block `blk` of row `row`, for `nb`
+/// blocks a row: `(tile * nb + blk) * 16 + row % 16`.
+pub fn scale_index(row: usize, blk: usize, nb: usize) -> usize {
+    ((row / 16) * nb + blk) * TILE_ROWS as usize + row % 16
+}
+
+/// `gemv_q8_0_rp`'s scales (`[row][block]`, 2 bytes each, `n` a multiple of 16) in the tile
+/// scale layout.
+pub fn to_tile_scales(ws: &[u8], n: usize, k: usize) -> Vec<u8> {
+    let nb = k / QK as usize;
+    assert!(n.is_multiple_of(TILE_ROWS as usize) && ws.len() == 2 * n * nb, "n={n} k={k}");
+    let mut out = vec![0; ws.len()];
+    for row in 0..n {
+        for blk in 0..nb {
+            let o = 2 * scale_index(row, blk, nb);
+            out[o..o + 2].copy_from_slice(&ws[2 * (row * nb + blk)..][..2]);
+        }
+    }
+    out
+}
+
+/// [`scale_index`] in the IR, of block 0 of `row` (u32): the u64 to which [`scale_at`] adds a
+/// block.
+fn scale_row_base(b: &mut KernelBuilder, row: Value, nb64: Value) -> Value {
+    let c16 = b.u32(TILE_ROWS);
+    let tile = b.div(row, c16);
+    let tile = b.convert(tile, Type::U64);
+    let x = b.mul(tile, nb64);
+    let c = b.u64(TILE_ROWS as u64);
+    let x = b.mul(x, c);
+    let r = b.rem(row, c16);
+    let r = b.convert(r, Type::U64);
+    b.add(x, r)
+}
+
+/// The scale of block `blk` (u64) of the row whose [`scale_row_base`] is `base`.
+fn scale_at(b: &mut KernelBuilder, base: Value, blk64: Value) -> Value {
+    let c = b.u64(TILE_ROWS as u64);
+    let x = b.mul(blk64, c);
+    b.add(base, x)
 }
 
 /// [`tile_offset`] in the IR, of byte 0 of block 0 of `row` (u32): the u64 to which a block adds
@@ -209,9 +254,8 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let row_c = b.min(row, last);
     let tl = b.sub(t, one);
     let tok_c = b.min(tok, tl);
-    let row64 = b.convert(row_c, Type::U64);
     let nb64 = b.convert(nb, Type::U64);
-    let wrow = b.mul(row64, nb64);
+    let wrow = scale_row_base(b, row_c, nb64);
     let qrow = tile_row_base(b, row_c, nb64);
     let abase = b.mul(tok_c, nb);
     let fz = b.f32(0.0);
@@ -225,7 +269,7 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
         let end = b.min(end, nb);
         b.for_range(first, end, one, 1, acc, |b, blk, acc| {
             let blk64 = b.convert(blk, Type::U64);
-            let wb = b.add(wrow, blk64);
+            let wb = scale_at(b, wrow, blk64);
             let tb = tile_block(b, blk);
             let wat = b.add(qrow, tb);
             let ab = b.add(abase, blk);
@@ -309,7 +353,7 @@ struct Frame {
     last: Value,
     tl: Value,
     nb64: Value,
-    /// Per tile and C element: its row's first scale (u64), its token's first scale, and its
+    /// Per tile and C element: its row's [`scale_row_base`] (u64), its token's first scale, and its
     /// (row in the workgroup, token).
     c_elems: Vec<(Value, Value, Value, Value)>,
 }
@@ -350,8 +394,7 @@ impl Frame {
                 let rl = b.add(r, off);
                 let row = b.add(row0, rl);
                 let row = b.min(row, last);
-                let row64 = b.convert(row, Type::U64);
-                let wbase = b.mul(row64, nb64);
+                let wbase = scale_row_base(b, row, nb64);
                 let tok = b.min(c, tl);
                 let abase = b.mul(tok, nb);
                 (wbase, abase, rl, c)
@@ -463,7 +506,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             let mut next = Vec::with_capacity(acc.len());
             for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
                 let (ti, e) = (i / per_c as usize, i % per_c as usize);
-                let wi = b.add(wbase, blk64);
+                let wi = scale_at(b, wbase, blk64);
                 let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
                 let dw = f16_bits(b, dwb);
                 let ai = b.add(abase, blk);

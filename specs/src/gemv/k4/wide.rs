@@ -403,7 +403,7 @@ fn body_wide(
             let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
             let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
             dw.push((rep_w >= i).then(|| {
-                let wi = b.add(wbase, blk64);
+                let wi = scale_at(b, wbase, blk64);
                 b.load(p.ws, wi, Type::scalar(ScalarType::U16))
             }));
             da.push((rep_a >= i).then(|| {
