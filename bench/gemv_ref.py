@@ -91,11 +91,14 @@ def check(args, rng, fmt, n, k, t, out):
         if fmt == "q8_0" and t <= 8 and n % 16 == 0:
             # The matrix-unit family keeps its own order (4 K slots): within the same bound. Its
             # weights are in the tile layout (16-row tiles; per tile and block, chunk 4g + j =
-            # bytes 8j..8j+8 of row g, then of row g + 8), rearranged here by NumPy.
+            # bytes 8j..8j+8 of row g, then of row g + 8) and its scales by tile (per tile and
+            # block, the 16 rows' scales), rearranged here by NumPy.
             nb = k // 32
             wq = rp["wq"].reshape(n // 16, 2, 8, nb, 4, 8)  # tile, h, g, block, j, byte
             tile = np.ascontiguousarray(wq.transpose(0, 3, 2, 4, 1, 5)).reshape(-1)
-            arrays_k4 = dict(arrays_rp, wq=tile)
+            ws = rp["ws"].reshape(n // 16, 16, nb)  # tile, row, block
+            tile_s = np.ascontiguousarray(ws.transpose(0, 2, 1)).reshape(-1)
+            arrays_k4 = dict(arrays_rp, wq=tile, ws=tile_s)
             y_k4 = run(args, "gemv_q8_0_rp_k4", arrays_k4, shapes, out)["y"].reshape(t, n).astype(np.float64)
             extra = [("gemv_q8_0_rp_k4", y_k4)]
     x64 = x.astype(np.float64)
