@@ -357,7 +357,8 @@ pub fn specs() -> Vec<KernelSpec> {
             // Four groups in flight: the fastest on the H200 at every bench shape (N = 14336:
             // 18.14 / 19.05 / 20.28 us at T = 1 / 4 / 8 against `wide_t2_g1`'s 19.19 / 19.97 /
             // 21.01; N = 4096: 10.20 / 10.95 against 11.11 / 12.04;
-            // bench/results/gemv-k4v-h200-2026-12-02.md). Routed on sm_90 alone (measured
+            // bench/results/gemv-k4v-h200-2026-12-02.md; with the scales by tile 17.78 / 18.03 /
+            // 18.35, bench/results/scales-h200-2026-12-03.md). Routed on sm_90 alone (measured
             // there); where four groups spill it is built with one (k4::DEEP_ARCHS).
             // One tile, two groups, the next iteration's loads issued before this one's blocks
             // are added (k4::build_pipelined, 244 registers on sm_90: 8 warps an SM): first for
@@ -386,6 +387,12 @@ pub fn specs() -> Vec<KernelSpec> {
             // (Four tiles, `mma_t4`, was slower, 32.6-35.7 us on the H200, and spills on gfx90a
             // with the tile layout's addressing: removed.)
             k4v("mma_t2", |t, w| k4::build(t, w, 2), k4::mma_archs()),
+            // (With the scales by tile, the shapes that had lost while L1 was the bottleneck were
+            // timed again on the H200, bench only: one tile with four / three groups
+            // (`wide_t1_g4` / `_g3`), two tiles with two / three (`wide_t2_g2` / `_g3`), and the
+            // pipelined one-group bodies (`wide_t2_g1p` / `wide_t1_g1p`): at N = 14336, T = 8,
+            // 20.59 / 22.11 / 18.95 / 20.16 / 21.25 / 24.41 us against `wide_t2_g4`'s 18.36; none
+            // won a bench shape; not kept. bench/results/scales-h200-2026-12-03.md, call 2)
             // (Two tiles with two and four groups in flight, `wide_t2_g2` / `_g4`, were timed on
             // the H200 at N = 14336: 19.17 / 18.27 us at T = 1, 21.38 / 20.24 at T = 8 against
             // this order's 19.35 / 21.01; the 4% at T = 8 did not pay for spills on sm_86,
