@@ -16,9 +16,9 @@
 //! every other shape reads it in 8-byte pieces (each 8 bytes of a row are contiguous). The scales
 //! are by tile too (`ws`, [`scale_index`], [`to_tile_scales`]): for each tile and block the 16
 //! rows' f16 scales, 32 contiguous bytes, so the lanes of a warp that need a tile's scales of a
-//! block read one sector (as `[row][block]` they read sixteen: 35% of the L1 sectors of
-//! `wide_t2_g4`, Nsight Compute, bench/results/tail-h200-2026-12-03.md). `n` must be a multiple
-//! of 16 (whole tiles; refused at launch otherwise).
+//! block read one sector (as `[row][block]` they read sixteen, and 35% of `wide_t2_g4`'s global
+//! sectors were excess: bench/results/scales-h200-2026-12-03.md). `n` must be a multiple of 16
+//! (whole tiles; refused at launch otherwise).
 //!
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
