@@ -95,8 +95,6 @@ pub fn build(_t: &Target, wave: u32, wt: WType) -> Kernel {
 /// One lane a 16-byte chunk of `wq` (8 bytes of row `g` of a tile, then of row `g + 8`); the
 /// lane of the chunk `j = 0` also moves the two rows' scales. `n` a multiple of 16.
 pub fn build_tile(_t: &Target, wave: u32) -> Kernel {
-    // The second row of a chunk is 8 rows down the tile.
-    let g_off = |h: usize| 8 * h as u64;
     let wt = WType::Q8_0;
     let mut b = KernelBuilder::new("repack_q8_0_tile", wave);
     // A lane a 16-byte chunk: two a row and block.
@@ -141,9 +139,9 @@ pub fn build_tile(_t: &Target, wave: u32) -> Kernel {
             let first = b.eq(j, zero);
             b.if_then(first, |b| {
                 let s = b.load_with(w, at, U16, IndexUnit::Byte, Some(2));
-                // Tile block tb's scales: rows g and g + 8 of its 16.
+                // Tile block tb's scales ([`super::k4::scale_index`]): row g + 8h of its 16.
                 let si = b.mul(tb, c16);
-                let r = b.u64(g_off(h));
+                let r = b.u64(8 * h as u64);
                 let si = b.add(si, g);
                 let si = b.add(si, r);
                 b.store(ws, si, s);

@@ -106,36 +106,45 @@ pub fn to_tile_scales(ws: &[u8], n: usize, k: usize) -> Vec<u8> {
     out
 }
 
-/// [`scale_index`] in the IR, of block 0 of `row` (u32): the u64 to which [`scale_at`] adds a
-/// block.
-fn scale_row_base(b: &mut KernelBuilder, row: Value, nb64: Value) -> Value {
+/// `(row / 16) * nb * unit` (u64) for `row` (u32): where tile `row / 16` starts in a layout of
+/// `unit` elements a tile and block ([`tile_row_base`], [`scale_row_base`]).
+fn tile_start(b: &mut KernelBuilder, row: Value, nb64: Value, unit: u64) -> Value {
     let c16 = b.u32(TILE_ROWS);
     let tile = b.div(row, c16);
     let tile = b.convert(tile, Type::U64);
     let x = b.mul(tile, nb64);
-    let c = b.u64(TILE_ROWS as u64);
-    let x = b.mul(x, c);
+    let c = b.u64(unit);
+    b.mul(x, c)
+}
+
+/// `blk * unit` (u64) for block `blk` (u32): what a block adds in a layout of `unit` elements a
+/// tile and block ([`tile_block`], [`scale_block`]).
+fn block_start(b: &mut KernelBuilder, blk: Value, unit: u64) -> Value {
+    let blk64 = b.convert(blk, Type::U64);
+    let c = b.u64(unit);
+    b.mul(blk64, c)
+}
+
+/// [`scale_index`] in the IR, of block 0 of `row` (u32): the u64 to which a block adds its
+/// [`scale_block`].
+fn scale_row_base(b: &mut KernelBuilder, row: Value, nb64: Value) -> Value {
+    let x = tile_start(b, row, nb64, TILE_ROWS as u64);
+    let c16 = b.u32(TILE_ROWS);
     let r = b.rem(row, c16);
     let r = b.convert(r, Type::U64);
     b.add(x, r)
 }
 
-/// The scale of block `blk` (u64) of the row whose [`scale_row_base`] is `base`.
-fn scale_at(b: &mut KernelBuilder, base: Value, blk64: Value) -> Value {
-    let c = b.u64(TILE_ROWS as u64);
-    let x = b.mul(blk64, c);
-    b.add(base, x)
+/// What block `blk` (u32) adds to a row's [`scale_row_base`]: `blk * 16` (u64), once a block
+/// for every row.
+fn scale_block(b: &mut KernelBuilder, blk: Value) -> Value {
+    block_start(b, blk, TILE_ROWS as u64)
 }
 
 /// [`tile_offset`] in the IR, of byte 0 of block 0 of `row` (u32): the u64 to which a block adds
 /// `blk * 512` and a byte [`tile_byte`].
 fn tile_row_base(b: &mut KernelBuilder, row: Value, nb64: Value) -> Value {
-    let c16 = b.u32(TILE_ROWS);
-    let tile = b.div(row, c16);
-    let tile = b.convert(tile, Type::U64);
-    let x = b.mul(tile, nb64);
-    let c = b.u64(TILE_BLOCK);
-    let x = b.mul(x, c);
+    let x = tile_start(b, row, nb64, TILE_BLOCK);
     let c8 = b.u32(8);
     let g = b.rem(row, c8);
     let c64 = b.u32(64);
@@ -162,9 +171,7 @@ fn tile_byte(b: &mut KernelBuilder, byte: Value) -> Value {
 
 /// `blk * 512` (u64) for block `blk` (u32).
 fn tile_block(b: &mut KernelBuilder, blk: Value) -> Value {
-    let blk64 = b.convert(blk, Type::U64);
-    let c = b.u64(TILE_BLOCK);
-    b.mul(blk64, c)
+    block_start(b, blk, TILE_BLOCK)
 }
 
 /// Rows a workgroup of the baseline (times 8 tokens times 4 slots = 128 lanes).
@@ -268,8 +275,8 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
         let end = b.add(first, group);
         let end = b.min(end, nb);
         b.for_range(first, end, one, 1, acc, |b, blk, acc| {
-            let blk64 = b.convert(blk, Type::U64);
-            let wb = scale_at(b, wrow, blk64);
+            let sblk = scale_block(b, blk);
+            let wb = b.add(wrow, sblk);
             let tb = tile_block(b, blk);
             let wat = b.add(qrow, tb);
             let ab = b.add(abase, blk);
@@ -472,7 +479,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
         let end = b.add(first, group);
         let end = b.min(end, nb);
         b.for_range(first, end, one, 1, acc, |b, blk, acc| {
-            let blk64 = b.convert(blk, Type::U64);
+            let sblk = scale_block(b, blk);
             let wblk = tile_block(b, blk);
             let ablk = b.mul(blk, qk);
             let mut cs: Vec<Value> =
@@ -506,7 +513,7 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             let mut next = Vec::with_capacity(acc.len());
             for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
                 let (ti, e) = (i / per_c as usize, i % per_c as usize);
-                let wi = scale_at(b, wbase, blk64);
+                let wi = b.add(wbase, sblk);
                 let dwb = b.load(p.ws, wi, Type::scalar(ScalarType::U16));
                 let dw = f16_bits(b, dwb);
                 let ai = b.add(abase, blk);

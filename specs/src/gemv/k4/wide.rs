@@ -349,7 +349,7 @@ fn body_wide(
         let off = b.u32(u);
         let blk = b.add(blk0, off);
         let blk = b.min(blk, last_blk);
-        let blk64 = b.convert(blk, Type::U64);
+        let sblk = scale_block(b, blk);
         let wblk = tile_block(b, blk);
         let ablk = b.mul(blk, qk);
         let mut bq = vec![];
@@ -403,7 +403,7 @@ fn body_wide(
             let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
             let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
             dw.push((rep_w >= i).then(|| {
-                let wi = scale_at(b, wbase, blk64);
+                let wi = b.add(wbase, sblk);
                 b.load(p.ws, wi, Type::scalar(ScalarType::U16))
             }));
             da.push((rep_a >= i).then(|| {
