@@ -20,7 +20,47 @@
 //! grids prefetches; its Q/K/V GEMV node measured 6.92 -> 7.27 us alone, not explained).
 
 use crate::gemv::format::{Weights, QK};
-use kiln_ir::{Dim, KernelBuilder, Param, Type, Value};
+use kiln_ir::{Dim, KernelBuilder, Param, ScalarType, Type, Value};
+
+/// Keeps the loads of `vals` (issued before the grid-dependency wait that follows) before that
+/// wait in the machine code: a prefetch of byte 0 or 1 of `p` (a buffer of at least 2 bytes)
+/// whose choice depends on every bit of every value, so the values must have arrived before it
+/// issues, and a prefetch stays before the wait. Without it ptxas (CUDA 13, sm_90) sinks such
+/// loads to their first use after the wait (bench/results/early-h200-2026-12-03.md, call 1's
+/// SASS: every `LDG` of the early weights after `ACQBULK`). Changes no value.
+pub fn hold(b: &mut KernelBuilder, p: Param, vals: &[Value]) {
+    let mut acc = b.u32(0);
+    for &v in vals {
+        let ty = b.type_of(v);
+        for i in 0..ty.lanes {
+            let s = if ty.lanes > 1 { b.extract(v, i) } else { v };
+            let w = word(b, s, ty.scalar);
+            acc = b.xor(acc, w);
+        }
+    }
+    let magic = b.u32(0x9e37_79b9);
+    let hit = b.eq(acc, magic);
+    let one = b.u64(1);
+    let zero = b.u64(0);
+    let at = b.select(hit, one, zero);
+    b.prefetch(p, at);
+}
+
+/// The bits of a scalar as a `u32` (the low 32 of a 64-bit one).
+fn word(b: &mut KernelBuilder, s: Value, st: ScalarType) -> Value {
+    let unsigned = match st.bytes() {
+        1 => ScalarType::U8,
+        2 => ScalarType::U16,
+        4 => ScalarType::U32,
+        _ => ScalarType::U64,
+    };
+    let bits = if st == unsigned { s } else { b.bitcast(s, Type::scalar(unsigned)) };
+    if unsigned == ScalarType::U32 {
+        bits
+    } else {
+        b.convert(bits, Type::U32)
+    }
+}
 
 /// Bytes of one L2 line (NVIDIA: 128).
 pub const LINE: u64 = 128;

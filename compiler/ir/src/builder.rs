@@ -209,6 +209,11 @@ impl KernelBuilder {
         self.k.values[v].ty
     }
 
+    /// The type of a value built so far.
+    pub fn type_of(&self, v: Value) -> Type {
+        self.ty(v)
+    }
+
     // ---- constants and parameters ----
 
     /// A constant from its bit pattern.

@@ -295,6 +295,31 @@ impl Kernel {
         self.params.iter().find(|(_, p)| p.name == name).map(|(k, _)| k)
     }
 
+    /// The buffer parameters the kernel loads from before its [`Op::GridDependencyWait`]
+    /// (none without one), each once, in parameter order. Those loads run while the grids
+    /// launched before this one may still be writing: the verifier allows them only from
+    /// buffers the kernel never writes, and a runtime may launch the kernel to overlap the grids
+    /// before it only when none of those grids writes what these parameters are bound to.
+    pub fn reads_before_grid_wait(&self) -> Vec<Param> {
+        let top = &self.blocks[self.entry].insts;
+        let Some(at) = top.iter().position(|&i| matches!(self.insts[i].op, Op::GridDependencyWait))
+        else {
+            return vec![];
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let mut stack: Vec<Inst> = top[..at].to_vec();
+        while let Some(i) = stack.pop() {
+            let op = &self.insts[i].op;
+            if let Op::Load { mem: crate::ops::MemRef::Buffer(p), .. } = op {
+                seen.insert(*p);
+            }
+            for b in op.blocks() {
+                stack.extend(self.blocks[b].insts.iter().copied());
+            }
+        }
+        self.params.keys().filter(|p| seen.contains(p)).collect()
+    }
+
     /// Visits every instruction in program order (pre-order through nested blocks).
     pub fn walk(&self, mut f: impl FnMut(Inst, &InstData)) {
         fn go(k: &Kernel, b: Block, f: &mut dyn FnMut(Inst, &InstData)) {

@@ -1,6 +1,6 @@
 //! `prefetch` and `grid_dependency_wait`: a prefetch changes no value but must address its
-//! buffer as a load would, and the verifier keeps everything but arithmetic and prefetches after
-//! the wait. At wave 32 and 64, on fresh random data.
+//! buffer as a load would, and the verifier keeps everything but arithmetic, prefetches and loads
+//! of buffers the kernel only reads after the wait. At wave 32 and 64, on fresh random data.
 
 use crate::interp_util;
 
@@ -69,7 +69,7 @@ fn verify_error(k: &Kernel) -> String {
 }
 
 #[test]
-fn only_arithmetic_and_prefetches_run_before_the_wait() {
+fn only_arithmetic_prefetches_and_read_only_loads_run_before_the_wait() {
     // Arithmetic, control flow and prefetches: fine.
     let ok = with_prologue(|b, x, _| {
         let lane = b.lane();
@@ -81,8 +81,9 @@ fn only_arithmetic_and_prefetches_run_before_the_wait() {
         });
     });
     verify(&ok, None).unwrap_or_else(|e| panic!("{e}"));
-    // A load (nested in an if), a store, a barrier, a cross-lane op: each refused, named.
-    let load = with_prologue(|b, x, _| {
+    assert!(ok.reads_before_grid_wait().is_empty(), "a prefetch reads no value");
+    // A load of a buffer the kernel only reads (nested in an if): fine, and listed.
+    let early = with_prologue(|b, x, _| {
         let lane = b.lane();
         let zero = b.u32(0);
         let first = b.eq(lane, zero);
@@ -90,6 +91,15 @@ fn only_arithmetic_and_prefetches_run_before_the_wait() {
             let z = b.u32(0);
             b.load(x, z, Type::F32);
         });
+    });
+    verify(&early, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(early.reads_before_grid_wait(), vec![early.param("x").unwrap()]);
+    // A load of a buffer the kernel also writes, a store, a barrier, a cross-lane op: each
+    // refused, named.
+    let load = with_prologue(|b, _, _| {
+        let rw = b.buffer("rw", ScalarType::F32, Access::ReadWrite);
+        let z = b.u32(0);
+        b.load(rw, z, Type::F32);
     });
     let store = with_prologue(|b, _, out| {
         let z = b.u32(0);

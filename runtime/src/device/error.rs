@@ -69,6 +69,20 @@ pub enum DeviceError {
     /// alive, or one is larger than the 1 TiB between two addresses.
     #[error("cpu device: {0}")]
     CpuAddressSpace(String),
+    /// A replay's new variant reads, before its grid-dependency wait, a buffer that a node
+    /// before it in the graph writes, while the node was captured to overlap those nodes: the
+    /// graph must be captured again.
+    #[error(
+        "graph node {node} ({kernel}) was captured to overlap the nodes before it, but its \
+         variant now reads a buffer one of them writes before waiting for them; capture the \
+         graph again"
+    )]
+    OverlapChanged {
+        /// The node, in capture order.
+        node: usize,
+        /// `kernel/variant` now.
+        kernel: String,
+    },
     /// The device has no arch to emulate (cpu device before a package chose one).
     #[error("the cpu device has no arch: set CpuOptions::arch, or load it through a Runtime")]
     NoArch,

@@ -20,6 +20,7 @@ mod error;
 mod event;
 #[cfg(feature = "hip")]
 pub(crate) mod hip;
+pub(crate) mod inflight;
 mod limits;
 mod readback;
 mod work;

@@ -3,7 +3,7 @@
 
 #[cfg(feature = "hip")]
 use super::hip;
-use super::{cuda, Backend, Device, DeviceError, Memory};
+use super::{cuda, inflight, Backend, Device, DeviceError, Memory};
 use crate::value::Scalar;
 use std::sync::Arc;
 
@@ -86,6 +86,29 @@ pub(crate) struct PreparedLaunch {
     /// The object waits for the grids it depends on at entry (`ObjectEntry::grid_dependency`):
     /// a GPU device may let its launch overlap the previous kernel's tail.
     pub overlap: bool,
+    /// The buffer parameters (indices) the object loads from before that wait
+    /// (`kiln_ir::Kernel::reads_before_grid_wait`): the launch overlaps only where no grid
+    /// that may still be running writes them ([`super::inflight`]).
+    pub early: Arc<[usize]>,
+    /// The buffer parameters (indices) the object may write, workspaces included.
+    pub writes: Arc<[usize]>,
+}
+
+impl PreparedLaunch {
+    /// The byte ranges of the buffer arguments at `params`, through `range`.
+    pub fn ranges(
+        &self,
+        params: &[usize],
+        range: impl Fn(&Memory) -> Option<inflight::Range>,
+    ) -> Vec<inflight::Range> {
+        params
+            .iter()
+            .filter_map(|&i| match self.args.get(i) {
+                Some(KernelArg::Buffer(m)) => range(m),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One value per parameter, in 8-byte slots, as the GPU devices pass them (through

@@ -232,5 +232,7 @@ pub(crate) fn bind(
         block: e.workgroup_size,
         args: out,
         overlap: e.grid_dependency,
+        early: lk.early.clone(),
+        writes: lk.writes.clone(),
     })
 }

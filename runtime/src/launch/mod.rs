@@ -20,6 +20,7 @@ use crate::package::{LoadError, Package, PackageObject};
 use crate::route::{Overrides, RouteDecision, RouteQuery, Router};
 use crate::RuntimeError;
 use bind::bind;
+use cranelift_entity::EntityRef;
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{ParamKind, Target};
 use std::collections::BTreeMap;
@@ -33,6 +34,33 @@ pub(crate) struct LoadedKernel {
     pub object: PackageObject,
     pub code: Code,
     pub(crate) workspaces: Mutex<BTreeMap<usize, Buffer>>,
+    /// The buffer parameters the object reads before its grid-dependency wait.
+    pub early: Arc<[usize]>,
+    /// The buffer parameters it may write.
+    pub writes: Arc<[usize]>,
+}
+
+impl LoadedKernel {
+    fn new(obj: &PackageObject, code: Code) -> LoadedKernel {
+        let ir = obj.ir();
+        let early: Vec<usize> = ir.reads_before_grid_wait().iter().map(|p| p.index()).collect();
+        let writes: Vec<usize> = ir
+            .params
+            .values()
+            .enumerate()
+            .filter(|(_, p)| matches!(p.kind, ParamKind::Buffer { access, .. } if access.writes()))
+            .map(|(i, _)| i)
+            .collect();
+        LoadedKernel {
+            label: format!("{}/{}", obj.entry.kernel, obj.entry.variant).into(),
+            variant: obj.entry.variant.as_str().into(),
+            object: obj.clone(),
+            code,
+            workspaces: Mutex::new(BTreeMap::new()),
+            early: early.into(),
+            writes: writes.into(),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -93,13 +121,7 @@ impl Runtime {
         for obj in package.objects().iter().filter(|o| o.entry.arch == arch) {
             any = true;
             let code = device.load_object(obj, &arch)?;
-            let lk = LoadedKernel {
-                label: format!("{}/{}", obj.entry.kernel, obj.entry.variant).into(),
-                variant: obj.entry.variant.as_str().into(),
-                object: obj.clone(),
-                code,
-                workspaces: Mutex::new(BTreeMap::new()),
-            };
+            let lk = LoadedKernel::new(obj, code);
             let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");
             slot.variants.insert(obj.entry.variant.clone(), Arc::new(lk));
         }
@@ -697,6 +719,43 @@ mod tests {
         assert!(e.to_string().contains("`x` and `out` are bound to overlapping memory"), "{e}");
     }
 
+    /// A launch knows which of its buffer parameters the object reads before its grid-dependency
+    /// wait (from the IR the package holds, not from a manifest field) and which it writes, so a
+    /// GPU device can overlap it only where no grid still in flight writes what it reads early
+    /// (`device::inflight`); the cpu device runs it as written, and its values are the same.
+    #[test]
+    fn a_launch_carries_its_early_reads_and_writes() {
+        let mut b = kiln_ir::KernelBuilder::new("early", 32);
+        let out = b.buffer("out", ScalarType::F32, kiln_ir::Access::Write);
+        let w = b.buffer("w", ScalarType::F32, kiln_ir::Access::Read);
+        let x = b.buffer("x", ScalarType::F32, kiln_ir::Access::Read);
+        for p in [out, w, x] {
+            b.set_buffer_len(p, ShapeExpr::constant(32));
+        }
+        let lane = b.lane();
+        let wv = b.load(w, lane, ScalarType::F32);
+        b.grid_dependency_wait();
+        let xv = b.load(x, lane, ScalarType::F32);
+        let r = b.mul(wv, xv);
+        b.store(out, lane, r);
+        let mut p = PackageDir::new();
+        p.add_fake(&b.finish(), "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        let dev = Device::cpu(CpuOptions::default());
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let (ws, xs) = (random_f32(32), random_f32(32));
+        let (wb, xb) = (dev.upload(&ws).unwrap(), dev.upload(&xs).unwrap());
+        let ob = dev.alloc(ScalarType::F32, 32).unwrap();
+        let args = Args::new().buffer("out", &ob).buffer("w", &wb).buffer("x", &xb);
+        let call = rt.prepare_call("early", &args).unwrap();
+        assert_eq!(&*call.launch.early, &[1]);
+        assert_eq!(&*call.launch.writes, &[0]);
+        call.issue().unwrap();
+        let want: Vec<f32> = ws.iter().zip(&xs).map(|(a, b)| a * b).collect();
+        assert_eq!(ob.read::<f32>().unwrap(), want);
+    }
+
     /// A package that marks a scalar as a workspace is refused at launch with an error naming
     /// the parameter (it used to reach a panic, `scalars[i].expect`). Bound directly: a loader
     /// may refuse such a package earlier, and this checks the launch path on its own.
@@ -713,13 +772,7 @@ mod tests {
         let n = obj.entry.abi.params.iter().position(|p| p.name == "n").unwrap();
         obj.entry.abi.params[n].workspace = true;
         let dev = Device::cpu(CpuOptions::default());
-        let lk = Arc::new(LoadedKernel {
-            label: "ws_count/baseline".into(),
-            variant: "baseline".into(),
-            code: Code::Cpu(obj.ir().clone()),
-            object: obj,
-            workspaces: Mutex::new(BTreeMap::new()),
-        });
+        let lk = Arc::new(LoadedKernel::new(&obj, Code::Cpu(obj.ir().clone())));
         let out = dev.alloc(ScalarType::U32, 1).unwrap();
         for args in
             [Args::new().buffer("out", &out), Args::new().buffer("out", &out).scalar("n", 1u32)]

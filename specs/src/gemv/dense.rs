@@ -125,20 +125,50 @@ pub struct Gemv {
     /// The norm prologue ([`super::norm`]): the activations are f32 rows `x` normalized with
     /// `weight` and `eps` and quantized by each workgroup (the `_norm` families).
     pub norm: bool,
+    /// With one token a pass: the weight blocks of the first block-loop trips (the first
+    /// [`early_trips`], or the first trip with the norm prologue) loaded before the
+    /// grid-dependency wait and held there ([`crate::prefetch::hold`]), so under programmatic
+    /// dependent launch they stream while the grid before this one finishes. Wins where every
+    /// workgroup is resident while that grid runs (small grids); routed by `n` there.
+    pub early: bool,
 }
 
 impl Gemv {
     /// A `pN` / `pNrR` variant with the default unroll and waves.
     pub const fn tiled(wt: WType, layout: Layout, epi: Epilogue, tokens: u32, rows: u32) -> Gemv {
-        Gemv { wt, layout, epi, tokens: Some(tokens), rows, unroll: 0, waves: 0, norm: false }
+        Gemv {
+            wt,
+            layout,
+            epi,
+            tokens: Some(tokens),
+            rows,
+            unroll: 0,
+            waves: 0,
+            norm: false,
+            early: false,
+        }
     }
     /// The baseline.
     pub const fn baseline(wt: WType, layout: Layout, epi: Epilogue) -> Gemv {
-        Gemv { wt, layout, epi, tokens: None, rows: 1, unroll: 0, waves: 0, norm: false }
+        Gemv {
+            wt,
+            layout,
+            epi,
+            tokens: None,
+            rows: 1,
+            unroll: 0,
+            waves: 0,
+            norm: false,
+            early: false,
+        }
     }
     /// The same kernel with the norm prologue (a `_norm` family).
     pub const fn normed(self) -> Gemv {
         Gemv { norm: true, ..self }
+    }
+    /// The same kernel with its first weight blocks loaded before the wait ([`Gemv::early`]).
+    pub const fn early(self) -> Gemv {
+        Gemv { early: true, ..self }
     }
     fn unroll_of(&self) -> u32 {
         match self.unroll {
@@ -378,6 +408,9 @@ pub fn variant_name(g: &Gemv) -> String {
     if g.waves != 0 {
         s += &format!("w{}", g.waves);
     }
+    if g.early {
+        s += "e";
+    }
     s
 }
 
@@ -426,29 +459,50 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         let count = b.min(left, per_wg);
         prefetch::rows(b, &p.weights, row0, count, k, waves * wave);
     });
-    b.grid_dependency_wait();
+    // With one token a pass, the first weight blocks are loaded ahead: with the norm prologue,
+    // those of the first block-loop trip of each matrix, before the first prologue (as the
+    // Q/K/V kernel's), so their latency overlaps it instead of following it (not with more
+    // tokens a pass: `p2` of the Q8_0 gate/up kernel went from 132 to 246 registers on sm_90 and
+    // its step got slower on the H200, bench/results/engine-h200-2026-12-02.md); without it,
+    // the first [`early_trips`] trips, peeled from the loop (on the H200 SmolLM2's Q4_1 step
+    // 527 -> 483 us, its LM head 12.2 -> 8.9 us, the Q4_0 / Q4_1 GEMVs at N = 14336 9.99 -> 8.98
+    // and 10.67 -> 10.21 us: bench/results/early-h200-2026-12-03.md). An `early` variant loads
+    // them before the grid-dependency wait instead, and holds them there.
+    let nb = blocks_of(&mut b, k);
+    let first = |b: &mut KernelBuilder, ahead: u32| -> Vec<Vec<Value>> {
+        p.weights.iter().map(|w| first_blocks(b, *w, n, (waves, rows), wg, nb, ahead)).collect()
+    };
+    let one_token = g.tokens == Some(1);
+    if !(g.early && one_token) {
+        b.grid_dependency_wait();
+    }
+    let (pre, early) = match (p.norm, one_token) {
+        (Some(_), true) => (Some(Preloaded { wg, vals: first(&mut b, 0) }), None),
+        (None, true) => {
+            let trips = (0..early_trips(&g)).map(|j| first(&mut b, j * wave)).collect();
+            (None, Some(Early { trips }))
+        }
+        _ => (None, None),
+    };
+    if g.early && one_token {
+        let vals: Vec<Value> = match (&pre, &early) {
+            (Some(pre), _) => pre.vals.iter().flatten().copied().collect(),
+            (_, Some(e)) => e.trips.iter().flatten().flatten().copied().collect(),
+            _ => vec![],
+        };
+        prefetch::hold(&mut b, p.weights[0].first_param(), &vals);
+        b.grid_dependency_wait();
+    }
     let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
     let acts = (p.acts, p.norm);
-    match p.norm {
-        // With the norm prologue and one token a pass, the weight blocks of the first
-        // block-loop trip of each matrix are loaded before the first prologue (as the Q/K/V
-        // kernel's), so their latency overlaps it instead of following it. (Not with more
-        // tokens a pass: `p2` of the Q8_0 gate/up kernel went from 132 to 246 registers on
-        // sm_90 and its step got slower on the H200, bench/results/engine-h200-2026-12-02.md.)
-        Some(norm) if g.tokens == Some(1) => {
-            let nb = blocks_of(&mut b, k);
-            let vals = p
-                .weights
-                .iter()
-                .map(|w| first_blocks(&mut b, *w, n, (waves, rows), wg, nb))
-                .collect();
-            let pre = Preloaded { wg, vals };
+    match (p.norm, &pre) {
+        (Some(norm), Some(pre)) => {
             norm_passes(&mut b, &norm, &g, (wave, waves), (k, t), |b, tok0| {
-                let pass = Some((tok0, Some(&pre)));
-                row_block(b, &g, wave, (waves, rows), &m, acts, (k, t), wg, pass);
+                let pass = Some((tok0, Some(pre)));
+                row_block(b, &g, wave, (waves, rows), &m, acts, (k, t), wg, pass, None);
             });
         }
-        _ => row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None),
+        _ => row_block(&mut b, &g, wave, (waves, rows), &m, acts, (k, t), wg, None, early.as_ref()),
     }
     if let Some(tail) = p.tail {
         tail.run(&mut b, (wave, waves), (n, t));
@@ -580,7 +634,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
                 b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
                     let m = Matrices { weights: &[w], res: None, out, n };
                     let pass = pass.map(|tok0| (tok0, pre));
-                    row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass);
+                    row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass, None);
                     vec![]
                 });
             });
@@ -620,7 +674,7 @@ fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kerne
             let pick = |b: &mut KernelBuilder, mi: usize| {
                 let (w, n, _) = &mats[mi];
                 let n = rows_of(b, n);
-                first_blocks(b, *w, n, (waves, rows), x, nb)
+                first_blocks(b, *w, n, (waves, rows), x, nb, 0)
             };
             let zero = b.u32(0);
             let is_q = b.eq(which, zero);
@@ -700,7 +754,8 @@ fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
     }
 }
 
-/// The weight blocks a wave's rows of row block `wg` read first (block `lane`, clamped), flattened.
+/// The weight blocks a wave's rows of row block `wg` read at block `lane + ahead` (the trip
+/// `ahead / W` of the block loop; clamped), flattened.
 fn first_blocks(
     b: &mut KernelBuilder,
     w: Weights,
@@ -708,8 +763,11 @@ fn first_blocks(
     (waves, rows): (u32, u32),
     wg: Value,
     nb: Value,
+    ahead: u32,
 ) -> Vec<Value> {
     let lane = b.lane();
+    let ahead = b.u32(ahead);
+    let lane = b.add(lane, ahead);
     let wave_id = b.wave();
     let wv = b.u32(waves);
     let row0 = b.mul(wg, wv);
@@ -759,6 +817,7 @@ fn row_block(
     (k, t): (Value, Value),
     wg: Value,
     pass: Option<(Value, Option<&Preloaded>)>,
+    early: Option<&Early>,
 ) {
     let n = m.n;
     let qk = b.u32(QK);
@@ -796,11 +855,15 @@ fn row_block(
     // acc[(mi * rows + r) * per + j]
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
     let pre = pass.and_then(|p| p.1);
-    let one_pass = |b: &mut KernelBuilder, tok0: Value| {
-        let fz = b.f32(0.0);
-        let init = vec![fz; mats * rn * pn];
-        let unroll = g.unroll_of();
-        let accs = b.for_range(lane, nb, w, unroll, &init, |b, blk, acc| {
+    // One block-loop trip at block `blk` (in range): its weight blocks loaded, or `given` (per
+    // matrix, flattened: loaded before the grid-dependency wait), then every token's term.
+    let trip = |b: &mut KernelBuilder,
+                tok0: Value,
+                blk: Value,
+                acc: &[Value],
+                given: Option<&Vec<Vec<Value>>>|
+     -> Vec<Value> {
+        {
             let blk64 = b.convert(blk, Type::U64);
             let tl = b.sub(t, one);
             let mut next = acc.to_vec();
@@ -815,11 +878,15 @@ fn row_block(
                         })
                         .collect()
                 };
-                let wbs = match pre {
-                    None => load(b),
+                let wbs = match (given, pre) {
+                    (Some(vals), _) => {
+                        let per_block = vals[mi].len() / row_of.len();
+                        vals[mi].chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                    }
+                    (None, None) => load(b),
                     // The preloaded blocks on the first trip of the first pass of their row
                     // block (the same bytes: the same values).
-                    Some(pre) => {
+                    (None, Some(pre)) => {
                         let first_blk = b.eq(blk, lane);
                         let first_pass = b.eq(tok0, zero);
                         let first_wg = b.eq(wg, pre.wg);
@@ -856,7 +923,28 @@ fn row_block(
                 }
             }
             next
-        });
+        }
+    };
+    let one_pass = |b: &mut KernelBuilder, tok0: Value, early: Option<&Early>| {
+        let fz = b.f32(0.0);
+        let mut init = vec![fz; mats * rn * pn];
+        let mut from = lane;
+        // The trips whose weights were loaded before the wait, peeled: trip `j` is block
+        // `lane + j W`, which adds nothing past `nb` (read clamped, its sums dropped). The
+        // same blocks in the same order as the loop's.
+        if let Some(e) = early {
+            let last_blk = b.sub(nb, one);
+            for vals in &e.trips {
+                let valid = b.lt(from, nb);
+                let blk = b.min(from, last_blk);
+                let next = trip(b, tok0, blk, &init, Some(vals));
+                init = next.iter().zip(&init).map(|(&x, &y)| b.select(valid, x, y)).collect();
+                from = b.add(from, w);
+            }
+        }
+        let unroll = g.unroll_of();
+        let accs =
+            b.for_range(from, nb, w, unroll, &init, |b, blk, acc| trip(b, tok0, blk, acc, None));
         for (r, &(row, valid, row_c, _)) in row_of.iter().enumerate() {
             match g.tokens {
                 None => {
@@ -920,16 +1008,42 @@ fn row_block(
         }
         quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
     };
-    match pass {
-        Some((tok0, _)) => one_pass(b, tok0),
-        None => {
+    match (pass, early) {
+        (Some((tok0, _)), _) => one_pass(b, tok0, None),
+        (None, None) => {
             b.for_range(zero, t, step, 1, &[], |b, tok0, _| {
                 if let Some(norm) = norm {
                     norm.prologue(b, (wave, waves), tok0, (k, t));
                 }
-                one_pass(b, tok0);
+                one_pass(b, tok0, None);
+                vec![]
+            });
+        }
+        // The first pass with the early blocks, then the others as above.
+        (None, Some(e)) => {
+            assert!(norm.is_none(), "early blocks are for the kernels without a norm prologue");
+            one_pass(b, zero, Some(e));
+            b.for_range(step, t, step, 1, &[], |b, tok0, _| {
+                one_pass(b, tok0, None);
                 vec![]
             });
         }
     }
 }
+
+/// Weight blocks loaded before the grid-dependency wait, for the first pass of a workgroup's
+/// row block: `trips[j][mi]` holds matrix `mi`'s blocks of trip `j` (block `lane + j W`,
+/// clamped), flattened, as [`first_blocks`] gives them.
+struct Early {
+    trips: Vec<Vec<Vec<Value>>>,
+}
+
+/// Trips of the block loop whose weights a one-token-a-pass kernel loads before its
+/// grid-dependency wait: as many as it unrolls, at most [`EARLY_TRIPS`] (the registers they
+/// hold are the ones the unrolled loop's loads take anyway).
+fn early_trips(g: &Gemv) -> u32 {
+    g.unroll_of().min(EARLY_TRIPS)
+}
+
+/// Most block-loop trips loaded before the wait (4: a whole row of K = 4096 for a wave of 32).
+pub const EARLY_TRIPS: u32 = 4;

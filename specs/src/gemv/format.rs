@@ -158,6 +158,14 @@ impl Weights {
         }
     }
 
+    /// The buffer holding the quants (or values): at least one block, so at least 16 bytes.
+    pub fn first_param(self) -> Param {
+        match self {
+            Weights::Ggml(p, _) => p,
+            Weights::Repacked { q, .. } => q,
+        }
+    }
+
     /// Loads block `blk` (a `u64` index over every block of the matrix, row-major).
     pub fn load(self, b: &mut KernelBuilder, blk: Value) -> WBlock {
         let u32t = Type::U32;

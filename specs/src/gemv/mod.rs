@@ -366,6 +366,11 @@ pub fn specs() -> Vec<KernelSpec> {
             // warps (N = 4096: 8.17 / 9.52 us at T = 1 / 8 against `wide_t2_g4`'s 9.83 / 10.59;
             // at N = 14336, 25.8 / 31.2 against 18.0 / 20.1: there the warps an SM count most;
             // bench/results/balance-h200-2026-12-03.md, call 3).
+            // Since its first trip's weights load before the grid-dependency wait (k4 `wide`),
+            // `wide_t2_g4` is also the fastest at N = 4096: 7.29 / 7.78 us at T = 1 / 8 against
+            // `wide_t1_g2p`'s 7.59 / 8.94 (bench/results/early-h200-2026-12-03.md, call 2), so it
+            // goes first at every `n`.
+            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
             VariantSpec {
                 name: "wide_t1_g2p",
                 build: |t, w| k4::build_pipelined(t, w, 1, 2),
@@ -374,7 +379,6 @@ pub fn specs() -> Vec<KernelSpec> {
                     shapes: vec![("n".to_string(), 16, 4096)],
                 },
             },
-            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),
@@ -619,6 +623,58 @@ pub fn specs() -> Vec<KernelSpec> {
         budgets: vec![],
     });
     v.extend(moe::specs());
+    // Early twins (`Gemv::early`): the first trips' weight blocks loaded before the
+    // grid-dependency wait and held there, so under programmatic dependent launch they stream
+    // while the grid before finishes. Routed on sm_90 (the arch with that launch) where every
+    // workgroup is resident while that grid runs, first for one token up to `n` rows. On the
+    // H200 (bench/results/early-h200-2026-12-03.md, call 2, against the same kernels with the
+    // wait first): `gemv_q8_0_rp` `p1r2u8w2` at N = 4096 6.25 -> 4.90 us (at N = 14336 15.88 ->
+    // 18.57: its later workgroups start after the grid before is gone, and then the activations'
+    // round trip follows the weights'; not routed there); in SmolLM2's Q8_0 step, the residual
+    // GEMV (N = 576) 1.65 -> 1.29 us a node and the fused gate/up (N = 1536) 4.01 -> 3.77 (the
+    // 8B step's residual GEMV at N = 4096, 4.20 -> 5.35, is not routed).
+    let mut early_by_n = |family: &str, name, build, nmax: u64| {
+        let f = v.iter_mut().find(|f| f.name == family).expect("registered above");
+        let shapes = vec![("t".into(), 1, 1), ("n".into(), 0, nmax)];
+        let admit = Admission { archs: vec!["sm_90".into()], shapes };
+        f.variants.insert(1, VariantSpec { name, build, admit });
+    };
+    early_by_n(
+        "gemv_q8_0_rp",
+        "p1r2u8w2e",
+        |t, w| {
+            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Plain, 1, 2);
+            build(t, w, Gemv { unroll: 8, waves: 2, ..g }.early())
+        },
+        4096,
+    );
+    early_by_n(
+        "gemv_q8_0_rp_res",
+        "p1u16w4e",
+        |t, w| {
+            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Residual, 1, 1);
+            build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
+        },
+        1024,
+    );
+    // The tail family routes as `_res` (the same GEMV).
+    early_by_n(
+        "gemv_q8_0_rp_res_rmsnorm",
+        "p1u16w4e",
+        |t, w| {
+            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, ResidualNorm, 1, 1);
+            build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
+        },
+        1024,
+    );
+    early_by_n(
+        "gemv_q8_0_rp_swiglu_q8_1s_norm",
+        "p1e",
+        |t, w| {
+            build(t, w, Gemv::tiled(WType::Q8_0, Layout::Repacked, SwigluQ8, 1, 1).normed().early())
+        },
+        2048,
+    );
     v
 }
 

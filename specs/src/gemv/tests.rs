@@ -640,3 +640,35 @@ fn the_res_norm_gemvs_equal_the_gemv_then_the_norm() {
         }
     }
 }
+
+/// What each GEMV reads before its grid-dependency wait (`Kernel::reads_before_grid_wait`, which
+/// the runtime weighs before overlapping a launch): the early twins and the k4 wide variants
+/// their weights and nothing else (never the activations, which the grid before may write); the
+/// plain variants nothing. On every NVIDIA arch and one AMD arch of each wave size (where the
+/// wait lowers to nothing, the same IR).
+#[test]
+fn early_loads_read_only_weights_before_the_wait() {
+    let names = |k: &kiln_ir::Kernel| -> Vec<String> {
+        k.reads_before_grid_wait().iter().map(|&p| k.params[p].name.clone()).collect()
+    };
+    let archs =
+        TARGETS.iter().filter(|t| t.sm().is_some() || ["gfx906", "gfx1100"].contains(&t.name));
+    for t in archs {
+        let w = t.default_wave();
+        let check = |family: &str, variant: &str, want: &[&str]| {
+            let f = fam(family);
+            let v = f.variants.iter().find(|v| v.name == variant).expect("a variant of the family");
+            let k = (v.build)(t, w);
+            assert_eq!(names(&k), want, "{family}/{variant} on {t}");
+        };
+        check("gemv_q8_0_rp", "p1r2u8w2e", &["wq", "ws"]);
+        check("gemv_q8_0_rp", "p1r2u8w2", &[]);
+        check("gemv_q8_0_rp_res", "p1u16w4e", &["wq", "ws"]);
+        check("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", &["wq", "ws"]);
+        check("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", &["gate_wq", "gate_ws", "up_wq", "up_ws"]);
+        check("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1", &[]);
+        if k4::wide_archs().iter().any(|a| a == t.name) {
+            check("gemv_q8_0_rp_k4", "wide_t2_g4", &["wq", "ws"]);
+        }
+    }
+}

@@ -1,7 +1,11 @@
 //! The grid-dependency wait ([`Op::GridDependencyWait`]): at most one, in the kernel's top-level
-//! block, and nothing before it that reads or writes memory, synchronizes or crosses lanes. Code
-//! before the wait runs while the grids launched before this one may still be writing, so it may
-//! only compute and prefetch ([`Op::Prefetch`] changes no value); everything else waits.
+//! block, and nothing before it that writes memory, synchronizes or crosses lanes. Code before
+//! the wait runs while the grids launched before this one may still be writing, so it may only
+//! compute, prefetch ([`Op::Prefetch`] changes no value) and load from buffer parameters the
+//! kernel only reads (its weights). Those buffers are listed with the object
+//! ([`Kernel::reads_before_grid_wait`], `ObjectEntry::early_reads`), and a runtime overlaps the
+//! launch with the grids before it only when none of them writes what they are bound to; so
+//! every value such a load returns is the one the interpreter reads.
 
 use super::*;
 
@@ -28,16 +32,24 @@ impl Verifier<'_> {
         let mut stack: Vec<Inst> = top.iter().take_while(|&&i| i != first).copied().collect();
         while let Some(i) = stack.pop() {
             let op = &k.insts[i].op;
-            // No memory access but a prefetch (which changes no value), nothing that orders or
-            // synchronizes (fence, barrier, a second wait), no cross-lane op.
+            // No memory access but a prefetch (which changes no value) and a load of a buffer
+            // the kernel only reads, nothing that orders or synchronizes (fence, barrier, a
+            // second wait), no cross-lane op.
+            let early_load = match op {
+                Op::Load { mem: MemRef::Buffer(p), .. } => {
+                    matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
+                }
+                _ => false,
+            };
             let allowed = matches!(op, Op::Prefetch { .. })
+                || early_load
                 || (op.memory().is_none() && !op.has_side_effects() && !op.is_cross_lane());
             if !allowed {
                 self.at(
                     i,
                     format!(
-                        "`{}` before the grid_dependency_wait ({first}): only arithmetic and \
-                         prefetches may run before it",
+                        "`{}` before the grid_dependency_wait ({first}): only arithmetic, \
+                         prefetches and loads of buffers the kernel only reads may run before it",
                         mnemonic(op)
                     ),
                 );

@@ -76,9 +76,11 @@
 //! only inside that block, and the results of an `if` or `for` only after it.
 //!
 //! **Grid dependency** (`grid_dependency.rs`): at most one `grid_dependency_wait`, in the entry
-//! block, and before it (nested blocks included) no `load`, `store`, `atomic`, `fence`,
-//! `barrier` or cross-lane op: only arithmetic and `prefetch` (which changes no value), since the
-//! grids launched before the kernel may still be writing there.
+//! block, and before it (nested blocks included) no `store`, `atomic`, `fence`, `barrier`,
+//! cross-lane op, or `load` but from a buffer parameter the kernel only reads (`Access::Read`):
+//! arithmetic, `prefetch` (which changes no value) and such loads, since the grids launched
+//! before the kernel may still be writing. Which buffers a kernel reads early is recorded with
+//! its object, and the runtime overlaps its launch only where no earlier grid writes them.
 //!
 //! **Uniform control** (`uniform_control.rs`, with [`crate::uniformity`]):
 //! - a `barrier` runs only under workgroup-uniform control flow: every enclosing `if` condition

@@ -27,6 +27,7 @@ mod result;
 
 pub use result::CudaError;
 
+use super::inflight::{InFlight, Range};
 use super::{
     capture_nodes, foreign_code, slot_ptrs, DeviceError, DeviceKind, DeviceLimits, KernelArg,
     Memory, PreparedLaunch,
@@ -86,8 +87,9 @@ pub(crate) struct CudaDevice {
     ctx: Arc<Context>,
     stream: sys::CUstream,
     /// Held while issuing to the stream: a capture must see only its own launches, and work
-    /// from several threads goes to the stream one call at a time.
-    issue: Mutex<()>,
+    /// from several threads goes to the stream one call at a time. It guards what the stream
+    /// may still be writing ([`InFlight`]), which decides whether a launch may overlap.
+    issue: Mutex<InFlight>,
     name: String,
     pub arch: String,
     pub limits: DeviceLimits,
@@ -150,7 +152,15 @@ impl CudaDevice {
         // SAFETY: the context is current; 1 = CU_STREAM_NON_BLOCKING.
         let stream = unsafe { result::stream_create(1)? };
         let overlap = std::env::var("KILN_OVERLAP").map_or(true, |v| v != "0");
-        Ok(CudaDevice { ctx, stream, issue: Mutex::new(()), name, arch, limits, overlap })
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            issue: Mutex::new(InFlight::default()),
+            name,
+            arch,
+            limits,
+            overlap,
+        })
     }
 
     pub fn name(&self) -> String {
@@ -159,20 +169,22 @@ impl CudaDevice {
 
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the stream lives as long as `self`.
         unsafe { result::stream_synchronize(self.stream)? };
+        issue.finished();
         Ok(())
     }
 
     pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMemory, DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
         let ptr = unsafe { result::mem_alloc(bytes.max(1))? };
         let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes, host: None };
         // SAFETY: `ptr` holds `bytes` bytes; the stream lives as long as `self`.
         unsafe { result::memset_d8_async(ptr, 0, bytes, self.stream)? };
+        issue.wrote((ptr, bytes as u64));
         Ok(m)
     }
 
@@ -196,7 +208,7 @@ impl CudaDevice {
 
     pub fn write(&self, m: &DeviceMemory, data: &[u8]) -> Result<(), DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         debug_assert_eq!(data.len(), m.bytes);
         if let Some(host) = &m.host {
             // SAFETY: after the synchronize no issued work touches the memory; it holds
@@ -205,6 +217,7 @@ impl CudaDevice {
                 result::stream_synchronize(self.stream)?;
                 std::ptr::copy_nonoverlapping(data.as_ptr(), host.0 as *mut u8, data.len());
             }
+            issue.finished();
             return Ok(());
         }
         // SAFETY: `m` holds `data.len()` bytes; the synchronize below keeps `data` alive for the
@@ -213,12 +226,13 @@ impl CudaDevice {
             result::memcpy_htod_async(m.ptr, data, self.stream)?;
             result::stream_synchronize(self.stream)?;
         }
+        issue.finished();
         Ok(())
     }
 
     pub fn read(&self, m: &DeviceMemory) -> Result<Vec<u8>, DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![0u8; m.bytes];
         if let Some(host) = &m.host {
             // SAFETY: after the synchronize no issued work writes the memory; it holds
@@ -227,6 +241,7 @@ impl CudaDevice {
                 result::stream_synchronize(self.stream)?;
                 std::ptr::copy_nonoverlapping(host.0 as *const u8, out.as_mut_ptr(), out.len());
             }
+            issue.finished();
             return Ok(out);
         }
         // SAFETY: `m` holds `out.len()` bytes; the synchronize below ends the copy before `out`
@@ -235,6 +250,7 @@ impl CudaDevice {
             result::memcpy_dtoh_async(&mut out, m.ptr, self.stream)?;
             result::stream_synchronize(self.stream)?;
         }
+        issue.finished();
         Ok(out)
     }
 
@@ -264,18 +280,31 @@ impl CudaDevice {
 
     pub fn launch(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
-        self.launch_locked(f, l)
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let overlap = self.decide(&mut issue, l);
+        self.launch_locked(f, l, overlap)
+    }
+
+    /// Whether `l` may overlap the grids before it ([`InFlight`]); records its writes.
+    fn decide(&self, issue: &mut InFlight, l: &PreparedLaunch) -> bool {
+        let (may, early, writes) = overlap_terms(self.overlap, l);
+        issue.launch(may, &early, &writes)
     }
 
     /// Issues a launch; the caller holds `issue` and has bound the context.
-    fn launch_locked(&self, f: &Function, l: &PreparedLaunch) -> Result<(), DeviceError> {
+    fn launch_locked(
+        &self,
+        f: &Function,
+        l: &PreparedLaunch,
+        overlap: bool,
+    ) -> Result<(), DeviceError> {
         let mut slots = param_slots(&l.args)?;
         let mut ptrs = slot_ptrs(&mut slots);
         // SAFETY: one pointer per parameter, each to an 8-byte slot holding the value in its low
         // bytes (little-endian), alive for the call; buffer pointers are allocations of this
-        // context kept alive by the caller's launch record until the stream passes them.
-        let overlap = self.overlap && l.overlap;
+        // context kept alive by the caller's launch record until the stream passes them. With
+        // `overlap`, the object waits for the grids before it (`grid_dependency`) and reads
+        // nothing before that wait that a grid still in flight writes (`InFlight`).
         unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs, overlap)? };
         Ok(())
     }
@@ -338,13 +367,22 @@ impl CudaDevice {
     pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<CudaGraph, DeviceError> {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        // A graph starts after everything issued before it on the stream: its nodes' overlaps
+        // are decided among themselves (and nothing captured runs now, so the stream's own
+        // list is left as it is).
+        let overlaps = decide_graph(self.overlap, launches);
         // SAFETY: our stream is a created (not default) stream.
         unsafe { result::stream_begin_capture(self.stream)? };
+        let mut at = 0;
         let (nodes, failed) = capture_nodes(launches, |l| match &l.code {
-            super::Code::Cuda(f) => self.launch_locked(f, l).and_then(|()| {
-                // SAFETY: the stream is capturing, on this thread.
-                Ok(unsafe { result::stream_capture_last_node(self.stream)? })
-            }),
+            super::Code::Cuda(f) => {
+                let overlap = overlaps[at];
+                at += 1;
+                self.launch_locked(f, l, overlap).and_then(|()| {
+                    // SAFETY: the stream is capturing, on this thread.
+                    Ok(unsafe { result::stream_capture_last_node(self.stream)? })
+                })
+            }
             _ => Err(foreign_code("cuda")),
         });
         // Always end the capture, so the stream is usable again whatever happened.
@@ -369,7 +407,7 @@ impl CudaDevice {
                 return Err(e.into());
             }
         };
-        Ok(CudaGraph { ctx: self.ctx.clone(), graph, exec, nodes })
+        Ok(CudaGraph { ctx: self.ctx.clone(), graph, exec, nodes, overlaps })
     }
 
     pub fn replay(
@@ -380,7 +418,18 @@ impl CudaDevice {
         launch: bool,
     ) -> Result<(), DeviceError> {
         self.ctx.bind()?;
-        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        // A changed node may be another variant, which may read other buffers before its wait:
+        // a node captured to overlap must still be allowed to.
+        if changed.iter().any(|&c| c) {
+            let now = decide_graph(self.overlap, launches);
+            if let Some(i) = (0..now.len()).find(|&i| g.overlaps[i] && !now[i]) {
+                return Err(DeviceError::OverlapChanged {
+                    node: i,
+                    kernel: launches[i].label.to_string(),
+                });
+            }
+        }
         for ((l, &node), _) in launches.iter().zip(&g.nodes).zip(changed).filter(|(_, &c)| c) {
             let super::Code::Cuda(f) = &l.code else {
                 return Err(foreign_code("cuda"));
@@ -411,8 +460,34 @@ impl CudaDevice {
         }
         // SAFETY: exec and stream are live and of this context.
         unsafe { result::graph_launch(g.exec, self.stream)? };
+        // What the graph writes may be in flight for the launches after it.
+        for l in launches {
+            for r in l.ranges(&l.writes, memory_range) {
+                issue.wrote(r);
+            }
+        }
         Ok(())
     }
+}
+
+/// A cuda buffer's byte range.
+fn memory_range(m: &Memory) -> Option<Range> {
+    match m {
+        Memory::Cuda(d) => Some((d.ptr, d.bytes as u64)),
+        _ => None,
+    }
+}
+
+/// What [`InFlight::launch`] weighs for `l`: whether it may overlap at all, the ranges it reads
+/// before its wait and the ranges it may write.
+fn overlap_terms(enabled: bool, l: &PreparedLaunch) -> (bool, Vec<Range>, Vec<Range>) {
+    (enabled && l.overlap, l.ranges(&l.early, memory_range), l.ranges(&l.writes, memory_range))
+}
+
+/// The overlap of each launch of a graph, from an empty list ([`InFlight::decide_all`]).
+fn decide_graph(enabled: bool, launches: &[PreparedLaunch]) -> Vec<bool> {
+    let terms: Vec<_> = launches.iter().map(|l| overlap_terms(enabled, l)).collect();
+    InFlight::decide_all(terms.iter().map(|(m, e, w)| (*m, e.as_slice(), w.as_slice())))
 }
 
 impl Drop for CudaDevice {
@@ -578,6 +653,8 @@ pub(crate) struct CudaGraph {
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
     nodes: Vec<sys::CUgraphNode>,
+    /// Whether each node was captured to overlap the nodes before it.
+    overlaps: Vec<bool>,
 }
 
 // SAFETY: graph handles are used only with the context bound, by one replay at a time (the

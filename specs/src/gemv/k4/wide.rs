@@ -345,27 +345,22 @@ fn body_wide(
             Raw { bq, a, dw, da }
         }
     }
-    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
+    // The weight loads of block `blk0 + u` (a block past the end reads the last one): per K
+    // chunk, per tile, the A vectors; then the weight scales' raw words. They read only `wq`
+    // and `ws`, which no grid before this one writes, so the first trip's may be issued before
+    // the grid-dependency wait.
+    let load_w = |b: &mut KernelBuilder,
+                  blk0: Value,
+                  u: u32|
+     -> (Vec<Vec<Vec<Value>>>, Vec<Option<Value>>) {
         let off = b.u32(u);
         let blk = b.add(blk0, off);
         let blk = b.min(blk, last_blk);
         let sblk = scale_block(b, blk);
         let wblk = tile_block(b, blk);
-        let ablk = b.mul(blk, qk);
-        let mut bq = vec![];
         let mut a = vec![];
         for kc in 0..QK / kk {
             let kc_off = b.u32(kc * kk);
-            bq.push(
-                b_loads
-                    .iter()
-                    .map(|&base| {
-                        let at = b.add(base, ablk);
-                        let at = b.add(at, kc_off);
-                        wide_load(b, p.xq, at, map.bytes)
-                    })
-                    .collect::<Vec<_>>(),
-            );
             a.push(
                 a_loads
                     .iter()
@@ -395,22 +390,54 @@ fn body_wide(
                     .collect::<Vec<_>>(),
             );
         }
-        let mut dw = vec![];
-        let mut da = vec![];
-        for (i, &(wbase, abase, _, _)) in f.c_elems.iter().enumerate() {
-            let e = i % per_c as usize;
-            let ti = i / per_c as usize;
-            let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
-            let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
-            dw.push((rep_w >= i).then(|| {
-                let wi = b.add(wbase, sblk);
-                b.load(p.ws, wi, Type::scalar(ScalarType::U16))
-            }));
-            da.push((rep_a >= i).then(|| {
-                let ai = b.add(abase, blk);
-                b.load(p.xs, ai, Type::U32)
-            }));
-        }
+        let dw = (0..f.c_elems.len())
+            .map(|i| {
+                let (e, ti) = (i % per_c as usize, i / per_c as usize);
+                let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
+                (rep_w >= i).then(|| {
+                    let wi = b.add(f.c_elems[i].0, sblk);
+                    b.load(p.ws, wi, Type::scalar(ScalarType::U16))
+                })
+            })
+            .collect();
+        (a, dw)
+    };
+    // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
+    // scales' raw words.
+    let load_x =
+        |b: &mut KernelBuilder, blk0: Value, u: u32| -> (Vec<Vec<Value>>, Vec<Option<Value>>) {
+            let off = b.u32(u);
+            let blk = b.add(blk0, off);
+            let blk = b.min(blk, last_blk);
+            let ablk = b.mul(blk, qk);
+            let bq = (0..QK / kk)
+                .map(|kc| {
+                    let kc_off = b.u32(kc * kk);
+                    b_loads
+                        .iter()
+                        .map(|&base| {
+                            let at = b.add(base, ablk);
+                            let at = b.add(at, kc_off);
+                            wide_load(b, p.xq, at, map.bytes)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let da = (0..f.c_elems.len())
+                .map(|i| {
+                    let (e, ti) = (i % per_c as usize, i / per_c as usize);
+                    let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
+                    (rep_a >= i).then(|| {
+                        let ai = b.add(f.c_elems[i].1, blk);
+                        b.load(p.xs, ai, Type::U32)
+                    })
+                })
+                .collect();
+            (bq, da)
+        };
+    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
+        let (a, dw) = load_w(b, blk0, u);
+        let (bq, da) = load_x(b, blk0, u);
         Raw { bq, a, dw, da }
     };
     // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
@@ -463,10 +490,27 @@ fn body_wide(
             *a = b.select(valid, next, *a);
         }
     };
+    // The first trip's weights are loaded before the grid-dependency wait: under programmatic
+    // dependent launch their bytes stream while the grid before this one finishes. Its
+    // activations, which that grid may write, after it.
+    let first_w: Vec<_> = offsets.iter().map(|&u| load_w(b, start, u)).collect();
+    // The quants only: each held vector keeps its whole load before the wait (holding the
+    // scales too made `wide_t2_g4` spill under its cap on sm_90).
+    let vals: Vec<Value> =
+        first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
+    crate::prefetch::hold(b, p.wq, &vals);
+    b.grid_dependency_wait();
+    let first: Vec<Raw> = first_w
+        .into_iter()
+        .zip(&offsets)
+        .map(|((a, dw), &u)| {
+            let (bq, da) = load_x(b, start, u);
+            Raw { bq, a, dw, da }
+        })
+        .collect();
     let accs = if pipelined {
         // The next iteration's loads are issued before this one's blocks are added, and carried
         // to it: a wave has one iteration's bytes in flight while it computes.
-        let first: Vec<Raw> = offsets.iter().map(|&u| load(b, start, u)).collect();
         let width = init.len();
         let mut st = init.clone();
         st.extend(first.iter().flat_map(Raw::values));
@@ -490,7 +534,14 @@ fn body_wide(
         });
         out[..width].to_vec()
     } else {
-        b.for_range(start, nb, stride, 1, &init, |b, blk0, acc| {
+        // The first trip peeled (its blocks past `nb` add nothing), then the loop from the
+        // second: the same blocks in the same order.
+        let mut acc = init.clone();
+        for (raw, &u) in first.iter().zip(&offsets) {
+            add(b, start, u, raw, &mut acc);
+        }
+        let second = b.add(start, stride);
+        b.for_range(second, nb, stride, 1, &acc, |b, blk0, acc| {
             // Every load of the `unroll` groups first, then the blocks in increasing order.
             let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
             let mut acc = acc.to_vec();
