@@ -22,6 +22,10 @@
 //!   dependency set (`cuStreamGetCaptureInfo`) is exactly the new kernel node, which gives the
 //!   node handle of each launch. A replay rewrites the parameters of the nodes whose arguments
 //!   changed (`cuGraphExecKernelNodeSetParams`), then `cuGraphLaunch`es.
+//! - Overlap (sm_90): an object that waits for its grid dependency is launched with
+//!   programmatic stream serialization (`cuLaunchKernelEx`) unless one of the buffers it reads
+//!   before that wait may still be written by work in flight on the stream ([`InFlight`],
+//!   guarded by the issue lock); a graph's nodes are decided among themselves at capture.
 
 mod result;
 
