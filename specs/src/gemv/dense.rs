@@ -856,74 +856,72 @@ fn row_block(
     let at_acc = move |mi: usize, r: usize, j: usize| (mi * rn + r) * pn + j;
     let pre = pass.and_then(|p| p.1);
     // One block-loop trip at block `blk` (in range): its weight blocks loaded, or `given` (per
-    // matrix, flattened: loaded before the grid-dependency wait), then every token's term.
+    // matrix, flattened: a peeled trip's, loaded ahead), then every token's term.
     let trip = |b: &mut KernelBuilder,
                 tok0: Value,
                 blk: Value,
                 acc: &[Value],
                 given: Option<&Vec<Vec<Value>>>|
      -> Vec<Value> {
-        {
-            let blk64 = b.convert(blk, Type::U64);
-            let tl = b.sub(t, one);
-            let mut next = acc.to_vec();
-            // One matrix at a time (gate, then up): fewer registers live.
-            for (mi, mat) in m.weights.iter().enumerate() {
-                let load = |b: &mut KernelBuilder| -> Vec<_> {
-                    row_of
-                        .iter()
-                        .map(|&(_, _, _, wrow)| {
-                            let at = b.add(wrow, blk64);
-                            mat.load(b, at)
-                        })
-                        .collect()
+        let blk64 = b.convert(blk, Type::U64);
+        let tl = b.sub(t, one);
+        let mut next = acc.to_vec();
+        // One matrix at a time (gate, then up): fewer registers live.
+        for (mi, mat) in m.weights.iter().enumerate() {
+            let load = |b: &mut KernelBuilder| -> Vec<_> {
+                row_of
+                    .iter()
+                    .map(|&(_, _, _, wrow)| {
+                        let at = b.add(wrow, blk64);
+                        mat.load(b, at)
+                    })
+                    .collect()
+            };
+            let wbs = match (given, pre) {
+                (Some(vals), _) => {
+                    let per_block = vals[mi].len() / row_of.len();
+                    vals[mi].chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                }
+                (None, None) => load(b),
+                // The preloaded blocks on the first trip of the first pass of their row
+                // block (the same bytes: the same values).
+                (None, Some(pre)) => {
+                    let first_blk = b.eq(blk, lane);
+                    let first_pass = b.eq(tok0, zero);
+                    let first_wg = b.eq(wg, pre.wg);
+                    let c = b.and(first_blk, first_pass);
+                    let c = b.and(c, first_wg);
+                    let vals = b.if_else(
+                        c,
+                        |_| pre.vals[mi].clone(),
+                        |b| load(b).iter().flat_map(flatten).collect(),
+                    );
+                    let per_block = vals.len() / row_of.len();
+                    vals.chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                }
+            };
+            for j in 0..per {
+                let jj = b.u32(j);
+                // The pass's blocks in LDS from token 0 of the pass, else the token's.
+                let tok = match acts {
+                    Acts::Lds { .. } => jj,
+                    Acts::Quant { .. } | Acts::Float(_) => {
+                        let tok = b.add(tok0, jj);
+                        b.min(tok, tl)
+                    }
                 };
-                let wbs = match (given, pre) {
-                    (Some(vals), _) => {
-                        let per_block = vals[mi].len() / row_of.len();
-                        vals[mi].chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
-                    }
-                    (None, None) => load(b),
-                    // The preloaded blocks on the first trip of the first pass of their row
-                    // block (the same bytes: the same values).
-                    (None, Some(pre)) => {
-                        let first_blk = b.eq(blk, lane);
-                        let first_pass = b.eq(tok0, zero);
-                        let first_wg = b.eq(wg, pre.wg);
-                        let c = b.and(first_blk, first_pass);
-                        let c = b.and(c, first_wg);
-                        let vals = b.if_else(
-                            c,
-                            |_| pre.vals[mi].clone(),
-                            |b| load(b).iter().flat_map(flatten).collect(),
-                        );
-                        let per_block = vals.len() / row_of.len();
-                        vals.chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
-                    }
-                };
-                for j in 0..per {
-                    let jj = b.u32(j);
-                    // The pass's blocks in LDS from token 0 of the pass, else the token's.
-                    let tok = match acts {
-                        Acts::Lds { .. } => jj,
-                        Acts::Quant { .. } | Acts::Float(_) => {
-                            let tok = b.add(tok0, jj);
-                            b.min(tok, tl)
-                        }
-                    };
-                    let ab = b.mul(tok, nb);
-                    let ab = b.add(ab, blk);
-                    // One activation block for every row of the wave (reloaded per matrix:
-                    // the loads hit L1, and it keeps fewer registers live).
-                    let a = acts.load(b, ab);
-                    for (r, wb) in wbs.iter().enumerate() {
-                        let i = at_acc(mi, r, j as usize);
-                        next[i] = accumulate(b, wb, &a, next[i]);
-                    }
+                let ab = b.mul(tok, nb);
+                let ab = b.add(ab, blk);
+                // One activation block for every row of the wave (reloaded per matrix:
+                // the loads hit L1, and it keeps fewer registers live).
+                let a = acts.load(b, ab);
+                for (r, wb) in wbs.iter().enumerate() {
+                    let i = at_acc(mi, r, j as usize);
+                    next[i] = accumulate(b, wb, &a, next[i]);
                 }
             }
-            next
         }
+        next
     };
     let one_pass = |b: &mut KernelBuilder, tok0: Value, early: Option<&Early>| {
         let fz = b.f32(0.0);
