@@ -357,6 +357,18 @@ mod tests {
         Some((dir, Runtime::load_with(dev, &pkg, Overrides::none()).unwrap()))
     }
 
+    /// A one-kernel package (as gfx1100) loaded on the cpu device; the directory lives as long
+    /// as the first value.
+    fn cpu_runtime(k: &kiln_ir::Kernel) -> (tempfile::TempDir, Device, Runtime) {
+        let mut p = PackageDir::new();
+        p.add_fake(k, "baseline", "gfx1100");
+        let dir = p.write();
+        let pkg = Package::open(dir.path()).unwrap();
+        let dev = Device::cpu(CpuOptions::default());
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        (dir, dev, rt)
+    }
+
     fn random_f32(n: usize) -> Vec<f32> {
         let mut r = rand::thread_rng();
         (0..n).map(|_| r.gen_range(-100.0f32..100.0)).collect()
@@ -701,12 +713,7 @@ mod tests {
         let yv = b.load(y, lane, ScalarType::F32);
         let r = b.add(xv, yv);
         b.store(out, lane, r);
-        let mut p = PackageDir::new();
-        p.add_fake(&b.finish(), "baseline", "gfx1100");
-        let dir = p.write();
-        let pkg = Package::open(dir.path()).unwrap();
-        let dev = Device::cpu(CpuOptions::default());
-        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let (_dir, dev, rt) = cpu_runtime(&b.finish());
         let xs = random_f32(32);
         let shared = dev.upload(&xs).unwrap();
         let out = dev.alloc(ScalarType::F32, 32).unwrap();
@@ -738,12 +745,7 @@ mod tests {
         let xv = b.load(x, lane, ScalarType::F32);
         let r = b.mul(wv, xv);
         b.store(out, lane, r);
-        let mut p = PackageDir::new();
-        p.add_fake(&b.finish(), "baseline", "gfx1100");
-        let dir = p.write();
-        let pkg = Package::open(dir.path()).unwrap();
-        let dev = Device::cpu(CpuOptions::default());
-        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let (_dir, dev, rt) = cpu_runtime(&b.finish());
         let (ws, xs) = (random_f32(32), random_f32(32));
         let (wb, xb) = (dev.upload(&ws).unwrap(), dev.upload(&xs).unwrap());
         let ob = dev.alloc(ScalarType::F32, 32).unwrap();

@@ -648,25 +648,13 @@ pub fn specs() -> Vec<KernelSpec> {
         },
         4096,
     );
-    early_by_n(
-        "gemv_q8_0_rp_res",
-        "p1u16w4e",
-        |t, w| {
-            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Residual, 1, 1);
-            build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
-        },
-        1024,
-    );
+    fn p1u16w4e(t: &Target, w: u32, epi: Epilogue) -> Kernel {
+        let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, epi, 1, 1);
+        build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
+    }
+    early_by_n("gemv_q8_0_rp_res", "p1u16w4e", |t, w| p1u16w4e(t, w, Residual), 1024);
     // The tail family routes as `_res` (the same GEMV).
-    early_by_n(
-        "gemv_q8_0_rp_res_rmsnorm",
-        "p1u16w4e",
-        |t, w| {
-            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, ResidualNorm, 1, 1);
-            build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
-        },
-        1024,
-    );
+    early_by_n("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", |t, w| p1u16w4e(t, w, ResidualNorm), 1024);
     early_by_n(
         "gemv_q8_0_rp_swiglu_q8_1s_norm",
         "p1e",

@@ -236,6 +236,28 @@ fn paired_rows(kind: MmaKind, map: WideMap) -> bool {
         })
 }
 
+/// The raw scale words of one block for each C element (`bases[i]`: its first scale, `at` the
+/// block's offset): loaded where the element is the first of its row or token (`rep`: the first
+/// element of the tile that shares it, per element of one tile), `None` where it reuses one.
+fn scale_words(
+    b: &mut KernelBuilder,
+    bases: &[Value],
+    rep: &[u32],
+    per_c: u32,
+    at: Value,
+    (buf, ty): (Param, Type),
+) -> Vec<Option<Value>> {
+    (0..bases.len())
+        .map(|i| {
+            let (e, ti) = (i % per_c as usize, i / per_c as usize);
+            (ti * per_c as usize + rep[e] as usize >= i).then(|| {
+                let x = b.add(bases[i], at);
+                b.load(buf, x, ty)
+            })
+        })
+        .collect()
+}
+
 fn body_wide(
     b: &mut KernelBuilder,
     p: &Params,
@@ -390,16 +412,9 @@ fn body_wide(
                     .collect::<Vec<_>>(),
             );
         }
-        let dw = (0..f.c_elems.len())
-            .map(|i| {
-                let (e, ti) = (i % per_c as usize, i / per_c as usize);
-                let rep_w = ti * per_c as usize + c_row_rep[e] as usize;
-                (rep_w >= i).then(|| {
-                    let wi = b.add(f.c_elems[i].0, sblk);
-                    b.load(p.ws, wi, Type::scalar(ScalarType::U16))
-                })
-            })
-            .collect();
+        let bases: Vec<Value> = f.c_elems.iter().map(|c| c.0).collect();
+        let dw =
+            scale_words(b, &bases, &c_row_rep, per_c, sblk, (p.ws, Type::scalar(ScalarType::U16)));
         (a, dw)
     };
     // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
@@ -423,16 +438,8 @@ fn body_wide(
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            let da = (0..f.c_elems.len())
-                .map(|i| {
-                    let (e, ti) = (i % per_c as usize, i / per_c as usize);
-                    let rep_a = ti * per_c as usize + c_col_rep[e] as usize;
-                    (rep_a >= i).then(|| {
-                        let ai = b.add(f.c_elems[i].1, blk);
-                        b.load(p.xs, ai, Type::U32)
-                    })
-                })
-                .collect();
+            let bases: Vec<Value> = f.c_elems.iter().map(|c| c.1).collect();
+            let da = scale_words(b, &bases, &c_col_rep, per_c, blk, (p.xs, Type::U32));
             (bq, da)
         };
     let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
