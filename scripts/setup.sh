@@ -22,11 +22,18 @@ if ! python3 -c 'import gguf, numpy' >/dev/null 2>&1; then
         || { echo "setup: could not install gguf and numpy (pip); the outside references need them" >&2; exit 1; }
 fi
 
-# ptxas, so every PTX is assembled in the tests and `kiln build` reports NVIDIA registers.
-# Best effort: without it those checks say "not measured" / skip with a message.
+# ptxas, so every PTX is assembled in the tests and `kiln build` reports NVIDIA registers, and
+# nvdisasm, so the tests read the SASS where the order of instructions matters (early loads).
+# Best effort: without them those checks say "not measured" / skip with a message.
 if ! command -v ptxas >/dev/null && [[ -z "${KILN_PTXAS:-}" ]]; then
     if ! ls "$(python3 -c 'import site; print(site.getsitepackages()[0])')"/nvidia/*/bin/ptxas >/dev/null 2>&1; then
         python3 -m pip install -q nvidia-cuda-nvcc >/dev/null 2>&1 \
             || echo "setup: could not install nvidia-cuda-nvcc (ptxas); PTX checks will be skipped" >&2
+    fi
+fi
+if ! command -v nvdisasm >/dev/null && [[ -z "${KILN_NVDISASM:-}" ]]; then
+    if ! ls "$(python3 -c 'import site; print(site.getsitepackages()[0])')"/nvidia/*/bin/nvdisasm >/dev/null 2>&1; then
+        python3 -m pip install -q nvidia-cuda-nvdisasm >/dev/null 2>&1 \
+            || echo "setup: could not install nvidia-cuda-nvdisasm; SASS checks will be skipped" >&2
     fi
 fi

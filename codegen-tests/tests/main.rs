@@ -5,6 +5,7 @@
 //! links the crate's dependencies again, and with LLVM linked statically that was most of a clean
 //! `cargo test`'s disk and link time.
 
+mod early;
 mod filecheck;
 mod mma;
 mod objects;

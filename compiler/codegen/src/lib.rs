@@ -27,7 +27,7 @@ use kiln_ir::{Kernel, Target};
 use serde::{Deserialize, Serialize};
 
 pub use resources::{amdgpu_resources, ptxas_resources};
-pub use tools::{find_ld_lld, find_ptxas};
+pub use tools::{find_ld_lld, find_nvdisasm, find_ptxas};
 
 /// How to compile.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -7,6 +7,8 @@
 //! `ptxas`: `$KILN_PTXAS`, then `ptxas` on `PATH`, then `/usr/local/cuda/bin`, then the one that
 //! `python3 -m pip install nvidia-cuda-nvcc` puts under `site-packages/nvidia/*/bin` (the CUDA 13
 //! wheels use `nvidia/cu13/bin`, older ones `nvidia/cuda_nvcc/bin`).
+//! `nvdisasm` (only the tests: SASS of an assembled PTX) is found the same way
+//! (`$KILN_NVDISASM`; pip's `nvidia-cuda-nvdisasm`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -125,7 +127,27 @@ pub(crate) fn remove_stale_temp_files_in(dir: &Path) {
 }
 
 /// Asks python where the `nvidia` namespace package lives and looks for `*/bin/ptxas` below it.
+/// The `nvdisasm` that prints the SASS of a cubin, if one is found (tests only).
+pub fn find_nvdisasm() -> Option<&'static Path> {
+    static NVDISASM: OnceLock<Option<PathBuf>> = OnceLock::new();
+    NVDISASM
+        .get_or_init(|| {
+            from_env("KILN_NVDISASM")
+                .or_else(|| on_path("nvdisasm"))
+                .or_else(|| {
+                    Some(PathBuf::from("/usr/local/cuda/bin/nvdisasm")).filter(|p| is_executable(p))
+                })
+                .or_else(|| pip_tool("nvdisasm"))
+        })
+        .as_deref()
+}
+
 fn pip_ptxas() -> Option<PathBuf> {
+    pip_tool("ptxas")
+}
+
+/// `tool` under pip's `site-packages/nvidia/*/bin`.
+fn pip_tool(tool: &str) -> Option<PathBuf> {
     let out = Command::new("python3")
         .args(["-c", "import nvidia; print('\\n'.join(nvidia.__path__))"])
         .output()
@@ -135,7 +157,7 @@ fn pip_ptxas() -> Option<PathBuf> {
         let mut dirs: Vec<PathBuf> =
             std::fs::read_dir(root).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
         dirs.sort();
-        if let Some(p) = dirs.iter().map(|d| d.join("bin/ptxas")).find(|p| is_executable(p)) {
+        if let Some(p) = dirs.iter().map(|d| d.join("bin").join(tool)).find(|p| is_executable(p)) {
             return Some(p);
         }
     }

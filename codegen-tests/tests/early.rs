@@ -1,0 +1,69 @@
+//! The GEMVs' early weight loads stay before `griddepcontrol.wait` in the machine code. ptxas
+//! (CUDA 13) moves a load down to its first use, past the wait (`ACQBULK` in the SASS), unless
+//! something before the wait needs its value: `kiln_specs::prefetch::hold` is that something
+//! (bench/results/early-h200-2026-12-03.md: without it every early `LDG` came after `ACQBULK`
+//! and the kernels timed as if the wait came first). For every sm_90 library object that loads
+//! before its wait (`Kernel::reads_before_grid_wait`), the PTX is assembled with ptxas and
+//! disassembled with nvdisasm: at least as many global loads come before `ACQBULK` as the PTX has
+//! before `griddepcontrol.wait`. Skipped with a message without ptxas or nvdisasm (pip's
+//! `nvidia-cuda-nvcc` and `nvidia-cuda-nvdisasm`, which scripts/setup.sh installs).
+
+use kiln_codegen::{compile, find_nvdisasm, find_ptxas, Options};
+use kiln_ir::Target;
+use std::process::Command;
+
+/// The SASS of PTX `ptx` for sm_90, through a scratch directory.
+fn sass_of(ptx: &str, name: &str, dir: &std::path::Path) -> String {
+    let (ptxas, nvdisasm) = (find_ptxas().unwrap(), find_nvdisasm().unwrap());
+    let src = dir.join(format!("{name}.ptx"));
+    let cubin = dir.join(format!("{name}.cubin"));
+    std::fs::write(&src, ptx).unwrap();
+    let out = Command::new(ptxas).arg("-arch=sm_90").arg("-o").arg(&cubin).arg(&src).output();
+    let out = out.unwrap_or_else(|e| panic!("{name}: running ptxas: {e}"));
+    assert!(out.status.success(), "{name}: ptxas: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(nvdisasm).arg(&cubin).output();
+    let out = out.unwrap_or_else(|e| panic!("{name}: running nvdisasm: {e}"));
+    assert!(out.status.success(), "{name}: nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn early_loads_stay_before_the_wait_in_the_sass() {
+    if find_ptxas().is_none() || find_nvdisasm().is_none() {
+        println!(
+            "SKIP early-load SASS check: needs ptxas and nvdisasm \
+             (pip install nvidia-cuda-nvcc nvidia-cuda-nvdisasm)"
+        );
+        return;
+    }
+    let t = Target::by_name("sm_90").expect("a kiln target");
+    let dir = std::env::temp_dir().join(format!("kiln-early-sass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = vec![];
+    for f in kiln_specs::library() {
+        for v in &f.variants {
+            let k = (v.build)(t, t.default_wave());
+            if k.reads_before_grid_wait().is_empty() {
+                continue;
+            }
+            let o = compile(&k, t, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+            let ptx = String::from_utf8(o.bytes).expect("PTX is text");
+            let wait = ptx.find("griddepcontrol.wait").expect("an sm_90 object waits");
+            let ptx_loads = ptx[..wait].matches("ld.global").count();
+            let sass = sass_of(&ptx, &k.name, &dir);
+            let acq = sass.find("ACQBULK").unwrap_or_else(|| panic!("{}: no ACQBULK", k.name));
+            let sass_loads = sass[..acq].matches("LDG").count();
+            assert!(
+                ptx_loads > 0 && sass_loads >= ptx_loads,
+                "{}: {ptx_loads} global loads before the wait in the PTX, {sass_loads} before \
+                 ACQBULK in the SASS",
+                k.name
+            );
+            checked.push(format!("{} ({sass_loads} LDG before ACQBULK)", k.name));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("early loads before the wait: {}", checked.join(", "));
+    // The k4 wide variants and the dense early twins at least.
+    assert!(checked.len() >= 8, "{checked:?}");
+}
