@@ -103,8 +103,8 @@ pub fn tune_space() -> crate::tune::TuneSpace {
     TuneSpace {
         family: "argmax_rows",
         knobs: vec![
-            Knob { name: "splits", values: vec![16, 32, 64, 128, 256] },
-            Knob { name: "block", values: vec![256, 512, 1024] },
+            Knob { name: "splits", values: vec![16, 32, 64, 128, 256], omitted: None },
+            Knob { name: "block", values: vec![256, 512, 1024], omitted: None },
         ],
         buckets: vec![
             bucket("rows1", (1, 1), 1, "argmax_tune_rows1"),

@@ -100,8 +100,8 @@ pub fn tune_space() -> crate::tune::TuneSpace {
     TuneSpace {
         family: "row_top_prob",
         knobs: vec![
-            Knob { name: "wgs", values: vec![1, SEGMENT_LANES] },
-            Knob { name: "subgroups", values: vec![1, 2, 4] },
+            Knob { name: "wgs", values: vec![1, SEGMENT_LANES], omitted: None },
+            Knob { name: "subgroups", values: vec![1, 2, 4], omitted: None },
         ],
         buckets: vec![
             bucket("rows1_nlo", (1, 1), (1, SPLIT_MIN_N - 1), (1, 4096), "top_prob_tune_r1_n4096"),

@@ -23,6 +23,10 @@ pub struct Knob {
     pub name: &'static str,
     /// Values tried, in order.
     pub values: Vec<u32>,
+    /// The value a tuning entry that does not name this knob stands for (an entry written
+    /// before the knob existed: the knob's value in the code it measured). `None`: every entry
+    /// must name it.
+    pub omitted: Option<u32>,
 }
 
 /// A shape bucket: the calls one tuned variant serves, and the call that is timed for it.
@@ -102,11 +106,14 @@ impl TuneSpace {
     }
 
     /// Checks knob values given by name (a tuning file's): every knob of the space, in order,
-    /// with one of its values. Returns the values.
+    /// with one of its values; knobs at the end that have an [`Knob::omitted`] value may be
+    /// left out (entries written before they existed) and take it. Returns the values.
     pub fn values_of(&self, knobs: &[(String, u32)]) -> Result<Vec<u32>, String> {
         let names: Vec<&str> = self.knobs.iter().map(|k| k.name).collect();
         let given: Vec<&str> = knobs.iter().map(|k| k.0.as_str()).collect();
-        if names != given {
+        let rest = self.knobs.get(given.len()..).unwrap_or(&[]);
+        let filled = names.starts_with(&given) && rest.iter().all(|k| k.omitted.is_some());
+        if !filled {
             return Err(format!(
                 "knobs {} given; {} has knobs {} (in that order)",
                 given.join(", "),
@@ -122,7 +129,7 @@ impl TuneSpace {
                 ));
             }
         }
-        Ok(knobs.iter().map(|k| k.1).collect())
+        Ok(knobs.iter().map(|k| k.1).chain(rest.iter().filter_map(|k| k.omitted)).collect())
     }
 }
 
@@ -465,6 +472,31 @@ mod tests {
         ]);
         let e = parse_tuning("t.ron", "sm_90", &text(&bad)).unwrap_err().to_string();
         assert!(e.contains("entry 1") && e.contains("second entry"), "{e}");
+    }
+
+    /// A knob added to a space after a file was tuned (the GEMVs' `e`, early loads) may be left
+    /// out of that file's entries, which then mean its `omitted` value; a knob without one may
+    /// not, and a value outside the space is refused as before.
+    #[test]
+    fn a_knob_added_later_may_be_left_out_of_older_entries() {
+        let s = space("gemv_q8_0_rp").unwrap();
+        let names: Vec<&str> = s.knobs.iter().map(|k| k.name).collect();
+        assert_eq!(names, ["p", "r", "u", "w", "e"]);
+        let knobs = |vals: &[u32]| -> Vec<(String, u32)> {
+            names.iter().zip(vals).map(|(n, &v)| (n.to_string(), v)).collect()
+        };
+        assert_eq!(s.values_of(&knobs(&[1, 2, 8, 2])).unwrap(), [1, 2, 8, 2, 0]);
+        assert_eq!(s.values_of(&knobs(&[1, 2, 8, 2, 1])).unwrap(), [1, 2, 8, 2, 1]);
+        let e = s.values_of(&knobs(&[1, 2, 8])).unwrap_err();
+        assert!(e.contains("p, r, u given") && e.contains("p, r, u, w, e"), "{e}");
+        let e = s.values_of(&knobs(&[1, 2, 8, 2, 2])).unwrap_err();
+        assert!(e.contains("e=2") && e.contains("not in"), "{e}");
+        // The shipped file's GEMV entries name four knobs: they still parse, as `e = 0`.
+        let f = shipped("sm_90").unwrap();
+        assert!(f.entries.iter().any(|e| e.kernel == "gemv_q8_0_rp" && e.knobs.is_some()));
+        // Early candidates are timed only with one token a pass.
+        let b = s.bucket("t2_nlo").unwrap();
+        assert!(!(s.fits)(b, &[2, 2, 8, 2, 1]) && (s.fits)(b, &[2, 2, 8, 2, 0]));
     }
 
     #[test]

@@ -98,13 +98,13 @@ fn space(
     TuneSpace {
         family,
         knobs: vec![
-            Knob { name: "r", values: vec![1, 4, 8] },
+            Knob { name: "r", values: vec![1, 4, 8], omitted: None },
             // At least 128 lanes: a workgroup holds whole groups of the combine's first
             // level (the splits of 128 lanes).
-            Knob { name: "n", values: vec![128, 256] },
+            Knob { name: "n", values: vec![128, 256], omitted: None },
             // K chunks by async copies (`cp.async` on sm_80+; the plain staging elsewhere,
             // so there a candidate with `a1` is its `a0` twin).
-            Knob { name: "a", values: vec![0, 1] },
+            Knob { name: "a", values: vec![0, 1], omitted: None },
         ],
         buckets,
         build,

@@ -6,7 +6,7 @@ use super::{bench_inputs, dense_bytes};
 use crate::bench::{f32_arg, u32_arg, BenchCase};
 
 /// The knob spaces of `kiln tune` for the repacked dense families (the layout the engine
-/// runs): tokens a pass, rows a wave, unroll and waves a workgroup. Every combination keeps the
+/// runs): tokens a pass, rows a wave, unroll, waves a workgroup, and early loads. Every combination keeps the
 /// dense order (block `b` to slot `b mod W`, whatever the tile), so the gate passes them all.
 /// Buckets by tokens (1, 2, 3-4, 5-8) and rows (fewer than 8192, or more), timed at K = 4096 and
 /// N = 4096 or 14336; a bucket times the passes of `t/2..=t` tokens.
@@ -52,26 +52,30 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
         TuneSpace {
             family,
             knobs: vec![
-                Knob { name: "p", values: vec![1, 2, 4, 8] },
-                Knob { name: "r", values: vec![1, 2, 4] },
+                Knob { name: "p", values: vec![1, 2, 4, 8], omitted: None },
+                Knob { name: "r", values: vec![1, 2, 4], omitted: None },
                 // 8: a lane's whole row in flight at k = 4096 (the T = 1 routes' unroll).
-                Knob { name: "u", values: vec![1, 2, 8] },
-                Knob { name: "w", values: vec![2, 4, 8] },
+                Knob { name: "u", values: vec![1, 2, 8], omitted: None },
+                Knob { name: "w", values: vec![2, 4, 8], omitted: None },
+                // 1: the first trips' weights loaded before the grid-dependency wait and held
+                // there (`Gemv::early`; one token a pass only). Entries from before it: 0.
+                Knob { name: "e", values: vec![0, 1], omitted: Some(0) },
             ],
             buckets,
             build,
             fits: |b, k| {
                 let t = b.case.scalars.iter().find(|s| s.0 == "t").map_or(1, |s| s.2 as u32);
-                k[0] <= t && 2 * k[0] >= t
+                k[0] <= t && 2 * k[0] >= t && (k[4] == 0 || k[0] == 1)
             },
         }
     }
     fn tiled(wt: WType, k: &[u32]) -> Gemv {
-        Gemv {
+        let g = Gemv {
             unroll: k[2],
             waves: k[3],
             ..Gemv::tiled(wt, Layout::Repacked, Epilogue::Plain, k[0], k[1])
-        }
+        };
+        with_early(g, k[4])
     }
     vec![
         space("gemv_q8_0_rp", WType::Q8_0, |t, w, k| Ok(build(t, w, tiled(WType::Q8_0, k)))),
@@ -90,10 +94,19 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
 }
 
 /// A one-token candidate of a Q8_0 epilogue family: knobs `p` (tokens a pass), `r` (rows a
-/// wave), `u` (the block loop's unroll), `w` (waves a workgroup).
+/// wave), `u` (the block loop's unroll), `w` (waves a workgroup), `e` (early loads).
 fn one_token(epi: Epilogue, k: &[u32]) -> Gemv {
     let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, epi, k[0], k[1]);
-    Gemv { unroll: k[2], waves: k[3], ..g }
+    with_early(Gemv { unroll: k[2], waves: k[3], ..g }, k[4])
+}
+
+/// `g`, or its early twin for knob value 1.
+fn with_early(g: Gemv, e: u32) -> Gemv {
+    if e == 1 {
+        g.early()
+    } else {
+        g
+    }
 }
 
 /// The one-token space of a Q8_0 epilogue family, at the shapes of a Llama-3-8B-shaped decode
@@ -141,14 +154,16 @@ fn one_token_space(
     TuneSpace {
         family,
         knobs: vec![
-            Knob { name: "p", values: vec![1, 2] },
-            Knob { name: "r", values: vec![1, 2, 4] },
+            Knob { name: "p", values: vec![1, 2], omitted: None },
+            Knob { name: "r", values: vec![1, 2, 4], omitted: None },
             // 16: a lane's whole row in flight at k = 14336.
-            Knob { name: "u", values: vec![1, 2, 8, 16] },
-            Knob { name: "w", values: vec![2, 4, 8] },
+            Knob { name: "u", values: vec![1, 2, 8, 16], omitted: None },
+            Knob { name: "w", values: vec![2, 4, 8], omitted: None },
+            Knob { name: "e", values: vec![0, 1], omitted: Some(0) },
         ],
         buckets,
         build,
-        fits: |_, _| true,
+        // The early form only matters with one token a pass.
+        fits: |_, k| k[4] == 0 || k[0] == 1,
     }
 }

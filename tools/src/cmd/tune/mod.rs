@@ -552,7 +552,7 @@ mod tests {
     #[cfg(feature = "llvm")]
     fn planted_space() -> TuneSpace {
         let mut s = kiln_specs::tune::space("argmax_rows").expect("argmax_rows is tunable");
-        s.knobs = vec![kiln_specs::tune::Knob { name: "wrong", values: vec![0, 1] }];
+        s.knobs = vec![kiln_specs::tune::Knob { name: "wrong", values: vec![0, 1], omitted: None }];
         s.buckets.truncate(1);
         s.build = |t, wave, k| match k[0] {
             0 => Ok(kiln_specs::argmax::split(t, wave)),
