@@ -35,12 +35,11 @@ impl Verifier<'_> {
             // No memory access but a prefetch (which changes no value) and a load of a buffer
             // the kernel only reads, nothing that orders or synchronizes (fence, barrier, a
             // second wait), no cross-lane op.
-            let early_load = match op {
-                Op::Load { mem: MemRef::Buffer(p), .. } => {
-                    matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
-                }
-                _ => false,
-            };
+            let early_load = matches!(
+                op,
+                Op::Load { mem: MemRef::Buffer(p), .. }
+                    if matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
+            );
             let allowed = matches!(op, Op::Prefetch { .. })
                 || early_load
                 || (op.memory().is_none() && !op.has_side_effects() && !op.is_cross_lane());
