@@ -25,7 +25,8 @@
 //! residual GEMV above, then the last workgroup to finish runs `rmsnorm_q8_1s_f32` of `y`
 //! ([`super::res_norm`]).
 
-use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
+use super::ahead::{early_trips, first_blocks, flatten, unflatten, Early, Preloaded};
+use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::norm::Norm;
 use super::res_norm::Tail;
 use super::tile::{quantize_pass, CacheAt};
@@ -170,7 +171,7 @@ impl Gemv {
     pub const fn early(self) -> Gemv {
         Gemv { early: true, ..self }
     }
-    fn unroll_of(&self) -> u32 {
+    pub(super) fn unroll_of(&self) -> u32 {
         match self.unroll {
             0 if self.layout == Layout::Repacked
                 && self.epi.matrices_an_output() == 1
@@ -721,78 +722,6 @@ fn norm_passes(
     });
 }
 
-/// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with
-/// [`flatten`]), a list for each matrix an output reads, for the first pass.
-struct Preloaded {
-    wg: Value,
-    vals: Vec<Vec<Value>>,
-}
-
-/// A quantized block's values: the words, `d`, and Q4_1's `m`.
-fn flatten(wb: &WBlock) -> Vec<Value> {
-    match wb {
-        WBlock::Quant { words, d, m, .. } => {
-            let mut v = words.clone();
-            v.push(*d);
-            v.extend(*m);
-            v
-        }
-        WBlock::Float(vals) => vals.clone(),
-    }
-}
-
-/// The block of `wt` from [`flatten`]'s values.
-fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
-    match wt {
-        WType::Q8_0 | WType::Q4_0 => {
-            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: None }
-        }
-        WType::Q4_1 => {
-            WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: Some(vals[9]) }
-        }
-        WType::F16 | WType::Bf16 => WBlock::Float(vals.to_vec()),
-    }
-}
-
-/// The weight blocks a wave's rows of row block `wg` read at block `lane + ahead` (the trip
-/// `ahead / W` of the block loop; clamped), flattened.
-fn first_blocks(
-    b: &mut KernelBuilder,
-    w: Weights,
-    n: Value,
-    (waves, rows): (u32, u32),
-    wg: Value,
-    nb: Value,
-    ahead: u32,
-) -> Vec<Value> {
-    let lane = b.lane();
-    let ahead = b.u32(ahead);
-    let lane = b.add(lane, ahead);
-    let wave_id = b.wave();
-    let wv = b.u32(waves);
-    let row0 = b.mul(wg, wv);
-    let row0 = b.add(row0, wave_id);
-    let rv = b.u32(rows);
-    let row0 = b.mul(row0, rv);
-    let one = b.u32(1);
-    let last = b.sub(n, one);
-    let last_blk = b.sub(nb, one);
-    let blk = b.min(lane, last_blk);
-    let blk64 = b.convert(blk, Type::U64);
-    let nb64 = b.convert(nb, Type::U64);
-    let mut vals = vec![];
-    for r in 0..rows {
-        let rr = b.u32(r);
-        let row = b.add(row0, rr);
-        let row_c = b.min(row, last);
-        let row64 = b.convert(row_c, Type::U64);
-        let at = b.mul(row64, nb64);
-        let at = b.add(at, blk64);
-        vals.extend(flatten(&w.load(b, at)));
-    }
-    vals
-}
-
 /// The matrices one output reads and where it goes.
 struct Matrices<'a> {
     weights: &'a [Weights],
@@ -1028,20 +957,3 @@ fn row_block(
         }
     }
 }
-
-/// Weight blocks loaded before the grid-dependency wait, for the first pass of a workgroup's
-/// row block: `trips[j][mi]` holds matrix `mi`'s blocks of trip `j` (block `lane + j W`,
-/// clamped), flattened, as [`first_blocks`] gives them.
-struct Early {
-    trips: Vec<Vec<Vec<Value>>>,
-}
-
-/// Trips of the block loop whose weights a one-token-a-pass kernel loads before its
-/// grid-dependency wait: as many as it unrolls, at most [`EARLY_TRIPS`] (the registers they
-/// hold are the ones the unrolled loop's loads take anyway).
-fn early_trips(g: &Gemv) -> u32 {
-    g.unroll_of().min(EARLY_TRIPS)
-}
-
-/// Most block-loop trips loaded before the wait (4: a whole row of K = 4096 for a wave of 32).
-pub const EARLY_TRIPS: u32 = 4;

@@ -15,6 +15,7 @@
 //! every `pN`, and each MoE output against the dense product of its expert are equal bit for
 //! bit (tests below and `kiln parity`).
 
+mod ahead;
 mod cases;
 pub mod dense;
 pub mod format;

@@ -411,7 +411,8 @@ impl CudaDevice {
                 return Err(e.into());
             }
         };
-        Ok(CudaGraph { ctx: self.ctx.clone(), graph, exec, nodes, overlaps })
+        let early = launches.iter().map(|l| l.early.clone()).collect();
+        Ok(CudaGraph { ctx: self.ctx.clone(), graph, exec, nodes, overlaps, early })
     }
 
     pub fn replay(
@@ -424,8 +425,10 @@ impl CudaDevice {
         self.ctx.bind()?;
         let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // A changed node may be another variant, which may read other buffers before its wait:
-        // a node captured to overlap must still be allowed to.
-        if changed.iter().any(|&c| c) {
+        // a node captured to overlap must still be allowed to. (The buffers cannot change, so
+        // only a changed early-read set asks again; a replay that moves `pos` does not.)
+        let early_moved = launches.iter().zip(&g.early).any(|(l, e)| l.early != *e);
+        if early_moved {
             let now = decide_graph(self.overlap, launches);
             if let Some(i) = (0..now.len()).find(|&i| g.overlaps[i] && !now[i]) {
                 return Err(DeviceError::OverlapChanged {
@@ -464,7 +467,9 @@ impl CudaDevice {
         }
         // SAFETY: exec and stream are live and of this context.
         unsafe { result::graph_launch(g.exec, self.stream)? };
-        // What the graph writes may be in flight for the launches after it.
+        // The graph started after everything before it had finished, so what may be in flight
+        // now is what the graph writes.
+        issue.finished();
         for l in launches {
             for r in l.ranges(&l.writes, memory_range) {
                 issue.wrote(r);
@@ -659,6 +664,8 @@ pub(crate) struct CudaGraph {
     nodes: Vec<sys::CUgraphNode>,
     /// Whether each node was captured to overlap the nodes before it.
     overlaps: Vec<bool>,
+    /// Each node's early-read parameters at capture (a replay asks again only if they moved).
+    early: Vec<Arc<[usize]>>,
 }
 
 // SAFETY: graph handles are used only with the context bound, by one replay at a time (the
