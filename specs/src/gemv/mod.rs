@@ -361,25 +361,30 @@ pub fn specs() -> Vec<KernelSpec> {
             // bench/results/gemv-k4v-h200-2026-12-02.md; with the scales by tile 17.78 / 18.03 /
             // 18.35, bench/results/scales-h200-2026-12-03.md). Routed on sm_90 alone (measured
             // there); where four groups spill it is built with one (k4::DEEP_ARCHS).
-            // One tile, two groups, the next iteration's loads issued before this one's blocks
-            // are added (k4::build_pipelined, 244 registers on sm_90: 8 warps an SM): first for
-            // n <= 4096 on sm_90, where a call has too few workgroups to fill the SMs with
-            // warps (N = 4096: 8.17 / 9.52 us at T = 1 / 8 against `wide_t2_g4`'s 9.83 / 10.59;
-            // at N = 14336, 25.8 / 31.2 against 18.0 / 20.1: there the warps an SM count most;
-            // bench/results/balance-h200-2026-12-03.md, call 3).
-            // Since its first trip's weights load before the grid-dependency wait (k4 `wide`),
-            // `wide_t2_g4` is also the fastest at N = 4096: 7.29 / 7.78 us at T = 1 / 8 against
-            // `wide_t1_g2p`'s 7.59 / 8.94 (bench/results/early-h200-2026-12-03.md, call 2), so it
-            // goes first at every `n`.
-            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
+            // (One tile, two groups, the next iteration's loads carried in registers,
+            // `wide_t1_g2p`, 244 registers on sm_90, was routed first for n <= 4096 from
+            // 2026-12-03 (N = 4096: 8.17 / 9.52 us at T = 1 / 8; at N = 14336 25.8 / 31.2 against
+            // 18.0 / 20.1; bench/results/balance-h200-2026-12-03.md, call 3) until `wide_t2_g4`
+            // with its first trip before the wait passed it (7.29 / 7.78 against 7.59 / 8.94,
+            // bench/results/early-h200-2026-12-03.md, call 2); removed with the eight-slot order.)
+            // Eight waves a workgroup, a slot each (k4::build_wide8), where the call has eight
+            // slots (`n <= 8192`: k4::slots_for), a wave's whole first trip (four groups)
+            // loaded before the grid-dependency wait: at N = 4096 on the H200 5.51 / 6.07 us at
+            // T = 1 / 8, against 7.33 / 7.79 for `wide_t2_g4` under the four-slot order (the
+            // eighteenth session); two groups (`wide_t1_g2_w8`, 5.88 / 7.32) and two tiles
+            // (`wide_t2_g2_w8`, 6.05 / 6.82) were slower and are not kept
+            // (bench/results/slots-h200-2026-12-03.md). Routed on every arch with a wide map
+            // (measured on sm_90 only): at those `n` the four-wave variants take the `mma`
+            // body (they are built for four slots).
             VariantSpec {
-                name: "wide_t1_g2p",
-                build: |t, w| k4::build_pipelined(t, w, 1, 2),
+                name: "wide_t1_g4_w8",
+                build: |t, w| k4::build_wide8(t, w, 1, 4),
                 admit: Admission {
-                    archs: vec!["sm_90".to_string()],
-                    shapes: vec![("n".to_string(), 16, 4096)],
+                    archs: k4::wide_archs(),
+                    shapes: vec![("n".to_string(), 16, k4::MANY_SLOTS_UP_TO as u64)],
                 },
             },
+            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),
@@ -693,7 +698,8 @@ pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
 /// tiles). The weights in the tile layout.
 fn k4_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
     let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (48, 416, t)).collect();
-    shapes.extend([(16, 32, 1), (80, 32 * 37, 6), (208, 4096 + 32, 5)]);
+    // Past 8192 rows the order has four slots (k4::slots_for): 8208 rows, on both sides.
+    shapes.extend([(16, 32, 1), (80, 32 * 37, 6), (208, 4096 + 32, 5), (8208, 32 * 21, 2)]);
     if large {
         shapes.extend([(4096, 4096, 1), (1008, 4096, 8)]);
     }

@@ -1,12 +1,16 @@
 //! `gemv_q8_0_rp_k4`: the Q8_0 GEMV for 1..=8 tokens on the matrix units (integer MMA), with
 //! its own f32 order, chosen so that an MMA tile and a plain lane can both keep it.
 //!
-//! The order (every variant of this family): for each output `(row, token)`, block `b` of the
-//! `k / 32` goes to slot `(b / 4) mod 4` (groups of four blocks, 128 bytes of a row, dealt to the
-//! slots in turn, so a wave reads whole 128-byte lines); a slot adds its blocks in increasing `b` with the dense
-//! family's block term `fma(dw * da, f32(sumi), acc)` from `+0.0`; the four slots are added as
-//! `(s0 + s1) + (s2 + s3)`. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the two
-//! families differ in the last bits; within this one, every variant is bit for bit the same.
+//! The order (every variant of this family): a call of `n` rows has `S` slots, 8 when `n <=
+//! 8192` ([`MANY_SLOTS_UP_TO`]) and 4 above ([`slots_for`]). For each output `(row, token)`,
+//! block `b` of the `k / 32` goes to slot `(b / 4) mod S` (groups of four blocks, 128 bytes of a
+//! row, dealt to the slots in turn, so a wave reads whole 128-byte lines); a slot adds its blocks
+//! in increasing `b` with the dense family's block term `fma(dw * da, f32(sumi), acc)` from
+//! `+0.0`; four slots are added as `(s0 + s1) + (s2 + s3)`, eight as `((s0 + s1) + (s2 + s3)) +
+//! ((s4 + s5) + (s6 + s7))`. Eight slots at small `n` give a call twice the waves (a wave a
+//! slot): N = 4096 has 256 tiles of 16 rows, 1024 waves with four slots, too few to keep the
+//! H200's 132 SMs streaming. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the
+//! two families differ in the last bits; within this one, every variant is bit for bit the same.
 //!
 //! The weights are in the tile layout (`wq`; [`tile_offset`], [`to_tile`]): rows in tiles of
 //! 16, and for each tile and block its 512 quant bytes as 32 chunks of 16 bytes, chunk `4g + j`
@@ -22,7 +26,9 @@
 //!
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
-//! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of 16 rows; wave `w` is slot `w`.
+//! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of 16 rows; wave `w` is slot `w`
+//!   (and, with eight slots, slot `w + 4` after it; `wide_t{T}_g{G}_w8`: eight waves, wave `w`
+//!   slot `w`, the last four idle with four slots).
 //!   A wave loads the fragments of its next `G` groups of four blocks (a 16-byte load a lane,
 //!   tile and block on NVIDIA, 8-byte pieces elsewhere) and the activations, then takes the
 //!   exact integer `sumi` of every (row, token) from the integer MMA (one or two a block: `k` is
@@ -47,10 +53,39 @@ use kiln_ir::{
 };
 
 mod wide;
-pub use wide::{build_pipelined, build_wide, wide_archs, wide_map, WideMap, DEEP_ARCHS};
+pub use wide::{build_wide, build_wide8, wide_archs, wide_map, WideMap, DEEP_ARCHS};
 
-/// K slots.
-pub const SLOTS: u32 = 4;
+/// K slots of a call of more than [`MANY_SLOTS_UP_TO`] rows.
+pub const FEW_SLOTS: u32 = 4;
+/// K slots of a call of at most [`MANY_SLOTS_UP_TO`] rows.
+pub const MANY_SLOTS: u32 = 8;
+/// The most rows a call has eight slots at.
+pub const MANY_SLOTS_UP_TO: u32 = 8192;
+
+/// The slots of the order for a call of `n` rows.
+pub fn slots_for(n: usize) -> u32 {
+    if n <= MANY_SLOTS_UP_TO as usize {
+        MANY_SLOTS
+    } else {
+        FEW_SLOTS
+    }
+}
+
+/// [`slots_for`] in the IR: the slot count (u32) and whether it is eight (bool, uniform).
+fn slots_of(b: &mut KernelBuilder, n: Value) -> (Value, Value) {
+    let up_to = b.u32(MANY_SLOTS_UP_TO);
+    let many = b.le(n, up_to);
+    let eight = b.u32(MANY_SLOTS);
+    let four = b.u32(FEW_SLOTS);
+    (b.select(many, eight, four), many)
+}
+
+/// Four slot partials added as the order says: `(s0 + s1) + (s2 + s3)`.
+fn add4(b: &mut KernelBuilder, s: &[Value]) -> Value {
+    let x = b.add(s[0], s[1]);
+    let y = b.add(s[2], s[3]);
+    b.add(x, y)
+}
 /// The register cap of the wide variants on NVIDIA ([`build_wide`]).
 pub const WIDE_MAX_REGISTERS: u32 = 128;
 /// Consecutive blocks a slot takes at a time.
@@ -230,9 +265,10 @@ pub fn build(t: &Target, wave: u32, tiles: u32) -> Kernel {
     b.finish()
 }
 
-/// A lane per (row, token, slot): 4 rows x 8 tokens x 4 slots a workgroup.
+/// A lane per (row, token, slot of four): 4 rows x 8 tokens x 4 lanes a workgroup; with eight
+/// slots a lane takes slot `s` and then slot `s + 4`.
 fn body_lanes(b: &mut KernelBuilder, p: &Params) {
-    let lanes = BASE_ROWS * MAX_T * SLOTS;
+    let lanes = BASE_ROWS * MAX_T * FEW_SLOTS;
     b.workgroup_size([lanes, 1, 1]);
     b.const_param("rows", BASE_ROWS as i64);
     b.grid([
@@ -246,9 +282,9 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let qk = b.u32(QK);
     let nb = b.div(k, qk);
     let local = b.local_id();
-    let slots = b.u32(SLOTS);
-    let slot = b.rem(local, slots);
-    let pair = b.div(local, slots);
+    let four = b.u32(FEW_SLOTS);
+    let slot = b.rem(local, four);
+    let pair = b.div(local, four);
     let tokens = b.u32(MAX_T);
     let tok = b.rem(pair, tokens);
     let rloc = b.div(pair, tokens);
@@ -270,39 +306,58 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let ng = b.add(nb, group);
     let ng = b.sub(ng, one);
     let ng = b.div(ng, group);
-    let acc = b.for_range(slot, ng, slots, 1, &[fz], |b, g, acc| {
-        let first = b.mul(g, group);
-        let end = b.add(first, group);
-        let end = b.min(end, nb);
-        b.for_range(first, end, one, 1, acc, |b, blk, acc| {
-            let sblk = scale_block(b, blk);
-            let wb = b.add(wrow, sblk);
-            let tb = tile_block(b, blk);
-            let wat = b.add(qrow, tb);
-            let ab = b.add(abase, blk);
-            let aat = b.mul(ab, qk);
-            let mut sumi = b.i32(0);
-            for i in 0..8u64 {
-                let off = b.u64(16 * (i / 2) + 4 * (i % 2));
-                let a = b.add(wat, off);
-                let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
-                let off = b.u32(4 * i as u32);
-                let a = b.add(aat, off);
-                let x = b.load_with(p.xq, a, Type::U32, IndexUnit::Byte, Some(4));
-                sumi = b.dot(DotOp::I8, w, x, sumi);
-            }
-            let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
-            let dw = f16_bits(b, dwb);
-            let ds = b.load(p.xs, ab, Type::U32);
-            let (da, _) = halves(b, ds);
-            vec![term(b, dw, da, sumi, acc[0])]
-        })
-    })[0];
-    // (s0 + s1) + (s2 + s3): lanes 4i..4i+4 are the slots of one output.
-    let o1 = b.shuffle_xor(acc, 1);
-    let s = b.add(acc, o1);
-    let o2 = b.shuffle_xor(s, 2);
-    let s = b.add(s, o2);
+    let (slots, many) = slots_of(b, n);
+    // Slot `s`: its groups `s, s + S, ...`, each block in increasing order.
+    let slot_sum = |b: &mut KernelBuilder, s: Value| {
+        b.for_range(s, ng, slots, 1, &[fz], |b, g, acc| {
+            let first = b.mul(g, group);
+            let end = b.add(first, group);
+            let end = b.min(end, nb);
+            b.for_range(first, end, one, 1, acc, |b, blk, acc| {
+                let sblk = scale_block(b, blk);
+                let wb = b.add(wrow, sblk);
+                let tb = tile_block(b, blk);
+                let wat = b.add(qrow, tb);
+                let ab = b.add(abase, blk);
+                let aat = b.mul(ab, qk);
+                let mut sumi = b.i32(0);
+                for i in 0..8u64 {
+                    let off = b.u64(16 * (i / 2) + 4 * (i % 2));
+                    let a = b.add(wat, off);
+                    let w = b.load_with(p.wq, a, Type::U32, IndexUnit::Byte, Some(4));
+                    let off = b.u32(4 * i as u32);
+                    let a = b.add(aat, off);
+                    let x = b.load_with(p.xq, a, Type::U32, IndexUnit::Byte, Some(4));
+                    sumi = b.dot(DotOp::I8, w, x, sumi);
+                }
+                let dwb = b.load(p.ws, wb, Type::scalar(ScalarType::U16));
+                let dw = f16_bits(b, dwb);
+                let ds = b.load(p.xs, ab, Type::U32);
+                let (da, _) = halves(b, ds);
+                vec![term(b, dw, da, sumi, acc[0])]
+            })
+        })[0]
+    };
+    let low = slot_sum(b, slot);
+    let high = b.if_else(
+        many,
+        |b| {
+            let s = b.add(slot, four);
+            vec![slot_sum(b, s)]
+        },
+        |_| vec![fz],
+    )[0];
+    // (s0 + s1) + (s2 + s3) of each four: lanes 4i..4i+4 are the slots of one output.
+    let tree = |b: &mut KernelBuilder, acc: Value| {
+        let o1 = b.shuffle_xor(acc, 1);
+        let s = b.add(acc, o1);
+        let o2 = b.shuffle_xor(s, 2);
+        b.add(s, o2)
+    };
+    let low = tree(b, low);
+    let high = tree(b, high);
+    let both = b.add(low, high);
+    let s = b.select(many, both, low);
     let zero = b.u32(0);
     let head = b.eq(slot, zero);
     let in_t = b.lt(tok, t);
@@ -343,9 +398,9 @@ fn bytes_of(b: &mut KernelBuilder, w: Value) -> [Value; 4] {
     [0u8, 1, 2, 3].map(|i| b.extract(v, i))
 }
 
-/// What the `mma` and `wide` bodies share: four waves a workgroup own `tiles * m` rows (wave
-/// `w` is slot `w`), the common values, each C element's scale bases, and the LDS the slot
-/// partials meet in.
+/// What the `mma` and `wide` bodies share: `waves` waves a workgroup (4 or 8) own `tiles * m`
+/// rows (wave `w` is slot `w`; with four waves and eight slots, slot `w + 4` too), the common
+/// values, each C element's scale bases, and the LDS the slot partials meet in.
 struct Frame {
     part: kiln_ir::LdsSlot,
     n: Value,
@@ -360,16 +415,27 @@ struct Frame {
     last: Value,
     tl: Value,
     nb64: Value,
+    /// Whether the call has eight slots ([`slots_of`]).
+    many: Value,
+    /// Waves a workgroup.
+    waves: u32,
     /// Per tile and C element: its row's [`scale_row_base`] (u64), its token's first scale, and its
     /// (row in the workgroup, token).
     c_elems: Vec<(Value, Value, Value, Value)>,
 }
 
 impl Frame {
-    fn new(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: u32) -> Frame {
+    fn new(
+        b: &mut KernelBuilder,
+        p: &Params,
+        (wave, waves): (u32, u32),
+        kind: MmaKind,
+        tiles: u32,
+    ) -> Frame {
+        assert!(waves == FEW_SLOTS || waves == MANY_SLOTS, "{waves} waves");
         let (m, nt, _) = kind.shape().mnk();
         let rows = tiles * m;
-        b.workgroup_size([SLOTS * wave, 1, 1]);
+        b.workgroup_size([waves * wave, 1, 1]);
         b.const_param("rows", rows as i64);
         b.const_param("tiles", tiles as i64);
         b.const_param("tokens", nt as i64);
@@ -378,7 +444,7 @@ impl Frame {
             ShapeExpr::constant(1),
             ShapeExpr::constant(1),
         ]);
-        let part = b.lds("slot_sums", ScalarType::F32, SLOTS * rows * nt);
+        let part = b.lds("slot_sums", ScalarType::F32, MANY_SLOTS * rows * nt);
         let n = b.arg(p.n);
         let k = b.arg(p.k);
         let t = b.arg(p.t);
@@ -392,6 +458,7 @@ impl Frame {
         let last = b.sub(n, one);
         let tl = b.sub(t, one);
         let nb64 = b.convert(nb, Type::U64);
+        let (_, many) = slots_of(b, n);
         let per_c = kind.shape().elements_per_lane(FragmentRole::C);
         let c_elems = (0..tiles)
             .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
@@ -407,23 +474,91 @@ impl Frame {
                 (wbase, abase, rl, c)
             })
             .collect();
-        Frame { part, n, k, qk, nb, row0, rows, tokens: nt, slot, one, last, tl, nb64, c_elems }
+        Frame {
+            part,
+            n,
+            k,
+            qk,
+            nb,
+            row0,
+            rows,
+            tokens: nt,
+            slot,
+            one,
+            last,
+            tl,
+            nb64,
+            many,
+            waves,
+            c_elems,
+        }
     }
 
-    /// The slot partials `accs` (one a C element) to LDS (`[slot][row][token]`), then added and
-    /// stored by [`combine_slots`].
-    fn finish(&self, b: &mut KernelBuilder, p: &Params, accs: &[Value], wave: u32) {
+    /// Slot `s`'s partials `accs` (one a C element) to LDS (`[slot][row][token]`).
+    fn store(&self, b: &mut KernelBuilder, s: Value, accs: &[Value]) {
         let rv = b.u32(self.rows);
         let ntv = b.u32(self.tokens);
         for (i, &(_, _, r, c)) in self.c_elems.iter().enumerate() {
-            let at = b.mul(self.slot, rv);
+            let at = b.mul(s, rv);
             let at = b.add(at, r);
             let at = b.mul(at, ntv);
             let at = b.add(at, c);
             b.store(self.part, at, accs[i]);
         }
+    }
+
+    /// Runs `slot` for each slot this wave owns and stores its partials: `slot(b, s, S)` gives
+    /// slot `s`'s partials for a call of `S` slots (a constant in each of the two paths, so
+    /// strides and offsets fold). With four waves and eight slots a wave takes `w` and then
+    /// `w + 4`; with eight waves and four slots the last four waves idle.
+    fn slots(
+        &self,
+        b: &mut KernelBuilder,
+        slot: &dyn Fn(&mut KernelBuilder, Value, u32) -> Vec<Value>,
+    ) {
+        let native = if self.waves == MANY_SLOTS { self.many } else { b.not(self.many) };
+        b.if_then(native, |b| {
+            let accs = slot(b, self.slot, self.waves);
+            self.store(b, self.slot, &accs);
+        });
+        self.other_slots(b, native, slot);
+    }
+
+    /// Slot `s`'s partials to LDS where `cond` holds.
+    fn store_if(&self, b: &mut KernelBuilder, cond: Value, s: Value, accs: &[Value]) {
+        b.if_then(cond, |b| self.store(b, s, accs));
+    }
+
+    /// Where the call's slot count is not the one the workgroup is built for (`native` false):
+    /// `slot` for each slot this wave owns, stored.
+    fn other_slots(
+        &self,
+        b: &mut KernelBuilder,
+        native: Value,
+        slot: &dyn Fn(&mut KernelBuilder, Value, u32) -> Vec<Value>,
+    ) {
+        let other = b.not(native);
+        b.if_then(other, |b| {
+            let own = |b: &mut KernelBuilder, s: Value, sc: u32| {
+                let accs = slot(b, s, sc);
+                self.store(b, s, &accs);
+            };
+            let four = b.u32(FEW_SLOTS);
+            if self.waves == FEW_SLOTS {
+                own(b, self.slot, MANY_SLOTS);
+                let s = b.add(self.slot, four);
+                own(b, s, MANY_SLOTS);
+            } else {
+                let active = b.lt(self.slot, four);
+                b.if_then(active, |b| own(b, self.slot, FEW_SLOTS));
+            }
+        });
+    }
+
+    /// The partials stored, then added and stored to `y` by [`combine_slots`].
+    fn finish(&self, b: &mut KernelBuilder, p: &Params, wave: u32) {
         b.barrier(BarrierKind::Lds);
-        combine_slots(b, p, self.part, self.row0, self.rows, self.tokens, wave);
+        combine_slots(b, p, self, self.waves * wave);
     }
 }
 
@@ -433,10 +568,26 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
         runs_of_four(kind, FragmentRole::A) && runs_of_four(kind, FragmentRole::B),
         "{kind:?}: the lane map has no runs of four along K"
     );
+    let f = Frame::new(b, p, (wave, FEW_SLOTS), kind, tiles);
+    f.slots(b, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
+    f.finish(b, p, wave);
+}
+
+/// Slot `s`'s partials for a call of `sc` slots, the `mma` way: 32-bit fragment loads, a block
+/// at a time (the `mma` variants' body, and the wide variants' where the call's slot count is
+/// not the one they are built for).
+fn mma_slot(
+    b: &mut KernelBuilder,
+    p: &Params,
+    f: &Frame,
+    kind: MmaKind,
+    tiles: u32,
+    (s, sc): (Value, u32),
+) -> Vec<Value> {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
-    let f = Frame::new(b, p, wave, kind, tiles);
-    let Frame { k, qk, nb, row0, slot, one, last, tl, nb64, .. } = f;
+    let (k, qk, nb, row0) = (f.k, f.qk, f.nb, f.row0);
+    let (one, last, tl, nb64) = (f.one, f.last, f.tl, f.nb64);
     let per_a = kind.shape().elements_per_lane(FragmentRole::A);
     let per_b = kind.shape().elements_per_lane(FragmentRole::B);
     let per_c = kind.shape().elements_per_lane(FragmentRole::C);
@@ -466,7 +617,6 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             (base, r)
         })
         .collect();
-    let slots = b.u32(SLOTS);
     let fz = b.f32(0.0);
     let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
@@ -474,7 +624,8 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
     let ng = b.add(nb, group);
     let ng = b.sub(ng, one);
     let ng = b.div(ng, group);
-    let accs = b.for_range(slot, ng, slots, 1, &init, |b, g, acc| {
+    let slots = b.u32(sc);
+    b.for_range(s, ng, slots, 1, &init, |b, g, acc| {
         let first = b.mul(g, group);
         let end = b.add(first, group);
         let end = b.min(end, nb);
@@ -524,40 +675,42 @@ fn body_mma(b: &mut KernelBuilder, p: &Params, wave: u32, kind: MmaKind, tiles: 
             }
             next
         })
-    });
-    f.finish(b, p, &accs, wave);
+    })
 }
 
-/// The slot partials in LDS (`[slot][row][token]`) added as `(s0 + s1) + (s2 + s3)` and stored.
-fn combine_slots(
-    b: &mut KernelBuilder,
-    p: &Params,
-    part: kiln_ir::LdsSlot,
-    row0: Value,
-    rows: u32,
-    nt: u32,
-    wave: u32,
-) {
+/// The slot partials in LDS (`[slot][row][token]`) added as the order says
+/// (`(s0 + s1) + (s2 + s3)`, with eight slots plus `(s4 + s5) + (s6 + s7)`) and stored.
+fn combine_slots(b: &mut KernelBuilder, p: &Params, f: &Frame, lanes: u32) {
+    let (rows, nt) = (f.rows, f.tokens);
     let n = b.arg(p.n);
     let t = b.arg(p.t);
     let ntv = b.u32(nt);
     let local = b.local_id();
     let pairs = b.u32(rows * nt);
-    let step = b.u32(SLOTS * wave);
+    let step = b.u32(lanes);
     b.for_range(local, pairs, step, 1, &[], |b, pi, _| {
         let r = b.div(pi, ntv);
         let tok = b.rem(pi, ntv);
-        let s: Vec<Value> = (0..SLOTS)
-            .map(|w| {
-                let off = b.u32(w * rows * nt);
-                let i = b.add(pi, off);
-                b.load(part, i, Type::F32)
-            })
-            .collect();
-        let a = b.add(s[0], s[1]);
-        let c = b.add(s[2], s[3]);
-        let sum = b.add(a, c);
-        let row = b.add(row0, r);
+        let four = |b: &mut KernelBuilder, from: u32| {
+            let s: Vec<Value> = (from..from + FEW_SLOTS)
+                .map(|w| {
+                    let off = b.u32(w * rows * nt);
+                    let i = b.add(pi, off);
+                    b.load(f.part, i, Type::F32)
+                })
+                .collect();
+            add4(b, &s)
+        };
+        let low = four(b, 0);
+        let sum = b.if_else(
+            f.many,
+            |b| {
+                let high = four(b, FEW_SLOTS);
+                vec![b.add(low, high)]
+            },
+            |_| vec![low],
+        )[0];
+        let row = b.add(f.row0, r);
         let in_n = b.lt(row, n);
         let in_t = b.lt(tok, t);
         let ok = b.and(in_n, in_t);

@@ -1,6 +1,7 @@
 //! The wide variants of `gemv_q8_0_rp_k4` (the module docs of [`super`]): fragments filled by
-//! 8- or 16-byte loads a lane ([`WideMap`]), `G` groups of a slot's blocks in flight, and the
-//! pipelined form that carries the next loop trip's loads ([`build_pipelined`]).
+//! 8- or 16-byte loads a lane ([`WideMap`]), `G` groups of a slot's blocks in flight, the first
+//! trip's weights loaded before the grid-dependency wait; four waves ([`build_wide`]) or eight
+//! ([`build_wide8`]) a workgroup.
 
 use super::*;
 
@@ -141,31 +142,17 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, wave, name, tiles, unroll, WIDE_MAX_REGISTERS, false)
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll)
 }
 
-/// [`build_wide`] with the next loop iteration's loads issued before this one's blocks are
-/// added, and carried to it by the loop: a wave keeps a trip's bytes in flight while it
-/// computes (ptxas cannot sink those loads to their use). It takes about twice the registers
-/// (244 on sm_90 for one tile and two groups), so half the warps an SM: faster where a call has
-/// too few workgroups to fill the SMs (N = 4096), slower where it has enough.
-pub fn build_pipelined(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}p");
-    wide(t, wave, name, tiles, unroll, PIPELINED_MAX_REGISTERS, true)
+/// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
+/// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
+pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll)
 }
 
-/// The register cap of the pipelined variants on NVIDIA ([`build_pipelined`]): what they need.
-pub const PIPELINED_MAX_REGISTERS: u32 = 255;
-
-fn wide(
-    t: &Target,
-    wave: u32,
-    name: String,
-    tiles: u32,
-    unroll: u32,
-    cap: u32,
-    pipelined: bool,
-) -> Kernel {
+fn wide(t: &Target, (wave, waves): (u32, u32), name: String, tiles: u32, unroll: u32) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
     // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
@@ -174,14 +161,14 @@ fn wide(
     // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
-        b.max_registers(cap);
+        b.max_registers(WIDE_MAX_REGISTERS);
     }
     let p = declare(&mut b);
     match kind {
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                body_wide(&mut b, &p, wave, kind, map, tiles, g, pipelined)
+                body_wide(&mut b, &p, (wave, waves), kind, map, (tiles, g))
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
@@ -261,12 +248,10 @@ fn scale_words(
 fn body_wide(
     b: &mut KernelBuilder,
     p: &Params,
-    wave: u32,
+    (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    tiles: u32,
-    unroll: u32,
-    pipelined: bool,
+    (tiles, unroll): (u32, u32),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -288,7 +273,7 @@ fn body_wide(
     let c_row_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.0)).collect();
     let c_col_rep: Vec<u32> = (0..per_c).map(|e| first_like(e, |rc| rc.1)).collect();
 
-    let f = Frame::new(b, p, wave, kind, tiles);
+    let f = Frame::new(b, p, (wave, waves), kind, tiles);
     b.const_param("unroll", unroll as i64);
     let Frame { n, k, qk, nb, row0, slot, one, tl, nb64, .. } = f;
     let last_blk = b.sub(nb, one);
@@ -328,15 +313,20 @@ fn body_wide(
         .collect();
     let per_a = shape.elements_per_lane(FragmentRole::A);
     let per_b = shape.elements_per_lane(FragmentRole::B);
-    // `unroll` groups of the slot an iteration: blocks `blk0 + j * SLOTS * GROUP + i`.
-    let stride = b.u32(SLOTS * GROUP * unroll);
+    // `unroll` groups of the slot an iteration: blocks `blk0 + j * S * GROUP + i` for a call of
+    // `S` slots (a constant in each path: Frame::slots).
+    let group = b.u32(GROUP);
+    let stride_for = |b: &mut KernelBuilder, sc: u32| b.u32(sc * GROUP * unroll);
+    let offsets_for = |b: &mut KernelBuilder, sc: u32| -> Vec<Value> {
+        (0..unroll)
+            .flat_map(|j| (0..GROUP).map(move |i| j * sc * GROUP + i))
+            .map(|u| b.u32(u))
+            .collect()
+    };
     let fz = b.f32(0.0);
     let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
-    let group = b.u32(GROUP);
     let start = b.mul(slot, group);
-    let offsets: Vec<u32> =
-        (0..unroll).flat_map(|j| (0..GROUP).map(move |i| j * SLOTS * GROUP + i)).collect();
     // The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
     // the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
     // element shares its row's or token's scale with an earlier one).
@@ -346,37 +336,15 @@ fn body_wide(
         dw: Vec<Option<Value>>,
         da: Vec<Option<Value>>,
     }
-    impl Raw {
-        fn values(&self) -> Vec<Value> {
-            let mut v: Vec<Value> = self.bq.iter().flatten().copied().collect();
-            v.extend(self.a.iter().flatten().flatten().copied());
-            v.extend(self.dw.iter().flatten().copied());
-            v.extend(self.da.iter().flatten().copied());
-            v
-        }
-        fn from_values(like: &Raw, vals: &[Value]) -> Raw {
-            let mut it = vals.iter().copied();
-            let mut take = |n: usize| -> Vec<Value> { (&mut it).take(n).collect() };
-            let bq = like.bq.iter().map(|x| take(x.len())).collect();
-            let a = like.a.iter().map(|kc| kc.iter().map(|t| take(t.len())).collect()).collect();
-            let mut opt = |x: &Vec<Option<Value>>| -> Vec<Option<Value>> {
-                x.iter().map(|o| o.map(|_| take(1)[0])).collect()
-            };
-            let dw = opt(&like.dw);
-            let da = opt(&like.da);
-            Raw { bq, a, dw, da }
-        }
-    }
     // The weight loads of block `blk0 + u` (a block past the end reads the last one): per K
     // chunk, per tile, the A vectors; then the weight scales' raw words. They read only `wq`
     // and `ws`, which no grid before this one writes, so the first trip's may be issued before
     // the grid-dependency wait.
     let load_w = |b: &mut KernelBuilder,
                   blk0: Value,
-                  u: u32|
+                  u: Value|
      -> (Vec<Vec<Vec<Value>>>, Vec<Option<Value>>) {
-        let off = b.u32(u);
-        let blk = b.add(blk0, off);
+        let blk = b.add(blk0, u);
         let blk = b.min(blk, last_blk);
         let sblk = scale_block(b, blk);
         let wblk = tile_block(b, blk);
@@ -420,9 +388,8 @@ fn body_wide(
     // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
     // scales' raw words.
     let load_x =
-        |b: &mut KernelBuilder, blk0: Value, u: u32| -> (Vec<Vec<Value>>, Vec<Option<Value>>) {
-            let off = b.u32(u);
-            let blk = b.add(blk0, off);
+        |b: &mut KernelBuilder, blk0: Value, u: Value| -> (Vec<Vec<Value>>, Vec<Option<Value>>) {
+            let blk = b.add(blk0, u);
             let blk = b.min(blk, last_blk);
             let ablk = b.mul(blk, qk);
             let bq = (0..QK / kk)
@@ -442,16 +409,22 @@ fn body_wide(
             let da = scale_words(b, &bases, &c_col_rep, per_c, blk, (p.xs, Type::U32));
             (bq, da)
         };
-    let load = |b: &mut KernelBuilder, blk0: Value, u: u32| -> Raw {
+    let load = |b: &mut KernelBuilder, blk0: Value, u: Value| -> Raw {
         let (a, dw) = load_w(b, blk0, u);
         let (bq, da) = load_x(b, blk0, u);
         Raw { bq, a, dw, da }
     };
+    // Whether the call has the slot count the workgroup is built for (its waves): then the
+    // wide path below runs at the top level (no branch around it, so ptxas schedules its
+    // loads as in a kernel of one path) over `nb` blocks; else over none, and the `mma` body
+    // takes the call's slots in a branch after it (not routed there).
+    let native = if waves == MANY_SLOTS { f.many } else { b.not(f.many) };
+    let zero = b.u32(0);
+    let nb_eff = b.select(native, nb, zero);
     // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
-    let add = |b: &mut KernelBuilder, blk0: Value, u: u32, raw: &Raw, acc: &mut [Value]| {
-        let off = b.u32(u);
-        let blk = b.add(blk0, off);
-        let valid = b.lt(blk, nb);
+    let add = |b: &mut KernelBuilder, blk0: Value, u: Value, raw: &Raw, acc: &mut [Value]| {
+        let blk = b.add(blk0, u);
+        let valid = b.lt(blk, nb_eff);
         let mut dw: Vec<Value> = vec![];
         let mut da: Vec<Value> = vec![];
         for i in 0..raw.dw.len() {
@@ -497,50 +470,23 @@ fn body_wide(
             *a = b.select(valid, next, *a);
         }
     };
-    // The first trip's weights are loaded before the grid-dependency wait: under programmatic
+    // The first trip's weights of the wave's first slot, for the slot count the workgroup is
+    // built for (its waves), are loaded before the grid-dependency wait: under programmatic
     // dependent launch their bytes stream while the grid before this one finishes. Its
     // activations, which that grid may write, after it.
-    let first_w: Vec<_> = offsets.iter().map(|&u| load_w(b, start, u)).collect();
+    let early_offsets = offsets_for(b, waves);
+    let first_w: Vec<_> = early_offsets.iter().map(|&u| load_w(b, start, u)).collect();
     // The quants only: each held vector keeps its whole load before the wait (holding the
     // scales too made `wide_t2_g4` spill under its cap on sm_90).
     let vals: Vec<Value> =
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
-    let first: Vec<Raw> = first_w
-        .into_iter()
-        .zip(&offsets)
-        .map(|((a, dw), &u)| {
-            let (bq, da) = load_x(b, start, u);
-            Raw { bq, a, dw, da }
-        })
-        .collect();
-    let accs = if pipelined {
-        // The next iteration's loads are issued before this one's blocks are added, and carried
-        // to it: a wave has one iteration's bytes in flight while it computes.
-        let width = init.len();
-        let mut st = init.clone();
-        st.extend(first.iter().flat_map(Raw::values));
-        let out = b.for_range(start, nb, stride, 1, &st, |b, blk0, st| {
-            let (acc, ahead) = st.split_at(width);
-            let mut cur = vec![];
-            let mut rest = ahead;
-            for like in &first {
-                let n = like.values().len();
-                cur.push(Raw::from_values(like, &rest[..n]));
-                rest = &rest[n..];
-            }
-            let next0 = b.add(blk0, stride);
-            let next: Vec<Raw> = offsets.iter().map(|&u| load(b, next0, u)).collect();
-            let mut acc = acc.to_vec();
-            for (raw, &u) in cur.iter().zip(&offsets) {
-                add(b, blk0, u, raw, &mut acc);
-            }
-            acc.extend(next.iter().flat_map(Raw::values));
-            acc
-        });
-        out[..width].to_vec()
-    } else {
+    // A slot's partials from its first block `start` for `sc` slots, the first trip's loads
+    // given.
+    let run = |b: &mut KernelBuilder, start: Value, first: Vec<Raw>, sc: u32| -> Vec<Value> {
+        let stride = stride_for(b, sc);
+        let offsets = offsets_for(b, sc);
         // The first trip peeled (its blocks past `nb` add nothing), then the loop from the
         // second: the same blocks in the same order.
         let mut acc = init.clone();
@@ -548,7 +494,7 @@ fn body_wide(
             add(b, start, u, raw, &mut acc);
         }
         let second = b.add(start, stride);
-        b.for_range(second, nb, stride, 1, &acc, |b, blk0, acc| {
+        b.for_range(second, nb_eff, stride, 1, &acc, |b, blk0, acc| {
             // Every load of the `unroll` groups first, then the blocks in increasing order.
             let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
             let mut acc = acc.to_vec();
@@ -558,5 +504,16 @@ fn body_wide(
             acc
         })
     };
-    f.finish(b, p, &accs, wave);
+    let raws: Vec<Raw> = first_w
+        .into_iter()
+        .zip(&early_offsets)
+        .map(|((a, dw), &u)| {
+            let (bq, da) = load_x(b, start, u);
+            Raw { bq, a, dw, da }
+        })
+        .collect();
+    let accs = run(b, start, raws, waves);
+    f.store_if(b, native, slot, &accs);
+    f.other_slots(b, native, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
+    f.finish(b, p, wave);
 }
