@@ -377,27 +377,11 @@ pub fn specs() -> Vec<KernelSpec> {
             // (measured on sm_90 only): at those `n` the four-wave variants take the `mma`
             // body (they are built for four slots).
             VariantSpec {
-                name: "wide_t2_g2_w16",
-                build: |t, w| k4::build_wide_waves(t, w, 16, 2, 2),
-                admit: Admission {
-                    archs: k4::wide_archs(),
-                    shapes: vec![("n".to_string(), 16, 4096)],
-                },
-            },
-            VariantSpec {
-                name: "wide_t1_g2_w16",
-                build: |t, w| k4::build_wide_waves(t, w, 16, 1, 2),
-                admit: Admission {
-                    archs: k4::wide_archs(),
-                    shapes: vec![("n".to_string(), 16, 4096)],
-                },
-            },
-            VariantSpec {
                 name: "wide_t1_g4_w8",
-                build: |t, w| k4::build_wide_waves(t, w, 8, 1, 4),
+                build: |t, w| k4::build_wide8(t, w, 1, 4),
                 admit: Admission {
                     archs: k4::wide_archs(),
-                    shapes: vec![("n".to_string(), 4097, k4::MANY_SLOTS_UP_TO as u64)],
+                    shapes: vec![("n".to_string(), 16, k4::MANY_SLOTS_UP_TO as u64)],
                 },
             },
             k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
@@ -714,14 +698,8 @@ pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
 /// tiles). The weights in the tile layout.
 fn k4_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
     let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (48, 416, t)).collect();
-    // Every slot count (k4::slots_for): 16 up to 4096 rows, 8 up to 8192, 4 above.
-    shapes.extend([
-        (16, 32, 1),
-        (80, 32 * 37, 6),
-        (208, 4096 + 32, 5),
-        (4112, 32 * 13, 3),
-        (8208, 32 * 21, 2),
-    ]);
+    // Past 8192 rows the order has four slots (k4::slots_for): 8208 rows, on both sides.
+    shapes.extend([(16, 32, 1), (80, 32 * 37, 6), (208, 4096 + 32, 5), (8208, 32 * 21, 2)]);
     if large {
         shapes.extend([(4096, 4096, 1), (1008, 4096, 8)]);
     }
@@ -945,9 +923,6 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_k4_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
             case("gemv_q8_0_rp_k4_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
             case("gemv_q8_0_rp_k4_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
-            // Eight slots (4096 < n <= 8192: k4::slots_for).
-            case("gemv_q8_0_rp_k4_n8192_t1", Q8_0, Repacked, Plain, 8192, 4096, 1),
-            case("gemv_q8_0_rp_k4_n8192_t8", Q8_0, Repacked, Plain, 8192, 4096, 8),
             // Around N = 14336 (448 workgroups of `wide_t2_g4`, three or four an SM): 396
             // workgroups (three on every SM) and 528 (four): what the warps an SM hold do to
             // the time (bench/results/balance-h200-2026-12-03.md).

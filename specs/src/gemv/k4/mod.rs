@@ -1,16 +1,15 @@
 //! `gemv_q8_0_rp_k4`: the Q8_0 GEMV for 1..=8 tokens on the matrix units (integer MMA), with
 //! its own f32 order, chosen so that an MMA tile and a plain lane can both keep it.
 //!
-//! The order (every variant of this family): a call of `n` rows has `S` slots, 16 when `n <=
-//! 4096`, 8 when `n <= 8192` and 4 above ([`SLOT_COUNTS`], [`slots_for`]). For each output `(row,
-//! token)`, block `b` of the `k / 32` goes to slot `(b / 4) mod S` (groups of four blocks, 128
-//! bytes of a row, dealt to the slots in turn, so a wave reads whole 128-byte lines); a slot adds
-//! its blocks in increasing `b` with the dense family's block term `fma(dw * da, f32(sumi), acc)`
-//! from `+0.0`; the slots are added by quads, `q_j = (s_4j + s_4j+1) + (s_4j+2 + s_4j+3)`, then
-//! `q0` (4 slots), `q0 + q1` (8) or `(q0 + q1) + (q2 + q3)` (16). More slots at small `n` give a
-//! call more waves (a wave a slot): N = 4096 has 256 tiles of 16 rows, 1024 waves with four
-//! slots, too few to keep the H200's 132 SMs streaming. It differs from `gemv_q8_0_rp`'s (W slots
-//! and a butterfly), so the
+//! The order (every variant of this family): a call of `n` rows has `S` slots, 8 when `n <=
+//! 8192` ([`MANY_SLOTS_UP_TO`]) and 4 above ([`slots_for`]). For each output `(row, token)`,
+//! block `b` of the `k / 32` goes to slot `(b / 4) mod S` (groups of four blocks, 128 bytes of a
+//! row, dealt to the slots in turn, so a wave reads whole 128-byte lines); a slot adds its blocks
+//! in increasing `b` with the dense family's block term `fma(dw * da, f32(sumi), acc)` from
+//! `+0.0`; four slots are added as `(s0 + s1) + (s2 + s3)`, eight as `((s0 + s1) + (s2 + s3)) +
+//! ((s4 + s5) + (s6 + s7))`. Eight slots at small `n` give a call twice the waves (a wave a
+//! slot): N = 4096 has 256 tiles of 16 rows, 1024 waves with four slots, too few to keep the
+//! H200's 132 SMs streaming. It differs from `gemv_q8_0_rp`'s (W slots and a butterfly), so the
 //! two families differ in the last bits; within this one, every variant is bit for bit the same.
 //!
 //! The weights are in the tile layout (`wq`; [`tile_offset`], [`to_tile`]): rows in tiles of
@@ -28,9 +27,8 @@
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
 //! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of 16 rows; wave `w` is slot `w`
-//!   (`wide_t{T}_g{G}_w{8,16}`: eight or sixteen waves). A workgroup of `W` waves at a call of
-//!   `S` slots: wave `w` takes slots `w, w + W, ...` when `S >= W`, slot `w` (or none) when `S <
-//!   W`; the wide path runs where `S = W`, the `mma` body elsewhere (not routed there).
+//!   (and, with eight slots, slot `w + 4` after it; `wide_t{T}_g{G}_w8`: eight waves, wave `w`
+//!   slot `w`, the last four idle with four slots).
 //!   A wave loads the fragments of its next `G` groups of four blocks (a 16-byte load a lane,
 //!   tile and block on NVIDIA, 8-byte pieces elsewhere) and the activations, then takes the
 //!   exact integer `sumi` of every (row, token) from the integer MMA (one or two a block: `k` is
@@ -55,66 +53,31 @@ use kiln_ir::{
 };
 
 mod wide;
-pub use wide::{build_wide, build_wide_waves, wide_archs, wide_map, WideMap, DEEP_ARCHS};
+pub use wide::{build_wide, build_wide8, wide_archs, wide_map, WideMap, DEEP_ARCHS};
 
-/// The slot counts of the order, each with the most rows a call has it at (the first that
-/// admits `n`): 16 slots up to 4096 rows, 8 up to 8192, else 4 ([`slots_for`]).
-pub const SLOT_COUNTS: [(u32, u32); 3] = [(16, 4096), (8, 8192), (4, u32::MAX)];
-/// The fewest slots: a quad, the unit of the slot tree.
+/// K slots of a call of more than [`MANY_SLOTS_UP_TO`] rows.
 pub const FEW_SLOTS: u32 = 4;
-/// The most slots.
-pub const MAX_SLOTS: u32 = 16;
-/// The most rows a call has more than four slots at.
+/// K slots of a call of at most [`MANY_SLOTS_UP_TO`] rows.
+pub const MANY_SLOTS: u32 = 8;
+/// The most rows a call has eight slots at.
 pub const MANY_SLOTS_UP_TO: u32 = 8192;
 
 /// The slots of the order for a call of `n` rows.
 pub fn slots_for(n: usize) -> u32 {
-    SLOT_COUNTS.iter().find(|&&(_, up)| n <= up as usize).expect("the last admits all").0
-}
-
-/// [`slots_for`] in the IR: each slot count with whether the call has it (uniform; exactly one
-/// holds).
-fn slots_of(b: &mut KernelBuilder, n: Value) -> Vec<(u32, Value)> {
-    let mut above = b.bool(false);
-    let mut out = vec![];
-    for &(count, up) in &SLOT_COUNTS {
-        let lim = b.u32(up);
-        let within = b.le(n, lim);
-        let not_above = b.not(above);
-        out.push((count, b.and(within, not_above)));
-        above = b.or(above, within);
-    }
-    out
-}
-
-/// The order's sum of the slot partials' quads (`q_j = (s_4j + s_4j+1) + (s_4j+2 + s_4j+3)`):
-/// one quad as it is, two as `q0 + q1`, four as `(q0 + q1) + (q2 + q3)`.
-fn quad_tree(b: &mut KernelBuilder, q: &[Value]) -> Value {
-    match q {
-        [a] => *a,
-        [a, c] => b.add(*a, *c),
-        [a, c, d, e] => {
-            let x = b.add(*a, *c);
-            let y = b.add(*d, *e);
-            b.add(x, y)
-        }
-        _ => panic!("{} quads", q.len()),
+    if n <= MANY_SLOTS_UP_TO as usize {
+        MANY_SLOTS
+    } else {
+        FEW_SLOTS
     }
 }
 
-/// `f(count)` for the call's slot count, by uniform branches over `counts` ([`slots_of`]).
-fn by_count(
-    b: &mut KernelBuilder,
-    counts: &[(u32, Value)],
-    f: &dyn Fn(&mut KernelBuilder, u32) -> Value,
-) -> Value {
-    match counts {
-        [(c, _)] => f(b, *c),
-        [(c, is), rest @ ..] => {
-            b.if_else(*is, |b| vec![f(b, *c)], |b| vec![by_count(b, rest, f)])[0]
-        }
-        [] => panic!("no slot count"),
-    }
+/// [`slots_for`] in the IR: the slot count (u32) and whether it is eight (bool, uniform).
+fn slots_of(b: &mut KernelBuilder, n: Value) -> (Value, Value) {
+    let up_to = b.u32(MANY_SLOTS_UP_TO);
+    let many = b.le(n, up_to);
+    let eight = b.u32(MANY_SLOTS);
+    let four = b.u32(FEW_SLOTS);
+    (b.select(many, eight, four), many)
 }
 
 /// Four slot partials added as the order says: `(s0 + s1) + (s2 + s3)`.
@@ -302,8 +265,8 @@ pub fn build(t: &Target, wave: u32, tiles: u32) -> Kernel {
     b.finish()
 }
 
-/// A lane per (row, token, slot of a quad): 4 rows x 8 tokens x 4 lanes a workgroup; a lane
-/// takes slots `s, s + 4, ...` of the call's `S`.
+/// A lane per (row, token, slot of four): 4 rows x 8 tokens x 4 lanes a workgroup; with eight
+/// slots a lane takes slot `s` and then slot `s + 4`.
 fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let lanes = BASE_ROWS * MAX_T * FEW_SLOTS;
     b.workgroup_size([lanes, 1, 1]);
@@ -343,11 +306,7 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
     let ng = b.add(nb, group);
     let ng = b.sub(ng, one);
     let ng = b.div(ng, group);
-    let counts = slots_of(b, n);
-    let slots = counts.iter().fold(b.u32(FEW_SLOTS), |acc, &(c, is)| {
-        let cv = b.u32(c);
-        b.select(is, cv, acc)
-    });
+    let (slots, many) = slots_of(b, n);
     // Slot `s`: its groups `s, s + S, ...`, each block in increasing order.
     let slot_sum = |b: &mut KernelBuilder, s: Value| {
         b.for_range(s, ng, slots, 1, &[fz], |b, g, acc| {
@@ -379,35 +338,26 @@ fn body_lanes(b: &mut KernelBuilder, p: &Params) {
             })
         })[0]
     };
-    // Quad `j` of the slots (slots `4j..4j + 4`, lane `s` holding `4j + s`), where the call has
-    // it; each summed `(s0 + s1) + (s2 + s3)` by two xor shuffles (lanes 4i..4i+4 are the slots
-    // of one output).
-    let quads: Vec<Value> = (0..MAX_SLOTS / FEW_SLOTS)
-        .map(|j| {
-            let acc = if j == 0 {
-                slot_sum(b, slot)
-            } else {
-                let base = b.u32(FEW_SLOTS * j);
-                let has = b.lt(base, slots);
-                b.if_else(
-                    has,
-                    |b| {
-                        let s = b.add(slot, base);
-                        vec![slot_sum(b, s)]
-                    },
-                    |_| vec![fz],
-                )[0]
-            };
-            let o1 = b.shuffle_xor(acc, 1);
-            let s = b.add(acc, o1);
-            let o2 = b.shuffle_xor(s, 2);
-            b.add(s, o2)
-        })
-        .collect();
-    let s = counts.iter().rev().fold(quads[0], |acc, &(c, is)| {
-        let t = quad_tree(b, &quads[..(c / FEW_SLOTS) as usize]);
-        b.select(is, t, acc)
-    });
+    let low = slot_sum(b, slot);
+    let high = b.if_else(
+        many,
+        |b| {
+            let s = b.add(slot, four);
+            vec![slot_sum(b, s)]
+        },
+        |_| vec![fz],
+    )[0];
+    // (s0 + s1) + (s2 + s3) of each four: lanes 4i..4i+4 are the slots of one output.
+    let tree = |b: &mut KernelBuilder, acc: Value| {
+        let o1 = b.shuffle_xor(acc, 1);
+        let s = b.add(acc, o1);
+        let o2 = b.shuffle_xor(s, 2);
+        b.add(s, o2)
+    };
+    let low = tree(b, low);
+    let high = tree(b, high);
+    let both = b.add(low, high);
+    let s = b.select(many, both, low);
     let zero = b.u32(0);
     let head = b.eq(slot, zero);
     let in_t = b.lt(tok, t);
@@ -465,8 +415,8 @@ struct Frame {
     last: Value,
     tl: Value,
     nb64: Value,
-    /// Each slot count with whether the call has it ([`slots_of`]).
-    counts: Vec<(u32, Value)>,
+    /// Whether the call has eight slots ([`slots_of`]).
+    many: Value,
     /// Waves a workgroup.
     waves: u32,
     /// Per tile and C element: its row's [`scale_row_base`] (u64), its token's first scale, and its
@@ -482,7 +432,7 @@ impl Frame {
         kind: MmaKind,
         tiles: u32,
     ) -> Frame {
-        assert!(SLOT_COUNTS.iter().any(|&(c, _)| c == waves), "{waves} waves");
+        assert!(waves == FEW_SLOTS || waves == MANY_SLOTS, "{waves} waves");
         let (m, nt, _) = kind.shape().mnk();
         let rows = tiles * m;
         b.workgroup_size([waves * wave, 1, 1]);
@@ -494,7 +444,7 @@ impl Frame {
             ShapeExpr::constant(1),
             ShapeExpr::constant(1),
         ]);
-        let part = b.lds("slot_sums", ScalarType::F32, MAX_SLOTS * rows * nt);
+        let part = b.lds("slot_sums", ScalarType::F32, MANY_SLOTS * rows * nt);
         let n = b.arg(p.n);
         let k = b.arg(p.k);
         let t = b.arg(p.t);
@@ -508,7 +458,7 @@ impl Frame {
         let last = b.sub(n, one);
         let tl = b.sub(t, one);
         let nb64 = b.convert(nb, Type::U64);
-        let counts = slots_of(b, n);
+        let (_, many) = slots_of(b, n);
         let per_c = kind.shape().elements_per_lane(FragmentRole::C);
         let c_elems = (0..tiles)
             .flat_map(|ti| (0..per_c).map(move |e| (ti, e)))
@@ -538,7 +488,7 @@ impl Frame {
             last,
             tl,
             nb64,
-            counts,
+            many,
             waves,
             c_elems,
         }
@@ -557,20 +507,21 @@ impl Frame {
         }
     }
 
-    /// Whether the call has the slot count the workgroup is built for (its waves).
-    fn native(&self) -> Value {
-        self.counts.iter().find(|&&(c, _)| c == self.waves).expect("a slot count").1
-    }
-
-    /// Runs `slot` for each slot this wave owns and stores its partials, at every slot count:
-    /// `slot(b, s, S)` gives slot `s`'s partials for a call of `S` slots (a constant in each
-    /// path, so strides and offsets fold).
+    /// Runs `slot` for each slot this wave owns and stores its partials: `slot(b, s, S)` gives
+    /// slot `s`'s partials for a call of `S` slots (a constant in each of the two paths, so
+    /// strides and offsets fold). With four waves and eight slots a wave takes `w` and then
+    /// `w + 4`; with eight waves and four slots the last four waves idle.
     fn slots(
         &self,
         b: &mut KernelBuilder,
         slot: &dyn Fn(&mut KernelBuilder, Value, u32) -> Vec<Value>,
     ) {
-        self.slots_where(b, None, slot);
+        let native = if self.waves == MANY_SLOTS { self.many } else { b.not(self.many) };
+        b.if_then(native, |b| {
+            let accs = slot(b, self.slot, self.waves);
+            self.store(b, self.slot, &accs);
+        });
+        self.other_slots(b, native, slot);
     }
 
     /// Slot `s`'s partials to LDS where `cond` holds.
@@ -578,38 +529,30 @@ impl Frame {
         b.if_then(cond, |b| self.store(b, s, accs));
     }
 
-    /// As [`Frame::slots`], at every slot count but `skip` (the one a wide body runs itself). A
-    /// workgroup of `W` waves at `S` slots: wave `w` takes `w, w + W, ...` when `S >= W`, slot
-    /// `w` (or none) when `S < W`.
-    fn slots_where(
+    /// Where the call's slot count is not the one the workgroup is built for (`native` false):
+    /// `slot` for each slot this wave owns, stored.
+    fn other_slots(
         &self,
         b: &mut KernelBuilder,
-        skip: Option<u32>,
+        native: Value,
         slot: &dyn Fn(&mut KernelBuilder, Value, u32) -> Vec<Value>,
     ) {
-        let own = |b: &mut KernelBuilder, s: Value, sc: u32| {
-            let accs = slot(b, s, sc);
-            self.store(b, s, &accs);
-        };
-        let w = self.waves;
-        for &(sc, is) in &self.counts {
-            if Some(sc) == skip {
-                continue;
+        let other = b.not(native);
+        b.if_then(other, |b| {
+            let own = |b: &mut KernelBuilder, s: Value, sc: u32| {
+                let accs = slot(b, s, sc);
+                self.store(b, s, &accs);
+            };
+            let four = b.u32(FEW_SLOTS);
+            if self.waves == FEW_SLOTS {
+                own(b, self.slot, MANY_SLOTS);
+                let s = b.add(self.slot, four);
+                own(b, s, MANY_SLOTS);
+            } else {
+                let active = b.lt(self.slot, four);
+                b.if_then(active, |b| own(b, self.slot, FEW_SLOTS));
             }
-            b.if_then(is, |b| {
-                if sc >= w {
-                    for j in 0..sc / w {
-                        let off = b.u32(j * w);
-                        let s = b.add(self.slot, off);
-                        own(b, s, sc);
-                    }
-                } else {
-                    let scv = b.u32(sc);
-                    let active = b.lt(self.slot, scv);
-                    b.if_then(active, |b| own(b, self.slot, sc));
-                }
-            });
-        }
+        });
     }
 
     /// The partials stored, then added and stored to `y` by [`combine_slots`].
@@ -735,8 +678,8 @@ fn mma_slot(
     })
 }
 
-/// The slot partials in LDS (`[slot][row][token]`) added as the order says (by quads:
-/// [`quad_tree`]) and stored.
+/// The slot partials in LDS (`[slot][row][token]`) added as the order says
+/// (`(s0 + s1) + (s2 + s3)`, with eight slots plus `(s4 + s5) + (s6 + s7)`) and stored.
 fn combine_slots(b: &mut KernelBuilder, p: &Params, f: &Frame, lanes: u32) {
     let (rows, nt) = (f.rows, f.tokens);
     let n = b.arg(p.n);
@@ -748,8 +691,8 @@ fn combine_slots(b: &mut KernelBuilder, p: &Params, f: &Frame, lanes: u32) {
     b.for_range(local, pairs, step, 1, &[], |b, pi, _| {
         let r = b.div(pi, ntv);
         let tok = b.rem(pi, ntv);
-        let quad = |b: &mut KernelBuilder, j: u32| {
-            let s: Vec<Value> = (FEW_SLOTS * j..FEW_SLOTS * (j + 1))
+        let four = |b: &mut KernelBuilder, from: u32| {
+            let s: Vec<Value> = (from..from + FEW_SLOTS)
                 .map(|w| {
                     let off = b.u32(w * rows * nt);
                     let i = b.add(pi, off);
@@ -758,10 +701,15 @@ fn combine_slots(b: &mut KernelBuilder, p: &Params, f: &Frame, lanes: u32) {
                 .collect();
             add4(b, &s)
         };
-        let sum = by_count(b, &f.counts, &|b, c| {
-            let q: Vec<Value> = (0..c / FEW_SLOTS).map(|j| quad(b, j)).collect();
-            quad_tree(b, &q)
-        });
+        let low = four(b, 0);
+        let sum = b.if_else(
+            f.many,
+            |b| {
+                let high = four(b, FEW_SLOTS);
+                vec![b.add(low, high)]
+            },
+            |_| vec![low],
+        )[0];
         let row = b.add(f.row0, r);
         let in_n = b.lt(row, n);
         let in_t = b.lt(tok, t);

@@ -145,11 +145,11 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     wide(t, (wave, FEW_SLOTS), name, tiles, unroll)
 }
 
-/// [`build_wide`] with `waves` waves a workgroup (8 or 16), a slot each: more waves at a call of
-/// that many slots ([`slots_for`]); at other counts the `mma` body (not routed there).
-pub fn build_wide_waves(t: &Target, wave: u32, waves: u32, tiles: u32, unroll: u32) -> Kernel {
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w{waves}");
-    wide(t, (wave, waves), name, tiles, unroll)
+/// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
+/// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
+pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll)
 }
 
 fn wide(t: &Target, (wave, waves): (u32, u32), name: String, tiles: u32, unroll: u32) -> Kernel {
@@ -167,9 +167,7 @@ fn wide(t: &Target, (wave, waves): (u32, u32), name: String, tiles: u32, unroll:
     match kind {
         Some(kind) => match wide_map(kind) {
             Some(map) => {
-                // A workgroup of 1024 lanes (16 waves of 64) leaves 128 VGPRs a lane on
-                // gfx942, where two tiles with two groups spill: one group there.
-                let g = if waves * wave > 512 { 1 } else { groups_on(t, tiles, unroll) };
+                let g = groups_on(t, tiles, unroll);
                 body_wide(&mut b, &p, (wave, waves), kind, map, (tiles, g))
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -420,7 +418,7 @@ fn body_wide(
     // wide path below runs at the top level (no branch around it, so ptxas schedules its
     // loads as in a kernel of one path) over `nb` blocks; else over none, and the `mma` body
     // takes the call's slots in a branch after it (not routed there).
-    let native = f.native();
+    let native = if waves == MANY_SLOTS { f.many } else { b.not(f.many) };
     let zero = b.u32(0);
     let nb_eff = b.select(native, nb, zero);
     // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
@@ -516,6 +514,6 @@ fn body_wide(
         .collect();
     let accs = run(b, start, raws, waves);
     f.store_if(b, native, slot, &accs);
-    f.slots_where(b, Some(waves), &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
+    f.other_slots(b, native, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
     f.finish(b, p, wave);
 }
