@@ -698,7 +698,7 @@ pub fn quantize_split(_t: &Target, wave: u32, by_wave: bool) -> Kernel {
 /// tiles). The weights in the tile layout.
 fn k4_cases(rng: &mut Rng, large: bool) -> Vec<Case> {
     let mut shapes: Vec<(usize, usize, usize)> = (1..=8).map(|t| (48, 416, t)).collect();
-    // Past 8192 rows the order has four slots (k4::slots_for): 8208 rows, on both sides.
+    // Eight slots up to 8192 rows, four above (k4::slots_for).
     shapes.extend([(16, 32, 1), (80, 32 * 37, 6), (208, 4096 + 32, 5), (8208, 32 * 21, 2)]);
     if large {
         shapes.extend([(4096, 4096, 1), (1008, 4096, 8)]);
@@ -923,6 +923,9 @@ fn bench(family: &str) -> Vec<BenchCase> {
             case("gemv_q8_0_rp_k4_n14336_t8", Q8_0, Repacked, Plain, 14336, 4096, 8),
             case("gemv_q8_0_rp_k4_n4096_t1", Q8_0, Repacked, Plain, 4096, 4096, 1),
             case("gemv_q8_0_rp_k4_n4096_t8", Q8_0, Repacked, Plain, 4096, 4096, 8),
+            // At the most rows of eight slots (k4::slots_for).
+            case("gemv_q8_0_rp_k4_n8192_t1", Q8_0, Repacked, Plain, 8192, 4096, 1),
+            case("gemv_q8_0_rp_k4_n8192_t8", Q8_0, Repacked, Plain, 8192, 4096, 8),
             // Around N = 14336 (448 workgroups of `wide_t2_g4`, three or four an SM): 396
             // workgroups (three on every SM) and 528 (four): what the warps an SM hold do to
             // the time (bench/results/balance-h200-2026-12-03.md).
