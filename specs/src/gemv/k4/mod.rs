@@ -27,8 +27,10 @@
 //! Variants:
 //! - `baseline`: a lane per (row, token, slot) with `dot4.i8`; the slot sums by two xor shuffles.
 //! - `wide_t{T}_g{G}`: a workgroup of four waves owns `T` tiles of 16 rows; wave `w` is slot `w`
-//!   (and, with eight slots, slot `w + 4` after it; `wide_t{T}_g{G}_w8`: eight waves, wave `w`
-//!   slot `w`, the last four idle with four slots).
+//!   (`wide_t{T}_g{G}_w8`: eight waves, a slot each). At a call of the other slot count (eight
+//!   for four waves, four for eight) the wide path runs over no blocks and the `mma` body takes
+//!   the wave's slots after it (`w` and `w + 4`; or `w` for the first four waves): correct, not
+//!   routed there.
 //!   A wave loads the fragments of its next `G` groups of four blocks (a 16-byte load a lane,
 //!   tile and block on NVIDIA, 8-byte pieces elsewhere) and the activations, then takes the
 //!   exact integer `sumi` of every (row, token) from the integer MMA (one or two a block: `k` is
