@@ -152,6 +152,7 @@ pub fn tune(a: TuneArgs) -> Result<()> {
         out.display()
     );
     let mut report = vec![];
+    let mut early_winners = 0;
     for space in &spaces {
         let fp = plan
             .families
@@ -169,8 +170,9 @@ pub fn tune(a: TuneArgs) -> Result<()> {
                 .filter(|c| space.parse_candidate(c).is_some_and(|k| (space.fits)(b, &k)))
                 .collect();
             match m.bucket(space, b, &fits)? {
-                Some(entry) => {
-                    report.push(report_line(&entry));
+                Some((entry, early)) => {
+                    early_winners += usize::from(early);
+                    report.push(report_line(&entry, early));
                     upsert(&mut file, entry);
                     write_tuning(&out, &file)?;
                 }
@@ -186,6 +188,9 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     println!("|---|---|---|---|---|---|");
     for r in &report {
         println!("{r}");
+    }
+    if early_winners > 0 {
+        println!("{}", EARLY_NOTE.replace("{n}", &early_winners.to_string()));
     }
     if m.stopped {
         println!(
@@ -332,14 +337,15 @@ impl Measure<'_> {
         Ok(passed)
     }
 
-    /// Times the default routes' choice and every candidate on a bucket's call; the entry, or
-    /// `None` when the budget ran out first.
+    /// Times the default routes' choice and every candidate on a bucket's call; the entry, and
+    /// whether its winner loads before the grid-dependency wait ([`loads_early`]), or `None` when
+    /// the budget ran out first.
     fn bucket(
         &mut self,
         space: &TuneSpace,
         b: &kiln_specs::tune::Bucket,
         candidates: &[&String],
-    ) -> Result<Option<TuningEntry>> {
+    ) -> Result<Option<(TuningEntry, bool)>> {
         let family = kiln_specs::family(space.family).expect("a space names a family");
         let device = self.provenance.device.clone();
         let arch = self.rt.arch().to_string();
@@ -384,7 +390,7 @@ impl Measure<'_> {
         ranked.sort_by(|x, y| x.1.total_cmp(&y.1));
         let name = |v: &str| v.strip_prefix("cand_").unwrap_or(v).to_string();
         let Some(best) = ranked.first().cloned() else {
-            return Ok(Some(TuningEntry {
+            let entry = TuningEntry {
                 kernel: family.name.into(),
                 bucket: b.name.into(),
                 knobs: None,
@@ -392,7 +398,8 @@ impl Measure<'_> {
                 default: (default, default_us),
                 runner_up: None,
                 provenance: self.provenance.clone(),
-            }));
+            };
+            return Ok(Some((entry, false)));
         };
         // A candidate replaces the default only when it is faster by more than the noise of a
         // median (1%); else the default stays and the best candidate is the runner-up.
@@ -405,7 +412,8 @@ impl Measure<'_> {
         } else {
             (None, default_us, Some((name(&best.0), best.1)))
         };
-        Ok(Some(TuningEntry {
+        let early = wins && loads_early(self.pkg, family.name, &best.0, &arch);
+        let entry = TuningEntry {
             kernel: family.name.into(),
             bucket: b.name.into(),
             knobs,
@@ -413,24 +421,39 @@ impl Measure<'_> {
             default: (default, default_us),
             runner_up,
             provenance: self.provenance.clone(),
-        }))
+        };
+        Ok(Some((entry, early)))
     }
 }
 
+/// Whether `variant`'s object for `arch` loads any buffer before its grid-dependency wait
+/// (`Kernel::reads_before_grid_wait`): the tuner times it after a copy of itself, which it
+/// overlaps, while a decode step runs it after another kernel.
+fn loads_early(pkg: &kiln_runtime::Package, family: &str, variant: &str, arch: &str) -> bool {
+    pkg.find(family, variant, arch).is_some_and(|o| !o.ir().reads_before_grid_wait().is_empty())
+}
+
+/// Printed under the report when winners load early (`{n}`: how many).
+const EARLY_NOTE: &str = "note: {n} winner(s) marked \"loads early\" read weights before the \
+grid-dependency wait; each was timed after a copy of itself, which it overlaps, while a decode \
+step runs it after another kernel: check them in an engine's step (kiln generate --profile) \
+before shipping the entries (docs/tuning.md, \"What a tuned time does not say\")";
+
 /// One row of the report.
-fn report_line(e: &TuningEntry) -> String {
+fn report_line(e: &TuningEntry, early: bool) -> String {
     let runner = e.runner_up.as_ref().map(|r| format!("{} {:.2} us", r.0, r.1)).unwrap_or_default();
     match &e.knobs {
         Some(k) => {
             let knobs: Vec<String> = k.iter().map(|(n, v)| format!("{n}={v}")).collect();
             format!(
-                "| {} | {} | {} {:.2} us | {} {:.2} us | {:.1}% | {runner} |",
+                "| {} | {} | {} {:.2} us | {} {:.2} us{} | {:.1}% | {runner} |",
                 e.kernel,
                 e.bucket,
                 e.default.0,
                 e.default.1,
                 knobs.join(" "),
                 e.time_us,
+                if early { " (loads early)" } else { "" },
                 (e.default.1 / e.time_us - 1.0) * 100.0
             )
         }
@@ -623,6 +646,58 @@ mod tests {
         drop(m);
         let progress = Progress::open(dir.path()).unwrap();
         assert_eq!(progress.events.len(), 2);
+    }
+
+    /// A winner that loads its weights before the grid-dependency wait (the dense GEMV's knob
+    /// `e = 1`) is told apart from one that does not (`e = 0`), from the candidate package's
+    /// IR, and marked in the report.
+    #[cfg(feature = "llvm")]
+    #[test]
+    fn a_winner_that_loads_early_is_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let target = kiln_ir::Target::by_name("sm_90").unwrap();
+        let mut space = kiln_specs::tune::space("gemv_q8_0_rp").expect("tunable");
+        for k in &mut space.knobs {
+            k.values = match k.name {
+                "p" | "r" => vec![1],
+                "u" => vec![8],
+                "w" => vec![2],
+                _ => k.values.clone(),
+            };
+        }
+        space.buckets.truncate(1);
+        let plan =
+            candidates::build(std::slice::from_ref(&space), &[], target, dir.path(), cache.path())
+                .unwrap();
+        let names = &plan.families[0].candidates;
+        assert_eq!(names.len(), 2, "{names:?} refused {:?}", plan.families[0].refused);
+        let pkg = open_package(dir.path()).unwrap();
+        let early: Vec<bool> =
+            names.iter().map(|v| loads_early(&pkg, "gemv_q8_0_rp", v, "sm_90")).collect();
+        let e_of = |v: &str| space.parse_candidate(v).unwrap()[space.knobs.len() - 1];
+        for (v, &e) in names.iter().zip(&early) {
+            assert_eq!(e, e_of(v) == 1, "{v}");
+        }
+        assert!(!loads_early(&pkg, "gemv_q8_0_rp", "no_such_variant", "sm_90"));
+        let entry = TuningEntry {
+            kernel: "gemv_q8_0_rp".into(),
+            bucket: "t1_nlo".into(),
+            knobs: Some(vec![("e".into(), 1)]),
+            time_us: 4.5,
+            default: ("p1".into(), 5.0),
+            runner_up: None,
+            provenance: Provenance {
+                device: "d".into(),
+                driver: String::new(),
+                clocks: String::new(),
+                date: String::new(),
+                kiln: String::new(),
+                llvm: String::new(),
+            },
+        };
+        assert!(report_line(&entry, true).contains("4.50 us (loads early) |"));
+        assert!(!report_line(&entry, false).contains("loads early"));
     }
 
     #[test]
