@@ -28,8 +28,13 @@ pub(super) fn flatten(wb: &WBlock) -> Vec<Value> {
     }
 }
 
+/// The blocks of a wave's rows from their [`flatten`]ed values, one row after another.
+pub(super) fn unflatten_rows(wt: WType, vals: &[Value], rows: usize) -> Vec<WBlock> {
+    vals.chunks(vals.len() / rows).map(|v| unflatten(wt, v)).collect()
+}
+
 /// The block of `wt` from [`flatten`]'s values.
-pub(super) fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
+fn unflatten(wt: WType, vals: &[Value]) -> WBlock {
     match wt {
         WType::Q8_0 | WType::Q4_0 => {
             WBlock::Quant { wt, words: vals[..8].to_vec(), d: vals[8], m: None }

@@ -25,7 +25,7 @@
 //! residual GEMV above, then the last workgroup to finish runs `rmsnorm_q8_1s_f32` of `y`
 //! ([`super::res_norm`]).
 
-use super::ahead::{early_trips, first_blocks, flatten, unflatten, Early, Preloaded};
+use super::ahead::{early_trips, first_blocks, flatten, unflatten_rows, Early, Preloaded};
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::norm::Norm;
 use super::res_norm::Tail;
@@ -807,10 +807,7 @@ fn row_block(
                     .collect()
             };
             let wbs = match (given, pre) {
-                (Some(vals), _) => {
-                    let per_block = vals[mi].len() / row_of.len();
-                    vals[mi].chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
-                }
+                (Some(vals), _) => unflatten_rows(mat.wt(), &vals[mi], row_of.len()),
                 (None, None) => load(b),
                 // The preloaded blocks on the first trip of the first pass of their row
                 // block (the same bytes: the same values).
@@ -825,8 +822,7 @@ fn row_block(
                         |_| pre.vals[mi].clone(),
                         |b| load(b).iter().flat_map(flatten).collect(),
                     );
-                    let per_block = vals.len() / row_of.len();
-                    vals.chunks(per_block).map(|v| unflatten(mat.wt(), v)).collect()
+                    unflatten_rows(mat.wt(), &vals, row_of.len())
                 }
             };
             for j in 0..per {

@@ -518,7 +518,7 @@ impl Frame {
         b: &mut KernelBuilder,
         slot: &dyn Fn(&mut KernelBuilder, Value, u32) -> Vec<Value>,
     ) {
-        let native = if self.waves == MANY_SLOTS { self.many } else { b.not(self.many) };
+        let native = self.native(b);
         b.if_then(native, |b| {
             let accs = slot(b, self.slot, self.waves);
             self.store(b, self.slot, &accs);
@@ -526,9 +526,13 @@ impl Frame {
         self.other_slots(b, native, slot);
     }
 
-    /// Slot `s`'s partials to LDS where `cond` holds.
-    fn store_if(&self, b: &mut KernelBuilder, cond: Value, s: Value, accs: &[Value]) {
-        b.if_then(cond, |b| self.store(b, s, accs));
+    /// Whether the call has the slot count the workgroup is built for (one slot a wave).
+    fn native(&self, b: &mut KernelBuilder) -> Value {
+        if self.waves == MANY_SLOTS {
+            self.many
+        } else {
+            b.not(self.many)
+        }
     }
 
     /// Where the call's slot count is not the one the workgroup is built for (`native` false):

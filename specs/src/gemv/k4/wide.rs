@@ -313,16 +313,14 @@ fn body_wide(
         .collect();
     let per_a = shape.elements_per_lane(FragmentRole::A);
     let per_b = shape.elements_per_lane(FragmentRole::B);
-    // `unroll` groups of the slot an iteration: blocks `blk0 + j * S * GROUP + i` for a call of
-    // `S` slots (a constant in each path: Frame::slots).
+    // `unroll` groups of the slot an iteration: blocks `blk0 + j * S * GROUP + i`, `S` the slot
+    // count the workgroup is built for (its waves; the other count takes the `mma` body).
     let group = b.u32(GROUP);
-    let stride_for = |b: &mut KernelBuilder, sc: u32| b.u32(sc * GROUP * unroll);
-    let offsets_for = |b: &mut KernelBuilder, sc: u32| -> Vec<Value> {
-        (0..unroll)
-            .flat_map(|j| (0..GROUP).map(move |i| j * sc * GROUP + i))
-            .map(|u| b.u32(u))
-            .collect()
-    };
+    let stride = b.u32(waves * GROUP * unroll);
+    let offsets: Vec<Value> = (0..unroll)
+        .flat_map(|j| (0..GROUP).map(move |i| j * waves * GROUP + i))
+        .map(|u| b.u32(u))
+        .collect();
     let fz = b.f32(0.0);
     let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
@@ -418,7 +416,7 @@ fn body_wide(
     // wide path below runs at the top level (no branch around it, so ptxas schedules its
     // loads as in a kernel of one path) over `nb` blocks; else over none, and the `mma` body
     // takes the call's slots in a branch after it (not routed there).
-    let native = if waves == MANY_SLOTS { f.many } else { b.not(f.many) };
+    let native = f.native(b);
     let zero = b.u32(0);
     let nb_eff = b.select(native, nb, zero);
     // Block `blk0 + u` of `raw` added to `acc` (not where it is past the end).
@@ -474,46 +472,38 @@ fn body_wide(
     // built for (its waves), are loaded before the grid-dependency wait: under programmatic
     // dependent launch their bytes stream while the grid before this one finishes. Its
     // activations, which that grid may write, after it.
-    let early_offsets = offsets_for(b, waves);
-    let first_w: Vec<_> = early_offsets.iter().map(|&u| load_w(b, start, u)).collect();
+    let first_w: Vec<_> = offsets.iter().map(|&u| load_w(b, start, u)).collect();
     // The quants only: each held vector keeps its whole load before the wait (holding the
     // scales too made `wide_t2_g4` spill under its cap on sm_90).
     let vals: Vec<Value> =
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
-    // A slot's partials from its first block `start` for `sc` slots, the first trip's loads
-    // given.
-    let run = |b: &mut KernelBuilder, start: Value, first: Vec<Raw>, sc: u32| -> Vec<Value> {
-        let stride = stride_for(b, sc);
-        let offsets = offsets_for(b, sc);
-        // The first trip peeled (its blocks past `nb` add nothing), then the loop from the
-        // second: the same blocks in the same order.
-        let mut acc = init.clone();
-        for (raw, &u) in first.iter().zip(&offsets) {
-            add(b, start, u, raw, &mut acc);
-        }
-        let second = b.add(start, stride);
-        b.for_range(second, nb_eff, stride, 1, &acc, |b, blk0, acc| {
-            // Every load of the `unroll` groups first, then the blocks in increasing order.
-            let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
-            let mut acc = acc.to_vec();
-            for (raw, &u) in raws.iter().zip(&offsets) {
-                add(b, blk0, u, raw, &mut acc);
-            }
-            acc
-        })
-    };
-    let raws: Vec<Raw> = first_w
+    let first: Vec<Raw> = first_w
         .into_iter()
-        .zip(&early_offsets)
+        .zip(&offsets)
         .map(|((a, dw), &u)| {
             let (bq, da) = load_x(b, start, u);
             Raw { bq, a, dw, da }
         })
         .collect();
-    let accs = run(b, start, raws, waves);
-    f.store_if(b, native, slot, &accs);
+    // The wave's slot: the first trip peeled (its blocks past `nb` add nothing), then the loop
+    // from the second, the same blocks in the same order.
+    let mut acc = init.clone();
+    for (raw, &u) in first.iter().zip(&offsets) {
+        add(b, start, u, raw, &mut acc);
+    }
+    let second = b.add(start, stride);
+    let accs = b.for_range(second, nb_eff, stride, 1, &acc, |b, blk0, acc| {
+        // Every load of the `unroll` groups first, then the blocks in increasing order.
+        let raws: Vec<Raw> = offsets.iter().map(|&u| load(b, blk0, u)).collect();
+        let mut acc = acc.to_vec();
+        for (raw, &u) in raws.iter().zip(&offsets) {
+            add(b, blk0, u, raw, &mut acc);
+        }
+        acc
+    });
+    b.if_then(native, |b| f.store(b, slot, &accs));
     f.other_slots(b, native, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
     f.finish(b, p, wave);
 }
