@@ -96,18 +96,15 @@ pub(crate) struct PreparedLaunch {
 
 impl PreparedLaunch {
     /// The byte ranges of the buffer arguments at `params`, through `range`.
-    pub fn ranges(
-        &self,
-        params: &[usize],
-        range: impl Fn(&Memory) -> Option<inflight::Range>,
-    ) -> Vec<inflight::Range> {
-        params
-            .iter()
-            .filter_map(|&i| match self.args.get(i) {
-                Some(KernelArg::Buffer(m)) => range(m),
-                _ => None,
-            })
-            .collect()
+    pub fn ranges<'a>(
+        &'a self,
+        params: &'a [usize],
+        range: impl Fn(&Memory) -> Option<inflight::Range> + 'a,
+    ) -> impl Iterator<Item = inflight::Range> + 'a {
+        params.iter().filter_map(move |&i| match self.args.get(i) {
+            Some(KernelArg::Buffer(m)) => range(m),
+            _ => None,
+        })
     }
 }
 

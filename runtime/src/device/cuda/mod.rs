@@ -490,7 +490,8 @@ fn memory_range(m: &Memory) -> Option<Range> {
 /// What [`InFlight::launch`] weighs for `l`: whether it may overlap at all, the ranges it reads
 /// before its wait and the ranges it may write.
 fn overlap_terms(enabled: bool, l: &PreparedLaunch) -> (bool, Vec<Range>, Vec<Range>) {
-    (enabled && l.overlap, l.ranges(&l.early, memory_range), l.ranges(&l.writes, memory_range))
+    let early = l.ranges(&l.early, memory_range).collect();
+    (enabled && l.overlap, early, l.ranges(&l.writes, memory_range).collect())
 }
 
 /// The overlap of each launch of a graph, from an empty list ([`InFlight::decide_all`]).
