@@ -45,16 +45,16 @@ pub fn find_ld_lld() -> Option<&'static Path> {
 /// The `ptxas` used to measure NVIDIA resources, if one is found.
 pub fn find_ptxas() -> Option<&'static Path> {
     static PTXAS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PTXAS
-        .get_or_init(|| {
-            from_env("KILN_PTXAS")
-                .or_else(|| on_path("ptxas"))
-                .or_else(|| {
-                    Some(PathBuf::from("/usr/local/cuda/bin/ptxas")).filter(|p| is_executable(p))
-                })
-                .or_else(pip_ptxas)
-        })
-        .as_deref()
+    PTXAS.get_or_init(|| find_cuda_tool("KILN_PTXAS", "ptxas")).as_deref()
+}
+
+/// A CUDA tool: `$env`, then `tool` on `PATH`, then `/usr/local/cuda/bin`, then pip's
+/// `site-packages/nvidia/*/bin`.
+fn find_cuda_tool(env: &str, tool: &str) -> Option<PathBuf> {
+    from_env(env)
+        .or_else(|| on_path(tool))
+        .or_else(|| Some(Path::new("/usr/local/cuda/bin").join(tool)).filter(|p| is_executable(p)))
+        .or_else(|| pip_tool(tool))
 }
 
 /// The first line of `tool --version`, or a note that it did not say.
@@ -126,27 +126,14 @@ pub(crate) fn remove_stale_temp_files_in(dir: &Path) {
     }
 }
 
-/// Asks python where the `nvidia` namespace package lives and looks for `*/bin/ptxas` below it.
 /// The `nvdisasm` that prints the SASS of a cubin, if one is found (tests only).
 pub fn find_nvdisasm() -> Option<&'static Path> {
     static NVDISASM: OnceLock<Option<PathBuf>> = OnceLock::new();
-    NVDISASM
-        .get_or_init(|| {
-            from_env("KILN_NVDISASM")
-                .or_else(|| on_path("nvdisasm"))
-                .or_else(|| {
-                    Some(PathBuf::from("/usr/local/cuda/bin/nvdisasm")).filter(|p| is_executable(p))
-                })
-                .or_else(|| pip_tool("nvdisasm"))
-        })
-        .as_deref()
+    NVDISASM.get_or_init(|| find_cuda_tool("KILN_NVDISASM", "nvdisasm")).as_deref()
 }
 
-fn pip_ptxas() -> Option<PathBuf> {
-    pip_tool("ptxas")
-}
-
-/// `tool` under pip's `site-packages/nvidia/*/bin`.
+/// `tool` under pip's `site-packages/nvidia/*/bin`: asks python where the `nvidia` namespace
+/// package lives and looks for `*/bin/<tool>` below it.
 fn pip_tool(tool: &str) -> Option<PathBuf> {
     let out = Command::new("python3")
         .args(["-c", "import nvidia; print('\\n'.join(nvidia.__path__))"])
