@@ -19,7 +19,10 @@ pub(crate) fn dense_inputs(
     let mut inputs = vec![];
     let prefixes: &[&str] = match epi {
         Epilogue::Swiglu | Epilogue::SwigluQ8 => &["gate_w", "up_w"],
-        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => &["w"],
+        Epilogue::Plain
+        | Epilogue::Residual
+        | Epilogue::ResidualNorm
+        | Epilogue::ResidualSquares => &["w"],
         Epilogue::Qkv => return qkv_inputs(rng, wt, layout, (n, n, k, t)),
         Epilogue::QkvCache => unreachable!("the cache epilogue has its own cases"),
     };
@@ -33,7 +36,7 @@ pub(crate) fn dense_inputs(
     } else {
         inputs.push(floats("x", ScalarType::F32, &host::floats(rng, t * k)));
     }
-    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm) {
+    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm | Epilogue::ResidualSquares) {
         inputs.push(floats("res", ScalarType::F32, &host::floats(rng, t * n)));
     }
     inputs
@@ -242,6 +245,7 @@ pub(crate) fn dense_cases(
     match epi {
         Epilogue::Qkv => return qkv_cases(rng, large, wt, layout),
         Epilogue::ResidualNorm => return res_norm_cases(rng, large, wt, layout),
+        Epilogue::ResidualSquares => unreachable!("the squares epilogue has its own cases"),
         Epilogue::Plain
         | Epilogue::Residual
         | Epilogue::Swiglu
@@ -293,7 +297,9 @@ pub(crate) fn norm_cases(
                     qkv_inputs(rng, wt, layout, (n, n_kv, k, t)),
                     vec![u32s("n_q", n as u32), u32s("n_kv", n_kv as u32)],
                 ),
-                Epilogue::ResidualNorm => unreachable!("the norm epilogue has its own cases"),
+                Epilogue::ResidualNorm | Epilogue::ResidualSquares => {
+                    unreachable!("the residual norm epilogues have their own cases")
+                }
                 Epilogue::Plain | Epilogue::Residual | Epilogue::Swiglu | Epilogue::SwigluQ8 => {
                     // The quantizing epilogue takes whole blocks of rows.
                     let n = if epi == Epilogue::SwigluQ8 { n.div_ceil(32) * 32 } else { n };

@@ -29,6 +29,7 @@ use super::ahead::{early_trips, first_blocks, flatten, unflatten_rows, Early, Pr
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::norm::Norm;
 use super::res_norm::Tail;
+use super::split_norm::{self, RmsScale};
 use super::tile::{quantize_pass, CacheAt};
 use crate::math::silu;
 use crate::prefetch;
@@ -50,6 +51,11 @@ pub enum Epilogue {
     /// for bit `_res` followed by the norm, one launch less. `n` is a multiple of 32, at most
     /// [`super::norm::NORM_MAX_K`].
     ResidualNorm,
+    /// As [`Epilogue::Residual`], and the next norm's work that needs no other row
+    /// ([`super::split_norm`]): each 32-row block of `y` times the norm's gain quantized to Q8_1
+    /// (`norm_xq`, `norm_xs`) and the block's sum of squares (`norm_ss`), for a GEMV of the
+    /// [`Gemv::rms`] form to scale. A workgroup owns 32 rows, so `n` is a multiple of 32.
+    ResidualSquares,
     /// `y = silu(Wg x) * (Wu x)`: gate and up in one pass.
     Swiglu,
     /// As [`Epilogue::Swiglu`], with `y` quantized to Q8_1 in the split layout (`yq`, `ys`) for
@@ -76,7 +82,10 @@ impl Epilogue {
     /// Weight matrices a call reads (gate and up for the SwiGLU epilogues).
     pub fn matrices(self) -> usize {
         match self {
-            Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => 1,
+            Epilogue::Plain
+            | Epilogue::Residual
+            | Epilogue::ResidualNorm
+            | Epilogue::ResidualSquares => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
             Epilogue::Qkv | Epilogue::QkvCache => 3,
         }
@@ -87,6 +96,7 @@ impl Epilogue {
             Epilogue::Plain
             | Epilogue::Residual
             | Epilogue::ResidualNorm
+            | Epilogue::ResidualSquares
             | Epilogue::Qkv
             | Epilogue::QkvCache => 1,
             Epilogue::Swiglu | Epilogue::SwigluQ8 => 2,
@@ -98,6 +108,7 @@ impl Epilogue {
             Epilogue::Plain => "",
             Epilogue::Residual => "_res",
             Epilogue::ResidualNorm => "_res_rmsnorm",
+            Epilogue::ResidualSquares => "_res_sq",
             Epilogue::Swiglu => "_swiglu",
             Epilogue::SwigluQ8 => "_swiglu_q8_1s",
             Epilogue::Qkv => "_qkv",
@@ -132,6 +143,11 @@ pub struct Gemv {
     /// dependent launch they stream while the grid before this one finishes. Wins where every
     /// workgroup is resident while that grid runs (small grids); routed by `n` there.
     pub early: bool,
+    /// The activations are a norm's input quantized without its scale (a
+    /// [`Epilogue::ResidualSquares`] GEMV's `norm_xq`, `norm_xs`), and every sum is multiplied
+    /// by the scale found from the blocks' sums of squares `norm_ss` ([`super::split_norm`]):
+    /// the `_rms` families.
+    pub rms: bool,
 }
 
 impl Gemv {
@@ -147,6 +163,7 @@ impl Gemv {
             waves: 0,
             norm: false,
             early: false,
+            rms: false,
         }
     }
     /// The baseline.
@@ -161,11 +178,16 @@ impl Gemv {
             waves: 0,
             norm: false,
             early: false,
+            rms: false,
         }
     }
     /// The same kernel with the norm prologue (a `_norm` family).
     pub const fn normed(self) -> Gemv {
         Gemv { norm: true, ..self }
+    }
+    /// The same kernel scaled by a split norm (an `_rms` family).
+    pub const fn scaled(self) -> Gemv {
+        Gemv { rms: true, ..self }
     }
     /// The same kernel with its first weight blocks loaded before the wait ([`Gemv::early`]).
     pub const fn early(self) -> Gemv {
@@ -186,7 +208,7 @@ impl Gemv {
 }
 
 /// Waves a workgroup of the cache epilogue by default (32 rows: two a wave).
-const CACHE_WAVES: u32 = 16;
+pub(super) const CACHE_WAVES: u32 = 16;
 
 /// Waves a workgroup of the `pN` variants.
 pub const WAVES: u32 = 4;
@@ -204,7 +226,8 @@ pub fn family_name(wt: WType, layout: Layout, epi: Epilogue) -> String {
 /// (`gemv_q4_1_rp_qkv_norm`).
 pub fn family_name_of(g: &Gemv) -> String {
     let norm = if g.norm { "_norm" } else { "" };
-    format!("{}{norm}", family_name(g.wt, g.layout, g.epi))
+    let rms = if g.rms { "_rms" } else { "" };
+    format!("{}{norm}{rms}", family_name(g.wt, g.layout, g.epi))
 }
 
 /// Where the results go.
@@ -232,6 +255,16 @@ pub(crate) enum Out {
         /// Where and how.
         at: CacheAt,
     },
+    /// f32 `y`, and through `lds` the next norm's quants and sums of squares
+    /// ([`Epilogue::ResidualSquares`]).
+    Squares {
+        /// `y`.
+        y: Param,
+        /// `norm_xq`, `norm_xs`, `norm_ss`, the gain.
+        norm: split_norm::SquaresOut,
+        /// The pass's outputs.
+        lds: kiln_ir::LdsSlot,
+    },
 }
 
 /// Rows a workgroup of the quantizing epilogue: one Q8 block of outputs.
@@ -244,6 +277,8 @@ pub(crate) struct Params {
     pub weights: Vec<Weights>,
     pub acts: Acts,
     pub norm: Option<Norm>,
+    /// The split norm's scale ([`Gemv::rms`]).
+    pub rms: Option<RmsScale>,
     pub res: Option<Param>,
     pub out: Out,
     /// The `_res_rmsnorm` epilogue's norm of `y`.
@@ -264,13 +299,17 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
             Weights::declare(b, "gate_w", g.wt, g.layout, &[n], k),
             Weights::declare(b, "up_w", g.wt, g.layout, &[n], k),
         ],
-        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => {
+        Epilogue::Plain
+        | Epilogue::Residual
+        | Epilogue::ResidualNorm
+        | Epilogue::ResidualSquares => {
             vec![Weights::declare(b, "w", g.wt, g.layout, &[n], k)]
         }
     };
     let (acts, norm) = declare_acts(b, g, wave, t, k);
+    let rms = g.rms.then(|| RmsScale::declare(b, t, k));
     let res = match g.epi {
-        Epilogue::Residual | Epilogue::ResidualNorm => {
+        Epilogue::Residual | Epilogue::ResidualNorm | Epilogue::ResidualSquares => {
             let r = b.buffer("res", ScalarType::F32, Access::Read);
             b.set_buffer_len(r, ShapeExpr::scaled(&[t, n], 1, 1));
             Some(r)
@@ -291,6 +330,15 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
             let per = g.tokens.unwrap_or(1);
             let lds = b.lds("y_pass", ScalarType::F32, per * Q8_ROWS);
             Out::Q8 { q, s, lds }
+        }
+        Epilogue::ResidualSquares => {
+            b.scalar_rule(n, ScalarRule::MultipleOf(QK as u64));
+            let y = b.buffer("y", ScalarType::F32, Access::Write);
+            b.set_buffer_len(y, ShapeExpr::scaled(&[t, n], 1, 1));
+            let norm = split_norm::SquaresOut::declare(b, n, t);
+            let per = g.tokens.unwrap_or(1);
+            let lds = b.lds("y_pass", ScalarType::F32, per * Q8_ROWS);
+            Out::Squares { y, norm, lds }
         }
         Epilogue::Plain
         | Epilogue::Residual
@@ -315,12 +363,12 @@ fn declare(b: &mut KernelBuilder, g: &Gemv, wave: u32) -> Params {
         }
         _ => None,
     };
-    Params { weights, acts, norm, res, out, tail, n, k, t }
+    Params { weights, acts, norm, rms, res, out, tail, n, k, t }
 }
 
 /// The activations: Q8_1 or f32 buffers, or with the norm prologue `x`, `weight`, `eps` and the
 /// pass's blocks in LDS.
-fn declare_acts(
+pub(super) fn declare_acts(
     b: &mut KernelBuilder,
     g: &Gemv,
     wave: u32,
@@ -361,7 +409,9 @@ pub(crate) fn finish(
 ) -> Value {
     match epi {
         Epilogue::Plain | Epilogue::Qkv | Epilogue::QkvCache => sums[0],
-        Epilogue::Residual | Epilogue::ResidualNorm => b.add(res.expect("a residual"), sums[0]),
+        Epilogue::Residual | Epilogue::ResidualNorm | Epilogue::ResidualSquares => {
+            b.add(res.expect("a residual"), sums[0])
+        }
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             let s = silu(b, sums[0]);
             b.mul(s, sums[1])
@@ -370,28 +420,39 @@ pub(crate) fn finish(
 }
 
 /// Where one output goes: `y`, or the pass's LDS tile (token `j` of the pass, row `local_row`
-/// of the workgroup) for the quantizing epilogue.
+/// of the workgroup) for the quantizing epilogues, or both (`y` only for a token below `t`:
+/// `in_t`, `None` where it is).
+#[allow(clippy::too_many_arguments)]
 fn emit(
     b: &mut KernelBuilder,
     out: Out,
     n: Value,
-    tok: Value,
+    (tok, in_t): (Value, Option<Value>),
     row: Value,
     j: Value,
     local_row: Value,
     v: Value,
 ) {
+    let to_y = |b: &mut KernelBuilder, y: Param| {
+        let i = b.mul(tok, n);
+        let i = b.add(i, row);
+        b.store(y, i, v);
+    };
+    let to_tile = |b: &mut KernelBuilder, lds: kiln_ir::LdsSlot| {
+        let c = b.u32(Q8_ROWS);
+        let i = b.mul(j, c);
+        let i = b.add(i, local_row);
+        b.store(lds, i, v);
+    };
     match out {
-        Out::F32(y) => {
-            let i = b.mul(tok, n);
-            let i = b.add(i, row);
-            b.store(y, i, v);
-        }
-        Out::Q8 { lds, .. } | Out::Cache { lds, .. } => {
-            let c = b.u32(Q8_ROWS);
-            let i = b.mul(j, c);
-            let i = b.add(i, local_row);
-            b.store(lds, i, v);
+        Out::F32(y) => to_y(b, y),
+        Out::Q8 { lds, .. } | Out::Cache { lds, .. } => to_tile(b, lds),
+        Out::Squares { y, lds, .. } => {
+            to_tile(b, lds);
+            match in_t {
+                Some(c) => b.if_then(c, |b| to_y(b, y)),
+                None => to_y(b, y),
+            }
         }
     }
 }
@@ -424,7 +485,7 @@ pub const SEED_SWIGLU_VGPRS: [u32; 6] = [45, 59, 68, 77, 86, 95];
 pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     let mut b = KernelBuilder::new(format!("{}_{}", family_name_of(&g), variant_name(&g)), wave);
     if matches!(g.epi, Epilogue::Qkv | Epilogue::QkvCache) {
-        return build_qkv(b, target, wave, g);
+        return super::qkv::build(b, target, wave, g);
     }
     let p = declare(&mut b, &g, wave);
     // On the archs the seeds measured (RDNA3 / RDNA4, wave 32): elsewhere the cap could spill.
@@ -434,7 +495,13 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     }
     let (waves, rows) = match (g.epi, g.tokens, g.waves) {
         // 32 rows a workgroup: one Q8 block of outputs a token.
-        (Epilogue::SwigluQ8, _, _) => (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS),
+        (Epilogue::SwigluQ8, _, _) | (Epilogue::ResidualSquares, _, 0) => {
+            (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS)
+        }
+        (Epilogue::ResidualSquares, _, w) => {
+            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
+            (w, g.rows)
+        }
         (_, None, _) => (1, 1),
         (_, Some(_), 0) => (WAVES, g.rows),
         (_, Some(_), w) => (w, g.rows),
@@ -494,7 +561,7 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         prefetch::hold(&mut b, p.weights[0].first_param(), &vals);
         b.grid_dependency_wait();
     }
-    let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n };
+    let m = Matrices { weights: &p.weights, res: p.res, out: p.out, n, rms: p.rms };
     let acts = (p.acts, p.norm);
     match (p.norm, &pre) {
         (Some(norm), Some(pre)) => {
@@ -511,201 +578,15 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     b.finish()
 }
 
-/// The Q/K/V kernel: grid `y` picks the matrix (0: Q, 1: K, 2: V), grid `x` covers `n_q` rows;
-/// a workgroup runs [`row_block`] on its matrix for row blocks `x, x + grid_x, ...` (one at
-/// most when `n_kv <= n_q`, as in every GQA model; more rows are still computed). With the
-/// cache epilogue ([`Epilogue::QkvCache`]) K and V have `n_kv_heads * head_dim` rows and go to
-/// the caches, and a workgroup owns 32 rows.
-fn build_qkv(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -> Kernel {
-    let cached = g.epi == Epilogue::QkvCache;
-    let n_q = b.scalar_param("n_q", ScalarType::U32);
-    // The K and V rows: `n_kv`, or `n_kv_heads * head_dim` for the caches.
-    let kv_rows: Vec<Param> = if cached {
-        let heads = b.scalar_param("n_kv_heads", ScalarType::U32);
-        let hd = b.scalar_param("head_dim", ScalarType::U32);
-        b.scalar_rule(heads, ScalarRule::AtLeast(1));
-        b.scalar_rule(hd, ScalarRule::AtLeast(QK as u64));
-        b.scalar_rule(hd, ScalarRule::MultipleOf(QK as u64));
-        vec![heads, hd]
-    } else {
-        let n_kv = b.scalar_param("n_kv", ScalarType::U32);
-        b.scalar_rule(n_kv, ScalarRule::AtLeast(1));
-        vec![n_kv]
-    };
-    let k = b.scalar_param("k", ScalarType::U32);
-    let t = b.scalar_param("t", ScalarType::U32);
-    b.scalar_rule(n_q, ScalarRule::AtLeast(1));
-    b.scalar_rule(k, ScalarRule::AtLeast(QK as u64));
-    b.scalar_rule(k, ScalarRule::MultipleOf(QK as u64));
-    b.scalar_rule(t, ScalarRule::AtLeast(1));
-    let named = [("q", vec![n_q]), ("k", kv_rows.clone()), ("v", kv_rows.clone())];
-    let weights: Vec<Weights> = named
-        .iter()
-        .map(|(name, n)| Weights::declare(&mut b, &format!("{name}_w"), g.wt, g.layout, n, k))
-        .collect();
-    let acts = declare_acts(&mut b, &g, wave, t, k);
-    let cache_at = cached.then(|| {
-        let pos = b.scalar_param("pos", ScalarType::U32);
-        let ctx_max = b.scalar_param("ctx_max", ScalarType::U32);
-        let n_dims = b.scalar_param("n_dims", ScalarType::U32);
-        let base = b.scalar_param("base", ScalarType::F32);
-        b.scalar_rule(n_dims, ScalarRule::MultipleOf(2));
-        CacheAt { pos, head_dim: kv_rows[1], ctx_max, n_dims, base }
-    });
-    // Each matrix's rows and where its outputs go.
-    let mats: Vec<(Weights, Vec<Param>, Out)> = weights
-        .into_iter()
-        .zip(named)
-        .map(|(w, (name, n))| {
-            let out = match cache_at {
-                Some(at) if name != "q" => {
-                    // Read-write: an append keeps every other row of the cache.
-                    let c = b.buffer(format!("{name}_cache"), ScalarType::U8, Access::ReadWrite);
-                    let mut dims = kv_rows.clone();
-                    dims.insert(1, at.ctx_max);
-                    b.set_buffer_len(c, ShapeExpr::scaled(&dims, 34, QK as u64));
-                    let per = g.tokens.unwrap_or(1);
-                    let lds = b.lds(format!("{name}_pass"), ScalarType::F32, per * Q8_ROWS);
-                    Out::Cache { cache: c, lds, rope: name == "k", at }
-                }
-                _ => {
-                    let y = b.buffer(format!("{name}_y"), ScalarType::F32, Access::Write);
-                    let mut dims = vec![t];
-                    dims.extend(&n);
-                    b.set_buffer_len(y, ShapeExpr::scaled(&dims, 1, 1));
-                    Out::F32(y)
-                }
-            };
-            (w, n, out)
-        })
-        .collect();
-    let (waves, rows) = match (cached, g.tokens, g.waves) {
-        // 32 rows a workgroup: one block of a head a token (16 waves of 2 rows, or the
-        // variant's waves of as many rows; 8 of 4 spill on gfx1151 with the norm prologue).
-        (true, _, 0) => (CACHE_WAVES, Q8_ROWS / CACHE_WAVES),
-        (true, _, w) => {
-            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
-            (w, g.rows)
-        }
-        (false, None, _) => (1, 1),
-        (false, Some(_), 0) => (WAVES, g.rows),
-        (false, Some(_), w) => (w, g.rows),
-    };
-    b.workgroup_size([waves * wave, 1, 1]);
-    // On NVIDIA a workgroup's lanes share one register file: ptxas, left alone, gives the
-    // 512-lane cache variants more registers a lane than 64K / 512 (a workgroup that could not
-    // launch), so they are capped to fit.
-    if cached && target.family == Family::Nvidia && waves * wave > 256 {
-        b.max_registers(target.registers_for_workgroup(waves * wave));
-    }
-    b.const_param("waves", waves as i64);
-    b.const_param("rows_per_wave", rows as i64);
-    b.const_param("tokens_per_pass", g.tokens.unwrap_or(1) as i64);
-    b.grid([
-        ShapeExpr::scaled(&[n_q], 1, (waves * rows) as u64),
-        ShapeExpr::constant(3),
-        ShapeExpr::constant(1),
-    ]);
-    let kv = b.arg(k);
-    let tv = b.arg(t);
-    let which = b.workgroup_id(Dim::Y);
-    let x = b.workgroup_id(Dim::X);
-    let gx = b.num_workgroups(Dim::X);
-    let rows_of = |b: &mut KernelBuilder, n: &[Param]| {
-        let mut v = b.arg(n[0]);
-        for &p in &n[1..] {
-            let pv = b.arg(p);
-            v = b.mul(v, pv);
-        }
-        v
-    };
-    // Every row block of this workgroup's matrix: all passes (`None`), or the pass at `tok0`.
-    let matrices = |b: &mut KernelBuilder, pass: Option<Value>, pre: Option<&Preloaded>| {
-        for (mi, (w, n, out)) in mats.iter().enumerate() {
-            let (w, out) = (*w, *out);
-            let miv = b.u32(mi as u32);
-            let this = b.eq(which, miv);
-            b.if_then(this, |b| {
-                let n = rows_of(b, n);
-                let per_wg = b.u32(waves * rows);
-                let one = b.u32(1);
-                let blocks = b.add(n, per_wg);
-                let blocks = b.sub(blocks, one);
-                let blocks = b.div(blocks, per_wg);
-                b.for_range(x, blocks, gx, 1, &[], |b, wg, _| {
-                    let m = Matrices { weights: &[w], res: None, out, n };
-                    let pass = pass.map(|tok0| (tok0, pre));
-                    row_block(b, &g, wave, (waves, rows), &m, acts, (kv, tv), wg, pass, None);
-                    vec![]
-                });
-            });
-        }
-    };
-    // The workgroup's first row block of its matrix, prefetched before the wait: only with the
-    // norm prologue (the families SmolLM2's step calls). The plain Q/K/V kernel keeps its wait
-    // at entry: on the H200 the Llama-3-8B-shaped `_qkv_cache` node (384 workgroups, above the
-    // limit, so prefetching nothing) measured 6.92 us without this code and 7.26-7.27 with it.
-    if g.norm {
-        let small = prefetch::small_grid(&mut b);
-        for (mi, (w, n, _)) in mats.iter().enumerate() {
-            let miv = b.u32(mi as u32);
-            let this = b.eq(which, miv);
-            let this = b.and(this, small);
-            b.if_then(this, |b| {
-                let n = rows_of(b, n);
-                let per_wg = b.u32(waves * rows);
-                let row0 = b.mul(x, per_wg);
-                let inside = b.lt(row0, n);
-                b.if_then(inside, |b| {
-                    let left = b.sub(n, row0);
-                    let count = b.min(left, per_wg);
-                    prefetch::rows(b, &[*w], row0, count, kv, waves * wave);
-                });
-            });
-        }
-        b.grid_dependency_wait();
-    }
-    match acts.1 {
-        None => matrices(&mut b, None, None),
-        // The passes outside: one prologue a pass for the three matrices and every row block.
-        // The weight blocks of the first block-loop trip of the workgroup's first row block are
-        // loaded before the first prologue, so their latency overlaps it.
-        Some(norm) => {
-            let nb = blocks_of(&mut b, kv);
-            let pick = |b: &mut KernelBuilder, mi: usize| {
-                let (w, n, _) = &mats[mi];
-                let n = rows_of(b, n);
-                first_blocks(b, *w, n, (waves, rows), x, nb, 0)
-            };
-            let zero = b.u32(0);
-            let is_q = b.eq(which, zero);
-            let vals = b.if_else(
-                is_q,
-                |b| pick(b, 0),
-                |b| {
-                    let one = b.u32(1);
-                    let is_k = b.eq(which, one);
-                    b.if_else(is_k, |b| pick(b, 1), |b| pick(b, 2))
-                },
-            );
-            let pre = Preloaded { wg: x, vals: vec![vals] };
-            norm_passes(&mut b, &norm, &g, (wave, waves), (kv, tv), |b, tok0| {
-                matrices(b, Some(tok0), Some(&pre))
-            });
-        }
-    }
-    b.finish()
-}
-
 /// `k / 32`: blocks a row.
-fn blocks_of(b: &mut KernelBuilder, k: Value) -> Value {
+pub(super) fn blocks_of(b: &mut KernelBuilder, k: Value) -> Value {
     let qk = b.u32(QK);
     b.div(k, qk)
 }
 
 /// The passes of `g`'s tokens a pass over `t` tokens, each the norm's prologue, then `pass`
 /// (with the pass's first token).
-fn norm_passes(
+pub(super) fn norm_passes(
     b: &mut KernelBuilder,
     norm: &Norm,
     g: &Gemv,
@@ -723,12 +604,14 @@ fn norm_passes(
 }
 
 /// The matrices one output reads and where it goes.
-struct Matrices<'a> {
-    weights: &'a [Weights],
-    res: Option<Param>,
-    out: Out,
+pub(super) struct Matrices<'a> {
+    pub(super) weights: &'a [Weights],
+    pub(super) res: Option<Param>,
+    pub(super) out: Out,
     /// Rows.
-    n: Value,
+    pub(super) n: Value,
+    /// The split norm's scale ([`Gemv::rms`]).
+    pub(super) rms: Option<RmsScale>,
 }
 
 /// Rows `wg * waves * rows ..` of `m` (`waves` waves of `rows` rows), every token, in the dense
@@ -736,7 +619,7 @@ struct Matrices<'a> {
 /// from `pass.0` (its prologue already run by the caller), with the weight blocks `pass.1`
 /// preloaded for the first trip of the first pass of row block `pass.1.wg`.
 #[allow(clippy::too_many_arguments)]
-fn row_block(
+pub(super) fn row_block(
     b: &mut KernelBuilder,
     g: &Gemv,
     wave: u32,
@@ -851,6 +734,9 @@ fn row_block(
     let one_pass = |b: &mut KernelBuilder, tok0: Value, early: Option<&Early>| {
         let fz = b.f32(0.0);
         let mut init = vec![fz; mats * rn * pn];
+        // One token a pass: the split norm's partial sums are loaded before the block loop (in
+        // flight beside it), and added after it.
+        let parts = m.rms.filter(|_| pn == 1).map(|rs| rs.load(b, k, tok0));
         let mut from = lane;
         // The trips whose weights were loaded before the wait, peeled: trip `j` is block
         // `lane + j W`, which adds nothing past `nb` (read clamped, its sums dropped). The
@@ -868,6 +754,34 @@ fn row_block(
         let unroll = g.unroll_of();
         let accs =
             b.for_range(from, nb, w, unroll, &init, |b, blk, acc| trip(b, tok0, blk, acc, None));
+        // The split norm's scale of this lane's token (lanes `[j W/P, (j+1) W/P)` hold token
+        // `j`'s sums after the `tsum`).
+        let scale = m.rms.map(|rs| match &parts {
+            Some(parts) => rs.scale(b, parts, k),
+            None => {
+                let tl = b.sub(t, one);
+                let lane_tok = b.u32(wave / pn.next_power_of_two() as u32);
+                let lane_tok = b.div(lane, lane_tok);
+                let mut lane_scale = None;
+                for j in 0..per {
+                    let jj = b.u32(j);
+                    let tok = b.add(tok0, jj);
+                    let tok = b.min(tok, tl);
+                    let parts = rs.load(b, k, tok);
+                    let sc = rs.scale(b, &parts, k);
+                    let here = b.eq(lane_tok, jj);
+                    lane_scale = Some(match lane_scale {
+                        None => sc,
+                        Some(prev) => b.select(here, sc, prev),
+                    });
+                }
+                lane_scale.expect("a pass has a token")
+            }
+        });
+        let scaled = |b: &mut KernelBuilder, sums: Vec<Value>| match scale {
+            Some(sc) => sums.into_iter().map(|v| b.mul(v, sc)).collect(),
+            None => sums,
+        };
         for (r, &(row, valid, row_c, _)) in row_of.iter().enumerate() {
             match g.tokens {
                 None => {
@@ -875,6 +789,7 @@ fn row_block(
                     let sums: Vec<Value> = (0..mats)
                         .map(|mi| b.wave_reduce(ReduceOp::Add, accs[at_acc(mi, r, 0)]))
                         .collect();
+                    let sums = scaled(b, sums);
                     let res = m.res.map(|rp| {
                         let i = b.mul(tok0, n);
                         let i = b.add(i, row_c);
@@ -886,7 +801,7 @@ fn row_block(
                     let rl = b.u32(r as u32);
                     let local_row = b.mul(wave_id, rv);
                     let local_row = b.add(local_row, rl);
-                    b.if_then(ok, |b| emit(b, m.out, n, tok0, row, zero, local_row, out));
+                    b.if_then(ok, |b| emit(b, m.out, n, (tok0, None), row, zero, local_row, out));
                 }
                 Some(per) => {
                     let pp = per.next_power_of_two();
@@ -896,6 +811,7 @@ fn row_block(
                             b.tsum(pp, &accs[first..first + per as usize])
                         })
                         .collect();
+                    let sums = scaled(b, sums);
                     // Lanes [j*W/P, (j+1)*W/P) hold token j's sums; the first of them stores.
                     let span = b.u32(wave / pp);
                     let j = b.div(lane, span);
@@ -911,20 +827,29 @@ fn row_block(
                     // reads was written.
                     let ok = match m.out {
                         Out::F32(_) => b.and(ok, in_t),
-                        Out::Q8 { .. } | Out::Cache { .. } => ok,
+                        Out::Q8 { .. } | Out::Cache { .. } | Out::Squares { .. } => ok,
                     };
                     let ok = b.and(ok, valid);
                     let rl = b.u32(r as u32);
                     let local_row = b.mul(wave_id, rv);
                     let local_row = b.add(local_row, rl);
                     b.if_then(ok, |b| {
+                        // A token past `t` (the quantizing tiles fill the pass) reads the last
+                        // token's residual; its output is never stored.
                         let res = m.res.map(|rp| {
+                            let tok = match m.out {
+                                Out::Squares { .. } => {
+                                    let tl = b.sub(t, one);
+                                    b.min(tok, tl)
+                                }
+                                Out::F32(_) | Out::Q8 { .. } | Out::Cache { .. } => tok,
+                            };
                             let i = b.mul(tok, n);
                             let i = b.add(i, row);
                             b.load(rp, i, Type::F32)
                         });
                         let out = finish(b, g.epi, &sums, res);
-                        emit(b, m.out, n, tok, row, j, local_row, out);
+                        emit(b, m.out, n, (tok, Some(in_t)), row, j, local_row, out);
                     });
                 }
             }

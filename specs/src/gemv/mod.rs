@@ -23,8 +23,10 @@ pub mod host;
 pub mod k4;
 pub mod moe;
 pub mod norm;
+mod qkv;
 pub mod repack;
 pub mod res_norm;
+pub mod split_norm;
 mod tile;
 mod tune;
 pub use tune::tune_spaces;
@@ -41,7 +43,7 @@ use kiln_ir::{Access, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target};
 
 /// The admission of `pN` in a family with variants `ps`: the `t` from just above the previous
 /// variant's N up to N (the last takes every larger `t`).
-fn admit(ps: &[u32], p: u32) -> Admission {
+pub(super) fn admit(ps: &[u32], p: u32) -> Admission {
     let mut distinct = ps.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
@@ -629,6 +631,7 @@ pub fn specs() -> Vec<KernelSpec> {
         budgets: vec![],
     });
     v.extend(moe::specs());
+    v.extend(split_norm::specs());
     // Early twins (`Gemv::early`): the first trips' weight blocks loaded before the
     // grid-dependency wait and held there, so under programmatic dependent launch they stream
     // while the grid before finishes. Routed on sm_90 (the arch with that launch) where every
@@ -797,6 +800,8 @@ pub fn dense_bytes(wt: WType, epi: Epilogue, n: u64, k: u64, t: u64) -> u64 {
         Epilogue::Residual => (t * n * 4, t * n * 4),
         // The norm's gain, and its blocks after `y`.
         Epilogue::ResidualNorm => (t * n * 4 + n * 4, t * n * 4 + q8),
+        // The gain; `y`, the blocks of `y w` and their sums of squares.
+        Epilogue::ResidualSquares => (t * n * 4 + n * 4, t * n * 4 + q8 + t * n / QK as u64 * 4),
         Epilogue::SwigluQ8 => (0, q8),
         Epilogue::Plain | Epilogue::Swiglu | Epilogue::Qkv | Epilogue::QkvCache => (0, t * n * 4),
     };
@@ -817,7 +822,10 @@ fn bench_inputs(
         Epilogue::Swiglu | Epilogue::SwigluQ8 => {
             &[("gate_w", "gate_wq", "gate_ws"), ("up_w", "up_wq", "up_ws")]
         }
-        Epilogue::Plain | Epilogue::Residual | Epilogue::ResidualNorm => &[("w", "wq", "ws")],
+        Epilogue::Plain
+        | Epilogue::Residual
+        | Epilogue::ResidualNorm
+        | Epilogue::ResidualSquares => &[("w", "wq", "ws")],
         Epilogue::Qkv | Epilogue::QkvCache => {
             &[("q_w", "q_wq", "q_ws"), ("k_w", "k_wq", "k_ws"), ("v_w", "v_wq", "v_ws")]
         }
@@ -842,8 +850,11 @@ fn bench_inputs(
     } else {
         v.push(("x", ScalarType::F32, t * k));
     }
-    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm) {
+    if matches!(epi, Epilogue::Residual | Epilogue::ResidualNorm | Epilogue::ResidualSquares) {
         v.push(("res", ScalarType::F32, t * n));
+    }
+    if epi == Epilogue::ResidualSquares {
+        v.push(("weight", ScalarType::F32, n));
     }
     if epi == Epilogue::ResidualNorm {
         v.push(("weight", ScalarType::F32, n));

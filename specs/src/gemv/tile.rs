@@ -21,25 +21,25 @@ pub(crate) struct CacheAt {
 
 /// One lane's place in a tile epilogue.
 #[derive(Clone, Copy)]
-struct TileLane {
+pub(super) struct TileLane {
     /// The token (`tok0` plus the token of the pass).
-    tok: Value,
+    pub(super) tok: Value,
     /// Whether the lane stores: its token is in the pass (not the idle half of a wave-64 wave)
     /// and below `t`.
-    stores: Value,
+    pub(super) stores: Value,
     /// The row of the tile (0..32).
-    r: Value,
+    pub(super) r: Value,
     /// The index of the token's first value in the tile.
-    base: Value,
+    pub(super) base: Value,
     /// The value.
-    v: Value,
+    pub(super) v: Value,
 }
 
 /// The frame of the tile epilogues: after an LDS barrier, wave 0 walks the pass's `per`
 /// tokens x 32 rows in `lds` (lanes `32i..32i+32` one token, lane `r` row `r`), calling `each`
 /// with each lane's [`TileLane`]; then a barrier (the next pass writes the tile again). Every
 /// lane of the wave runs `each` (the block's butterflies need them all).
-fn walk_tile(
+pub(super) fn walk_tile(
     b: &mut KernelBuilder,
     lds: kiln_ir::LdsSlot,
     wave: u32,
@@ -92,6 +92,9 @@ pub(super) fn quantize_pass(
         Out::F32(_) => {}
         Out::Q8 { q, s, lds } => q8_pass(b, (q, s, lds), wave, per, n, t, tok0, wg),
         Out::Cache { .. } => cache_pass(b, out, wave, per, t, tok0, wg),
+        Out::Squares { norm, lds, .. } => {
+            super::split_norm::squares_pass(b, (norm, lds), wave, per, (n, t, tok0), wg)
+        }
     }
 }
 
@@ -109,38 +112,54 @@ fn q8_pass(
     wg: Value,
 ) {
     walk_tile(b, lds, wave, (per, tok0, t), |b, TileLane { tok, stores, r, v, .. }| {
-        let zero = b.u32(0);
-        let c32 = b.u32(QK);
-        let mut amax = b.abs(v);
-        for o in [16, 8, 4, 2, 1] {
-            let other = b.shuffle_xor(amax, o);
-            amax = b.max(amax, other);
-        }
-        let (d, id) = scale_of(b, amax);
-        let (byte, q32) = quant_byte(b, v, id, true);
-        let mut sum = q32.expect("asked for the signed value");
-        for o in [16, 8, 4, 2, 1] {
-            let other = b.shuffle_xor(sum, o);
-            sum = b.add(sum, other);
-        }
-        let d16 = b.convert(d, Type::F16);
-        let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
-        let ds = ds_word(b, d, d16, sum);
-        b.if_then(stores, |b| {
-            let row0 = b.mul(wg, c32);
-            let at = b.mul(tok, n);
-            let at = b.add(at, row0);
-            let at = b.add(at, r);
-            let q8 = b.convert(byte, Type::scalar(ScalarType::U8));
-            b.store(q, at, q8);
-            let head = b.eq(r, zero);
-            b.if_then(head, |b| {
-                let blocks = b.div(n, c32);
-                let at = b.mul(tok, blocks);
-                let at = b.add(at, wg);
-                b.store(s, at, ds);
-            });
-        });
+        let (q8, ds) = q8_lane(b, v);
+        b.if_then(stores, |b| store_q8_lane(b, (q, s), (n, tok, wg, r), (q8, ds)));
+    });
+}
+
+/// Lane `r` of a 32-lane block of `v` (the whole wave runs it: xor butterflies over the block)
+/// quantized with `quantize_q8_1s_f32`'s arithmetic: the lane's quant (`u8`) and the block's
+/// `d | s << 16` word.
+pub(super) fn q8_lane(b: &mut KernelBuilder, v: Value) -> (Value, Value) {
+    let mut amax = b.abs(v);
+    for o in [16, 8, 4, 2, 1] {
+        let other = b.shuffle_xor(amax, o);
+        amax = b.max(amax, other);
+    }
+    let (d, id) = scale_of(b, amax);
+    let (byte, q32) = quant_byte(b, v, id, true);
+    let mut sum = q32.expect("asked for the signed value");
+    for o in [16, 8, 4, 2, 1] {
+        let other = b.shuffle_xor(sum, o);
+        sum = b.add(sum, other);
+    }
+    let d16 = b.convert(d, Type::F16);
+    let d16 = b.bitcast(d16, Type::scalar(ScalarType::U16));
+    let ds = ds_word(b, d, d16, sum);
+    (b.convert(byte, Type::scalar(ScalarType::U8)), ds)
+}
+
+/// Stores lane `r`'s quant of block `wg` of token `tok` (rows of `n`) into `q`, and its scale
+/// word into `s` from lane 0 of the block.
+pub(super) fn store_q8_lane(
+    b: &mut KernelBuilder,
+    (q, s): (Param, Param),
+    (n, tok, wg, r): (Value, Value, Value, Value),
+    (q8, ds): (Value, Value),
+) {
+    let zero = b.u32(0);
+    let c32 = b.u32(QK);
+    let row0 = b.mul(wg, c32);
+    let at = b.mul(tok, n);
+    let at = b.add(at, row0);
+    let at = b.add(at, r);
+    b.store(q, at, q8);
+    let head = b.eq(r, zero);
+    b.if_then(head, |b| {
+        let blocks = b.div(n, c32);
+        let at = b.mul(tok, blocks);
+        let at = b.add(at, wg);
+        b.store(s, at, ds);
     });
 }
 

@@ -157,16 +157,23 @@ pub enum Norms {
     /// (and the last layer's for the LM head); layer 0's norm stays a node. Only when asked
     /// for: slower than apart on the H200 (see [`Config::norms_for`]); rows of at most 4096.
     InResidual,
+    /// Split between the GEMVs around each norm (`gemv::split_norm`): the residual GEMV that
+    /// writes its input quantizes `x w` and sums its squares a 32-row block (the `_res_sq`
+    /// families), the GEMV that reads it scales its sums by `1 / rms` (the `_rms` families);
+    /// layer 0's first norm stays a node. Q8_0 layers with the K/V append in the Q/K/V GEMV
+    /// only.
+    Split,
     /// Nodes of their own.
     Apart,
 }
 
 impl Norms {
-    /// The family suffix of the residual GEMVs (`_res`, or `_res_rmsnorm` with the norms in
-    /// their tails).
+    /// The family suffix of the residual GEMVs (`_res`, or `_res_rmsnorm` / `_res_sq` with the
+    /// norms, or their parts, in their tails).
     pub fn residual_suffix(self) -> &'static str {
         match self {
             Norms::InResidual => "_res_rmsnorm",
+            Norms::Split => "_res_sq",
             Norms::Folded | Norms::Apart => "_res",
         }
     }
@@ -378,7 +385,13 @@ impl Config {
             (Norms::Folded, Append::Apart) => ("_qkv_norm", "_swiglu_q8_1s_norm"),
             (Norms::Apart | Norms::InResidual, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
             (Norms::Apart | Norms::InResidual, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
+            // Layer 0's Q/K/V reads the norm node (below); the LM head scales too.
+            (Norms::Split, _) => ("_qkv_cache_rms", "_swiglu_q8_1s_rms"),
         };
+        if norms == Norms::Split {
+            v.push("gemv_q8_0_rp_qkv_cache".to_string());
+            v.push("gemv_q8_0_rp_rms".to_string());
+        }
         let res = norms.residual_suffix();
         if append == Append::Apart || self.layers.iter().any(|l| l.qkv().is_none()) {
             v.push("kv_append_q8_0".to_string());
@@ -437,6 +450,16 @@ impl Config {
         } else {
             Norms::Apart
         }
+    }
+
+    /// Whether [`Norms::Split`] can place this model's norms: every layer's matrices Q8_0 (Q, K
+    /// and V alike) and the LM head Q8_0.
+    pub fn split_fits(&self) -> bool {
+        let q8 = |m: MatType| m == MatType::Q8_0;
+        self.output.is_none_or(q8)
+            && self.layers.iter().all(|l| {
+                l.qkv().is_some_and(q8) && q8(l.o) && q8(l.gate_up) && q8(l.down)
+            })
     }
 
     /// Where the K/V append goes on `rt` with the norms placed by `norms`: in the Q/K/V GEMV

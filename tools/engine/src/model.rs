@@ -69,6 +69,12 @@ pub enum ModelError {
         /// Every kernel the model calls.
         needed: Vec<String>,
     },
+    /// The split norms need every layer's Q, K and V in one Q8_0 GEMV with the K/V append.
+    #[error(
+        "the norms split between the GEMVs (`--norms split`) need Q8_0 layers and the K/V append \
+         in the Q/K/V GEMV (`--append fused`)"
+    )]
+    Split,
     /// A step with no token or more than [`MAX_T`].
     #[error("a step takes 1..={MAX_T} tokens, got {0}")]
     Tokens(usize),
@@ -137,6 +143,9 @@ impl Weights {
         norms: Norms,
         append: Append,
     ) -> Result<Weights, ModelError> {
+        if norms == Norms::Split && !(append == Append::InQkv && cfg.split_fits()) {
+            return Err(ModelError::Split);
+        }
         let needed = cfg.kernels_with(norms, append);
         let have = rt.kernels();
         let missing: Vec<String> =
@@ -277,7 +286,12 @@ impl StepGraph {
         g.add_buffer("fs", dev.alloc(ScalarType::U32, MAX_T * f / 32)?)?;
         // With the norms in the residual GEMVs the attention writes its output apart (`oq`,
         // `os`): the attention output's GEMV reads it and its tail writes the norm into `aq`.
-        let tails = weights.norms == Norms::InResidual;
+        let tails = matches!(weights.norms, Norms::InResidual | Norms::Split);
+        let split = weights.norms == Norms::Split;
+        if split {
+            // The block sums of squares the `_res_sq` GEMVs write for the `_rms` ones.
+            g.add_buffer("ss", dev.alloc(ScalarType::F32, MAX_T * h / 32)?)?;
+        }
         let (oq, os) = if tails { ("oq", "os") } else { ("aq", "as") };
         if tails {
             g.add_buffer("oq", dev.alloc(ScalarType::U8, MAX_T * h)?)?;
@@ -345,7 +359,12 @@ impl StepGraph {
         // A residual GEMV's arguments, with the norm of its output (gain `w`) in its tail when
         // the norms run there (its family: `Norms::residual_suffix`).
         let residual = |a: NodeArgs, w: &str| {
-            if tails {
+            if split {
+                a.buffer("weight", w)
+                    .buffer("norm_xq", "aq")
+                    .buffer("norm_xs", "as")
+                    .buffer("norm_ss", "ss")
+            } else if tails {
                 a.buffer("weight", w)
                     .scalar("eps", cfg.eps)
                     .buffer("norm_xq", "aq")
@@ -360,8 +379,10 @@ impl StepGraph {
         let norm_node = |layer: usize, before_qkv: bool| match weights.norms {
             Norms::Folded => false,
             Norms::Apart => true,
-            Norms::InResidual => before_qkv && layer == 0,
+            Norms::InResidual | Norms::Split => before_qkv && layer == 0,
         };
+        // The split norm's scale, for the GEMVs that read a `_res_sq` GEMV's blocks.
+        let scaled = |a: NodeArgs| a.buffer("norm_ss", "ss").scalar("eps", cfg.eps);
         for (i, l) in cfg.layers.iter().enumerate() {
             let p = |s: &str| format!("blk.{i}.{s}");
             let mat = |m: MatType, suffix: &str| format!("gemv_{}_rp{suffix}", m.name());
@@ -408,6 +429,9 @@ impl StepGraph {
             match (l.qkv(), folded) {
                 (Some(m), true) if !append_apart => {
                     add(&mat(m, "_qkv_cache_norm"), cached(normed("x", &p("attn_norm"))))?
+                }
+                (Some(m), false) if split && i > 0 => {
+                    add(&mat(m, "_qkv_cache_rms"), scaled(cached(normed_acts())))?
                 }
                 (Some(m), false) if !append_apart => {
                     add(&mat(m, "_qkv_cache"), cached(normed_acts()))?
@@ -470,7 +494,12 @@ impl StepGraph {
                 if norm_node(i, false) {
                     add("rmsnorm_q8_1s_f32", norm(&p("ffn_norm")).buffer("x", "h"))?;
                 }
-                add(&mat(l.gate_up, "_swiglu_q8_1s"), gate_up(normed_acts()))?
+                let (sfx, args) = if split {
+                    ("_swiglu_q8_1s_rms", scaled(gate_up(normed_acts())))
+                } else {
+                    ("_swiglu_q8_1s", gate_up(normed_acts()))
+                };
+                add(&mat(l.gate_up, sfx), args)?
             }
             // The down projection's tail: the next layer's first norm, or the output norm.
             let next_norm = if i + 1 < cfg.n_layers {
@@ -485,6 +514,10 @@ impl StepGraph {
             add("rmsnorm_q8_1s_f32", norm("output_norm").buffer("x", "x"))?;
         }
         match cfg.output {
+            None | Some(MatType::Q8_0) if split => {
+                let w = if cfg.output.is_none() { "token_embd" } else { "output" };
+                add("gemv_q8_0_rp_rms", scaled(gemv(w, "logits", cfg.vocab, h)))?
+            }
             None => add("gemv_q8_0_rp", gemv("token_embd", "logits", cfg.vocab, h))?,
             Some(m) => {
                 add(&format!("gemv_{}_rp", m.name()), gemv("output", "logits", cfg.vocab, h))?

@@ -67,9 +67,15 @@ pub struct GenerateArgs {
     bandwidth: f64,
     /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `residual` in the
     /// tails of the residual GEMVs that write their input (slower on the H200: for comparing),
-    /// `apart` as nodes of their own, or `auto` (folded where the package has the `_norm`
-    /// kernels for the arch and the hidden size fits them, else apart).
-    #[arg(long, default_value = "auto", value_parser = ["auto", "folded", "residual", "apart"])]
+    /// `split` between the residual GEMV that writes their input (its squares and quants) and
+    /// the GEMV that reads them (the scale), `apart` as nodes of their own, or `auto` (folded
+    /// where the package has the `_norm` kernels for the arch and the hidden size fits them,
+    /// else apart).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_parser = ["auto", "folded", "residual", "split", "apart"]
+    )]
     norms: String,
     /// Where the layers' K/V append runs: `fused` into the Q/K/V GEMV (the `_qkv_cache`
     /// kernels), `apart` as a `kv_append_q8_0` node, or `auto` (fused where the package has the
@@ -106,6 +112,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let norms = match a.norms.as_str() {
         "folded" => Norms::Folded,
         "residual" => Norms::InResidual,
+        "split" => Norms::Split,
         "apart" => Norms::Apart,
         _ => m.config.norms_for(&rt),
     };
