@@ -461,7 +461,20 @@ pub(crate) fn quant_byte(
     (b.and(qu, mask), q32)
 }
 
+/// f16 bits (`u32`) with every NaN as `0x7e00`.
+fn f16_nan_canonical(b: &mut KernelBuilder, h: Value) -> Value {
+    let magnitude = b.u32(0x7fff);
+    let m = b.and(h, magnitude);
+    let inf = b.u32(0x7c00);
+    let nan = b.gt(m, inf);
+    let canonical = b.u32(0x7e00);
+    b.select(nan, canonical, h)
+}
+
 /// Q8_1's scale word: `d` (as f16 bits `d16`) in the low half, `s = f16(f32(sum) * d)` in the high.
+/// A NaN half (a block with an infinite or NaN value: `d` infinite or NaN, `s = 0 * inf`) is
+/// stored as `0x7e00`: the word is an integer, compared bit for bit, and NaN payloads are not
+/// part of the IR's contract (the interpreter and an H200 gave 0x7fff and 0xfe00).
 pub(crate) fn ds_word(b: &mut KernelBuilder, d: Value, d16: Value, sum: Value) -> Value {
     let sf = b.convert(sum, Type::F32);
     let s = b.mul(sf, d);
@@ -469,6 +482,7 @@ pub(crate) fn ds_word(b: &mut KernelBuilder, d: Value, d16: Value, sum: Value) -
     let s16 = b.bitcast(s16, Type::scalar(ScalarType::U16));
     let s32 = b.convert(s16, Type::U32);
     let d32 = b.convert(d16, Type::U32);
+    let (s32, d32) = (f16_nan_canonical(b, s32), f16_nan_canonical(b, d32));
     let sixteen = b.u32(16);
     let s32 = b.shl(s32, sixteen);
     b.or(d32, s32)

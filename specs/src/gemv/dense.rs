@@ -148,6 +148,9 @@ pub struct Gemv {
     /// by the scale found from the blocks' sums of squares `norm_ss` ([`super::split_norm`]):
     /// the `_rms` families.
     pub rms: bool,
+    /// With [`Gemv::rms`] and one token a pass: the block sums loaded after the block loop
+    /// instead of before it (fewer registers live in the loop).
+    pub rms_late: bool,
 }
 
 impl Gemv {
@@ -164,6 +167,7 @@ impl Gemv {
             norm: false,
             early: false,
             rms: false,
+            rms_late: false,
         }
     }
     /// The baseline.
@@ -179,6 +183,7 @@ impl Gemv {
             norm: false,
             early: false,
             rms: false,
+            rms_late: false,
         }
     }
     /// The same kernel with the norm prologue (a `_norm` family).
@@ -473,6 +478,9 @@ pub fn variant_name(g: &Gemv) -> String {
     if g.early {
         s += "e";
     }
+    if g.rms_late {
+        s += "l";
+    }
     s
 }
 
@@ -736,7 +744,7 @@ pub(super) fn row_block(
         let mut init = vec![fz; mats * rn * pn];
         // One token a pass: the split norm's partial sums are loaded before the block loop (in
         // flight beside it), and added after it.
-        let parts = m.rms.filter(|_| pn == 1).map(|rs| rs.load(b, k, tok0));
+        let parts = m.rms.filter(|_| pn == 1 && !g.rms_late).map(|rs| rs.load(b, k, tok0));
         let mut from = lane;
         // The trips whose weights were loaded before the wait, peeled: trip `j` is block
         // `lane + j W`, which adds nothing past `nb` (read clamped, its sums dropped). The
@@ -758,6 +766,10 @@ pub(super) fn row_block(
         // `j`'s sums after the `tsum`).
         let scale = m.rms.map(|rs| match &parts {
             Some(parts) => rs.scale(b, parts, k),
+            None if pn == 1 => {
+                let parts = rs.load(b, k, tok0);
+                rs.scale(b, &parts, k)
+            }
             None => {
                 let tl = b.sub(t, one);
                 let lane_tok = b.u32(wave / pn.next_power_of_two() as u32);

@@ -424,25 +424,40 @@ impl Config {
     /// Where the norms go on `rt`: folded when the hidden size is at most
     /// [`FOLD_NORMS_MAX_HIDDEN`], the package has every `_norm` kernel the model needs (they are
     /// built only for wave-32 archs) and each object's prologue takes rows of the hidden size
-    /// (its `norm_max_k`); apart otherwise. Never in the residual GEMVs' tails
+    /// (its `norm_max_k`); above it split ([`Norms::Split`]) where the model's layers are Q8_0
+    /// and the package has the `_res_sq` / `_rms` kernels for rows of the hidden size (on the
+    /// H200 the Llama-3-8B-shaped step 2501 -> 2367 us, `bench/results/split-h200-2026-12-04.md`);
+    /// apart otherwise. Never in the residual GEMVs' tails
     /// ([`Norms::InResidual`], asked for with `kiln generate --norms residual`): measured
     /// slower on the H200 (`bench/results/pipeline-h200-2026-12-02.md`: Llama-3-8B's step
     /// 2708 -> 6147 us, the tail on one workgroup a chain of memory round trips; with the tail's
     /// loads batched and its tuned route, `bench/results/tail-h200-2026-12-03.md`: 2685.9 ->
     /// 2715.5 us, and SmolLM2's 530.7 -> 777.3 against folded).
     pub fn norms_for(&self, rt: &Runtime) -> Norms {
-        if self.hidden > FOLD_NORMS_MAX_HIDDEN {
-            return Norms::Apart;
-        }
-        let fits = |kernel: &str| {
+        // Every object of `kernel` takes rows of the hidden size (its constant `limit`).
+        let fits_by = |kernel: &str, limit: &str| {
             let variants = rt.variants(kernel);
             !variants.is_empty()
                 && variants.iter().all(|v| {
                     rt.object(kernel, v)
-                        .and_then(|o| o.consts.get("norm_max_k"))
+                        .and_then(|o| o.consts.get(limit))
                         .is_some_and(|&max| self.hidden as i64 <= max)
                 })
         };
+        if self.hidden > FOLD_NORMS_MAX_HIDDEN {
+            let have = rt.kernels();
+            let split = self.kernels_with(Norms::Split, Append::InQkv);
+            let scaled = |k: &&String| k.ends_with("_rms");
+            return if self.split_fits()
+                && split.iter().all(|k| have.contains(&k.as_str()))
+                && split.iter().filter(scaled).all(|k| fits_by(k, "rms_max_k"))
+            {
+                Norms::Split
+            } else {
+                Norms::Apart
+            };
+        }
+        let fits = |kernel: &str| fits_by(kernel, "norm_max_k");
         let folded = self.kernels(Norms::Folded);
         let needs_fold = |k: &&String| k.ends_with("_norm");
         if folded.iter().filter(needs_fold).all(|k| fits(k)) {
@@ -457,9 +472,10 @@ impl Config {
     pub fn split_fits(&self) -> bool {
         let q8 = |m: MatType| m == MatType::Q8_0;
         self.output.is_none_or(q8)
-            && self.layers.iter().all(|l| {
-                l.qkv().is_some_and(q8) && q8(l.o) && q8(l.gate_up) && q8(l.down)
-            })
+            && self
+                .layers
+                .iter()
+                .all(|l| l.qkv().is_some_and(q8) && q8(l.o) && q8(l.gate_up) && q8(l.down))
     }
 
     /// Where the K/V append goes on `rt` with the norms placed by `norms`: in the Q/K/V GEMV

@@ -361,10 +361,13 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     };
     let rt = runtime();
     assert_eq!(model.config.norms_for(&rt), Norms::Folded);
-    // A long row is normalized apart (every workgroup of a `_norm` GEMV would redo it; the
-    // residual GEMVs' tails are only taken when asked for: measured slower).
+    // A long row's norm is split between the GEMVs around it (every workgroup of a `_norm`
+    // GEMV would redo it; the residual GEMVs' tails are only taken when asked for: measured
+    // slower), or runs apart where a layer is not Q8_0.
     let mut wide = model.config.clone();
     wide.hidden = kiln_engine::config::FOLD_NORMS_MAX_HIDDEN + 32;
+    assert_eq!(wide.norms_for(&rt), Norms::Split);
+    wide.layers[1].gate_up = kiln_engine::config::MatType::Q4_0;
     assert_eq!(wide.norms_for(&rt), Norms::Apart);
     let (folded, n_folded, norms_folded) = run(&rt, Norms::Folded);
     let (apart, n_apart, norms_apart) = run(&rt, Norms::Apart);
@@ -386,6 +389,10 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     let mut q4 = model.config.clone();
     q4.layers[0].down = kiln_engine::config::MatType::Q4_1;
     assert!(!q4.split_fits() && model.config.split_fits());
+    match Weights::upload_with(&rt, &model.gguf, &q4, Norms::Split) {
+        Err(e) => assert!(e.to_string().contains("Q8_0 layers"), "{e}"),
+        Ok(_) => panic!("a Q4_1 layer's norms were split"),
+    }
     assert!(folded.iter().all(|v| v.is_finite()));
     for (other, what) in [(&apart, "apart"), (&tails, "in the residual GEMVs")] {
         let same = folded.iter().zip(other).all(|(a, b)| a.to_bits() == b.to_bits());
