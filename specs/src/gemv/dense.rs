@@ -774,13 +774,19 @@ pub(super) fn row_block(
                 let tl = b.sub(t, one);
                 let lane_tok = b.u32(wave / pn.next_power_of_two() as u32);
                 let lane_tok = b.div(lane, lane_tok);
+                // Every token's block sums loaded first (one round trip), then the scales.
+                let parts: Vec<Vec<Value>> = (0..per)
+                    .map(|j| {
+                        let jj = b.u32(j);
+                        let tok = b.add(tok0, jj);
+                        let tok = b.min(tok, tl);
+                        rs.load(b, k, tok)
+                    })
+                    .collect();
                 let mut lane_scale = None;
-                for j in 0..per {
+                for (j, parts) in (0..per).zip(&parts) {
                     let jj = b.u32(j);
-                    let tok = b.add(tok0, jj);
-                    let tok = b.min(tok, tl);
-                    let parts = rs.load(b, k, tok);
-                    let sc = rs.scale(b, &parts, k);
+                    let sc = rs.scale(b, parts, k);
                     let here = b.eq(lane_tok, jj);
                     lane_scale = Some(match lane_scale {
                         None => sc,
@@ -866,7 +872,7 @@ pub(super) fn row_block(
                 }
             }
         }
-        quantize_pass(b, m.out, wave, per, n, t, tok0, wg);
+        quantize_pass(b, m.out, (wave, waves), per, n, t, tok0, wg);
     };
     match (pass, early) {
         (Some((tok0, _)), _) => one_pass(b, tok0, None),

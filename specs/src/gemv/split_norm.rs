@@ -32,7 +32,7 @@
 use super::cases::{dense_cases, qkv_cache_cases, res_norm_inputs};
 use super::dense::{build, Epilogue, Gemv};
 use super::format::{Layout, WType, QK};
-use super::tile::{q8_lane, store_q8_lane, walk_tile, TileLane};
+use super::tile::{q8_lane, store_q8_lane, walk_tile_on, TileLane};
 use super::{admit, norm};
 use crate::cases::{floats, u32s, Case, Rng};
 use crate::rmsnorm::inverse_rms;
@@ -78,39 +78,45 @@ impl SquaresOut {
 }
 
 /// Step 1's tail of a pass: the pass's tokens x 32 rows of `x` in `lds` (workgroup `wg`'s
-/// block), each lane a row of a token.
+/// block), each lane a row of a token, the tokens dealt to the workgroup's `waves` waves.
 pub(super) fn squares_pass(
     b: &mut KernelBuilder,
     (out, lds): (SquaresOut, LdsSlot),
-    wave: u32,
+    (wave, waves): (u32, u32),
     per: u32,
     (n, t, tok0): (Value, Value, Value),
     wg: Value,
 ) {
-    walk_tile(b, lds, wave, (per, tok0, t), |b, TileLane { tok, stores, r, v, .. }| {
-        let c32 = b.u32(QK);
-        let row0 = b.mul(wg, c32);
-        let row = b.add(row0, r);
-        let w = b.load(out.weight, row, Type::F32);
-        let z = b.mul(v, w);
-        let quant = q8_lane(b, z);
-        let mut sq = b.mul(v, v);
-        for o in [16, 8, 4, 2, 1] {
-            let other = b.shuffle_xor(sq, o);
-            sq = b.add(sq, other);
-        }
-        b.if_then(stores, |b| {
-            store_q8_lane(b, (out.q, out.s), (n, tok, wg, r), quant);
-            let zero = b.u32(0);
-            let head = b.eq(r, zero);
-            b.if_then(head, |b| {
-                let blocks = b.div(n, c32);
-                let at = b.mul(tok, blocks);
-                let at = b.add(at, wg);
-                b.store(out.ss, at, sq);
+    walk_tile_on(
+        b,
+        lds,
+        (wave, waves),
+        (per, tok0, t),
+        |b, TileLane { tok, stores, r, v, .. }| {
+            let c32 = b.u32(QK);
+            let row0 = b.mul(wg, c32);
+            let row = b.add(row0, r);
+            let w = b.load(out.weight, row, Type::F32);
+            let z = b.mul(v, w);
+            let quant = q8_lane(b, z);
+            let mut sq = b.mul(v, v);
+            for o in [16, 8, 4, 2, 1] {
+                let other = b.shuffle_xor(sq, o);
+                sq = b.add(sq, other);
+            }
+            b.if_then(stores, |b| {
+                store_q8_lane(b, (out.q, out.s), (n, tok, wg, r), quant);
+                let zero = b.u32(0);
+                let head = b.eq(r, zero);
+                b.if_then(head, |b| {
+                    let blocks = b.div(n, c32);
+                    let at = b.mul(tok, blocks);
+                    let at = b.add(at, wg);
+                    b.store(out.ss, at, sq);
+                });
             });
-        });
-    });
+        },
+    );
 }
 
 /// Step 2's inputs: the block sums and `eps`.
@@ -213,10 +219,12 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                     Admission::default(),
                 ),
                 // One token: eight waves of four rows, a lane's blocks of a row at k = 4096 in
-                // flight (unroll 8), with and without them loaded before the wait.
+                // flight (unroll 8), loaded before the wait on sm_90, after it elsewhere. In the
+                // Llama-3-8B-shaped step on the H200 (split-h200-2026-12-04.md, call 2): 2366.5
+                // us with the first, 2545.1 with the second forced, and 2506.1 with sixteen waves
+                // of two rows (`p1r2u8w16`, removed).
                 v("p1r4u8w8e", |t, w| build(t, w, res_sq(1, 4, 8, 8).early()), t1_on(&["sm_90"])),
                 v("p1r4u8w8", |t, w| build(t, w, res_sq(1, 4, 8, 8)), by_t(RES_PS, 1)),
-                v("p1r2u8w16", |t, w| build(t, w, res_sq(1, 2, 8, 16)), by_t(RES_PS, 1)),
                 v("p2r4w8", |t, w| build(t, w, res_sq(2, 4, 0, 8)), by_t(RES_PS, 2)),
                 v("p4r4w8", |t, w| build(t, w, res_sq(4, 4, 0, 8)), by_t(RES_PS, 4)),
                 v("p8r4w8", |t, w| build(t, w, res_sq(8, 4, 0, 8)), by_t(RES_PS, 8)),
@@ -260,12 +268,9 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                     |t, w| build(t, w, rms(SwigluQ8, 1, 4, 8, 8).early()),
                     t1_on(&["sm_90"]),
                 ),
-                // The block sums loaded after the block loop (timed against the above).
-                v(
-                    "p1r4u8w8el",
-                    |t, w| build(t, w, late(rms(SwigluQ8, 1, 4, 8, 8).early())),
-                    t1_on(&["sm_90"]),
-                ),
+                // (The block sums loaded after the block loop, `p1r4u8w8el`, made the
+                // Llama-3-8B-shaped step slower on the H200: 2401.3 against 2389.8-2391.9 us,
+                // bench/results/split-h200-2026-12-04.md, call 3; removed.)
                 v("p2", |t, w| build(t, w, rms(SwigluQ8, 2, 1, 0, 0)), Admission::default()),
             ],
             parity: Parity::Buffers(|rng, large| rms_cases(rng, large, SwigluQ8)),
@@ -281,7 +286,10 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                     |t, w| build(t, w, Gemv::baseline(Q8_0, Repacked, QkvCache).scaled()),
                     Admission::default(),
                 ),
-                v("p1", |t, w| build(t, w, rms(QkvCache, 1, 1, 0, 0)), by_t(&[1, 2, 4], 1)),
+                // One token: the block sums loaded after the block loop (its 512-lane workgroup
+                // is capped at 128 registers; loaded ahead, `p1`, the Llama-3-8B-shaped step
+                // took 2389.8-2391.9 us on the H200 against 2365.7: split-h200-2026-12-04.md,
+                // call 3; removed).
                 v("p1l", |t, w| build(t, w, late(rms(QkvCache, 1, 1, 0, 0))), by_t(&[1, 2, 4], 1)),
                 v("p2r2w16", |t, w| build(t, w, rms(QkvCache, 2, 2, 0, 16)), by_t(&[1, 2, 4], 2)),
                 v("p4r2w16", |t, w| build(t, w, rms(QkvCache, 4, 2, 0, 16)), by_t(&[1, 2, 4], 4)),

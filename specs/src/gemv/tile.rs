@@ -46,32 +46,60 @@ pub(super) fn walk_tile(
     (per, tok0, t): (u32, Value, Value),
     each: impl Fn(&mut KernelBuilder, TileLane),
 ) {
+    walk_tile_on(b, lds, (wave, 1), (per, tok0, t), each)
+}
+
+/// [`walk_tile`] with the tokens dealt to `waves` waves (step `i` of the walk on wave
+/// `i mod waves`) instead of wave 0 alone.
+pub(super) fn walk_tile_on(
+    b: &mut KernelBuilder,
+    lds: kiln_ir::LdsSlot,
+    (wave, waves): (u32, u32),
+    (per, tok0, t): (u32, Value, Value),
+    each: impl Fn(&mut KernelBuilder, TileLane),
+) {
     b.barrier(BarrierKind::Lds);
     let wave_id = b.wave();
-    let zero = b.u32(0);
-    let first = b.eq(wave_id, zero);
-    b.if_then(first, |b| {
+    let halves = wave / QK;
+    let walk = |b: &mut KernelBuilder, only: Option<Value>| {
         let lane = b.lane();
         let c32 = b.u32(QK);
         let sub = b.div(lane, c32);
         let r = b.rem(lane, c32);
-        let halves = wave / QK;
-        for j0 in (0..per).step_by(halves as usize) {
-            let j0v = b.u32(j0);
-            let j = b.add(j0v, sub);
-            let last = b.u32(per - 1);
-            let jc = b.min(j, last);
-            let base = b.mul(jc, c32);
-            let i = b.add(base, r);
-            let v = b.load(lds, i, Type::F32);
-            let tok = b.add(tok0, j);
-            let perv = b.u32(per);
-            let in_pass = b.lt(j, perv);
-            let in_t = b.lt(tok, t);
-            let stores = b.and(in_pass, in_t);
-            each(b, TileLane { tok, stores, r, base, v });
+        for (i, j0) in (0..per).step_by(halves as usize).enumerate() {
+            let one_step = |b: &mut KernelBuilder| {
+                let j0v = b.u32(j0);
+                let j = b.add(j0v, sub);
+                let last = b.u32(per - 1);
+                let jc = b.min(j, last);
+                let base = b.mul(jc, c32);
+                let i = b.add(base, r);
+                let v = b.load(lds, i, Type::F32);
+                let tok = b.add(tok0, j);
+                let perv = b.u32(per);
+                let in_pass = b.lt(j, perv);
+                let in_t = b.lt(tok, t);
+                let stores = b.and(in_pass, in_t);
+                each(b, TileLane { tok, stores, r, base, v });
+            };
+            match only {
+                None => one_step(b),
+                Some(wave_id) => {
+                    let mine = b.u32(i as u32 % waves);
+                    let mine = b.eq(wave_id, mine);
+                    b.if_then(mine, one_step);
+                }
+            }
         }
-    });
+    };
+    // One step (a pass of one token, or two at wave 64): wave 0, as without spreading.
+    if waves == 1 || per <= halves {
+        let zero = b.u32(0);
+        let first = b.eq(wave_id, zero);
+        b.if_then(first, |b| walk(b, None));
+    } else {
+        walk(b, Some(wave_id));
+    }
     b.barrier(BarrierKind::Lds);
 }
 
@@ -81,7 +109,7 @@ pub(super) fn walk_tile(
 pub(super) fn quantize_pass(
     b: &mut KernelBuilder,
     out: Out,
-    wave: u32,
+    (wave, waves): (u32, u32),
     per: u32,
     n: Value,
     t: Value,
@@ -93,7 +121,7 @@ pub(super) fn quantize_pass(
         Out::Q8 { q, s, lds } => q8_pass(b, (q, s, lds), wave, per, n, t, tok0, wg),
         Out::Cache { .. } => cache_pass(b, out, wave, per, t, tok0, wg),
         Out::Squares { norm, lds, .. } => {
-            super::split_norm::squares_pass(b, (norm, lds), wave, per, (n, t, tok0), wg)
+            super::split_norm::squares_pass(b, (norm, lds), (wave, waves), per, (n, t, tok0), wg)
         }
     }
 }
