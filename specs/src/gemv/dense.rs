@@ -501,18 +501,11 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
     if let (Epilogue::Swiglu, Some(t @ 1..=6), true) = (g.epi, g.tokens, rdna) {
         b.max_registers(SEED_SWIGLU_VGPRS[t as usize - 1]);
     }
-    let (waves, rows) = match (g.epi, g.tokens, g.waves) {
+    let (waves, rows) = match g.epi {
         // 32 rows a workgroup: one Q8 block of outputs a token.
-        (Epilogue::SwigluQ8, _, _) | (Epilogue::ResidualSquares, _, 0) => {
-            (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS)
-        }
-        (Epilogue::ResidualSquares, _, w) => {
-            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
-            (w, g.rows)
-        }
-        (_, None, _) => (1, 1),
-        (_, Some(_), 0) => (WAVES, g.rows),
-        (_, Some(_), w) => (w, g.rows),
+        Epilogue::SwigluQ8 => (Q8_ROWS / Q8_WAVE_ROWS, Q8_WAVE_ROWS),
+        Epilogue::ResidualSquares => shape_of(&g, Some(Q8_ROWS / Q8_WAVE_ROWS)),
+        _ => shape_of(&g, None),
     };
     b.workgroup_size([waves * wave, 1, 1]);
     b.const_param("waves", waves as i64);
@@ -584,6 +577,22 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         tail.run(&mut b, (wave, waves), (n, t));
     }
     b.finish()
+}
+
+/// Waves a workgroup and rows a wave of `g`: with `block` (its default waves) the workgroup owns
+/// one block of 32 rows (the variant's waves of its rows, which must make 32); else the
+/// baseline's one wave of one row, or the variant's waves (default [`WAVES`]) of its rows.
+pub(super) fn shape_of(g: &Gemv, block: Option<u32>) -> (u32, u32) {
+    match (block, g.tokens, g.waves) {
+        (Some(w), _, 0) => (w, Q8_ROWS / w),
+        (Some(_), _, w) => {
+            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
+            (w, g.rows)
+        }
+        (None, None, _) => (1, 1),
+        (None, Some(_), 0) => (WAVES, g.rows),
+        (None, Some(_), w) => (w, g.rows),
+    }
 }
 
 /// `k / 32`: blocks a row.

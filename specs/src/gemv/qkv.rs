@@ -3,8 +3,8 @@
 
 use super::ahead::{first_blocks, Preloaded};
 use super::dense::{
-    blocks_of, declare_acts, norm_passes, row_block, Epilogue, Gemv, Matrices, Out, CACHE_WAVES,
-    Q8_ROWS, WAVES,
+    blocks_of, declare_acts, norm_passes, row_block, shape_of, Epilogue, Gemv, Matrices, Out,
+    CACHE_WAVES, Q8_ROWS,
 };
 use super::format::{Weights, QK};
 use super::split_norm::RmsScale;
@@ -85,18 +85,9 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
             (w, n, out)
         })
         .collect();
-    let (waves, rows) = match (cached, g.tokens, g.waves) {
-        // 32 rows a workgroup: one block of a head a token (16 waves of 2 rows, or the
-        // variant's waves of as many rows; 8 of 4 spill on gfx1151 with the norm prologue).
-        (true, _, 0) => (CACHE_WAVES, Q8_ROWS / CACHE_WAVES),
-        (true, _, w) => {
-            assert_eq!(w * g.rows, Q8_ROWS, "{w} waves of {} rows are not one block", g.rows);
-            (w, g.rows)
-        }
-        (false, None, _) => (1, 1),
-        (false, Some(_), 0) => (WAVES, g.rows),
-        (false, Some(_), w) => (w, g.rows),
-    };
+    // With the cache, 32 rows a workgroup: one block of a head a token (16 waves of 2 rows, or
+    // the variant's waves of as many rows; 8 of 4 spill on gfx1151 with the norm prologue).
+    let (waves, rows) = shape_of(&g, cached.then_some(CACHE_WAVES));
     b.workgroup_size([waves * wave, 1, 1]);
     // On NVIDIA a workgroup's lanes share one register file: ptxas, left alone, gives the
     // 512-lane cache variants more registers a lane than 64K / 512 (a workgroup that could not
