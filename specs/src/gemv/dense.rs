@@ -771,39 +771,14 @@ pub(super) fn row_block(
         let unroll = g.unroll_of();
         let accs =
             b.for_range(from, nb, w, unroll, &init, |b, blk, acc| trip(b, tok0, blk, acc, None));
-        // The split norm's scale of this lane's token (lanes `[j W/P, (j+1) W/P)` hold token
-        // `j`'s sums after the `tsum`).
+        // The split norm's scale of this lane's token.
         let scale = m.rms.map(|rs| match &parts {
             Some(parts) => rs.scale(b, parts, k),
             None if pn == 1 => {
                 let parts = rs.load(b, k, tok0);
                 rs.scale(b, &parts, k)
             }
-            None => {
-                let tl = b.sub(t, one);
-                let lane_tok = b.u32(wave / pn.next_power_of_two() as u32);
-                let lane_tok = b.div(lane, lane_tok);
-                // Every token's block sums loaded first (one round trip), then the scales.
-                let parts: Vec<Vec<Value>> = (0..per)
-                    .map(|j| {
-                        let jj = b.u32(j);
-                        let tok = b.add(tok0, jj);
-                        let tok = b.min(tok, tl);
-                        rs.load(b, k, tok)
-                    })
-                    .collect();
-                let mut lane_scale = None;
-                for (j, parts) in (0..per).zip(&parts) {
-                    let jj = b.u32(j);
-                    let sc = rs.scale(b, parts, k);
-                    let here = b.eq(lane_tok, jj);
-                    lane_scale = Some(match lane_scale {
-                        None => sc,
-                        Some(prev) => b.select(here, sc, prev),
-                    });
-                }
-                lane_scale.expect("a pass has a token")
-            }
+            None => rs.lane_scale(b, (k, t), (tok0, per), wave),
         });
         let scaled = |b: &mut KernelBuilder, sums: Vec<Value>| match scale {
             Some(sc) => sums.into_iter().map(|v| b.mul(v, sc)).collect(),

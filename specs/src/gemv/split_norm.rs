@@ -173,6 +173,39 @@ impl RmsScale {
         }
         inverse_rms(b, acc, k, self.eps)
     }
+
+    /// `r` of this lane's token in a pass of `per` tokens from `tok0` (lanes `[j W/P, (j+1)
+    /// W/P)` hold token `j`'s sums after the pass's `tsum`, `P` the power of two at or above
+    /// `per`): every token's block sums loaded first (one round trip), then the scales.
+    pub(crate) fn lane_scale(
+        &self,
+        b: &mut KernelBuilder,
+        (k, t): (Value, Value),
+        (tok0, per): (Value, u32),
+        wave: u32,
+    ) -> Value {
+        let one = b.u32(1);
+        let tl = b.sub(t, one);
+        let span = b.u32(wave / per.next_power_of_two());
+        let lane = b.lane();
+        let lane_tok = b.div(lane, span);
+        let parts: Vec<Vec<Value>> = (0..per)
+            .map(|j| {
+                let jj = b.u32(j);
+                let tok = b.add(tok0, jj);
+                let tok = b.min(tok, tl);
+                self.load(b, k, tok)
+            })
+            .collect();
+        let mut lane_scale = self.scale(b, &parts[0], k);
+        for (j, parts) in (1..per).zip(&parts[1..]) {
+            let sc = self.scale(b, parts, k);
+            let jj = b.u32(j);
+            let here = b.eq(lane_tok, jj);
+            lane_scale = b.select(here, sc, lane_scale);
+        }
+        lane_scale
+    }
 }
 
 /// The host twin of step 2's `r` for one token's block sums.
@@ -202,13 +235,14 @@ pub(super) fn specs() -> Vec<KernelSpec> {
     use Layout::Repacked;
     use WType::Q8_0;
     let engine = "timed in the engine's decode step (kiln generate --profile)";
-    let by_t = |ps: &[u32], p| admit(ps, p);
     let t1_on = |archs: &[&str]| Admission {
         archs: archs.iter().map(|a| a.to_string()).collect(),
         shapes: vec![("t".into(), 1, 1)],
     };
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
-    const RES_PS: &[u32] = &[1, 2, 4, 8];
+    // The tokens a pass of each family's variants (each admitted by `t` up to its own).
+    const EIGHT: &[u32] = &[1, 2, 4, 8];
+    const FOUR: &[u32] = &[1, 2, 4];
     vec![
         KernelSpec {
             name: "gemv_q8_0_rp_res_sq",
@@ -224,10 +258,10 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                 // us with the first, 2545.1 with the second forced, and 2506.1 with sixteen waves
                 // of two rows (`p1r2u8w16`, removed).
                 v("p1r4u8w8e", |t, w| build(t, w, res_sq(1, 4, 8, 8).early()), t1_on(&["sm_90"])),
-                v("p1r4u8w8", |t, w| build(t, w, res_sq(1, 4, 8, 8)), by_t(RES_PS, 1)),
-                v("p2r4w8", |t, w| build(t, w, res_sq(2, 4, 0, 8)), by_t(RES_PS, 2)),
-                v("p4r4w8", |t, w| build(t, w, res_sq(4, 4, 0, 8)), by_t(RES_PS, 4)),
-                v("p8r4w8", |t, w| build(t, w, res_sq(8, 4, 0, 8)), by_t(RES_PS, 8)),
+                v("p1r4u8w8", |t, w| build(t, w, res_sq(1, 4, 8, 8)), admit(EIGHT, 1)),
+                v("p2r4w8", |t, w| build(t, w, res_sq(2, 4, 0, 8)), admit(EIGHT, 2)),
+                v("p4r4w8", |t, w| build(t, w, res_sq(4, 4, 0, 8)), admit(EIGHT, 4)),
+                v("p8r4w8", |t, w| build(t, w, res_sq(8, 4, 0, 8)), admit(EIGHT, 8)),
             ],
             parity: Parity::Buffers(res_sq_cases),
             bench: Bench::Without(engine),
@@ -244,10 +278,10 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                     |t, w| build(t, w, Gemv::baseline(Q8_0, Repacked, Plain).scaled()),
                     Admission::default(),
                 ),
-                v("p1r2u8w2", |t, w| build(t, w, rms(Plain, 1, 2, 8, 2)), by_t(&[1, 2, 4, 8], 1)),
-                v("p2r2", |t, w| build(t, w, rms(Plain, 2, 2, 0, 0)), by_t(&[1, 2, 4, 8], 2)),
-                v("p4r2", |t, w| build(t, w, rms(Plain, 4, 2, 0, 0)), by_t(&[1, 2, 4, 8], 4)),
-                v("p8r4", |t, w| build(t, w, rms(Plain, 8, 4, 0, 0)), by_t(&[1, 2, 4, 8], 8)),
+                v("p1r2u8w2", |t, w| build(t, w, rms(Plain, 1, 2, 8, 2)), admit(EIGHT, 1)),
+                v("p2r2", |t, w| build(t, w, rms(Plain, 2, 2, 0, 0)), admit(EIGHT, 2)),
+                v("p4r2", |t, w| build(t, w, rms(Plain, 4, 2, 0, 0)), admit(EIGHT, 4)),
+                v("p8r4", |t, w| build(t, w, rms(Plain, 8, 4, 0, 0)), admit(EIGHT, 8)),
             ],
             parity: Parity::Buffers(|rng, large| rms_cases(rng, large, Plain)),
             bench: Bench::Without(engine),
@@ -290,9 +324,9 @@ pub(super) fn specs() -> Vec<KernelSpec> {
                 // is capped at 128 registers; loaded ahead, `p1`, the Llama-3-8B-shaped step
                 // took 2389.8-2391.9 us on the H200 against 2365.7: split-h200-2026-12-04.md,
                 // call 3; removed).
-                v("p1l", |t, w| build(t, w, late(rms(QkvCache, 1, 1, 0, 0))), by_t(&[1, 2, 4], 1)),
-                v("p2r2w16", |t, w| build(t, w, rms(QkvCache, 2, 2, 0, 16)), by_t(&[1, 2, 4], 2)),
-                v("p4r2w16", |t, w| build(t, w, rms(QkvCache, 4, 2, 0, 16)), by_t(&[1, 2, 4], 4)),
+                v("p1l", |t, w| build(t, w, late(rms(QkvCache, 1, 1, 0, 0))), admit(FOUR, 1)),
+                v("p2r2w16", |t, w| build(t, w, rms(QkvCache, 2, 2, 0, 16)), admit(FOUR, 2)),
+                v("p4r2w16", |t, w| build(t, w, rms(QkvCache, 4, 2, 0, 16)), admit(FOUR, 4)),
             ],
             parity: Parity::Buffers(|rng, large| rms_cases(rng, large, QkvCache)),
             bench: Bench::Without(engine),

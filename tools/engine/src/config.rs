@@ -385,20 +385,18 @@ impl Config {
             (Norms::Folded, Append::Apart) => ("_qkv_norm", "_swiglu_q8_1s_norm"),
             (Norms::Apart | Norms::InResidual, Append::InQkv) => ("_qkv_cache", "_swiglu_q8_1s"),
             (Norms::Apart | Norms::InResidual, Append::Apart) => ("_qkv", "_swiglu_q8_1s"),
-            // Layer 0's Q/K/V reads the norm node (below); the LM head scales too.
             (Norms::Split, _) => ("_qkv_cache_rms", "_swiglu_q8_1s_rms"),
         };
-        if norms == Norms::Split {
-            v.push("gemv_q8_0_rp_qkv_cache".to_string());
-            v.push("gemv_q8_0_rp_rms".to_string());
-        }
+        // With the norms split, layer 0's Q/K/V reads the norm node, and the LM head scales.
+        let split = norms == Norms::Split;
         let res = norms.residual_suffix();
         if append == Append::Apart || self.layers.iter().any(|l| l.qkv().is_none()) {
             v.push("kv_append_q8_0".to_string());
         }
         let mut fmts = vec![];
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
             let attn_in = match l.qkv() {
+                Some(m) if split && i == 0 => vec![(m, "_qkv_cache")],
                 Some(m) => vec![(m, qkv)],
                 None => vec![(l.q, ""), (l.k, ""), (l.v, "")],
             };
@@ -411,7 +409,7 @@ impl Config {
         }
         // The LM head: `output.weight`, or a repacked copy of the Q8_0 token embedding.
         let head = self.output.unwrap_or(MatType::Q8_0);
-        v.push(format!("gemv_{}_rp", head.name()));
+        v.push(format!("gemv_{}_rp{}", head.name(), if split { "_rms" } else { "" }));
         fmts.push(head);
         for m in fmts {
             v.push(format!("repack_{}", m.name()));
