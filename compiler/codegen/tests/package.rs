@@ -361,6 +361,31 @@ fn a_package_that_would_not_open_is_not_swapped_in() {
 }
 
 #[test]
+fn a_route_admitted_by_a_scalar_its_abi_lacks_is_refused() {
+    let root = Scratch::new("admitscalar");
+    let out = root.0.join("pkg");
+    let cache = Scratch::new("admitscalar-cache");
+    let (mut jobs, mut routes) = jobs(&[argmax_row], &["gfx1100"]);
+    let fast = Job { variant: "fast".into(), ..jobs[0].clone() };
+    jobs.push(fast);
+    // A bound on a scalar the kernel does not have would admit no call at all.
+    routes[0].variants.push(kiln_ir::package::VariantRoute {
+        variant: "fast".into(),
+        admit: kiln_ir::package::Admission {
+            archs: vec![],
+            shapes: vec![("n_rows_typo".into(), 1, 8)],
+        },
+    });
+    let err = build_package(&jobs, routes, &[], false, &out, &cache.0, &Options::default(), false)
+        .expect_err("an admission on a missing scalar");
+    let msg = err.to_string();
+    assert!(matches!(err, PackageError::Invalid(_)), "{msg}");
+    assert!(msg.contains("variant `fast` is admitted by `n_rows_typo`"), "{msg}");
+    assert!(msg.contains("not a scalar of its ABI (it has: "), "{msg}");
+    assert!(!out.exists(), "nothing was swapped in");
+}
+
+#[test]
 fn leftovers_of_killed_builds_are_removed_and_live_ones_kept() {
     let root = Scratch::new("leftovers");
     let out = root.0.join("pkg");

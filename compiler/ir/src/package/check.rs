@@ -227,6 +227,22 @@ pub enum InvalidPackage {
         /// Variant.
         variant: String,
     },
+    /// A route's admission bounds a scalar its variant's ABI does not have, so no call would
+    /// ever be admitted.
+    #[error(
+        "routes of {kernel}: variant `{variant}` is admitted by `{param}`, which is not a scalar \
+         of its ABI (it has: {scalars})"
+    )]
+    AdmissionWithoutScalar {
+        /// Kernel.
+        kernel: String,
+        /// Variant.
+        variant: String,
+        /// The admission's parameter.
+        param: String,
+        /// The ABI's scalars.
+        scalars: String,
+    },
 }
 
 /// One checked code object: its entry, its bytes and its verified kernel IR.
@@ -304,6 +320,28 @@ fn check_routes(m: &Manifest, routes: &[KernelRoutes]) -> Result<(), InvalidPack
                     kernel: r.kernel.clone(),
                     variant: v.clone(),
                 });
+            }
+        }
+        // An admission bounds scalars the variant's ABI has (every object of the variant).
+        for v in &r.variants {
+            for e in m.objects.iter().filter(|e| e.kernel == r.kernel && e.variant == v.variant) {
+                let scalars: Vec<&str> = e
+                    .abi
+                    .params
+                    .iter()
+                    .filter(|p| matches!(p.kind, crate::ParamKind::Scalar(_)))
+                    .map(|p| p.name.as_str())
+                    .collect();
+                if let Some((param, _, _)) =
+                    v.admit.shapes.iter().find(|(p, _, _)| !scalars.contains(&p.as_str()))
+                {
+                    return Err(InvalidPackage::AdmissionWithoutScalar {
+                        kernel: r.kernel.clone(),
+                        variant: v.variant.clone(),
+                        param: param.clone(),
+                        scalars: scalars.join(", "),
+                    });
+                }
             }
         }
         // A tuned bucket names a variant built for its arch.

@@ -34,7 +34,7 @@
 //! workgroup's last key. Such keys get `p = 0`, so the two agree unless one of those V rows holds
 //! an infinity or a NaN (`0 * inf`).
 
-use super::stage::{carried, q8_block, q8_halves, uncarried};
+use super::stage::{carried, q8_block, q8_halves, q8_vectors, uncarried};
 use super::*;
 use kiln_ir::matrix::MmaShape;
 use kiln_ir::PackedConvertOp;
@@ -186,10 +186,7 @@ impl W {
         for (key, col, valid, raw) in &t.pieces {
             let vecs: Vec<Value> = match self.cache {
                 CacheType::F16 => raw.clone(),
-                CacheType::Q8_0 => {
-                    let hs = self.halves(b, raw);
-                    hs.chunks(8).map(|eight| b.make_vector(eight)).collect()
-                }
+                CacheType::Q8_0 => q8_vectors(b, raw),
             };
             let at = b.mul(*key, stride);
             let at = b.add(at, *col);
