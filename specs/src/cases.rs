@@ -186,6 +186,27 @@ fn blake_ish(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
+/// A test kernel's lanes: 256-lane workgroups over `n` lanes, `body(b, i)` for each lane `i <
+/// n` (the buffers, their lengths and what the body computes are the caller's).
+#[cfg(test)]
+pub(crate) fn over_lanes(
+    b: &mut kiln_ir::KernelBuilder,
+    n: kiln_ir::Param,
+    body: impl FnOnce(&mut kiln_ir::KernelBuilder, kiln_ir::Value),
+) {
+    use kiln_ir::ShapeExpr;
+    b.workgroup_size([256, 1, 1]);
+    b.grid([ShapeExpr::scaled(&[n], 1, 256), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let wg = b.workgroup_id(kiln_ir::Dim::X);
+    let c256 = b.u32(256);
+    let i = b.mul(wg, c256);
+    let l = b.local_id();
+    let i = b.add(i, l);
+    let nv = b.arg(n);
+    let inside = b.lt(i, nv);
+    b.if_then(inside, |b| body(b, i));
+}
+
 /// Runs `k` on the interpreter with inputs and scalars by name; returns every written buffer by
 /// name (sized by the ABI's length rules, filled with 0xA5 first). For the specs' own tests.
 #[cfg(test)]

@@ -265,16 +265,7 @@ mod tests {
         for &p in ins.iter().chain([&y]) {
             b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
         }
-        b.workgroup_size([256, 1, 1]);
-        b.grid([ShapeExpr::scaled(&[n], 1, 256), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
-        let wg = b.workgroup_id(kiln_ir::Dim::X);
-        let c256 = b.u32(256);
-        let i = b.mul(wg, c256);
-        let l = b.local_id();
-        let i = b.add(i, l);
-        let nv = b.arg(n);
-        let inside = b.lt(i, nv);
-        b.if_then(inside, |b| {
+        crate::cases::over_lanes(&mut b, n, |b, i| {
             let vs: Vec<Value> = ins.iter().map(|&p| b.load(p, i, Type::F32)).collect();
             let e = f(b, &vs);
             b.store(y, i, e);

@@ -265,7 +265,7 @@ pub(super) fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::{run, u32s};
+    use crate::cases::{over_lanes, run, u32s};
     use kiln_ir::{Access, ShapeExpr};
 
     /// [`q8_pairs`] on the interpreter gives `f16(f32(q) * f32(d))` for every quant byte
@@ -279,16 +279,7 @@ mod tests {
         let y = b.buffer("y", ScalarType::U32, Access::Write);
         b.set_buffer_len(d, ShapeExpr::scaled(&[n], 1, 1));
         b.set_buffer_len(y, ShapeExpr::scaled(&[n], 128, 1));
-        b.workgroup_size([256, 1, 1]);
-        b.grid([ShapeExpr::scaled(&[n], 1, 256), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
-        let wg = b.workgroup_id(kiln_ir::Dim::X);
-        let c256 = b.u32(256);
-        let i = b.mul(wg, c256);
-        let l = b.local_id();
-        let i = b.add(i, l);
-        let nv = b.arg(n);
-        let inside = b.lt(i, nv);
-        b.if_then(inside, |b| {
+        over_lanes(&mut b, n, |b, i| {
             let sc = b.load(d, i, ScalarType::U32);
             let sc = b.convert(sc, ScalarType::U16);
             // The 256 bytes in order, 32 a block: 8 blocks of 8 words.
