@@ -660,7 +660,7 @@ pub fn specs() -> Vec<KernelSpec> {
         4096,
     );
     early_by_n("gemv_q8_0_rp_res", "p1u16w4e", res_early::<0, false>, 1024);
-    // The tail family routes as `_res` (the same GEMV).
+    // The tail families route as `_res` (the same GEMV), here and for Q4 below.
     early_by_n("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", res_early::<0, true>, 1024);
     // The Q4 residual GEMVs and every format's Q/K/V kernel with the norm prologue (SmolLM2's
     // step). On the H200 (bench/results/magic-h200-2026-12-04.md, call 3), the Q4_1 step's
@@ -671,7 +671,9 @@ pub fn specs() -> Vec<KernelSpec> {
     // without; every cap from 160 to 192 spills on sm_90) and made the Q4_1 step slower at 173
     // and 587 positions (500.1 / 587.6 us alone, 511.9 / 562.6 with the other two).
     early_by_n("gemv_q4_0_rp_res", "p1u16w4e", res_early::<1, false>, 1024);
+    early_by_n("gemv_q4_0_rp_res_rmsnorm", "p1u16w4e", res_early::<1, true>, 1024);
     early_by_n("gemv_q4_1_rp_res", "p1u16w4e", res_early::<2, false>, 1024);
+    early_by_n("gemv_q4_1_rp_res_rmsnorm", "p1u16w4e", res_early::<2, true>, 1024);
     early_by_n("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", normed_early::<0, 0>, 2048);
     early_by_n("gemv_q8_0_rp_qkv_cache_norm", "p1e", normed_early::<0, 1>, 2048);
     early_by_n("gemv_q4_0_rp_qkv_cache_norm", "p1e", normed_early::<1, 1>, 2048);
