@@ -17,7 +17,8 @@
 //! - the ABI hashes to its hash and is the IR's; wave size, workgroup size and grid agree with the
 //!   IR, and so does the wave size recorded with the resources (the resources themselves are
 //!   checked against the device's limits when a device loads the object);
-//! - the toolchain names a kiln and an LLVM version; every route names variants that exist.
+//! - the toolchain names a kiln and an LLVM version; every route names variants that exist, and
+//!   a route's admission bounds only scalars its variant's ABI has (else no call is admitted).
 
 // The errors carry the names and hashes they report; a package is opened once, not in a loop.
 #![allow(clippy::result_large_err)]
