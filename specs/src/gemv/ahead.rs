@@ -2,11 +2,14 @@
 //! prologue ([`Preloaded`]), or the first trips peeled from the loop ([`Early`]), either right
 //! after the grid-dependency wait or, in an early twin ([`super::dense::Gemv::early`]), before
 //! it. The blocks are carried flattened (a list of values a row) and rebuilt where they are
-//! used; the same bytes, so the same sums.
+//! used; the same bytes, so the same sums. [`add_early_twins`] lists the early twins of the
+//! library's families and their routes (measured on the H200).
 
-use super::dense::Gemv;
-use super::format::{WBlock, WType, Weights};
-use kiln_ir::{KernelBuilder, Type, Value};
+use super::dense::{build, Epilogue, Gemv};
+use super::format::{Layout, WBlock, WType, Weights};
+use crate::{KernelSpec, VariantSpec};
+use kiln_ir::package::Admission;
+use kiln_ir::{Kernel, KernelBuilder, Target, Type, Value};
 
 /// Weight blocks loaded ahead: those of row block `wg`'s rows at block `lane` (flattened with
 /// [`flatten`]), a list for each matrix an output reads, for the first pass.
@@ -101,3 +104,72 @@ pub(super) fn early_trips(g: &Gemv) -> u32 {
 
 /// Most block-loop trips loaded before the wait (4: a whole row of K = 4096 for a wave of 32).
 pub const EARLY_TRIPS: u32 = 4;
+
+/// Adds the early twins to the families of `v`: second in each, so first in its routes where
+/// admitted.
+pub(super) fn add_early_twins(v: &mut [KernelSpec]) {
+    // Early twins (`Gemv::early`): the first trips' weight blocks loaded before the
+    // grid-dependency wait and held there, so under programmatic dependent launch they stream
+    // while the grid before finishes. Routed on sm_90 (the arch with that launch) where every
+    // workgroup is resident while that grid runs, first for one token up to `n` rows. On the
+    // H200 (bench/results/early-h200-2026-12-03.md, call 2, against the same kernels with the
+    // wait first): `gemv_q8_0_rp` `p1r2u8w2` at N = 4096 6.25 -> 4.90 us (at N = 14336 15.88 ->
+    // 18.57: its later workgroups start after the grid before is gone, and then the activations'
+    // round trip follows the weights'; not routed there); in SmolLM2's Q8_0 step, the residual
+    // GEMV (N = 576) 1.65 -> 1.29 us a node and the fused gate/up (N = 1536) 4.01 -> 3.77 (the
+    // 8B step's residual GEMV at N = 4096, 4.20 -> 5.35, is not routed).
+    let mut early_by_n = |family: &str, name, build, nmax: u64| {
+        let f = v.iter_mut().find(|f| f.name == family).expect("registered above");
+        // The Q/K/V kernels' rows are `n_q` (the query rows; K and V have fewer).
+        let rows = if family.contains("_qkv") { "n_q" } else { "n" };
+        let shapes = vec![("t".into(), 1, 1), (rows.into(), 0, nmax)];
+        let admit = Admission { archs: vec!["sm_90".into()], shapes };
+        f.variants.insert(1, VariantSpec { name, build, admit });
+    };
+    early_by_n(
+        "gemv_q8_0_rp",
+        "p1r2u8w2e",
+        |t, w| {
+            let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Epilogue::Plain, 1, 2);
+            build(t, w, Gemv { unroll: 8, waves: 2, ..g }.early())
+        },
+        4096,
+    );
+    early_by_n("gemv_q8_0_rp_res", "p1u16w4e", res_early::<0, false>, 1024);
+    // The tail families route as `_res` (the same GEMV), here and for Q4 below.
+    early_by_n("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", res_early::<0, true>, 1024);
+    // The Q4 residual GEMVs and every format's Q/K/V kernel with the norm prologue (SmolLM2's
+    // step). On the H200 (bench/results/magic-h200-2026-12-04.md, call 3), the Q4_1 step's
+    // replay at ~173 / ~587 / ~2013 positions, against 485.6 / 580.9 / 631.1 us without any
+    // early twin: the residual GEMV's alone 473.9 / 551.7 / 599.6, the Q/K/V's alone 483.5 /
+    // 572.6 / 624.5; the Q8_0 step with its Q/K/V early 490.0 / 544.9 / 551.2 against 506.0 /
+    // 565.8 / 576.0. The Q4 gate/up's early twin is not built: it takes 216 registers (157
+    // without; every cap from 160 to 192 spills on sm_90) and made the Q4_1 step slower at 173
+    // and 587 positions (500.1 / 587.6 us alone, 511.9 / 562.6 with the other two).
+    early_by_n("gemv_q4_0_rp_res", "p1u16w4e", res_early::<1, false>, 1024);
+    early_by_n("gemv_q4_0_rp_res_rmsnorm", "p1u16w4e", res_early::<1, true>, 1024);
+    early_by_n("gemv_q4_1_rp_res", "p1u16w4e", res_early::<2, false>, 1024);
+    early_by_n("gemv_q4_1_rp_res_rmsnorm", "p1u16w4e", res_early::<2, true>, 1024);
+    early_by_n("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", normed_early::<0, 0>, 2048);
+    early_by_n("gemv_q8_0_rp_qkv_cache_norm", "p1e", normed_early::<0, 1>, 2048);
+    early_by_n("gemv_q4_0_rp_qkv_cache_norm", "p1e", normed_early::<1, 1>, 2048);
+    early_by_n("gemv_q4_1_rp_qkv_cache_norm", "p1e", normed_early::<2, 1>, 2048);
+}
+
+/// The weight formats of the early twins, by index.
+const EARLY_FORMATS: [WType; 3] = [WType::Q8_0, WType::Q4_0, WType::Q4_1];
+
+/// The one-token residual GEMV of format `F` ([`EARLY_FORMATS`]; with the next norm in its
+/// last workgroup if `NORM`) with its first blocks loaded before the wait: `p1u16w4e`.
+fn res_early<const F: usize, const NORM: bool>(t: &Target, w: u32) -> Kernel {
+    let epi = if NORM { Epilogue::ResidualNorm } else { Epilogue::Residual };
+    let g = Gemv::tiled(EARLY_FORMATS[F], Layout::Repacked, epi, 1, 1);
+    build(t, w, Gemv { unroll: 16, waves: 4, ..g }.early())
+}
+
+/// The one-token norm-prologue kernel of format `F` with its first blocks loaded before the
+/// wait: `p1e` of the fused gate/up (`E` 0) or the Q/K/V with the cache (`E` 1).
+fn normed_early<const F: usize, const E: usize>(t: &Target, w: u32) -> Kernel {
+    let epi = [Epilogue::SwigluQ8, Epilogue::QkvCache][E];
+    build(t, w, Gemv::tiled(EARLY_FORMATS[F], Layout::Repacked, epi, 1, 1).normed().early())
+}
