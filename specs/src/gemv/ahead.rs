@@ -118,26 +118,27 @@ pub(super) fn add_early_twins(v: &mut [KernelSpec]) {
     // round trip follows the weights'; not routed there); in SmolLM2's Q8_0 step, the residual
     // GEMV (N = 576) 1.65 -> 1.29 us a node and the fused gate/up (N = 1536) 4.01 -> 3.77 (the
     // 8B step's residual GEMV at N = 4096, 4.20 -> 5.35, is not routed).
-    let mut early_by_n = |family: &str, name, build, nmax: u64| {
+    // Admitted for one token up to `nmax` of the scalar `rows` counts rows with (the package
+    // check refuses a scalar the ABI lacks).
+    let mut early_by = |family: &str, name, build, rows: &str, nmax: u64| {
         let f = v.iter_mut().find(|f| f.name == family).expect("registered above");
-        // The Q/K/V kernels' rows are `n_q` (the query rows; K and V have fewer).
-        let rows = if family.contains("_qkv") { "n_q" } else { "n" };
         let shapes = vec![("t".into(), 1, 1), (rows.into(), 0, nmax)];
         let admit = Admission { archs: vec!["sm_90".into()], shapes };
         f.variants.insert(1, VariantSpec { name, build, admit });
     };
-    early_by_n(
+    early_by(
         "gemv_q8_0_rp",
         "p1r2u8w2e",
         |t, w| {
             let g = Gemv::tiled(WType::Q8_0, Layout::Repacked, Epilogue::Plain, 1, 2);
             build(t, w, Gemv { unroll: 8, waves: 2, ..g }.early())
         },
+        "n",
         4096,
     );
-    early_by_n("gemv_q8_0_rp_res", "p1u16w4e", res_early::<0, false>, 1024);
+    early_by("gemv_q8_0_rp_res", "p1u16w4e", res_early::<0, false>, "n", 1024);
     // The tail families route as `_res` (the same GEMV), here and for Q4 below.
-    early_by_n("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", res_early::<0, true>, 1024);
+    early_by("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", res_early::<0, true>, "n", 1024);
     // The Q4 residual GEMVs and every format's Q/K/V kernel with the norm prologue (SmolLM2's
     // step). On the H200 (bench/results/magic-h200-2026-12-04.md, call 3), the Q4_1 step's
     // replay at ~173 / ~587 / ~2013 positions, against 485.6 / 580.9 / 631.1 us without any
@@ -146,14 +147,14 @@ pub(super) fn add_early_twins(v: &mut [KernelSpec]) {
     // 565.8 / 576.0. The Q4 gate/up's early twin is not built: it takes 216 registers (157
     // without; every cap from 160 to 192 spills on sm_90) and made the Q4_1 step slower at 173
     // and 587 positions (500.1 / 587.6 us alone, 511.9 / 562.6 with the other two).
-    early_by_n("gemv_q4_0_rp_res", "p1u16w4e", res_early::<1, false>, 1024);
-    early_by_n("gemv_q4_0_rp_res_rmsnorm", "p1u16w4e", res_early::<1, true>, 1024);
-    early_by_n("gemv_q4_1_rp_res", "p1u16w4e", res_early::<2, false>, 1024);
-    early_by_n("gemv_q4_1_rp_res_rmsnorm", "p1u16w4e", res_early::<2, true>, 1024);
-    early_by_n("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", normed_early::<0, 0>, 2048);
-    early_by_n("gemv_q8_0_rp_qkv_cache_norm", "p1e", normed_early::<0, 1>, 2048);
-    early_by_n("gemv_q4_0_rp_qkv_cache_norm", "p1e", normed_early::<1, 1>, 2048);
-    early_by_n("gemv_q4_1_rp_qkv_cache_norm", "p1e", normed_early::<2, 1>, 2048);
+    early_by("gemv_q4_0_rp_res", "p1u16w4e", res_early::<1, false>, "n", 1024);
+    early_by("gemv_q4_0_rp_res_rmsnorm", "p1u16w4e", res_early::<1, true>, "n", 1024);
+    early_by("gemv_q4_1_rp_res", "p1u16w4e", res_early::<2, false>, "n", 1024);
+    early_by("gemv_q4_1_rp_res_rmsnorm", "p1u16w4e", res_early::<2, true>, "n", 1024);
+    early_by("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", normed_early::<0, 0>, "n", 2048);
+    early_by("gemv_q8_0_rp_qkv_cache_norm", "p1e", normed_early::<0, 1>, "n_q", 2048);
+    early_by("gemv_q4_0_rp_qkv_cache_norm", "p1e", normed_early::<1, 1>, "n_q", 2048);
+    early_by("gemv_q4_1_rp_qkv_cache_norm", "p1e", normed_early::<2, 1>, "n_q", 2048);
 }
 
 /// The weight formats of the early twins, by index.
