@@ -1,5 +1,6 @@
-//! Test kernels for the packed ops of issue 11 (not shipped in the library): one family an op
-//! flavour, `out[i] = op(x[3i], x[3i+1], x[3i+2])` on `n` lanes' triples of `u32` (two operands
+//! Test kernels for the packed ops of issue 11 (not shipped in the library), and for the
+//! 8- and 16-bit integer to f32 converts the dequantizing kernels run (every 16-bit value):
+//! one family an op flavour, `out[i] = op(x[3i], x[3i+1], x[3i+2])` on `n` lanes' triples of `u32` (two operands
 //! and an accumulator, bit patterns), so `kiln parity` compares each device with the interpreter
 //! bit for bit on random and edge inputs ([`cases`]). Each family is admitted only on the archs
 //! whose target table has the op's capability ([`Requirement::archs`]).
@@ -35,6 +36,7 @@ pub const FAMILIES: &[&str] = &[
     "packed_i8x4_to_f32x4",
     "packed_nibbles_low",
     "packed_nibbles_high",
+    "convert_small_ints_f32",
 ];
 
 /// The op a family applies to `(a, b, acc)`: integer results as `u32`, float results in their
@@ -66,6 +68,23 @@ fn apply(b: &mut KernelBuilder, family: &str, [x, y, acc]: [Value; 3]) -> Value 
         "packed_i8x4_to_f32x4" => b.packed_convert(PackedConvertOp::I8x4ToF32x4, x),
         "packed_nibbles_low" => b.packed_convert(PackedConvertOp::NibblesLow, x),
         "packed_nibbles_high" => b.packed_convert(PackedConvertOp::NibblesHigh, x),
+        "convert_small_ints_f32" => {
+            // `[f32(i8 byte 0), f32(u8 byte 1), f32(i16 half 1), f32(u16 half 0)]`.
+            let part = |b: &mut KernelBuilder, shift: u32, narrow: ScalarType, as_: ScalarType| {
+                let sh = b.u32(shift);
+                let v = b.shr(x, sh);
+                let v = b.convert(v, Type::scalar(narrow));
+                let v = b.bitcast(v, Type::scalar(as_));
+                b.convert(v, Type::F32)
+            };
+            let vs = [
+                part(b, 0, ScalarType::U8, ScalarType::I8),
+                part(b, 8, ScalarType::U8, ScalarType::U8),
+                part(b, 16, ScalarType::U16, ScalarType::I16),
+                part(b, 0, ScalarType::U16, ScalarType::U16),
+            ];
+            b.make_vector(&vs)
+        }
         other => panic!("no packed family {other}"),
     }
 }
@@ -74,7 +93,7 @@ fn apply(b: &mut KernelBuilder, family: &str, [x, y, acc]: [Value; 3]) -> Value 
 fn out_type(family: &str) -> (ScalarType, u32) {
     match family {
         "packed_dot_f16" | "packed_dot_f16_approx" => (ScalarType::F32, 1),
-        "packed_i8x4_to_f32x4" => (ScalarType::F32, 4),
+        "packed_i8x4_to_f32x4" | "convert_small_ints_f32" => (ScalarType::F32, 4),
         "packed_f32x2_to_f16x2" => (ScalarType::F16, 2),
         _ => (ScalarType::U32, 1),
     }
@@ -169,6 +188,7 @@ builders! {
     "packed_i8x4_to_f32x4" => i8x4_to_f32x4,
     "packed_nibbles_low" => nibbles_low,
     "packed_nibbles_high" => nibbles_high,
+    "convert_small_ints_f32" => convert_small_ints,
 }
 
 /// Every family (baseline only), built for and admitted on the archs that have its ops.
@@ -224,6 +244,21 @@ pub fn cases(family: &str, seed: u64) -> Vec<Case> {
         }
     }
     let mut out = vec![];
+    if family == "convert_small_ints_f32" {
+        // Every 16-bit value in both halves (so every byte in both bytes), offset by a random
+        // word's high half so the halves differ.
+        let r = rng.next_u64() as u32;
+        let n = 1 << 16;
+        let bytes = (0..n as u32)
+            .flat_map(|i| [i | ((i ^ r) << 16), r, i])
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        out.push(Case {
+            name: format!("{family} n={n} (every 16-bit value)"),
+            scalars: vec![("n".into(), ScalarType::U32, n as u64)],
+            inputs: vec![("x".into(), ScalarType::U32, bytes)],
+        });
+    }
     for n in [EDGE.len() * EDGE.len(), 1000] {
         let mut v = words.clone();
         while v.len() < 3 * n {

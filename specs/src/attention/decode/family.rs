@@ -83,6 +83,9 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
     // and in the prompt's 8-token steps (bench/results/engine-h200-2026-12-01.md): a workgroup
     // a row has the least serial work, and the rows' repeated K/V reads come from L2. Head dim
     // 128 keeps the measured `r4t256` / `r8` (the 32 q / 8 kv shape at 4K and 32K).
+    // (`r1t256`, `r1` with 256 lanes loading its first chunk before q, was timed in that step
+    // by forcing its route and dropped: 537 -> 601 us at ~587 positions, 607 -> 623 at ~2013,
+    // Q4_1; bench/results/bias-h200-2026-12-04.md, call 3.)
     let r1_first = Q8 && D == 64;
     let r1 = || v("r1", build::<Q8, D, 1, THREADS, FUSED>, Admission::default());
     KernelSpec {

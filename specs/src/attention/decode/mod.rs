@@ -107,8 +107,8 @@ use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
 };
-use scan::scan;
 use scan::stage_rows;
+use scan::{first_loads, scan};
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;
@@ -234,6 +234,9 @@ struct Ctx {
     /// With async K chunks ([`Shape::async_k`]): the bytes from a wave's first buffer to its
     /// second (the waves' first buffers, then their second ones).
     k_second: Option<Value>,
+    /// NVIDIA: where [`scan::first_loads`] was measured (on AMD it would hold the first
+    /// chunk's rows across q's loads, up to twice the VGPRs of `short_r1` on RDNA, unmeasured).
+    nvidia: bool,
     /// q of the pass's rows, `[R][D]` (f32; [`Order::I8`]: its quants, bytes).
     q_lds: LdsSlot,
     /// [`Order::I8`]: the scales of q's blocks, `[R][D / 32]` (f32 of the f16 scale).
@@ -649,6 +652,7 @@ pub(super) fn attention_order(
         k_lds,
         region,
         k_second: async_k.then(|| b.u32(stage_words * 4)),
+        nvidia: t.family == kiln_ir::target::Family::Nvidia,
         q_lds,
         qd_lds,
         w_lds,
@@ -674,7 +678,7 @@ pub(super) fn attention_order(
             let one = b.u32(1);
             b.for_range(zero, n_splits, one, 1, &[], |b, s, _| {
                 let yes = b.bool(true);
-                let st = scan(b, &c, &rows, s, yes);
+                let st = scan(b, &c, &rows, s, yes, None);
                 store_state(b, &c, &rows, s, &st);
                 vec![]
             });
@@ -693,6 +697,8 @@ pub(super) fn attention_order(
     b.if_then(busy, |b| {
         let rv = b.u32(r);
         let i0 = b.mul(rg, rv);
+        // The split's first K (and V) rows are asked for before q, so the latencies overlap.
+        let first = first_loads(b, &c, |b| b.add(s0, wave_id), r as usize);
         load_q(b, &c, i0, r);
         b.barrier(BarrierKind::Lds);
         let rows: Vec<Row> = (0..r)
@@ -705,7 +711,7 @@ pub(super) fn attention_order(
         let s = b.add(s0, wave_id);
         let mine = b.lt(s, n_splits);
         // Ends with a barrier: `k_lds` is free for the states.
-        let st = scan(b, &c, &rows, s, mine);
+        let st = scan(b, &c, &rows, s, mine, first.as_ref());
         let grouped = c.grouped(b);
         b.if_else(
             grouped,

@@ -128,9 +128,39 @@ pub(super) fn stage_rows(
     rows: u32,
     copy_async: bool,
 ) {
-    let rb = c.cache.row_bytes(c.d);
-    let unit = if rb.is_multiple_of(8) { 8 } else { 4 };
+    let unit = stage_unit(c);
     let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    stage_units(b, c, k0, rows, |b, at, off| {
+        let dst = b.add(to, off);
+        if copy_async {
+            b.async_copy(lds, dst, p, at, unit);
+        } else {
+            let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
+            b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+        }
+    });
+}
+
+/// Bytes a lane moves a staging load: 8, or 4 where a row is not a multiple of 8.
+fn stage_unit(c: &Ctx) -> u32 {
+    if c.cache.row_bytes(c.d).is_multiple_of(8) {
+        8
+    } else {
+        4
+    }
+}
+
+/// Calls `each` with the lane's units of [`stage_rows`] in order: the (clamped) byte address in
+/// the cache and the byte offset in the staged rows.
+fn stage_units(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    k0: Value,
+    rows: u32,
+    mut each: impl FnMut(&mut KernelBuilder, Value, Value),
+) {
+    let rb = c.cache.row_bytes(c.d);
+    let unit = stage_unit(c);
     let rbv = b.u32(rb);
     let hr = b.mul(c.h, c.ctx_max);
     let row0 = b.add(hr, k0);
@@ -145,14 +175,98 @@ pub(super) fn stage_rows(
         let off = b.mul(u, uv);
         let at = b.add(base, off);
         let at = b.min(at, last);
-        let dst = b.add(to, off);
-        if copy_async {
-            b.async_copy(lds, dst, p, at, unit);
-        } else {
-            let x = b.load_with(p, at, ty, IndexUnit::Byte, Some(unit));
-            b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
-        }
+        each(b, at, off);
     }
+}
+
+/// The loads of [`stage_rows`] (every address in the cache: any `k0` is safe), not yet stored.
+fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -> Vec<Value> {
+    let unit = stage_unit(c);
+    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let mut loaded = vec![];
+    stage_units(b, c, k0, rows, |b, at, _| {
+        loaded.push(b.load_with(p, at, ty, IndexUnit::Byte, Some(unit)));
+    });
+    loaded
+}
+
+/// The stores of [`stage_rows`]: [`stage_loads`]' values to byte `to` of `lds`.
+fn stage_stores(b: &mut KernelBuilder, c: &Ctx, (lds, to): (LdsSlot, Value), loaded: &[Value]) {
+    let unit = stage_unit(c);
+    let uv = b.u32(unit);
+    let lo = b.mul(c.lane, uv);
+    for (j, &x) in loaded.iter().enumerate() {
+        let off = b.u32(j as u32 * c.wave * unit);
+        let off = b.add(off, lo);
+        let dst = b.add(to, off);
+        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+    }
+}
+
+/// A split's first chunk, loaded before the rows' q (so that the two loads' latencies overlap
+/// instead of following each other: q's loads end in a barrier before the scan's staging): the
+/// K units of its staging, not yet stored, and, where the chunk's V rows are preloaded, their
+/// raw loads. Every address is clamped into the caches, so a wave without a split loads
+/// harmlessly (and stores nothing). Only where the K chunks are staged by plain loads.
+pub(super) struct First {
+    k: Vec<Value>,
+    v: Vec<Vec<Value>>,
+}
+
+/// Lanes of the workgroups that load their first chunk early ([`first_loads`]).
+const FIRST_THREADS: u32 = 256;
+
+/// [`First`] for split `s` of `rows` rows, where it was measured faster: on NVIDIA, a Q8_0
+/// cache whose chunk's V rows are preloaded (wave 32, up to 4 rows), 256 lanes (`short`,
+/// `short_r1`, `r4t256`), K staged by plain loads; else `None`. On the H200
+/// (bench/results/bias-h200-2026-12-04.md, call 2) `r4t256` at 4K keys and one row went from
+/// 13.1 to 12.3 us (32K: the same) and SmolLM2's step at ~173 positions (`short_r1`) from 472 to
+/// 466 us, while the 128-lane variants and the f16 cache lost: `r8` 305 -> 323 us at 32K keys
+/// and 8 rows, f16 `r4` 16.0 -> 17.0 us at 4K, and `r1` in SmolLM2's step at ~2013 positions
+/// 601 -> 622 us (the node alone 7.43 -> 7.27 us: not explained).
+/// `split` gives the split's index (built only where the loads are).
+pub(super) fn first_loads(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    split: impl FnOnce(&mut KernelBuilder) -> Value,
+    rows: usize,
+) -> Option<First> {
+    let measured =
+        c.nvidia && c.cache == CacheType::Q8_0 && preloads(c, rows) && c.threads == FIRST_THREADS;
+    if !measured || c.k_second.is_some() {
+        return None;
+    }
+    let s = split(b);
+    let c0 = b.mul(s, c.cps);
+    let wv = b.u32(c.wave);
+    let k0 = b.mul(c0, wv);
+    let k = stage_loads(b, c, c.k_cache, k0, c.wave);
+    let v = if preloads(c, rows) {
+        let one = b.u32(1);
+        let last = b.sub(c.kv_len, one);
+        v_loads(b, c, k0, last)
+    } else {
+        vec![]
+    };
+    Some(First { k, v })
+}
+
+/// Whether a chunk's V rows are loaded before its scores (wave 32, up to 4 rows).
+fn preloads(c: &Ctx, rows: usize) -> bool {
+    c.wave <= PRELOAD_WAVE && rows <= PRELOAD_ROWS
+}
+
+/// The raw loads of the V rows of keys `k0 .. k0 + W` (a key past the context reads the last
+/// row; its p is 0).
+fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Vec<Vec<Value>> {
+    (0..c.wave)
+        .map(|j| {
+            let jj = b.u32(j);
+            let kj = b.add(k0, jj);
+            let kj = b.min(kj, last);
+            load_row_raw(b, c, c.v_cache, kj)
+        })
+        .collect()
 }
 
 /// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`. `active`
@@ -164,6 +278,7 @@ pub(super) fn scan(
     rows: &[Row],
     s: Value,
     active: Value,
+    first: Option<&First>,
 ) -> Vec<Value> {
     let n = rows.len();
     let dpl = c.dpl as usize;
@@ -210,7 +325,8 @@ pub(super) fn scan(
             b.async_wait(1);
             b.barrier(BarrierKind::Lds);
             let region = buffer(b, i);
-            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st), |_| st.to_vec());
+            let next =
+                b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st, None), |_| st.to_vec());
             // The next step stages into the buffer this one read.
             b.barrier(BarrierKind::Lds);
             next
@@ -218,16 +334,29 @@ pub(super) fn scan(
         b.async_wait(0);
         st
     } else {
-        b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let step = |b: &mut KernelBuilder, i: Value, st: &[Value], first: Option<&First>| {
             let (go, k0) = chunk_of(b, i);
             let region = buffer(b, i);
-            b.if_then(go, |b| stage_rows(b, c, (c.k_cache, c.k_lds, region), k0, c.wave, false));
+            b.if_then(go, |b| match first {
+                Some(f) => stage_stores(b, c, (c.k_lds, region), &f.k),
+                None => stage_rows(b, c, (c.k_cache, c.k_lds, region), k0, c.wave, false),
+            });
             b.barrier(BarrierKind::Lds);
-            let next = b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st), |_| st.to_vec());
+            let v = first.map(|f| f.v.as_slice());
+            let next =
+                b.if_else(go, |b| chunk_step(b, c, rows, k0, region, st, v), |_| st.to_vec());
             // The next step stages into the same region.
             b.barrier(BarrierKind::Lds);
             next
-        })
+        };
+        match first {
+            // Chunk 0 (every split has one) from the loads issued before q's, then the rest.
+            Some(f) => {
+                let st = step(b, zero, &init, Some(f));
+                b.for_range(one, c.cps, one, 1, &st, |b, i, st| step(b, i, st, None))
+            }
+            None => b.for_range(zero, c.cps, one, 1, &init, |b, i, st| step(b, i, st, None)),
+        }
     };
     let mut out = st[..n].to_vec();
     for r in 0..n {
@@ -245,26 +374,20 @@ fn chunk_step(
     k0: Value,
     region: Value,
     st: &[Value],
+    v_first: Option<&[Vec<Value>]>,
 ) -> Vec<Value> {
     let n = rows.len();
     let dpl = c.dpl as usize;
     let key = b.add(k0, c.lane);
     let (zero, one) = (b.u32(0), b.u32(1));
     let last = b.sub(c.kv_len, one);
-    // At wave 32 and up to 4 rows the chunk's V rows (a key past the context reads the last
-    // row; its p is 0) are loaded first, so they are in flight during the scores.
-    let preload = c.wave <= PRELOAD_WAVE && n <= PRELOAD_ROWS;
-    let vraw: Vec<Vec<Value>> = if preload {
-        (0..c.wave)
-            .map(|j| {
-                let jj = b.u32(j);
-                let kj = b.add(k0, jj);
-                let kj = b.min(kj, last);
-                load_row_raw(b, c, c.v_cache, kj)
-            })
-            .collect()
-    } else {
-        vec![]
+    // At wave 32 and up to 4 rows the chunk's V rows are loaded first, so they are in flight
+    // during the scores (chunk 0's before q's: [`First`]).
+    let preload = preloads(c, n);
+    let vraw: Vec<Vec<Value>> = match v_first {
+        Some(v) if preload => v.to_vec(),
+        _ if preload => v_loads(b, c, k0, last),
+        _ => vec![],
     };
     let ds = dots(b, c, n as u32, key, region);
     let ninf = b.f32(f32::NEG_INFINITY);

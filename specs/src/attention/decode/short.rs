@@ -14,8 +14,8 @@
 //! workgroup holds every split). `counters` is never touched.
 
 use super::{
-    combine, combine_direct, load_q, row, scan, store_lds, store_state, Ctx, LdsStates, Row,
-    States, GROUPED_ABOVE,
+    combine, combine_direct, first_loads, load_q, row, scan, store_lds, store_state, Ctx,
+    LdsStates, Row, States, GROUPED_ABOVE,
 };
 use kiln_ir::{BarrierKind, KernelBuilder, Value};
 
@@ -56,6 +56,9 @@ pub(super) fn body(
     assert!(waves <= GROUPED_ABOVE, "{waves} waves hold more splits than one level takes");
     let rv = b.u32(r);
     let i0 = b.mul(rg, rv);
+    // The first chunk of the wave's split (the route's case) is asked for before q (where
+    // [`first_loads`] says: not by the 640-lane variant, which would spill under its cap).
+    let first = first_loads(b, c, |_| wave_id, r as usize);
     load_q(b, c, i0, r);
     b.barrier(BarrierKind::Lds);
     let rows: Vec<Row> = (0..r)
@@ -73,7 +76,7 @@ pub(super) fn body(
         |b| {
             let mine = b.lt(wave_id, c.n_splits);
             // Ends with a barrier: `k_lds` is free for the states.
-            let st = scan(b, c, &rows, wave_id, mine);
+            let st = scan(b, c, &rows, wave_id, mine, first.as_ref());
             b.if_then(mine, |b| store_lds(b, c, &rows, splits, wave_id, &st));
             b.barrier(BarrierKind::Lds);
             combine(b, c, &rows, wave_id, waves, States::Lds(splits), false);
@@ -98,7 +101,7 @@ pub(super) fn body(
                     let s0 = b.mul(p, nw);
                     let s = b.add(s0, wave_id);
                     let mine = b.lt(s, c.n_splits);
-                    let st = scan(b, c, &rows, s, mine);
+                    let st = scan(b, c, &rows, s, mine, None);
                     b.if_then(mine, |b| store_state(b, c, &rows, s, &st));
                     vec![]
                 });
