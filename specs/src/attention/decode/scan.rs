@@ -205,9 +205,8 @@ fn stage_stores(b: &mut KernelBuilder, c: &Ctx, (lds, to): (LdsSlot, Value), loa
 
 /// A split's first chunk, loaded before the rows' q (so that the two loads' latencies overlap
 /// instead of following each other: q's loads end in a barrier before the scan's staging): the
-/// K units of its staging, not yet stored, and, where the chunk's V rows are preloaded, their
-/// raw loads. Every address is clamped into the caches, so a wave without a split loads
-/// harmlessly (and stores nothing). Only where the K chunks are staged by plain loads.
+/// K units of its staging, not yet stored, and the chunk's V rows' raw loads. Every address is
+/// clamped into the caches, so a wave without a split loads harmlessly (and stores nothing).
 pub(super) struct First {
     k: Vec<Value>,
     v: Vec<Vec<Value>>,
@@ -216,15 +215,15 @@ pub(super) struct First {
 /// Lanes of the workgroups that load their first chunk early ([`first_loads`]).
 const FIRST_THREADS: u32 = 256;
 
-/// [`First`] for split `s` of `rows` rows, where it was measured faster: on NVIDIA, a Q8_0
-/// cache whose chunk's V rows are preloaded (wave 32, up to 4 rows), 256 lanes (`short`,
-/// `short_r1`, `r4t256`), K staged by plain loads; else `None`. On the H200
-/// (bench/results/bias-h200-2026-12-04.md, call 2) `r4t256` at 4K keys and one row went from
-/// 13.1 to 12.3 us (32K: the same) and SmolLM2's step at ~173 positions (`short_r1`) from 472 to
-/// 466 us, while the 128-lane variants and the f16 cache lost: `r8` 305 -> 323 us at 32K keys
-/// and 8 rows, f16 `r4` 16.0 -> 17.0 us at 4K, and `r1` in SmolLM2's step at ~2013 positions
-/// 601 -> 622 us (the node alone 7.43 -> 7.27 us: not explained).
-/// `split` gives the split's index (built only where the loads are).
+/// [`First`] for the split `split` builds the index of, where it was measured faster: on
+/// NVIDIA, a Q8_0 cache whose chunk's V rows are preloaded (wave 32, up to 4 rows), 256 lanes
+/// (`short`, `short_r1`, `r4t256`), K staged by plain loads; else `None` (and `split` is not
+/// called). On the H200 (bench/results/bias-h200-2026-12-04.md, calls 2 and 3) `r4t256` at 4K
+/// keys and one row went from 13.2 to 12.3 us (32K: the same) and SmolLM2's step at ~173
+/// positions (`short_r1`) from 476 to 466 us, while the 128-lane variants and the f16 cache lost:
+/// `r8` 305 -> 323 us at 32K keys and 8 rows, f16 `r4` 16.0 -> 17.0 us at 4K, and `r1` in
+/// SmolLM2's step at ~2013 positions 601 -> 622 us (the node alone 7.43 -> 7.27 us: not
+/// explained).
 pub(super) fn first_loads(
     b: &mut KernelBuilder,
     c: &Ctx,
@@ -241,13 +240,9 @@ pub(super) fn first_loads(
     let wv = b.u32(c.wave);
     let k0 = b.mul(c0, wv);
     let k = stage_loads(b, c, c.k_cache, k0, c.wave);
-    let v = if preloads(c, rows) {
-        let one = b.u32(1);
-        let last = b.sub(c.kv_len, one);
-        v_loads(b, c, k0, last)
-    } else {
-        vec![]
-    };
+    let one = b.u32(1);
+    let last = b.sub(c.kv_len, one);
+    let v = v_loads(b, c, k0, last);
     Some(First { k, v })
 }
 
