@@ -1,9 +1,10 @@
 //! Test kernels for the packed ops of issue 11 (not shipped in the library), and for the
 //! 8- and 16-bit integer to f32 converts the dequantizing kernels run (every 16-bit value):
-//! one family an op flavour, `out[i] = op(x[3i], x[3i+1], x[3i+2])` on `n` lanes' triples of `u32` (two operands
-//! and an accumulator, bit patterns), so `kiln parity` compares each device with the interpreter
-//! bit for bit on random and edge inputs ([`cases`]). Each family is admitted only on the archs
-//! whose target table has the op's capability ([`Requirement::archs`]).
+//! one family an op flavour, `out[i] = op(x[3i], x[3i+1], x[3i+2])` on `n` lanes' triples of
+//! `u32` (two operands and an accumulator, bit patterns), so `kiln parity` compares each device
+//! with the interpreter bit for bit on random and edge inputs ([`cases`]). Each family is
+//! admitted only on the archs whose target table has the op's capability
+//! ([`Requirement::archs`]).
 //!
 //! ABI of every family:
 //!

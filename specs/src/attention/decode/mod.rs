@@ -107,8 +107,7 @@ use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
 };
-use scan::stage_rows;
-use scan::{first_loads, scan};
+use scan::{first_loads, scan, stage_rows};
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;

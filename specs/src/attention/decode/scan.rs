@@ -128,8 +128,7 @@ pub(super) fn stage_rows(
     rows: u32,
     copy_async: bool,
 ) {
-    let unit = stage_unit(c);
-    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let (unit, ty) = (stage_unit(c), stage_type(c));
     stage_units(b, c, k0, rows, |b, at, off| {
         let dst = b.add(to, off);
         if copy_async {
@@ -147,6 +146,15 @@ fn stage_unit(c: &Ctx) -> u32 {
         8
     } else {
         4
+    }
+}
+
+/// The type of a staging unit: two words, or one.
+fn stage_type(c: &Ctx) -> Type {
+    if stage_unit(c) == 8 {
+        Type::vector(ScalarType::U32, 2)
+    } else {
+        Type::U32
     }
 }
 
@@ -181,8 +189,7 @@ fn stage_units(
 
 /// The loads of [`stage_rows`] (every address in the cache: any `k0` is safe), not yet stored.
 fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -> Vec<Value> {
-    let unit = stage_unit(c);
-    let ty = if unit == 8 { Type::vector(ScalarType::U32, 2) } else { Type::U32 };
+    let (unit, ty) = (stage_unit(c), stage_type(c));
     let mut loaded = vec![];
     stage_units(b, c, k0, rows, |b, at, _| {
         loaded.push(b.load_with(p, at, ty, IndexUnit::Byte, Some(unit)));
@@ -190,7 +197,9 @@ fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -
     loaded
 }
 
-/// The stores of [`stage_rows`]: [`stage_loads`]' values to byte `to` of `lds`.
+/// The stores of [`stage_rows`]: [`stage_loads`]' values to byte `to` of `lds`. The offsets are
+/// rebuilt here rather than kept from the loads: kept, they live across q's loads, and the PTX
+/// the H200 timed is the one with them rebuilt.
 fn stage_stores(b: &mut KernelBuilder, c: &Ctx, (lds, to): (LdsSlot, Value), loaded: &[Value]) {
     let unit = stage_unit(c);
     let uv = b.u32(unit);
@@ -380,9 +389,9 @@ fn chunk_step(
     // during the scores (chunk 0's before q's: [`First`]).
     let preload = preloads(c, n);
     let vraw: Vec<Vec<Value>> = match v_first {
-        Some(v) if preload => v.to_vec(),
-        _ if preload => v_loads(b, c, k0, last),
-        _ => vec![],
+        Some(v) => v.to_vec(),
+        None if preload => v_loads(b, c, k0, last),
+        None => vec![],
     };
     let ds = dots(b, c, n as u32, key, region);
     let ninf = b.f32(f32::NEG_INFINITY);
