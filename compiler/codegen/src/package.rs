@@ -308,11 +308,15 @@ pub fn default_cache_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/kiln-cache"))
 }
 
-/// Writes `bytes` to `path` atomically (temporary file `PATH.tmpPID` + rename); a temporary file
-/// left by a killed process is removed by the next build ([`remove_stale_cache_temps`]).
+/// Writes `bytes` to `path` atomically (temporary file `PATH.tmpPID-N` + rename); a temporary
+/// file left by a killed process is removed by the next build ([`remove_stale_cache_temps`]).
+/// `N` counts the calls of this process: two threads writing the same path (two jobs of one build
+/// with the same cache key) each rename their own file, never each other's.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
+    tmp.push(format!(".tmp{}-{n}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     if let Err(e) = std::fs::write(&tmp, bytes) {
         let _ = std::fs::remove_file(&tmp);
@@ -321,10 +325,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
     std::fs::rename(&tmp, path).map_err(io(path))
 }
 
-/// The process id in a name ending in `.tmpPID`.
+/// The process id in a name ending in `.tmpPID` or `.tmpPID-N`.
 fn temp_pid(name: &str) -> Option<u32> {
-    let (_, pid) = name.rsplit_once(".tmp")?;
-    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| pid.parse().ok())?
+    let (_, tail) = name.rsplit_once(".tmp")?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let pid = match tail.split_once('-') {
+        Some((pid, n)) => digits(n).then_some(pid)?,
+        None => tail,
+    };
+    digits(pid).then(|| pid.parse().ok())?
 }
 
 /// Removes `*.tmpPID` files in `dir` whose process is gone (a killed build, a full disk).
@@ -793,5 +802,35 @@ mod tests {
         assert_eq!(temp_pid("abc.tmp"), None);
         assert_eq!(temp_pid("abc.tmpx1"), None);
         assert_eq!(temp_pid("abc.obj"), None);
+        assert_eq!(temp_pid("abc.obj.tmp123-4"), Some(123));
+        assert_eq!(temp_pid("abc.tmp123-"), None);
+        assert_eq!(temp_pid("abc.tmp-4"), None);
+        assert_eq!(temp_pid("abc.tmp12-x"), None);
+    }
+
+    /// Two jobs of one build can share a cache key (the same kernel under two variant names):
+    /// their threads write the same entry at once. Each write must land whole, none fail.
+    #[test]
+    fn concurrent_writes_of_one_path_all_succeed() {
+        let dir = std::env::temp_dir().join(format!("kiln-write-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("entry.obj");
+        let bodies: Vec<Vec<u8>> = (0..8u8).map(|t| vec![t; 4096 + t as usize]).collect();
+        std::thread::scope(|s| {
+            for body in &bodies {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..200 {
+                        write_atomic(path, body).expect("a concurrent write");
+                    }
+                });
+            }
+        });
+        let found = std::fs::read(&path).unwrap();
+        assert!(bodies.contains(&found), "a torn entry of {} bytes", found.len());
+        let left: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 1, "temporary files were left: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
