@@ -30,7 +30,7 @@ use std::fmt;
 use std::sync::Arc;
 
 mod profile;
-pub use profile::NodeTime;
+pub use profile::{KernelInStep, LeaveOut, NodeTime};
 
 /// Errors of the decode graph.
 #[derive(Debug, thiserror::Error)]
@@ -853,6 +853,52 @@ mod tests {
         want.sort_by_key(|x| (x.1, x.0));
         assert!(!want.is_empty());
         assert_eq!(got, want);
+    }
+
+    /// Leaving a kernel out rebuilds the other nodes with the hazards they have among
+    /// themselves, and `leave_out` gives one row a kernel, in the order of its first node; a
+    /// kernel that is every node leaves nothing to time.
+    #[test]
+    fn leave_out_drops_one_kernel_at_a_time() {
+        let dev = Device::cpu(Default::default());
+        let kernels = [testing::mix(), testing::acc(), testing::count()];
+        let (_d, pkg) = testing::package_for(&dev, &kernels).unwrap();
+        let rt = Runtime::load_with(&dev, &pkg, Overrides::none()).unwrap();
+        let data = random_data();
+        let mut g = graph(&rt, &data);
+        g.add_node(&rt, "mix", NodeArgs::new().var("pos", "pos").buffer("a", "a").buffer("b", "b"))
+            .unwrap();
+        g.set_var("pos", 2u32);
+        let edges = |g: &DecodeGraph| -> Vec<String> {
+            let name = |i: NodeIndex| g.petgraph()[i].kernel.clone();
+            g.hazards().iter().map(|(a, b, h)| format!("{}->{} {h}", name(*a), name(*b))).collect()
+        };
+        let no_mix = g.without_kernel(&rt, "mix").unwrap();
+        let kinds: Vec<_> = no_mix.nodes().map(|(_, n)| n.kernel.clone()).collect();
+        assert_eq!(kinds, ["acc", "count"]);
+        assert!(edges(&no_mix).is_empty(), "{:?}", edges(&no_mix));
+        let no_acc = g.without_kernel(&rt, "acc").unwrap();
+        assert_eq!(
+            edges(&no_acc),
+            ["mix->count RAW on a", "mix->mix WAW on a", "count->mix WAR on a"]
+        );
+        assert_eq!(no_acc.var("pos"), Some(2u32.into()));
+
+        let lo = g.leave_out(&rt, 1, 0, 1).unwrap();
+        let rows: Vec<_> = lo.kernels.iter().map(|k| (k.kernel.as_str(), k.nodes)).collect();
+        assert_eq!(rows, [("mix", 2), ("acc", 1), ("count", 1)]);
+        assert!(lo.whole_us > 0.0 && lo.kernels.iter().all(|k| k.without_us > 0.0), "{lo:?}");
+
+        let mut one = DecodeGraph::new();
+        one.add_buffer("a", dev.upload(&data.a).unwrap()).unwrap();
+        one.add_buffer("b", dev.upload(&data.b).unwrap()).unwrap();
+        one.set_var("pos", 1u32);
+        let args = NodeArgs::new().var("pos", "pos").buffer("a", "a").buffer("b", "b");
+        one.add_node(&rt, "mix", args).unwrap();
+        let lo = one.leave_out(&rt, 2, 0, 1).unwrap();
+        assert_eq!(lo.kernels.len(), 1);
+        assert_eq!(lo.kernels[0].without_us, 0.0);
+        assert_eq!(lo.in_step_us(&lo.kernels[0]), lo.whole_us);
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! Where a decode step's time goes: the device time of a replay of the whole graph, and each
-//! node's own time inside a graph of its own (the node repeated, so its launch gap is counted as
-//! it is in the step's graph).
+//! Where a decode step's time goes: the device time of a replay of the whole graph, each node's
+//! own time inside a graph of its own (the node repeated, so its launch gap is counted as it is
+//! in the step's graph), and each kernel's cost inside the step (the step replayed without its
+//! nodes: [`DecodeGraph::leave_out`]).
 //!
-//! Both replay what the step replays; nothing here changes a buffer a step would not (a node
-//! repeated writes what it wrote once, from the same inputs).
+//! The first two replay what the step replays; they change no buffer a step would not (a node
+//! repeated writes what it wrote once, from the same inputs). The third is for timing only: the
+//! nodes after a left-out one compute from stale inputs.
 
-use super::{CapturedGraph, DecodeGraph};
+use super::{CapturedGraph, DecodeGraph, Node};
 use crate::{Runtime, RuntimeError};
 
 /// One node's time in a graph of its own.
@@ -100,5 +102,110 @@ impl DecodeGraph {
             });
         }
         Ok(out)
+    }
+}
+
+/// A kernel's cost inside the step, found by leaving its nodes out: what the step's own replay
+/// loses without them, launch gaps, overlap with the nodes around it and cold caches included
+/// (a node timed alone, in a graph of its own copies, sees none of those).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInStep {
+    /// The kernel.
+    pub kernel: String,
+    /// Its nodes in the step.
+    pub nodes: usize,
+    /// Median microseconds of a replay of the step without them (0 where they are every node).
+    pub without_us: f64,
+}
+
+/// The step replayed whole and without each kernel's nodes in turn ([`DecodeGraph::leave_out`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaveOut {
+    /// Median microseconds of a replay of the whole step, timed in the same rounds.
+    pub whole_us: f64,
+    /// One row a kernel, in the order of its first node.
+    pub kernels: Vec<KernelInStep>,
+}
+
+impl LeaveOut {
+    /// Microseconds the step spends on `k`'s nodes: the whole step less the step without them.
+    pub fn in_step_us(&self, k: &KernelInStep) -> f64 {
+        self.whole_us - k.without_us
+    }
+}
+
+impl DecodeGraph {
+    /// This graph without the nodes of `kernel`: the same buffers and variables, the other nodes
+    /// added again in their order (so the hazards between them are found again).
+    pub fn without_kernel(&self, rt: &Runtime, kernel: &str) -> Result<DecodeGraph, RuntimeError> {
+        self.rebuilt(rt, |n| n.kernel != kernel)
+    }
+
+    /// The nodes `keep` takes, added again in their order, over the same buffers and variables.
+    fn rebuilt(
+        &self,
+        rt: &Runtime,
+        keep: impl Fn(&Node) -> bool,
+    ) -> Result<DecodeGraph, RuntimeError> {
+        let mut g = DecodeGraph {
+            buffers: self.buffers.clone(),
+            vars: self.vars.clone(),
+            ..DecodeGraph::default()
+        };
+        for (_, n) in self.nodes().filter(|(_, n)| keep(n)) {
+            g.add_node(rt, &n.kernel, n.args.clone())?;
+        }
+        Ok(g)
+    }
+
+    /// Each kernel's cost inside the step (the marginal, not the node alone): the whole graph
+    /// and the graph without each kernel's nodes are captured with the current variables, then
+    /// replayed in turns, `rounds` times `iters` replays each (after `warmup` more a turn), so
+    /// that a drift of the clocks falls on all alike. The medians are reported.
+    ///
+    /// For timing only: a left-out node's outputs keep what they held, so the nodes after it
+    /// compute from stale values and write the buffers a step writes (the KV rows at the step's
+    /// position among them: the next step at that position writes them again).
+    pub fn leave_out(
+        &self,
+        rt: &Runtime,
+        rounds: usize,
+        warmup: usize,
+        iters: usize,
+    ) -> Result<LeaveOut, RuntimeError> {
+        let mut kernels: Vec<(String, usize)> = vec![];
+        for (_, n) in self.nodes() {
+            match kernels.iter_mut().find(|(k, _)| *k == n.kernel) {
+                Some((_, c)) => *c += 1,
+                None => kernels.push((n.kernel.clone(), 1)),
+            }
+        }
+        // The whole step built the same way as the others, so only the left-out nodes differ.
+        let mut whole = self.rebuilt(rt, |_| true)?.capture(rt)?;
+        // `None` where the kernel is every node: nothing is left to replay.
+        let mut without = kernels
+            .iter()
+            .map(|(k, c)| match *c == self.graph.node_count() {
+                true => Ok(None),
+                false => Ok(Some(self.without_kernel(rt, k)?.capture(rt)?)),
+            })
+            .collect::<Result<Vec<_>, RuntimeError>>()?;
+        let mut times = vec![vec![]; kernels.len() + 1];
+        for _ in 0..rounds.max(1) {
+            times[0].extend(whole.time_replays(warmup, iters.max(1))?);
+            for (t, c) in times[1..].iter_mut().zip(&mut without) {
+                if let Some(c) = c {
+                    t.extend(c.time_replays(warmup, iters.max(1))?);
+                }
+            }
+        }
+        let mut times = times.into_iter().map(|t| if t.is_empty() { 0.0 } else { median(t) });
+        let whole_us = times.next().unwrap_or_default();
+        let kernels = kernels
+            .into_iter()
+            .zip(times)
+            .map(|((kernel, nodes), without_us)| KernelInStep { kernel, nodes, without_us })
+            .collect();
+        Ok(LeaveOut { whole_us, kernels })
     }
 }

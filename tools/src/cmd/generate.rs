@@ -58,8 +58,9 @@ pub struct GenerateArgs {
     /// KV cache capacity (positions); default the prompt plus `n`, rounded up to 64.
     #[arg(long)]
     ctx: Option<usize>,
-    /// After generating: time a decode step's replay on the device, and each node alone (in a
-    /// graph of 10 copies of it), against the bandwidth floor of the weights.
+    /// After generating: time a decode step's replay on the device, each node alone (in a graph
+    /// of 10 copies of it), and each kernel inside the step (the step replayed without its
+    /// nodes), against the bandwidth floor of the weights.
     #[arg(long)]
     profile: bool,
     /// With --profile: the copy bandwidth for the floor, GB/s (measure it with `kiln bench`).
@@ -258,15 +259,41 @@ fn profile(
             us / *t as f64
         );
     }
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
     eprintln!(
-        "  {:<28} {:<14} {:>5} {:>9} {:>9} {:>6}",
+        "  {:<w$} {:<14} {:>5} {:>9} {:>9} {:>6}",
         "kernel", "variant", "nodes", "us each", "us", "share"
     );
     for (k, v, c, us) in &rows {
         eprintln!(
-            "  {k:<28} {v:<14} {c:>5} {:>9.2} {us:>9.1} {:>5.1}%",
+            "  {k:<w$} {v:<14} {c:>5} {:>9.2} {us:>9.1} {:>5.1}%",
             us / *c as f64,
             100.0 * us / sum
+        );
+    }
+    // A node alone runs on warm caches beside its own copies; in the step its neighbours,
+    // launch gaps and overlaps count too. The step replayed without each kernel's nodes says
+    // what they cost there.
+    let lo = step.graph.leave_out(rt, reps.min(3), warmup, iters)?;
+    eprintln!(
+        "  in the step (the step replayed without each kernel's nodes; whole {:.1} us, medians of {}):",
+        lo.whole_us,
+        reps.min(3) * iters
+    );
+    eprintln!(
+        "  {:<w$} {:>5} {:>12} {:>12} {:>12} {:>12}",
+        "kernel", "nodes", "without us", "in step us", "a node", "alone a node"
+    );
+    for k in &lo.kernels {
+        let alone: f64 = rows.iter().filter(|r| r.0 == k.kernel).map(|r| r.3).sum();
+        let in_step = lo.in_step_us(k);
+        eprintln!(
+            "  {:<w$} {:>5} {:>12.1} {in_step:>12.1} {:>12.2} {:>12.2}",
+            k.kernel,
+            k.nodes,
+            k.without_us,
+            in_step / k.nodes as f64,
+            alone / k.nodes as f64
         );
     }
     Ok(serde_json::json!({
@@ -280,5 +307,11 @@ fn profile(
         "weight_bytes": weight_bytes,
         "kernels": rows.iter().map(|(k, v, c, us)| serde_json::json!({
             "kernel": k, "variant": v, "nodes": c, "us": us})).collect::<Vec<_>>(),
+        "in_step": {
+            "whole_us": lo.whole_us,
+            "kernels": lo.kernels.iter().map(|k| serde_json::json!({
+                "kernel": k.kernel, "nodes": k.nodes, "without_us": k.without_us,
+                "in_step_us": lo.in_step_us(k)})).collect::<Vec<_>>(),
+        },
     }))
 }
