@@ -125,6 +125,14 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let weights = Weights::upload_placed(&rt, &m.gguf, &m.config, norms, append)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;
     let ctx = a.ctx.unwrap_or((prompt_ids.len() + a.n).max(longest).div_ceil(64) * 64);
+    if ctx > m.config.ctx_train {
+        // As llama.cpp does: allowed (the kernels take any context), but RoPE past the training
+        // context is outside what the model learned.
+        eprintln!(
+            "warning: a context of {ctx} positions is past the model's training context ({});              the text past it may degrade",
+            m.config.ctx_train
+        );
+    }
     let mut step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
     let mut dec = Decoder::new(&rt, &m.config, &step)?;
     let c = &m.config;
