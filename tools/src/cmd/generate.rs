@@ -129,7 +129,8 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         // As llama.cpp does: allowed (the kernels take any context), but RoPE past the training
         // context is outside what the model learned.
         eprintln!(
-            "warning: a context of {ctx} positions is past the model's training context ({});              the text past it may degrade",
+            "warning: a context of {ctx} positions is past the model's training context ({}); \
+             the text past it may degrade",
             m.config.ctx_train
         );
     }
