@@ -83,11 +83,7 @@ impl DecodeGraph {
                 out.push(t);
                 continue;
             }
-            let mut g = DecodeGraph {
-                buffers: self.buffers.clone(),
-                vars: self.vars.clone(),
-                ..DecodeGraph::default()
-            };
+            let mut g = self.empty_like();
             for _ in 0..reps.max(1) {
                 g.add_node(rt, &n.kernel, n.args.clone())?;
             }
@@ -141,17 +137,22 @@ impl DecodeGraph {
         self.rebuilt(rt, |n| n.kernel != kernel)
     }
 
+    /// A graph with this one's buffers and variables and no nodes.
+    fn empty_like(&self) -> DecodeGraph {
+        DecodeGraph {
+            buffers: self.buffers.clone(),
+            vars: self.vars.clone(),
+            ..DecodeGraph::default()
+        }
+    }
+
     /// The nodes `keep` takes, added again in their order, over the same buffers and variables.
     fn rebuilt(
         &self,
         rt: &Runtime,
         keep: impl Fn(&Node) -> bool,
     ) -> Result<DecodeGraph, RuntimeError> {
-        let mut g = DecodeGraph {
-            buffers: self.buffers.clone(),
-            vars: self.vars.clone(),
-            ..DecodeGraph::default()
-        };
+        let mut g = self.empty_like();
         for (_, n) in self.nodes().filter(|(_, n)| keep(n)) {
             g.add_node(rt, &n.kernel, n.args.clone())?;
         }
@@ -183,29 +184,30 @@ impl DecodeGraph {
         // The whole step built the same way as the others, so only the left-out nodes differ.
         let mut whole = self.rebuilt(rt, |_| true)?.capture(rt)?;
         // `None` where the kernel is every node: nothing is left to replay.
-        let mut without = kernels
-            .iter()
-            .map(|(k, c)| match *c == self.graph.node_count() {
-                true => Ok(None),
-                false => Ok(Some(self.without_kernel(rt, k)?.capture(rt)?)),
-            })
-            .collect::<Result<Vec<_>, RuntimeError>>()?;
-        let mut times = vec![vec![]; kernels.len() + 1];
+        let mut without = vec![];
+        for (k, c) in &kernels {
+            let left = *c < self.graph.node_count();
+            without.push(if left { Some(self.without_kernel(rt, k)?.capture(rt)?) } else { None });
+        }
+        let iters = iters.max(1);
+        let (mut whole_t, mut without_t) = (vec![], vec![vec![]; kernels.len()]);
         for _ in 0..rounds.max(1) {
-            times[0].extend(whole.time_replays(warmup, iters.max(1))?);
-            for (t, c) in times[1..].iter_mut().zip(&mut without) {
+            whole_t.extend(whole.time_replays(warmup, iters)?);
+            for (t, c) in without_t.iter_mut().zip(&mut without) {
                 if let Some(c) = c {
-                    t.extend(c.time_replays(warmup, iters.max(1))?);
+                    t.extend(c.time_replays(warmup, iters)?);
                 }
             }
         }
-        let mut times = times.into_iter().map(|t| if t.is_empty() { 0.0 } else { median(t) });
-        let whole_us = times.next().unwrap_or_default();
         let kernels = kernels
             .into_iter()
-            .zip(times)
-            .map(|((kernel, nodes), without_us)| KernelInStep { kernel, nodes, without_us })
+            .zip(without_t)
+            .map(|((kernel, nodes), t)| KernelInStep {
+                kernel,
+                nodes,
+                without_us: if t.is_empty() { 0.0 } else { median(t) },
+            })
             .collect();
-        Ok(LeaveOut { whole_us, kernels })
+        Ok(LeaveOut { whole_us: median(whole_t), kernels })
     }
 }

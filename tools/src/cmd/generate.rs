@@ -283,11 +283,12 @@ fn profile(
     // A node alone runs on warm caches beside its own copies; in the step its neighbours,
     // launch gaps and overlaps count too. The step replayed without each kernel's nodes says
     // what they cost there.
-    let lo = step.graph.leave_out(rt, reps.min(3), warmup, iters)?;
+    let rounds = reps.min(3);
+    let lo = step.graph.leave_out(rt, rounds, warmup, iters)?;
     eprintln!(
         "  in the step (the step replayed without each kernel's nodes; whole {:.1} us, medians of {}):",
         lo.whole_us,
-        reps.min(3) * iters
+        rounds * iters
     );
     eprintln!(
         "  {:<w$} {:>5} {:>12} {:>12} {:>12} {:>12}",
