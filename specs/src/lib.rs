@@ -19,6 +19,7 @@ pub mod bench;
 pub mod cases;
 mod common;
 pub mod copy;
+pub mod copy_at;
 pub mod gemv;
 pub mod get_rows;
 pub mod math;
@@ -240,6 +241,7 @@ pub fn library() -> Vec<KernelSpec> {
     v.extend(swiglu::specs());
     v.extend(rmsnorm::specs());
     v.push(copy::spec());
+    v.push(copy_at::spec());
     v.extend(gemv::specs());
     v.extend(attention::specs());
     v.push(get_rows::spec());

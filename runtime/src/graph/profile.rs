@@ -57,6 +57,27 @@ impl CapturedGraph<'_> {
         let rt = self.rt;
         time_replays(rt, warmup, n, &mut || self.replay())
     }
+
+    /// [`Self::time_replays`] with `before(self, i)` called before replay `i` (warm-up ones
+    /// counted first) and `after(self, i)` after it, inside the replay's events: what they
+    /// issue on the stream is timed with it (an engine's per-step variables and read-backs).
+    pub fn time_replays_with(
+        &mut self,
+        warmup: usize,
+        n: usize,
+        before: &mut dyn FnMut(&mut Self, usize) -> Result<(), RuntimeError>,
+        after: &mut dyn FnMut(&mut Self, usize) -> Result<(), RuntimeError>,
+    ) -> Result<Vec<f64>, RuntimeError> {
+        let rt = self.rt;
+        let mut i = 0;
+        time_replays(rt, warmup, n, &mut || {
+            before(self, i)?;
+            self.replay()?;
+            after(self, i)?;
+            i += 1;
+            Ok(())
+        })
+    }
 }
 
 impl DecodeGraph {

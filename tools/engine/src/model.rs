@@ -23,9 +23,13 @@
 //! `rmsnorm_q8_1s_f32` node before them gave (nothing else read its output), one launch less.
 //!
 //! then `x --rmsnorm_q8_1s(output_norm)--> a --gemv_q8_0_rp(token_embd)--> logits
-//! --argmax_rows--> tokens`. `tokens` is also what `get_rows_q8_0` reads at the start of a step,
-//! so a step of one token can start from the last step's greedy token without a copy from the
-//! host ([`Decoder::step_greedy`]): a decode step is a replay and a 4-byte read. The residual stream goes `x -> h -> x` because a GEMV's output may
+//! --argmax_rows--> tokens --copy_at_i32(at = pos)--> history`. `tokens` is also what
+//! `get_rows_q8_0` reads at the start of a step, so a step of one token can start from the last
+//! step's greedy token without a copy from the host ([`Decoder::step_greedy`]); `history` is
+//! host memory mapped into the device, the tokens of each step at their positions, which the
+//! host reads in place when the step is done ([`Decoder::queue_greedy`]): a decode step is a
+//! replay and nothing else on the stream. (A package without `copy_at_i32` gets a copy of
+//! `tokens` after each step instead: about 9 us a step on the H200.) The residual stream goes `x -> h -> x` because a GEMV's output may
 //! not alias its residual input (every launch refuses written buffers that overlap another).
 //! A tied LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`); `get_rows_q8_0`
 //! reads the embedding's ggml blocks as they are in the file.
@@ -37,10 +41,37 @@ use kiln_runtime::{
     Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, ReadBack, Runtime,
     RuntimeError, Ticket,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Most tokens a step (the T = 1..8 kernels).
 pub const MAX_T: usize = 8;
+
+/// The kernel that copies a step's tokens into [`HISTORY`] (used where the package has it).
+const HISTORY_KERNEL: &str = "copy_at_i32";
+
+/// How the host gets the greedy tokens of the steps it queues ([`Decoder::queue_greedy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenRead {
+    /// The step's last node (`copy_at_i32`) copies its tokens to their positions in a
+    /// host-mapped history, which the host reads in place: nothing else on the stream.
+    InPlace,
+    /// A copy of `tokens` queued after each step (`cuMemcpyDtoHAsync` on cuda: about 9 us a
+    /// step on the H200, between two replays).
+    Copy,
+}
+
+impl TokenRead {
+    /// In place where the package has `copy_at_i32`, else a copy.
+    pub fn for_package(rt: &Runtime) -> TokenRead {
+        if rt.kernels().contains(&HISTORY_KERNEL) {
+            TokenRead::InPlace
+        } else {
+            TokenRead::Copy
+        }
+    }
+}
+/// The graph's token history: host-mapped, the tokens of each step at their positions.
+const HISTORY: &str = "history";
 
 /// Most steps of [`Decoder::queue_greedy`] queued and not yet read: two keep the device busy
 /// (the next step is queued while one runs).
@@ -268,6 +299,25 @@ impl StepGraph {
         weights: &Weights,
         ctx_max: usize,
     ) -> Result<StepGraph, ModelError> {
+        Self::build_with(rt, cfg, weights, ctx_max, TokenRead::for_package(rt))
+    }
+
+    /// [`Self::build`] with the tokens read back as `read` says ([`TokenRead::InPlace`] needs
+    /// `copy_at_i32` in the package).
+    pub fn build_with(
+        rt: &Runtime,
+        cfg: &Config,
+        weights: &Weights,
+        ctx_max: usize,
+        read: TokenRead,
+    ) -> Result<StepGraph, ModelError> {
+        let history = read == TokenRead::InPlace;
+        if history && !rt.kernels().contains(&HISTORY_KERNEL) {
+            return Err(ModelError::MissingKernels {
+                missing: vec![HISTORY_KERNEL.into()],
+                needed: vec![HISTORY_KERNEL.into()],
+            });
+        }
         let dev = rt.device();
         let mut g = DecodeGraph::new();
         for (name, b) in &weights.buffers {
@@ -300,6 +350,9 @@ impl StepGraph {
         // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
         // writes it last, so a decode step can start from the last one's token on the device.
         g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
+        // Where the package has `copy_at_i32`, the step's last node copies its tokens to their
+        // positions in `history`, host memory mapped into the device, which the host reads in
+        // place ([`Decoder::queue_greedy`]): no copy between two steps on the stream.
         let cache_bytes = cfg.n_kv_heads * ctx_max * cfg.head_dim / 32 * 34;
         for i in 0..cfg.n_layers {
             for c in ["kc", "vc"] {
@@ -531,6 +584,17 @@ impl StepGraph {
                 .var("rows", "t")
                 .scalar("n", u32_of(cfg.vocab)),
         )?;
+        if history {
+            // Allocated last, so the device buffers above are where they are without it.
+            g.add_buffer(HISTORY, dev.alloc_host_mapped(ScalarType::I32, ctx_max + MAX_T)?)?;
+            let copy = NodeArgs::new()
+                .buffer("src", "tokens")
+                .buffer("dst", HISTORY)
+                .var("n", "t")
+                .var("at", "pos")
+                .scalar("cap", u32_of(ctx_max + MAX_T));
+            g.add_node(rt, HISTORY_KERNEL, copy)?;
+        }
         set_step_vars(&mut |n, v| g.set_var(n, v), 0, 1);
         Ok(StepGraph { graph: g, ctx_max })
     }
@@ -550,6 +614,16 @@ fn set_step_vars(set: &mut dyn FnMut(&str, u32), pos: usize, t: usize) {
     set("t", u32_of(t));
 }
 
+/// Queues the read of the greedy token of a one-token step at `pos`: in place, its place in
+/// the history, else a copy of `tokens`.
+fn queue_token(r: &mut ReadBack, in_place: bool, pos: usize) -> Result<Ticket, DeviceError> {
+    if in_place {
+        r.queue_range(pos, 1)
+    } else {
+        r.queue()
+    }
+}
+
 /// What a step gives back.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepOut {
@@ -564,8 +638,11 @@ pub struct Decoder<'r> {
     cfg: Config,
     captured: CapturedGraph<'r>,
     tokens: Buffer,
-    /// Queued reads of `tokens` (the steps of [`Self::queue_greedy`]).
+    /// Queued reads of the steps of [`Self::queue_greedy`]: of [`HISTORY`] in place where the
+    /// graph has it, else copies of `tokens`.
     queued: ReadBack,
+    /// The graph writes [`HISTORY`].
+    in_place: bool,
     logits: Buffer,
     /// Tokens of the last step (its greedy tokens are in `tokens`).
     last_t: usize,
@@ -579,10 +656,15 @@ impl<'r> Decoder<'r> {
     pub fn new(rt: &'r Runtime, cfg: &Config, step: &StepGraph) -> Result<Decoder<'r>, ModelError> {
         let buf = |n: &str| step.graph.buffer(n).expect("the graph has it").clone();
         let tokens = buf("tokens");
+        let history = step.graph.buffer(HISTORY);
         Ok(Decoder {
             cfg: cfg.clone(),
             captured: step.graph.capture(rt)?,
-            queued: ReadBack::new(&tokens, QUEUE_DEPTH)?,
+            queued: match history {
+                Some(h) => ReadBack::in_place(h, QUEUE_DEPTH)?,
+                None => ReadBack::new(&tokens, QUEUE_DEPTH)?,
+            },
+            in_place: history.is_some(),
             tokens,
             logits: buf("logits"),
             last_t: 0,
@@ -597,7 +679,8 @@ impl<'r> Decoder<'r> {
     }
 
     /// How many nodes the last step re-checked (those reading a variable that changed: after a
-    /// step of as many tokens, only `pos` moved, read by KV append and attention).
+    /// step of as many tokens, only `pos` moved, read by KV append, attention and the copy into
+    /// the history).
     pub fn rechecked(&self) -> usize {
         self.captured.rechecked()
     }
@@ -657,7 +740,7 @@ impl<'r> Decoder<'r> {
         }
         self.set_step(self.pos, 1)?;
         self.captured.replay()?;
-        let ticket = self.queued.queue()?;
+        let ticket = queue_token(&mut self.queued, self.in_place, self.pos)?;
         self.prepare_next(1);
         self.pos += 1;
         Ok(ticket)
@@ -738,6 +821,55 @@ impl<'r> Decoder<'r> {
         self.check_room(t)?;
         self.set_step(self.pos, t)?;
         Ok(self.captured.time_replays(warmup, n)?)
+    }
+
+    /// Device microseconds of `n` one-token steps (after `warmup`) replayed as decode replays
+    /// them: `pos` moves every step (the next position and the one after it in turns, so the
+    /// nodes that read it are rewritten before each launch) and, with `read`, each step's token
+    /// is copied back after it ([`ReadBack`], [`QUEUE_DEPTH`] steps ahead), inside its events.
+    /// Against [`Self::time_steps`] (the variables unchanged) this shows what decode's
+    /// rewrites and read-backs cost the device. The position is not advanced: the steps write
+    /// the cache past the context and leave the decoder as it was.
+    pub fn time_decode_steps(
+        &mut self,
+        warmup: usize,
+        n: usize,
+        read: bool,
+    ) -> Result<Vec<f64>, ModelError> {
+        self.check_room(2)?;
+        if self.queued.pending() != 0 {
+            return Err(ModelError::Queued(self.queued.pending()));
+        }
+        let (pos, in_place) = (self.pos, self.in_place);
+        let mut tickets = VecDeque::new();
+        let queued = &mut self.queued;
+        let times = self.captured.time_replays_with(
+            warmup,
+            n,
+            &mut |g, i| {
+                let mut err = None;
+                let mut set = |name: &str, v| {
+                    if let Err(e) = g.set_var(name, v) {
+                        err.get_or_insert(e);
+                    }
+                };
+                set_step_vars(&mut set, pos + i % 2, 1);
+                err.map_or(Ok(()), |e| Err(e.into()))
+            },
+            &mut |_, i| {
+                if read {
+                    if tickets.len() == QUEUE_DEPTH {
+                        queued.wait::<i32>(tickets.pop_front().expect("full"))?;
+                    }
+                    tickets.push_back(queue_token(queued, in_place, pos + i % 2)?);
+                }
+                Ok(())
+            },
+        );
+        for t in tickets {
+            self.queued.wait::<i32>(t)?;
+        }
+        Ok(times?)
     }
 
     /// Forgets the context (the cache is overwritten from position 0).

@@ -197,9 +197,9 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
             last = s.next[0];
             out.push(last);
             if i > 1 {
-                // Only `pos` moved: KV append and attention (RoPE of q in it) of each layer are
-                // re-checked.
-                assert_eq!(dec.rechecked(), 2 * m.layers, "step {i}");
+                // Only `pos` moved: KV append and attention (RoPE of q in it) of each layer and
+                // the copy of the tokens into the history are re-checked.
+                assert_eq!(dec.rechecked(), 2 * m.layers + 1, "step {i}");
             }
             logits.extend(s.logits.unwrap());
         }
@@ -306,8 +306,9 @@ fn a_layer_of_mixed_qkv_formats_runs_three_gemvs() {
     let (fused, fused_qkv) = nodes(tiny_llama(&m, 1));
     let (mixed, mixed_qkv) = nodes(tiny_with_layer0_v_in_q4_0(&m));
     assert_eq!((fused_qkv, mixed_qkv), (m.layers, m.layers - 1));
-    // A layer: Q/K/V with the append, attention, output, gate/up, down.
-    assert_eq!(fused, 5 * m.layers + 4);
+    // A layer: Q/K/V with the append, attention, output, gate/up, down; then the embedding,
+    // the output norm, the LM head, argmax and the tokens' copy into the history.
+    assert_eq!(fused, 5 * m.layers + 5);
     // Layer 0 of the mixed model: the norm, three GEMVs and the append for one node.
     assert_eq!(mixed, fused + 4);
 }

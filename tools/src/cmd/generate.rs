@@ -6,7 +6,7 @@ use super::{load_package, open_device, open_package};
 use anyhow::{Context, Result};
 use kiln_engine::config::{Append, Norms};
 use kiln_engine::generate::generate;
-use kiln_engine::model::{Decoder, StepGraph, Weights};
+use kiln_engine::model::{Decoder, StepGraph, TokenRead, Weights};
 use kiln_engine::oracle::{compare, Fixture};
 use kiln_engine::ModelFile;
 use kiln_runtime::{DeviceKind, Overrides};
@@ -83,6 +83,11 @@ pub struct GenerateArgs {
     /// kernels).
     #[arg(long, default_value = "auto", value_parser = ["auto", "fused", "apart"])]
     append: String,
+    /// How the host reads each decode step's token: `in-place` (the graph's last node copies it
+    /// into host-mapped memory, `copy_at_i32`), `copy` (a device-to-host copy queued after each
+    /// step), or `auto` (in place where the package has the kernel).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "in-place", "copy"])]
+    read_back: String,
 }
 
 /// `kiln generate`.
@@ -134,12 +139,18 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
             m.config.ctx_train
         );
     }
-    let mut step = StepGraph::build(&rt, &m.config, &weights, ctx)?;
+    let read = match a.read_back.as_str() {
+        "in-place" => TokenRead::InPlace,
+        "copy" => TokenRead::Copy,
+        _ => TokenRead::for_package(&rt),
+    };
+    let mut step = StepGraph::build_with(&rt, &m.config, &weights, ctx, read)?;
     let mut dec = Decoder::new(&rt, &m.config, &step)?;
     let c = &m.config;
     eprintln!(
         "{}: {} layers, hidden {}, {} heads / {} KV, vocab {}; {:.1} MB of weights on {} ({}), \
-         {} nodes a step (norms {:?}, K/V append {:?}), context {ctx}; ready in {:.2} s",
+         {} nodes a step (norms {:?}, K/V append {:?}, tokens read {read:?}), context {ctx}; \
+         ready in {:.2} s",
         a.model.display(),
         c.n_layers,
         c.hidden,
@@ -228,6 +239,9 @@ fn profile(
     let (reps, warmup, iters) =
         if rt.device().kind() == DeviceKind::Cpu { (1, 0, 1) } else { (10, 3, 20) };
     let replay = med(dec.time_steps(1, warmup * 5, iters * 10)?);
+    // As decode replays it: `pos` rewritten every step, then also the token read back.
+    let moving = med(dec.time_decode_steps(warmup * 5, iters * 10, false)?);
+    let decoding = med(dec.time_decode_steps(warmup * 5, iters * 10, true)?);
     // Speculative verify: a step of T tokens (causal among themselves) against one.
     let mut verify = vec![];
     for t in [2, 4, 8] {
@@ -260,6 +274,10 @@ fn profile(
         nodes.len(),
         iters * 10,
         weight_bytes as f64 / 1e6
+    );
+    eprintln!(
+        "  the step as decode replays it: {moving:.1} us with `pos` moving (its nodes rewritten \
+         each step), {decoding:.1} us with the token also read back"
     );
     for (t, us) in &verify {
         eprintln!(
@@ -310,6 +328,8 @@ fn profile(
         "position": dec.pos,
         "wall_us_per_token": wall,
         "replay_us": replay,
+        "replay_pos_moving_us": moving,
+        "replay_decoding_us": decoding,
         "verify_steps_us": verify.iter().map(|(t, us)| serde_json::json!({"tokens": t, "us": us})).collect::<Vec<_>>(),
         "nodes_sum_us": sum,
         "floor_us": floor,

@@ -368,6 +368,32 @@ impl CudaDevice {
         Ok(out)
     }
 
+    /// Waits for `done` and returns the bytes `range` of host-mapped `m` as the work before
+    /// `done` left them; work issued after it may still run (the caller keeps it off `range`).
+    pub fn read_mapped(
+        &self,
+        m: &DeviceMemory,
+        range: std::ops::Range<usize>,
+        done: &Event,
+    ) -> Result<Vec<u8>, DeviceError> {
+        let host = m.host.as_ref().expect("in-place reads are of host-mapped memory");
+        assert!(range.end <= m.bytes, "the caller checks the range");
+        self.ctx.bind()?;
+        let mut out = vec![0u8; range.len()];
+        // SAFETY: the event is live; once it completes, the device's writes before it are
+        // visible in the mapped memory, which holds `m.bytes >= range.end` bytes; nothing
+        // writes `range` after it (the caller's contract).
+        unsafe {
+            result::event_synchronize(done.raw)?;
+            std::ptr::copy_nonoverlapping(
+                (host.0 as *const u8).add(range.start),
+                out.as_mut_ptr(),
+                range.len(),
+            );
+        }
+        Ok(out)
+    }
+
     pub fn capture(&self, launches: &[PreparedLaunch]) -> Result<CudaGraph, DeviceError> {
         self.ctx.bind()?;
         let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
@@ -530,6 +556,13 @@ pub(crate) struct DeviceMemory {
     bytes: usize,
     /// Mapped host memory: its host pointer. `None`: device memory.
     host: Option<MappedHost>,
+}
+
+impl DeviceMemory {
+    /// Pinned host memory mapped into the device ([`CudaDevice::alloc_host_mapped`]).
+    pub(crate) fn is_host_mapped(&self) -> bool {
+        self.host.is_some()
+    }
 }
 
 /// The host pointer of mapped pinned memory.
