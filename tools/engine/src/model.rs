@@ -808,7 +808,8 @@ impl<'r> Decoder<'r> {
 
     /// Device microseconds of `n` replays (after `warmup`) of a step of `t` tokens at the next
     /// position, which is not advanced: the step writes the cache past the context and leaves
-    /// the decoder as it was.
+    /// the decoder as it was (the ids the timed steps write over are put back, so the next
+    /// [`Self::step_greedy`] starts from the same token).
     pub fn time_steps(
         &mut self,
         t: usize,
@@ -819,8 +820,22 @@ impl<'r> Decoder<'r> {
             return Err(ModelError::Tokens(t));
         }
         self.check_room(t)?;
-        self.set_step(self.pos, t)?;
-        Ok(self.captured.time_replays(warmup, n)?)
+        self.keeping_tokens(|d| {
+            d.set_step(d.pos, t)?;
+            Ok(d.captured.time_replays(warmup, n)?)
+        })
+    }
+
+    /// Runs `f`, then puts `tokens` back as it was before (timed steps feed their own greedy
+    /// tokens to the next replay).
+    fn keeping_tokens<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
+        let saved: Vec<i32> = self.tokens.read()?;
+        let out = f(self);
+        self.tokens.write(&saved)?;
+        out
     }
 
     /// Device microseconds of `n` one-token steps (after `warmup`) replayed as decode replays
@@ -829,7 +844,8 @@ impl<'r> Decoder<'r> {
     /// is copied back after it ([`ReadBack`], [`QUEUE_DEPTH`] steps ahead), inside its events.
     /// Against [`Self::time_steps`] (the variables unchanged) this shows what decode's
     /// rewrites and read-backs cost the device. The position is not advanced: the steps write
-    /// the cache past the context and leave the decoder as it was.
+    /// the cache past the context and leave the decoder as it was (as [`Self::time_steps`]).
+    /// Refused while steps of [`Self::queue_greedy`] are not yet read.
     pub fn time_decode_steps(
         &mut self,
         warmup: usize,
@@ -840,6 +856,15 @@ impl<'r> Decoder<'r> {
         if self.queued.pending() != 0 {
             return Err(ModelError::Queued(self.queued.pending()));
         }
+        self.keeping_tokens(|d| d.time_decode_steps_now(warmup, n, read))
+    }
+
+    fn time_decode_steps_now(
+        &mut self,
+        warmup: usize,
+        n: usize,
+        read: bool,
+    ) -> Result<Vec<f64>, ModelError> {
         let (pos, in_place) = (self.pos, self.in_place);
         let mut tickets = VecDeque::new();
         let queued = &mut self.queued;

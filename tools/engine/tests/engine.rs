@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use kiln_engine::config::ConfigError;
 use kiln_engine::config::{Append, Norms};
-use kiln_engine::model::{Decoder, ModelError, StepGraph, Weights, QUEUE_DEPTH};
+use kiln_engine::model::{Decoder, ModelError, StepGraph, TokenRead, Weights, QUEUE_DEPTH};
 use kiln_engine::{ModelFile, OpenError};
 use kiln_runtime::{CpuOptions, Device, Package, Runtime};
 use rand::{Rng, SeedableRng};
@@ -229,6 +229,58 @@ fn greedy_steps_fed_on_the_device_equal_steps_fed_from_the_host() {
     // Not one token over and over: a token fed wrong would show.
     let distinct: std::collections::BTreeSet<u32> = host.0.iter().copied().collect();
     assert!(distinct.len() >= 3, "{:?}", host.0);
+}
+
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn timing_steps_leaves_the_decoder_as_it_was_and_both_reads_agree() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama_with(&m, 11, true);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let prompt = [3, 1, 4, 1, 5];
+    // Greedy tokens after the prompt, read as `generate` reads them; with `time`, the profile's
+    // timings run between the steps (they replay steps at the next positions, whose argmax
+    // writes the ids the next step starts from).
+    let run = |dec: &mut Decoder<'_>, time: bool| -> Vec<u32> {
+        dec.reset();
+        let last = *dec.step(&prompt, false).unwrap().next.last().unwrap();
+        let mut out = vec![dec.step(&[last], false).unwrap().next[0]];
+        for i in 0..6 {
+            if time && i % 2 == 0 {
+                let pos = dec.pos;
+                assert_eq!(dec.time_steps(1, 1, 2).unwrap().len(), 2);
+                assert_eq!(dec.time_steps(3, 0, 1).unwrap().len(), 1);
+                assert_eq!(dec.time_decode_steps(1, 3, false).unwrap().len(), 3);
+                let t = dec.time_decode_steps(0, 3, true).unwrap();
+                assert!(t.len() == 3 && t.iter().all(|us| us.is_finite() && *us >= 0.0));
+                assert_eq!(dec.pos, pos);
+            }
+            let t = dec.queue_greedy().unwrap();
+            out.push(dec.token(t).unwrap());
+        }
+        out
+    };
+    let step = StepGraph::build(&rt, &model.config, &w, 32).unwrap();
+    let mut dec = Decoder::new(&rt, &model.config, &step).unwrap();
+    let plain = run(&mut dec, false);
+    assert_eq!(run(&mut dec, true), plain);
+    let distinct: std::collections::BTreeSet<u32> = plain.iter().copied().collect();
+    assert!(distinct.len() >= 3, "{plain:?}");
+    // Timing while a queued step is unread is refused (its read would be mixed with theirs).
+    let t = dec.queue_greedy().unwrap();
+    assert!(matches!(dec.time_decode_steps(0, 1, true), Err(ModelError::Queued(1))));
+    dec.token(t).unwrap();
+    // The token copied after each step instead of read in place: the same tokens, one node
+    // fewer (no `copy_at_i32`).
+    let copy = StepGraph::build_with(&rt, &model.config, &w, 32, TokenRead::Copy).unwrap();
+    let mut dec_copy = Decoder::new(&rt, &model.config, &copy).unwrap();
+    assert_eq!(dec_copy.nodes() + 1, dec.nodes());
+    assert_eq!(run(&mut dec_copy, true), plain);
 }
 
 /// The tiny model with `blk.0.attn_v` in Q4_0 (random nibbles, scale 1/128): layer 0's Q, K
