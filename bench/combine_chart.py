@@ -7,13 +7,13 @@ before the batched combine) and a (with it), twice llama.cpp's llama-bench tg128
 Usage: bench/combine_chart.py RESULTS_DIR OUT.png"""
 import json
 import os
-import re
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from llama_bench import tg128_by_depth  # noqa: E402
 
 PROMPTS = ["short", "long10", "long41"]
 
@@ -25,19 +25,8 @@ def load(path):
     return d["profile"]["position"], d["decode_tokens_per_s"], node["us"] / node["nodes"]
 
 
-def llama_bench(path):
-    """llama-bench's tg128 tokens/s by depth (0 for plain `tg128`) from its markdown table."""
-    out = {}
-    with open(path) as fh:
-        for line in fh:
-            m = re.search(r"tg128(?: @ d(\d+))?\s*\|\s*([\d.]+)", line)
-            if m:
-                out[int(m.group(1) or 0)] = float(m.group(2))
-    return out
-
-
 def llama(root, model):
-    return llama_bench(os.path.join(root, "call1", f"llama-bench-rs-{model}.md"))
+    return tg128_by_depth(os.path.join(root, "call1", f"llama-bench-rs-{model}.md"))
 
 
 def series(root, model, pkg):

@@ -10,13 +10,13 @@ Usage: bench/engine_chart.py RESULTS_DIR OUT.png [BEFORE.json]
 import glob
 import json
 import os
-import re
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from llama_bench import tg128_by_depth  # noqa: E402
 
 
 def load(path):
@@ -38,18 +38,6 @@ def profiles(pattern):
     return sorted(glob.glob(pattern), key=lambda f: ("-apart" in f or "-folded" in f, f))
 
 
-def llama_bench(path):
-    """{depth: tokens/s} from llama-bench's markdown (`tg128 @ d512` rows)."""
-    out = {}
-    if not os.path.exists(path):
-        return out
-    for line in open(path):
-        m = re.search(r"\|\s*tg128(?: @ d(\d+))?\s*\|\s*([\d.]+)", line)
-        if m:
-            out[int(m.group(1) or 0)] = float(m.group(2))
-    return out
-
-
 def main():
     d, png = sys.argv[1], sys.argv[2]
     before = load(sys.argv[3]) if len(sys.argv) > 3 else None
@@ -68,7 +56,7 @@ def main():
         pts.sort()
         if pts:
             a.plot(*zip(*pts), style, label=f"kiln, {m[3:].upper()}")
-        lb = llama_bench(f"{d}/llama-bench-{m}.md")
+        lb = tg128_by_depth(f"{d}/llama-bench-{m}.md")
         if lb:
             xs = sorted(lb)
             a.plot([x + 64 for x in xs], [1e6 / lb[x] for x in xs], style.replace("-", "--"),
@@ -119,7 +107,7 @@ def main():
         p = load(f8[0])["profile"]
         bars = [("floor\n(weights / copy BW)", p["floor_us"]), ("kiln\nreplay", p["replay_us"]),
                 ("kiln\nwall", p["wall_us_per_token"])]
-        lb = llama_bench(f"{d}/llama-bench-r8b-q8_0.md")
+        lb = tg128_by_depth(f"{d}/llama-bench-r8b-q8_0.md")
         if 0 in lb:
             bars.append(("llama.cpp\ntg128", 1e6 / lb[0]))
         a.bar(range(len(bars)), [b[1] for b in bars], color=["grey", "C0", "C0", "C1"][: len(bars)])

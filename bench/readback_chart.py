@@ -8,30 +8,19 @@ decode replays it at ~2013 positions (replay, `pos` moving, the token read back)
 Usage: bench/readback_chart.py RESULTS_DIR OUT.png"""
 import json
 import os
-import re
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from llama_bench import tg128_by_depth  # noqa: E402
 
 
 def load(path):
     with open(path) as fh:
         d = json.load(fh)
     return d["profile"], d["decode_tokens_per_s"]
-
-
-def llama_bench(path):
-    """llama-bench's tg128 tokens/s by depth (0 for plain `tg128`) from its markdown table."""
-    out = {}
-    with open(path) as fh:
-        for line in fh:
-            m = re.search(r"tg128(?: @ d(\d+))?\s*\|\s*([\d.]+)", line)
-            if m:
-                out[int(m.group(1) or 0)] = float(m.group(2))
-    return out
 
 
 def main():
@@ -48,7 +37,7 @@ def main():
         head = [load(os.path.join(c4, f"prof-{short}-{p}-head.json")) for p in ["short", "long"]]
         ax.plot([h[0]["position"] for h in head], [h[1] for h in head], "x--", color="C7",
                 label="kiln, session start's package, copy (call 4)")
-        lb = llama_bench(os.path.join(c5, f"llama-bench-rs-{model}.md"))
+        lb = tg128_by_depth(os.path.join(c5, f"llama-bench-rs-{model}.md"))
         depths = sorted(lb)
         ax.plot(depths, [lb[d] for d in depths], "o-", color="C0", label="llama-bench tg128 (call 5)")
         ax.plot(depths, [2 * lb[d] for d in depths], ":", color="C0", label="2x llama-bench (the goal)")
