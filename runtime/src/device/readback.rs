@@ -113,6 +113,11 @@ impl ReadBack {
         })
     }
 
+    /// Made by [`Self::in_place`]: reads the buffer where it is, no copies.
+    pub fn reads_in_place(&self) -> bool {
+        self.in_place
+    }
+
     /// Reads queued and not yet waited for.
     pub fn pending(&self) -> usize {
         self.slots.iter().filter(|s| s.pending.is_some()).count()

@@ -54,8 +54,7 @@ impl CapturedGraph<'_> {
     /// Device microseconds of `n` replays with the current variables (after `warmup` more),
     /// one figure a replay.
     pub fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>, RuntimeError> {
-        let rt = self.rt;
-        time_replays(rt, warmup, n, &mut || self.replay())
+        self.time_replays_with(warmup, n, &mut |_, _| Ok(()), &mut |_, _| Ok(()))
     }
 
     /// [`Self::time_replays`] with `before(self, i)` called before replay `i` (warm-up ones

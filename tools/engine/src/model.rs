@@ -48,6 +48,8 @@ pub const MAX_T: usize = 8;
 
 /// The kernel that copies a step's tokens into [`HISTORY`] (used where the package has it).
 const HISTORY_KERNEL: &str = "copy_at_i32";
+/// The graph's token history: host-mapped, the tokens of each step at their positions.
+const HISTORY: &str = "history";
 
 /// How the host gets the greedy tokens of the steps it queues ([`Decoder::queue_greedy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,8 +72,6 @@ impl TokenRead {
         }
     }
 }
-/// The graph's token history: host-mapped, the tokens of each step at their positions.
-const HISTORY: &str = "history";
 
 /// Most steps of [`Decoder::queue_greedy`] queued and not yet read: two keep the device busy
 /// (the next step is queued while one runs).
@@ -350,9 +350,6 @@ impl StepGraph {
         // The step's ids in, its greedy tokens out: `get_rows_q8_0` reads it first, `argmax_rows`
         // writes it last, so a decode step can start from the last one's token on the device.
         g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
-        // Where the package has `copy_at_i32`, the step's last node copies its tokens to their
-        // positions in `history`, host memory mapped into the device, which the host reads in
-        // place ([`Decoder::queue_greedy`]): no copy between two steps on the stream.
         let cache_bytes = cfg.n_kv_heads * ctx_max * cfg.head_dim / 32 * 34;
         for i in 0..cfg.n_layers {
             for c in ["kc", "vc"] {
@@ -585,7 +582,10 @@ impl StepGraph {
                 .scalar("n", u32_of(cfg.vocab)),
         )?;
         if history {
-            // Allocated last, so the device buffers above are where they are without it.
+            // The step's last node copies its tokens to their positions in `history`, host
+            // memory mapped into the device, which the host reads in place
+            // ([`Decoder::queue_greedy`]): no copy between two steps on the stream. Allocated
+            // last, so the device buffers above are where they are without it.
             g.add_buffer(HISTORY, dev.alloc_host_mapped(ScalarType::I32, ctx_max + MAX_T)?)?;
             let copy = NodeArgs::new()
                 .buffer("src", "tokens")
@@ -614,10 +614,23 @@ fn set_step_vars(set: &mut dyn FnMut(&str, u32), pos: usize, t: usize) {
     set("t", u32_of(t));
 }
 
+/// Sets a captured graph's variables to a step of `t` tokens at `pos` (the first error, after
+/// trying both).
+fn set_captured_step(g: &mut CapturedGraph<'_>, pos: usize, t: usize) -> Result<(), GraphError> {
+    let mut err = None;
+    let mut set = |n: &str, v| {
+        if let Err(e) = g.set_var(n, v) {
+            err.get_or_insert(e);
+        }
+    };
+    set_step_vars(&mut set, pos, t);
+    err.map_or(Ok(()), Err)
+}
+
 /// Queues the read of the greedy token of a one-token step at `pos`: in place, its place in
 /// the history, else a copy of `tokens`.
-fn queue_token(r: &mut ReadBack, in_place: bool, pos: usize) -> Result<Ticket, DeviceError> {
-    if in_place {
+fn queue_token(r: &mut ReadBack, pos: usize) -> Result<Ticket, DeviceError> {
+    if r.reads_in_place() {
         r.queue_range(pos, 1)
     } else {
         r.queue()
@@ -641,8 +654,6 @@ pub struct Decoder<'r> {
     /// Queued reads of the steps of [`Self::queue_greedy`]: of [`HISTORY`] in place where the
     /// graph has it, else copies of `tokens`.
     queued: ReadBack,
-    /// The graph writes [`HISTORY`].
-    in_place: bool,
     logits: Buffer,
     /// Tokens of the last step (its greedy tokens are in `tokens`).
     last_t: usize,
@@ -664,7 +675,6 @@ impl<'r> Decoder<'r> {
                 Some(h) => ReadBack::in_place(h, QUEUE_DEPTH)?,
                 None => ReadBack::new(&tokens, QUEUE_DEPTH)?,
             },
-            in_place: history.is_some(),
             tokens,
             logits: buf("logits"),
             last_t: 0,
@@ -740,7 +750,7 @@ impl<'r> Decoder<'r> {
         }
         self.set_step(self.pos, 1)?;
         self.captured.replay()?;
-        let ticket = queue_token(&mut self.queued, self.in_place, self.pos)?;
+        let ticket = queue_token(&mut self.queued, self.pos)?;
         self.prepare_next(1);
         self.pos += 1;
         Ok(ticket)
@@ -774,18 +784,7 @@ impl<'r> Decoder<'r> {
 
     /// Sets the captured graph's variables to a step of `t` tokens at `pos`.
     fn set_step(&mut self, pos: usize, t: usize) -> Result<(), ModelError> {
-        let mut err = None;
-        let captured = &mut self.captured;
-        set_step_vars(
-            &mut |n, v| {
-                if let Err(e) = captured.set_var(n, v) {
-                    err.get_or_insert(e);
-                }
-            },
-            pos,
-            t,
-        );
-        err.map_or(Ok(()), |e| Err(e.into()))
+        Ok(set_captured_step(&mut self.captured, pos, t)?)
     }
 
     fn run(&mut self, t: usize, logits: bool) -> Result<StepOut, ModelError> {
@@ -865,28 +864,19 @@ impl<'r> Decoder<'r> {
         n: usize,
         read: bool,
     ) -> Result<Vec<f64>, ModelError> {
-        let (pos, in_place) = (self.pos, self.in_place);
+        let pos = self.pos;
         let mut tickets = VecDeque::new();
         let queued = &mut self.queued;
         let times = self.captured.time_replays_with(
             warmup,
             n,
-            &mut |g, i| {
-                let mut err = None;
-                let mut set = |name: &str, v| {
-                    if let Err(e) = g.set_var(name, v) {
-                        err.get_or_insert(e);
-                    }
-                };
-                set_step_vars(&mut set, pos + i % 2, 1);
-                err.map_or(Ok(()), |e| Err(e.into()))
-            },
+            &mut |g, i| Ok(set_captured_step(g, pos + i % 2, 1)?),
             &mut |_, i| {
                 if read {
                     if tickets.len() == QUEUE_DEPTH {
                         queued.wait::<i32>(tickets.pop_front().expect("full"))?;
                     }
-                    tickets.push_back(queue_token(queued, in_place, pos + i % 2)?);
+                    tickets.push_back(queue_token(queued, pos + i % 2)?);
                 }
                 Ok(())
             },
