@@ -37,8 +37,8 @@ mod testing;
 pub mod value;
 
 pub use device::{
-    Buffer, CpuOptions, Device, DeviceError, DeviceKind, DeviceLimits, Event, ReadBack, Ticket,
-    HIP_UNTESTED_NOTICE,
+    Buffer, CpuOptions, Device, DeviceError, DeviceKind, DeviceLimits, Event, L2Access, L2Applied,
+    L2Window, ReadBack, Ticket, HIP_UNTESTED_NOTICE,
 };
 pub use graph::{CapturedGraph, DecodeGraph, GraphError, Hazard, HazardKind, NodeArgs};
 pub use launch::{ArgValue, Args, LaunchError, Launched, PreparedCall, Runtime};

@@ -272,10 +272,74 @@ mod tests {
         }
     }
 
+    /// A group's buffers are zeroed, disjoint, keep what is written to each (random bytes,
+    /// odd sizes, an empty one), outlive the drop of the others, and are refused at absurd
+    /// sizes like one allocation. On cuda they lie side by side in one range, each at a multiple
+    /// of 256 bytes from the first; on the cpu device at consecutive fake addresses: nothing
+    /// else inside, though buffers are freed and allocated meanwhile (on other threads too).
+    fn groups_are_disjoint_buffers_side_by_side(dev: &Device) {
+        let mut r = rand::thread_rng();
+        let specs: Vec<(ScalarType, usize)> = (0..9)
+            .map(|i| match i {
+                4 => (ScalarType::U8, 0),
+                _ => (
+                    [ScalarType::U8, ScalarType::U16, ScalarType::F32][i % 3],
+                    r.gen_range(1..5000),
+                ),
+            })
+            .collect();
+        let mut bufs = dev.alloc_group(&specs).unwrap();
+        let mut data = vec![];
+        for (b, &(dtype, len)) in bufs.iter().zip(&specs) {
+            assert_eq!((b.dtype(), b.len()), (dtype, len));
+            assert!(b.read_bytes().unwrap().iter().all(|&x| x == 0), "not zeroed");
+            let v: Vec<u8> = (0..b.bytes()).map(|_| r.gen()).collect();
+            b.write_bytes(&v).unwrap();
+            data.push(v);
+        }
+        let spans: Vec<(u64, u64)> = bufs
+            .iter()
+            .map(|b| (b.device_address(), b.device_address() + b.bytes() as u64))
+            .collect();
+        for (i, a) in spans.iter().enumerate() {
+            for b in &spans[i + 1..] {
+                assert!(a.1 <= b.0 || b.1 <= a.0, "{a:x?} and {b:x?} overlap");
+            }
+        }
+        if dev.kind() == crate::DeviceKind::Cpu {
+            for (i, w) in spans.windows(2).enumerate() {
+                assert_eq!(
+                    w[1].0,
+                    w[0].0 + (1 << 40),
+                    "buffer {} is not right after buffer {i}",
+                    i + 1
+                );
+            }
+        }
+        if dev.kind() == crate::DeviceKind::Cuda {
+            for (i, w) in spans.windows(2).enumerate() {
+                let next = w[0].0
+                    + (specs[i].1 * specs[i].0.bytes() as usize).max(1).next_multiple_of(256)
+                        as u64;
+                assert_eq!(w[1].0, next, "buffer {} is not right after buffer {i}", i + 1);
+            }
+        }
+        let kept = bufs.split_off(5);
+        drop(bufs);
+        let other = dev.upload(&[1u8; 300]).unwrap();
+        for (b, v) in kept.iter().zip(&data[5..]) {
+            assert_eq!(&b.read_bytes().unwrap(), v);
+        }
+        assert_eq!(other.read_bytes().unwrap(), [1u8; 300]);
+        let e = dev.alloc_group(&[(ScalarType::U8, 4), (ScalarType::F32, usize::MAX)]).unwrap_err();
+        assert!(matches!(e, DeviceError::TooLarge { .. }), "{e}");
+    }
+
     testgen!(
         host_mapped_buffers_read_and_write,
         copies_from_host_mapped_memory,
-        absurd_allocations_are_refused_with_their_size
+        absurd_allocations_are_refused_with_their_size,
+        groups_are_disjoint_buffers_side_by_side
     );
 
     #[test]

@@ -45,6 +45,16 @@ impl Slots {
         })
     }
 
+    /// `n` consecutive slots never used before (none of them reused): a group's addresses
+    /// with no other buffer between them.
+    fn take_run(&mut self, n: u64) -> Option<u64> {
+        let first = self.next;
+        (first.checked_add(n)? <= END_SLOT).then(|| {
+            self.next += n;
+            first
+        })
+    }
+
     fn give_back(&mut self, slot: u64) {
         self.free.push(slot);
     }
@@ -67,18 +77,42 @@ pub(crate) struct HostMemory {
 
 impl HostMemory {
     fn new(bytes: usize) -> Result<HostMemory, DeviceError> {
+        Self::check(bytes)?;
+        let slot = slots().take().ok_or_else(Self::full)?;
+        Ok(HostMemory { bytes: Mutex::new(vec![0; bytes]), address: slot << SLOT_BITS })
+    }
+
+    /// Buffers of `sizes` bytes at consecutive fresh addresses: no other buffer lies between
+    /// them, as in a cuda group ([`CpuDevice::alloc_group`]).
+    fn group(sizes: &[usize]) -> Result<Vec<HostMemory>, DeviceError> {
+        for &b in sizes {
+            Self::check(b)?;
+        }
+        let first = slots().take_run(sizes.len() as u64).ok_or_else(Self::full)?;
+        Ok(sizes
+            .iter()
+            .zip(first..)
+            .map(|(&b, slot)| HostMemory {
+                bytes: Mutex::new(vec![0; b]),
+                address: slot << SLOT_BITS,
+            })
+            .collect())
+    }
+
+    fn check(bytes: usize) -> Result<(), DeviceError> {
         if bytes as u64 > 1 << SLOT_BITS {
             return Err(DeviceError::CpuAddressSpace(format!(
                 "a buffer of {bytes} bytes is larger than the 1 TiB a cpu buffer can span"
             )));
         }
-        let slot = slots().take().ok_or_else(|| {
-            DeviceError::CpuAddressSpace(format!(
-                "all {} fake device addresses are taken by live buffers",
-                END_SLOT - FIRST_SLOT
-            ))
-        })?;
-        Ok(HostMemory { bytes: Mutex::new(vec![0; bytes]), address: slot << SLOT_BITS })
+        Ok(())
+    }
+
+    fn full() -> DeviceError {
+        DeviceError::CpuAddressSpace(format!(
+            "all {} fake device addresses are taken by live buffers",
+            END_SLOT - FIRST_SLOT
+        ))
     }
 }
 
@@ -121,6 +155,17 @@ impl CpuDevice {
         }
         buffers.push(Arc::downgrade(&mem));
         Ok(mem)
+    }
+
+    /// Buffers of `sizes` bytes at consecutive fresh fake addresses (see
+    /// [`super::Device::alloc_group`]), registered for launches.
+    pub fn alloc_group(&self, sizes: &[usize]) -> Result<Vec<Arc<Memory>>, DeviceError> {
+        let mems: Vec<Arc<Memory>> =
+            HostMemory::group(sizes)?.into_iter().map(|h| Arc::new(Memory::Host(h))).collect();
+        let mut buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        buffers.retain(|b| b.strong_count() > 0);
+        buffers.extend(mems.iter().map(Arc::downgrade));
+        Ok(mems)
     }
 
     /// The device's buffers that are alive now.

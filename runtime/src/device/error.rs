@@ -18,6 +18,14 @@ pub enum DeviceError {
     /// A device kind name that is not `cpu`, `cuda` or `hip`.
     #[error("unknown device `{0}`; devices: cpu, cuda, hip")]
     UnknownKind(String),
+    /// An L2 window no device could take ([`super::L2Window`]).
+    #[error("bad L2 window {window}: {why}")]
+    BadL2Window {
+        /// The window, as asked for.
+        window: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The CUDA driver failed.
     #[error(transparent)]
     Cuda(#[from] CudaError),

@@ -21,6 +21,7 @@ mod event;
 #[cfg(feature = "hip")]
 pub(crate) mod hip;
 pub(crate) mod inflight;
+mod l2;
 mod limits;
 mod readback;
 mod work;
@@ -30,6 +31,7 @@ pub(crate) use buffer::Memory;
 pub use error::DeviceError;
 pub use event::Event;
 use event::EventInner;
+pub use l2::{L2Access, L2Applied, L2Window};
 pub use limits::DeviceLimits;
 pub use readback::{ReadBack, Ticket};
 pub(crate) use work::{
@@ -252,6 +254,34 @@ impl Device {
         Ok(Buffer { dtype, len, mem, device: self.clone() })
     }
 
+    /// Allocates zeroed buffers of `(dtype, len)` each, side by side in one address range that
+    /// holds them and nothing else (cuda: one `cuMemAlloc`, each buffer at a multiple of 256
+    /// bytes; freed when the last of them drops), so that one L2 window ([`L2Window`]) covers
+    /// exactly them. Each is a buffer of its own: disjoint from the others and from every
+    /// other buffer. cpu: consecutive fresh fake addresses (no other buffer between them);
+    /// hip: one by one (no L2 window there).
+    pub fn alloc_group(&self, specs: &[(ScalarType, usize)]) -> Result<Vec<Buffer>, DeviceError> {
+        let bytes = specs
+            .iter()
+            .map(|&(dtype, len)| alloc_bytes(dtype, len))
+            .collect::<Result<Vec<usize>, _>>()?;
+        let mems: Vec<Arc<Memory>> = match self.backend() {
+            Backend::Cpu(c) => c.alloc_group(&bytes)?,
+            Backend::Cuda(c) => {
+                c.alloc_group(&bytes)?.into_iter().map(|m| Arc::new(Memory::Cuda(m))).collect()
+            }
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => {
+                return specs.iter().map(|&(dtype, len)| self.alloc(dtype, len)).collect()
+            }
+        };
+        Ok(specs
+            .iter()
+            .zip(mems)
+            .map(|(&(dtype, len), mem)| Buffer { dtype, len, mem, device: self.clone() })
+            .collect())
+    }
+
     /// Allocates `len` zeroed elements of `dtype` in pinned host memory mapped into the device's
     /// address space: kernels reach it through [`Buffer::device_address`] (over the bus), as an
     /// engine stages a decode step's small inputs for `copy_from_mapped_multi`. It reads, writes
@@ -275,6 +305,22 @@ impl Device {
         let b = self.alloc(T::DTYPE, data.len())?;
         b.write(data)?;
         Ok(b)
+    }
+
+    /// Sets the L2 window that every launch issued from now on carries (graphs captured from
+    /// now on included; a graph keeps the window it was captured with), or clears it with
+    /// `None`. See [`L2Window`]: only the cuda device applies one; the others answer
+    /// [`L2Applied::Ignored`]. Results never depend on it.
+    pub fn set_l2_window(&self, w: Option<L2Window>) -> Result<L2Applied, DeviceError> {
+        if let Some(w) = &w {
+            w.check()?;
+        }
+        match self.backend() {
+            Backend::Cpu(_) => Ok(L2Applied::Ignored),
+            Backend::Cuda(c) => c.set_l2_window(w),
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => Ok(L2Applied::Ignored),
+        }
     }
 
     /// Waits for everything issued so far; reports errors recorded since the last checked call.

@@ -197,6 +197,11 @@ impl DecodeGraph {
         self.buffers.get(name)
     }
 
+    /// Every named buffer, by name.
+    pub fn buffers(&self) -> impl Iterator<Item = (&str, &Buffer)> {
+        self.buffers.iter().map(|(n, b)| (n.as_str(), b))
+    }
+
     /// Sets a variable (for eager runs and for the next capture).
     pub fn set_var(&mut self, name: impl Into<String>, v: impl Into<Scalar>) {
         self.vars.insert(name.into(), v.into());
@@ -796,10 +801,87 @@ mod tests {
         assert_eq!(bits(&g), bits(&eager));
     }
 
+    /// Under an L2 window (streaming, then a persisting one larger than any set-aside part)
+    /// launches and a captured graph give the reference's bits; the window is cut to what the
+    /// device takes, windows no device takes are refused, and clearing it works. Only cuda
+    /// applies a window; the others answer that it was ignored.
+    fn an_l2_window_changes_no_result(dev: &Device) {
+        use crate::device::{L2Access, L2Applied, L2Window};
+        let kernels = [testing::mix(), testing::acc(), testing::count()];
+        let Some((_d, pkg)) = testing::package_for(dev, &kernels) else { return };
+        let rt = Runtime::load_with(dev, &pkg, Overrides::none()).unwrap();
+        let data = random_data();
+        let want = reference(&data);
+        let expect = |g: &DecodeGraph| {
+            let (a, b, c) = bits(g);
+            assert_eq!(a, crate::value::to_bytes(&want.a));
+            assert_eq!(b, crate::value::to_bytes(&want.b));
+            assert_eq!(c, crate::value::to_bytes(&want.c));
+        };
+        for bad in [
+            L2Window::streaming(4096, 0),
+            L2Window::streaming(u64::MAX - 8, 64),
+            L2Window::persisting(4096, 64, f32::NAN),
+            L2Window::persisting(4096, 64, 1.5),
+        ] {
+            let e = dev.set_l2_window(Some(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("bad L2 window"), "{e}");
+        }
+        let a = dev.alloc(ScalarType::U8, 1).unwrap();
+        let g = graph(&rt, &data);
+        let span = g.buffer("a").unwrap();
+        let windows = [
+            L2Window::streaming(span.device_address(), span.bytes() as u64),
+            // 1 TiB: past every device's largest window and set-aside part.
+            L2Window::persisting(a.device_address(), 1 << 40, 1.0),
+        ];
+        for w in windows {
+            let applied = dev.set_l2_window(Some(w)).unwrap();
+            match (dev.kind(), applied) {
+                (crate::DeviceKind::Cuda, L2Applied::Applied { window, max_window, set_aside }) => {
+                    assert_eq!(window.bytes, w.bytes.min(max_window));
+                    assert!(window.hit_ratio <= w.hit_ratio);
+                    let persists = w.hit == L2Access::Persisting;
+                    assert_eq!(set_aside > 0, persists, "{applied:?}");
+                    if persists {
+                        let share = window.bytes as f64 * f64::from(window.hit_ratio);
+                        assert!(share <= set_aside as f64 + 1.0, "{applied:?}");
+                    }
+                }
+                (crate::DeviceKind::Cuda, other) => {
+                    panic!("not applied on an sm_80+ GPU: {other:?}")
+                }
+                (_, applied) => assert_eq!(applied, L2Applied::Ignored),
+            }
+            let mut eager = graph(&rt, &data);
+            let mut g = graph(&rt, &data);
+            g.set_var("pos", 1u32);
+            let mut cap = g.capture(&rt).unwrap();
+            for pos in 1..=STEPS {
+                eager.set_var("pos", pos);
+                eager.run(&rt).unwrap();
+                cap.set_var("pos", pos).unwrap();
+                cap.replay().unwrap();
+            }
+            expect(&eager);
+            expect(&g);
+        }
+        let cleared = dev.set_l2_window(None).unwrap();
+        let on_cuda = dev.kind() == crate::DeviceKind::Cuda;
+        assert_eq!(cleared, if on_cuda { L2Applied::Cleared } else { L2Applied::Ignored });
+        let mut eager = graph(&rt, &data);
+        for pos in 1..=STEPS {
+            eager.set_var("pos", pos);
+            eager.run(&rt).unwrap();
+        }
+        expect(&eager);
+    }
+
     testgen!(
         replay_equals_eager_bitwise,
         replay_rechecks_only_changed_nodes,
-        update_prepares_the_next_replay_without_running
+        update_prepares_the_next_replay_without_running,
+        an_l2_window_changes_no_result
     );
 
     /// The hazard edges of a random graph are exactly those of the pairwise definition: every

@@ -110,16 +110,40 @@ impl Runtime {
         package: &Package,
         overrides: Overrides,
     ) -> Result<Runtime, RuntimeError> {
+        Runtime::load_filtered(device, package, overrides, &|_| true)
+    }
+
+    /// [`Runtime::load_with`] loading only the objects of `kernels` (names the package lacks
+    /// are left out, as a kernel built for other archs only is): the other kernels are not
+    /// in the runtime ([`Runtime::kernels`]). An engine that knows which kernels its graph
+    /// calls loads only those: on the H200 the whole library's modules beside a decode step's
+    /// made the SmolLM2-shaped Q8_0 step 22 us (4%) slower than its own modules alone
+    /// (`bench/results/l2-h200-2026-12-04.md`): where the driver puts the code moves the step.
+    pub fn load_only(
+        device: &Device,
+        package: &Package,
+        overrides: Overrides,
+        kernels: &[&str],
+    ) -> Result<Runtime, RuntimeError> {
+        Runtime::load_filtered(device, package, overrides, &|k| kernels.contains(&k))
+    }
+
+    fn load_filtered(
+        device: &Device,
+        package: &Package,
+        overrides: Overrides,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Runtime, RuntimeError> {
         let arch = resolve_arch(device, package)?;
         let mut kernels: BTreeMap<String, KernelSlot> = BTreeMap::new();
-        for k in package.kernels() {
+        for k in package.kernels().into_iter().filter(|k| keep(k)) {
             let router =
                 Router::new(package.routes(k).expect("a kernel of the package has routes"));
             kernels.insert(k.to_string(), KernelSlot { router, variants: BTreeMap::new() });
         }
-        let mut any = false;
-        for obj in package.objects().iter().filter(|o| o.entry.arch == arch) {
-            any = true;
+        let ours = |o: &&PackageObject| o.entry.arch == arch;
+        let any = package.objects().iter().any(|o| ours(&o));
+        for obj in package.objects().iter().filter(ours).filter(|o| keep(&o.entry.kernel)) {
             let code = device.load_object(obj, &arch)?;
             let lk = LoadedKernel::new(obj, code);
             let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");

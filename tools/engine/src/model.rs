@@ -38,8 +38,8 @@ use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, ReadBack, Runtime,
-    RuntimeError, Ticket,
+    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, L2Window, NodeArgs,
+    ReadBack, Runtime, RuntimeError, Ticket,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -60,6 +60,17 @@ pub enum TokenRead {
     /// A copy of `tokens` queued after each step (`cuMemcpyDtoHAsync` on cuda: about 9 us a
     /// step on the H200, between two replays).
     Copy,
+}
+
+/// Every kernel a step with these placements calls: [`Config::kernels_with`], and the
+/// in-place read's copy ([`TokenRead::InPlace`]). An engine loads only these
+/// ([`kiln_runtime::Runtime::load_only`]).
+pub fn step_kernels(cfg: &Config, norms: Norms, append: Append, read: TokenRead) -> Vec<String> {
+    let mut v = cfg.kernels_with(norms, append);
+    if read == TokenRead::InPlace {
+        v.push(HISTORY_KERNEL.to_string());
+    }
+    v
 }
 
 impl TokenRead {
@@ -106,6 +117,23 @@ pub enum ModelError {
          in the Q/K/V GEMV (`--append fused`)"
     )]
     Split,
+    /// The buffers an L2 window would cover are not one address range of their own.
+    #[error(
+        "the {what} are not one address range apart from the rest: `{other}` lies between them \
+         ({lo:#x}..{hi:#x}); run without `--l2 {plan}`"
+    )]
+    L2Range {
+        /// What the window was for.
+        what: &'static str,
+        /// The plan's name.
+        plan: &'static str,
+        /// A buffer of the graph inside the range.
+        other: String,
+        /// The range.
+        lo: u64,
+        /// See `lo`.
+        hi: u64,
+    },
     /// A step with no token or more than [`MAX_T`].
     #[error("a step takes 1..={MAX_T} tokens, got {0}")]
     Tokens(usize),
@@ -189,82 +217,16 @@ impl Weights {
         let info = |name: &str| -> &TensorInfo {
             g.tensor(name).expect("the config checked every tensor")
         };
-        let raw = |w: &mut Weights, name: &str, as_name: &str| -> Result<(), ModelError> {
-            let t = info(name);
-            let data = g.data(t);
-            use crate::gguf::GgmlType;
-            let b = match t.ty {
-                // Norm weights: the kernels take f32 buffers.
-                GgmlType::F32 => {
-                    let v: Vec<f32> = data
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-                        .collect();
-                    dev.upload(&v)?
-                }
-                // Blocks as bytes, for the kernels that read ggml's layout.
-                GgmlType::Q8_0
-                | GgmlType::Q4_0
-                | GgmlType::Q4_1
-                | GgmlType::F16
-                | GgmlType::Bf16 => dev.upload(data)?,
-            };
-            w.bytes += data.len();
-            w.buffers.insert(as_name.to_string(), b);
-            Ok(())
-        };
-        raw(&mut w, "token_embd.weight", "token_embd")?;
-        raw(&mut w, "output_norm.weight", "output_norm")?;
-        // The ggml-layout sources of the repacks live until the synchronize below: a device
-        // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
-        // be queued.
-        let mut staging = vec![];
-        // `on_device`: the matrix's ggml blocks already uploaded (the tied embedding), read
-        // from there; else uploaded here (and counted) for the repack.
-        let mut repack = |w: &mut Weights,
-                          name: &str,
-                          m: MatType,
-                          on_device: Option<Buffer>|
-         -> Result<(), ModelError> {
-            let t = info(&format!("{name}.weight"));
-            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
-            let src = match on_device {
-                Some(b) => b,
-                None => {
-                    let data = g.data(t);
-                    w.bytes += data.len();
-                    let b = dev.upload(data)?;
-                    staging.push(b.clone());
-                    b
-                }
-            };
-            let blocks = n * k / 32;
-            let wq = dev.alloc(ScalarType::U8, blocks * m.quant_bytes())?;
-            let ws = dev.alloc(m.scale_type(), blocks)?;
-            let args = Args::new()
-                .buffer("w", &src)
-                .buffer("wq", &wq)
-                .buffer("ws", &ws)
-                .scalar("n", u32_of(n))
-                .scalar("k", u32_of(k));
-            rt.launch(&format!("repack_{}", m.name()), &args)?;
-            w.buffers.insert(format!("{name}.q"), wq);
-            w.buffers.insert(format!("{name}.s"), ws);
-            Ok(())
-        };
+        // The matrices to repack, in the order their buffers are laid out.
+        let mut mats: Vec<(String, MatType)> = vec![];
         match cfg.output {
-            Some(m) => repack(&mut w, "output", m, None)?,
+            Some(m) => mats.push(("output".into(), m)),
             // Tied: the LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`: its
             // quants in 16-byte words, against 2-byte loads of ggml's 34-byte blocks), at the
             // cost of a second copy in memory.
-            None => {
-                let embd = w.buffers["token_embd"].clone();
-                repack(&mut w, "token_embd", MatType::Q8_0, Some(embd))?
-            }
+            None => mats.push(("token_embd".into(), MatType::Q8_0)),
         }
         for (i, l) in cfg.layers.iter().enumerate() {
-            raw(&mut w, &format!("blk.{i}.attn_norm.weight"), &format!("blk.{i}.attn_norm"))?;
-            raw(&mut w, &format!("blk.{i}.ffn_norm.weight"), &format!("blk.{i}.ffn_norm"))?;
             for (name, m) in [
                 ("attn_q", l.q),
                 ("attn_k", l.k),
@@ -274,12 +236,118 @@ impl Weights {
                 ("ffn_up", l.gate_up),
                 ("ffn_down", l.down),
             ] {
-                repack(&mut w, &format!("blk.{i}.{name}"), m, None)?;
+                mats.push((format!("blk.{i}.{name}"), m));
             }
+        }
+        // Every buffer the step reads, in one group ([`Device::alloc_group`]): the weights are
+        // one address range holding nothing else, which one L2 window covers
+        // ([`StepGraph::l2_window`]). Tensors as the file has them (the norms' f32 values, the
+        // embedding's blocks as bytes), then each matrix's repacked quants and scales.
+        use crate::gguf::GgmlType;
+        let mut raws = vec![
+            ("token_embd".to_string(), "token_embd.weight".to_string()),
+            ("output_norm".into(), "output_norm.weight".into()),
+        ];
+        for i in 0..cfg.layers.len() {
+            for n in ["attn_norm", "ffn_norm"] {
+                raws.push((format!("blk.{i}.{n}"), format!("blk.{i}.{n}.weight")));
+            }
+        }
+        let mut specs = vec![];
+        for (_, t) in &raws {
+            let t = info(t);
+            specs.push(match t.ty {
+                // Norm weights: the kernels take f32 buffers.
+                GgmlType::F32 => (ScalarType::F32, g.data(t).len() / 4),
+                // Blocks as bytes, for the kernels that read ggml's layout.
+                GgmlType::Q8_0
+                | GgmlType::Q4_0
+                | GgmlType::Q4_1
+                | GgmlType::F16
+                | GgmlType::Bf16 => (ScalarType::U8, g.data(t).len()),
+            });
+        }
+        for (name, m) in &mats {
+            let t = info(&format!("{name}.weight"));
+            let blocks = t.dims[0] as usize * t.dims[1] as usize / 32;
+            specs.push((ScalarType::U8, blocks * m.quant_bytes()));
+            specs.push((m.scale_type(), blocks));
+        }
+        let mut group = dev.alloc_group(&specs)?.into_iter();
+        for (as_name, t) in &raws {
+            let t = info(t);
+            let data = g.data(t);
+            let b = group.next().expect("a buffer a spec");
+            match t.ty {
+                GgmlType::F32 => {
+                    let v: Vec<f32> = data
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                        .collect();
+                    b.write(&v)?
+                }
+                _ => b.write_bytes(data)?,
+            }
+            w.bytes += data.len();
+            w.buffers.insert(as_name.clone(), b);
+        }
+        // The ggml-layout sources of the repacks live until the synchronize below: a device
+        // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
+        // be queued.
+        let mut staging = vec![];
+        for (name, m) in &mats {
+            let t = info(&format!("{name}.weight"));
+            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+            // The tied embedding's blocks are on the device already (and counted).
+            let src = match w.buffers.get(name.as_str()) {
+                Some(b) if cfg.output.is_none() => b.clone(),
+                _ => {
+                    let data = g.data(t);
+                    w.bytes += data.len();
+                    let b = dev.upload(data)?;
+                    staging.push(b.clone());
+                    b
+                }
+            };
+            let (wq, ws) = (group.next().expect("quants"), group.next().expect("scales"));
+            let args = Args::new()
+                .buffer("w", &src)
+                .buffer("wq", &wq)
+                .buffer("ws", &ws)
+                .scalar("n", u32_of(n))
+                .scalar("k", u32_of(k));
+            rt.launch(&format!("repack_{}", m.name()), &args)?;
+            w.buffers.insert(format!("{name}.q"), wq);
+            w.buffers.insert(format!("{name}.s"), ws);
         }
         rt.synchronize()?;
         drop(staging);
         Ok(w)
+    }
+}
+
+/// How a decode step asks the L2 to treat its memory (`kiln generate --l2`; see
+/// [`kiln_runtime::L2Window`]). The step's results are the same under every plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L2Plan {
+    /// No window: the L2's own policy.
+    Off,
+    /// The weights' addresses streaming (evicted first): a step reads each weight once, and
+    /// in plain LRU their stream evicts the KV cache and the activations that the next step
+    /// reads again.
+    StreamWeights,
+    /// The KV caches' addresses persisting in the set-aside L2 (as much of them as it holds).
+    KeepCache,
+}
+
+impl L2Plan {
+    /// `off`, `stream` or `keep`.
+    pub fn name(self) -> &'static str {
+        match self {
+            L2Plan::Off => "off",
+            L2Plan::StreamWeights => "stream",
+            L2Plan::KeepCache => "keep",
+        }
     }
 }
 
@@ -292,6 +360,58 @@ pub struct StepGraph {
 }
 
 impl StepGraph {
+    /// The L2 window of `plan` over this graph's buffers: the address range of the weights
+    /// (`stream`) or of the KV caches (`keep`: the device lowers the persisting share to what
+    /// its set-aside part holds), with the names of the step's other buffers that lie inside
+    /// it (the device's allocator may put small buffers between the weights: the window covers
+    /// them too, which changes no result). Refused when the range holds what the plan keeps
+    /// apart: a KV cache inside the weights' range, or a weight inside the caches'. Set it
+    /// with [`kiln_runtime::Device::set_l2_window`] before the step is captured.
+    pub fn l2_window(
+        &self,
+        weights: &Weights,
+        plan: L2Plan,
+    ) -> Result<Option<(L2Window, Vec<String>)>, ModelError> {
+        let weight = |n: &str| weights.buffers.contains_key(n);
+        let cache = |n: &str| n.starts_with("kc.") || n.starts_with("vc.");
+        let (what, inside, apart): (&str, &dyn Fn(&str) -> bool, &dyn Fn(&str) -> bool) = match plan
+        {
+            L2Plan::Off => return Ok(None),
+            L2Plan::StreamWeights => ("weights", &weight, &cache),
+            L2Plan::KeepCache => ("KV caches", &cache, &weight),
+        };
+        let span = |b: &Buffer| (b.device_address(), b.device_address() + b.bytes() as u64);
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for (_, b) in self.graph.buffers().filter(|(n, _)| inside(n)) {
+            let (a, e) = span(b);
+            (lo, hi) = (lo.min(a), hi.max(e));
+        }
+        if lo >= hi {
+            return Ok(None);
+        }
+        let mut others = vec![];
+        for (n, b) in self.graph.buffers().filter(|(n, _)| !inside(n)) {
+            let (a, e) = span(b);
+            if a < hi && e > lo {
+                if apart(n) {
+                    return Err(ModelError::L2Range {
+                        what,
+                        plan: plan.name(),
+                        other: n.to_string(),
+                        lo,
+                        hi,
+                    });
+                }
+                others.push(n.to_string());
+            }
+        }
+        let window = match plan {
+            L2Plan::StreamWeights => L2Window::streaming(lo, hi - lo),
+            _ => L2Window::persisting(lo, hi - lo, 1.0),
+        };
+        Ok(Some((window, others)))
+    }
+
     /// Builds the graph: the weights, the activation and cache buffers, and every node.
     pub fn build(
         rt: &Runtime,
@@ -351,10 +471,12 @@ impl StepGraph {
         // writes it last, so a decode step can start from the last one's token on the device.
         g.add_buffer("tokens", dev.alloc(ScalarType::I32, MAX_T)?)?;
         let cache_bytes = cfg.n_kv_heads * ctx_max * cfg.head_dim / 32 * 34;
-        for i in 0..cfg.n_layers {
-            for c in ["kc", "vc"] {
-                let b = dev.alloc(ScalarType::U8, cache_bytes)?;
-                g.add_buffer(format!("{c}.{i}"), b)?;
+        // The caches in one group: one address range holding them and nothing else (for
+        // `--l2 keep`).
+        let mut caches = dev.alloc_group(&vec![(ScalarType::U8, cache_bytes); 2 * cfg.n_layers])?;
+        for i in (0..cfg.n_layers).rev() {
+            for c in ["vc", "kc"] {
+                g.add_buffer(format!("{c}.{i}"), caches.pop().expect("two caches a layer"))?;
             }
         }
         let (hu, fu) = (u32_of(h), u32_of(f));

@@ -8,9 +8,9 @@ mod common;
 use common::*;
 use kiln_engine::config::ConfigError;
 use kiln_engine::config::{Append, Norms};
-use kiln_engine::model::{Decoder, ModelError, StepGraph, TokenRead, Weights, QUEUE_DEPTH};
+use kiln_engine::model::{Decoder, L2Plan, ModelError, StepGraph, TokenRead, Weights, QUEUE_DEPTH};
 use kiln_engine::{ModelFile, OpenError};
-use kiln_runtime::{CpuOptions, Device, Package, Runtime};
+use kiln_runtime::{CpuOptions, Device, L2Access, L2Applied, Package, Runtime};
 use rand::{Rng, SeedableRng};
 
 fn open(kvs: &[Kv], ts: &[T]) -> Result<ModelFile, OpenError> {
@@ -281,6 +281,51 @@ fn timing_steps_leaves_the_decoder_as_it_was_and_both_reads_agree() {
     let mut dec_copy = Decoder::new(&rt, &model.config, &copy).unwrap();
     assert_eq!(dec_copy.nodes() + 1, dec.nodes());
     assert_eq!(run(&mut dec_copy, true), plain);
+}
+
+/// The L2 windows of `--l2`: the weights' window covers every weight buffer and no other buffer
+/// of the step (the uploads put the repacks' staging buffers before the weights), the caches'
+/// window every K/V cache and nothing else; `off` has none; the cpu device ignores them.
+#[test]
+#[cfg_attr(
+    not(kiln_engine_package),
+    ignore = "needs a package with the engine's kernels: KILN_ENGINE_PACKAGE=DIR or dist/"
+)]
+fn the_l2_windows_cover_the_weights_or_the_caches_and_nothing_else() {
+    let m = Tiny::small();
+    let (kvs, ts) = tiny_llama_with(&m, 13, true);
+    let model = open(&kvs, &ts).unwrap();
+    let rt = runtime();
+    let w = Weights::upload(&rt, &model.gguf, &model.config).unwrap();
+    let step = StepGraph::build(&rt, &model.config, &w, 32).unwrap();
+    assert_eq!(step.l2_window(&w, L2Plan::Off).unwrap(), None);
+    let weight =
+        |n: &str| n.starts_with("blk.") || n.starts_with("token_embd") || n.starts_with("output");
+    let cache = |n: &str| n.starts_with("kc.") || n.starts_with("vc.");
+    for (plan, inside) in
+        [(L2Plan::StreamWeights, &weight as &dyn Fn(&str) -> bool), (L2Plan::KeepCache, &cache)]
+    {
+        let (win, others) = step.l2_window(&w, plan).unwrap().expect("a window");
+        assert_eq!(others, Vec::<String>::new());
+        let expect = match plan {
+            L2Plan::StreamWeights => L2Access::Streaming,
+            _ => L2Access::Persisting,
+        };
+        assert_eq!((win.hit, win.hit_ratio), (expect, 1.0));
+        let (lo, hi) = (win.base, win.base + win.bytes);
+        let mut n_inside = 0;
+        for (name, b) in step.graph.buffers() {
+            let (a, e) = (b.device_address(), b.device_address() + b.bytes() as u64);
+            if inside(name) {
+                assert!(lo <= a && e <= hi, "{name} outside {plan:?}'s window");
+                n_inside += 1;
+            } else {
+                assert!(e <= lo || a >= hi, "{name} inside {plan:?}'s window");
+            }
+        }
+        assert!(n_inside >= 2 * model.config.n_layers, "{plan:?}: {n_inside} buffers");
+        assert_eq!(rt.device().set_l2_window(Some(win)).unwrap(), L2Applied::Ignored);
+    }
 }
 
 /// The tiny model with `blk.0.attn_v` in Q4_0 (random nibbles, scale 1/128): layer 0's Q, K

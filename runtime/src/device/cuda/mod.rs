@@ -34,7 +34,7 @@ pub use result::CudaError;
 use super::inflight::{InFlight, Range};
 use super::{
     capture_nodes, foreign_code, slot_ptrs, DeviceError, DeviceKind, DeviceLimits, KernelArg,
-    Memory, PreparedLaunch,
+    L2Access, L2Applied, L2Window, Memory, PreparedLaunch,
 };
 use crate::package::PackageObject;
 use cudarc::driver::sys;
@@ -42,6 +42,10 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 const _: () = assert!(cfg!(target_endian = "little"), "kernel parameters are stored little-endian");
+
+/// Where the buffers of a group start ([`CudaDevice::alloc_group`]): `cuMemAlloc`'s own
+/// alignment, so a part is aligned as an allocation of its own would be.
+pub(crate) const GROUP_ALIGN: usize = 256;
 
 /// The primary context of one device, and the errors recorded in `Drop`s.
 pub(crate) struct Context {
@@ -101,6 +105,11 @@ pub(crate) struct CudaDevice {
     /// serialization (sm_90+: the next kernel's launch overlaps this one's tail). On unless
     /// `KILN_OVERLAP=0`, for comparing.
     overlap: bool,
+    /// The L2 window every launch carries ([`super::L2Window`]), with the device's largest
+    /// window and persisting part (bytes; 0 where it has none).
+    l2: Mutex<Option<L2Window>>,
+    max_l2_window: u64,
+    max_l2_persisting: u64,
 }
 
 // SAFETY: the stream handle is used only with the context bound; the driver serializes work
@@ -156,6 +165,10 @@ impl CudaDevice {
         // SAFETY: the context is current; 1 = CU_STREAM_NON_BLOCKING.
         let stream = unsafe { result::stream_create(1)? };
         let overlap = std::env::var("KILN_OVERLAP").map_or(true, |v| v != "0");
+        let max_l2_window =
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)?.max(0) as u64;
+        let max_l2_persisting =
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE)?.max(0) as u64;
         Ok(CudaDevice {
             ctx,
             stream,
@@ -164,7 +177,54 @@ impl CudaDevice {
             arch,
             limits,
             overlap,
+            l2: Mutex::new(None),
+            max_l2_window,
+            max_l2_persisting,
         })
+    }
+
+    /// See [`super::Device::set_l2_window`]: the window cut to the device's largest, and the
+    /// persisting part set aside (as much as the window's persisting share, up to the device's
+    /// most) or given back.
+    pub fn set_l2_window(&self, w: Option<L2Window>) -> Result<L2Applied, DeviceError> {
+        if self.max_l2_window == 0 {
+            return Ok(L2Applied::Ignored);
+        }
+        self.ctx.bind()?;
+        let _issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut l2 = self.l2.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut w) = w else {
+            if l2.take().is_some() {
+                // SAFETY: the context is current.
+                unsafe {
+                    result::ctx_set_limit(sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)?;
+                    result::ctx_reset_persisting_l2()?;
+                }
+            }
+            return Ok(L2Applied::Cleared);
+        };
+        w.bytes = w.bytes.min(self.max_l2_window);
+        // The persisting share, lowered to what the set-aside part holds (more would make the
+        // persisting lines evict each other).
+        let persisting = |w: &L2Window| {
+            let r = f64::from(w.hit_ratio);
+            let share = |a: L2Access, r: f64| if a == L2Access::Persisting { r } else { 0.0 };
+            w.bytes as f64 * (share(w.hit, r) + share(w.miss, 1.0 - r))
+        };
+        if w.hit == L2Access::Persisting && persisting(&w) > self.max_l2_persisting as f64 {
+            let most = self.max_l2_persisting as f64 / w.bytes as f64;
+            w.hit_ratio = w.hit_ratio.min(most as f32);
+        }
+        let set_aside = (persisting(&w).ceil() as u64).min(self.max_l2_persisting);
+        // SAFETY: the context is current.
+        unsafe {
+            result::ctx_set_limit(
+                sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE,
+                set_aside as usize,
+            )?
+        };
+        *l2 = Some(w);
+        Ok(L2Applied::Applied { window: w, max_window: self.max_l2_window, set_aside })
     }
 
     pub fn name(&self) -> String {
@@ -185,11 +245,41 @@ impl CudaDevice {
         let mut issue = self.issue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context is current; a zero-byte buffer still gets a distinct allocation.
         let ptr = unsafe { result::mem_alloc(bytes.max(1))? };
-        let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes, host: None };
+        let m = DeviceMemory { ctx: self.ctx.clone(), ptr, bytes, host: None, part_of: None };
         // SAFETY: `ptr` holds `bytes` bytes; the stream lives as long as `self`.
         unsafe { result::memset_d8_async(ptr, 0, bytes, self.stream)? };
         issue.wrote((ptr, bytes as u64));
         Ok(m)
+    }
+
+    /// Buffers of `sizes` bytes side by side in one zeroed allocation, each at a multiple of
+    /// [`GROUP_ALIGN`] bytes: one address range holding them and nothing else (for an L2
+    /// window). Each is a buffer of its own (disjoint from the others); the allocation is freed
+    /// when the last of them drops.
+    pub fn alloc_group(&self, sizes: &[usize]) -> Result<Vec<DeviceMemory>, DeviceError> {
+        let mut offsets = Vec::with_capacity(sizes.len());
+        let mut total = 0usize;
+        for &b in sizes {
+            offsets.push(total);
+            total = total.checked_add(b.max(1).next_multiple_of(GROUP_ALIGN)).ok_or_else(|| {
+                DeviceError::Unavailable {
+                    kind: DeviceKind::Cuda,
+                    reason: "a group of buffers larger than the address space".into(),
+                }
+            })?;
+        }
+        let whole = Arc::new(self.alloc_zeroed(total)?);
+        Ok(sizes
+            .iter()
+            .zip(offsets)
+            .map(|(&bytes, off)| DeviceMemory {
+                ctx: self.ctx.clone(),
+                ptr: whole.ptr + off as u64,
+                bytes,
+                host: None,
+                part_of: Some(whole.clone()),
+            })
+            .collect())
     }
 
     /// Pinned host memory mapped into the device's address space, zeroed.
@@ -201,8 +291,13 @@ impl CudaDevice {
             result::mem_host_alloc(bytes.max(1), cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP)?
         };
         // Owned from here, so an error below frees it.
-        let mut m =
-            DeviceMemory { ctx: self.ctx.clone(), ptr: 0, bytes, host: Some(MappedHost(host)) };
+        let mut m = DeviceMemory {
+            ctx: self.ctx.clone(),
+            ptr: 0,
+            bytes,
+            host: Some(MappedHost(host)),
+            part_of: None,
+        };
         // SAFETY: `host` holds at least `bytes` bytes, just allocated: no device work can touch it.
         unsafe { std::ptr::write_bytes(host as *mut u8, 0, bytes) };
         // SAFETY: the context is current; `host` was allocated with DEVICEMAP and is live.
@@ -309,7 +404,10 @@ impl CudaDevice {
         // context kept alive by the caller's launch record until the stream passes them. With
         // `overlap`, the object waits for the grids before it (`grid_dependency`) and reads
         // nothing before that wait that a grid still in flight writes (`InFlight`).
-        unsafe { result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs, overlap)? };
+        let window = *self.l2.lock().unwrap_or_else(|p| p.into_inner());
+        unsafe {
+            result::launch_kernel(f.raw, l.grid, l.block, self.stream, &mut ptrs, overlap, window)?
+        };
         Ok(())
     }
 
@@ -556,6 +654,9 @@ pub(crate) struct DeviceMemory {
     bytes: usize,
     /// Mapped host memory: its host pointer. `None`: device memory.
     host: Option<MappedHost>,
+    /// A part of one allocation shared by a group ([`CudaDevice::alloc_group`]): the whole,
+    /// freed when its last part drops. `None`: this is an allocation of its own.
+    part_of: Option<Arc<DeviceMemory>>,
 }
 
 impl DeviceMemory {
@@ -582,6 +683,10 @@ impl DeviceMemory {
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
+        if self.part_of.is_some() {
+            // The whole allocation frees itself when its last part drops.
+            return;
+        }
         let r = self.ctx.bind_quiet().and_then(|()| match &self.host {
             // A kernel may still reach it through an address in a table, which holds no handle:
             // wait for the context's work first, or the device could write into host memory

@@ -3,6 +3,7 @@
 //!
 //! Every function links the driver API page of the call it wraps.
 
+use crate::device::{L2Access, L2Window};
 use cudarc::driver::sys::{self, CUresult};
 use std::ffi::{c_void, CStr, CString};
 use std::fmt;
@@ -413,9 +414,10 @@ pub unsafe fn func_attribute(
 }
 
 /// [cuLaunchKernel](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html), or
-/// with `overlap` [cuLaunchKernelEx](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html)
-/// with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (a programmatic edge in a
-/// captured graph).
+/// with `overlap` or an L2 `window`
+/// [cuLaunchKernelEx](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html) with
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (a programmatic edge in a captured
+/// graph) and `CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW` (kept by a captured node).
 ///
 /// # Safety
 /// `params` holds one pointer per kernel parameter, each to a value of that parameter's size,
@@ -428,12 +430,36 @@ pub unsafe fn launch_kernel(
     s: sys::CUstream,
     params: &mut [*mut c_void],
     overlap: bool,
+    window: Option<L2Window>,
 ) -> Result<(), CudaError> {
-    if overlap {
-        // SAFETY: a zeroed attribute is a valid plain-data value; the union's member is set.
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
+    if overlap || window.is_some() {
+        let mut attrs: Vec<sys::CUlaunchAttribute> = Vec::with_capacity(2);
+        if overlap {
+            // SAFETY: a zeroed attribute is a valid plain-data value; the union's member is set.
+            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            attr.id =
+                sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr.value.programmaticStreamSerializationAllowed = 1;
+            attrs.push(attr);
+        }
+        if let Some(w) = window {
+            let prop = |a: L2Access| match a {
+                L2Access::Normal => sys::CUaccessProperty::CU_ACCESS_PROPERTY_NORMAL,
+                L2Access::Streaming => sys::CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
+                L2Access::Persisting => sys::CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
+            };
+            // SAFETY: as above.
+            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+            attr.value.accessPolicyWindow = sys::CUaccessPolicyWindow {
+                base_ptr: w.base as *mut c_void,
+                num_bytes: w.bytes as usize,
+                hitRatio: w.hit_ratio,
+                hitProp: prop(w.hit),
+                missProp: prop(w.miss),
+            };
+            attrs.push(attr);
+        }
         let config = sys::CUlaunchConfig {
             gridDimX: grid[0],
             gridDimY: grid[1],
@@ -443,10 +469,10 @@ pub unsafe fn launch_kernel(
             blockDimZ: block[2],
             sharedMemBytes: 0,
             hStream: s,
-            attrs: &mut attr,
-            numAttrs: 1,
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: attrs.len() as u32,
         };
-        // SAFETY: per the caller's contract; `config` and `attr` outlive the call.
+        // SAFETY: per the caller's contract; `config` and `attrs` outlive the call.
         return check("cuLaunchKernelEx", unsafe {
             sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut())
         });
@@ -467,6 +493,25 @@ pub unsafe fn launch_kernel(
             std::ptr::null_mut(),
         )
     })
+}
+
+/// [cuCtxSetLimit](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html).
+///
+/// # Safety
+/// A context is current.
+pub unsafe fn ctx_set_limit(limit: sys::CUlimit, value: usize) -> Result<(), CudaError> {
+    // SAFETY: per the caller's contract.
+    check("cuCtxSetLimit", unsafe { sys::cuCtxSetLimit(limit, value) })
+}
+
+/// [cuCtxResetPersistingL2Cache](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html):
+/// every persisting line back to normal.
+///
+/// # Safety
+/// A context is current.
+pub unsafe fn ctx_reset_persisting_l2() -> Result<(), CudaError> {
+    // SAFETY: per the caller's contract.
+    check("cuCtxResetPersistingL2Cache", unsafe { sys::cuCtxResetPersistingL2Cache() })
 }
 
 /// [cuEventCreate](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html)
