@@ -26,6 +26,10 @@
 //!   programmatic stream serialization (`cuLaunchKernelEx`) unless one of the buffers it reads
 //!   before that wait may still be written by work in flight on the stream ([`InFlight`],
 //!   guarded by the issue lock); a graph's nodes are decided among themselves at capture.
+//! - L2 (sm_80+): the device's window ([`super::L2Window`]) goes with every launch as
+//!   `CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW` (a captured node keeps it), its persisting part
+//!   set aside with `CU_LIMIT_PERSISTING_L2_CACHE_SIZE`. A group of buffers
+//!   ([`CudaDevice::alloc_group`]) is one `cuMemAlloc` cut into disjoint parts.
 
 mod result;
 
