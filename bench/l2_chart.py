@@ -6,7 +6,6 @@ and twice llama.cpp's llama-bench tg128 of the same call (call 5); and the step'
 ~2013 positions by package / load and L2 plan across calls 2-5 (each call a fresh machine).
 
 Usage: bench/l2_chart.py RESULTS_DIR OUT.png"""
-import json
 import os
 import sys
 
@@ -14,13 +13,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from llama_bench import tg128_by_depth  # noqa: E402
-
-
-def load(path):
-    with open(path) as fh:
-        d = json.load(fh)
-    return d["profile"], d["decode_tokens_per_s"]
+from kiln_profile import load  # noqa: E402
+from llama_bench import draw_tokens_panel  # noqa: E402
 
 
 def main():
@@ -34,15 +28,8 @@ def main():
             ax.plot([p[0]["position"] for p in pts], [p[1] for p in pts], "o-", color=color, label=label)
         keep = load(os.path.join(c5, f"prof-{model}-long-used-keep.json"))
         ax.plot([keep[0]["position"]], [keep[1]], "s", color="C3", label="kiln, step's modules, --l2 keep")
-        lb = tg128_by_depth(os.path.join(c5, f"llama-bench-rs-{model}.md"))
-        depths = sorted(lb)
-        ax.plot(depths, [lb[d] for d in depths], "o-", color="C0", label="llama-bench tg128")
-        ax.plot(depths, [2 * lb[d] for d in depths], ":", color="C0", label="2x llama-bench (the goal)")
-        ax.set_title(f"SmolLM2-135M shape, {model.upper()}, H200 (call 5)")
-        ax.set_xlabel("position of the decoded tokens (llama-bench: depth)")
-        ax.set_ylabel("decode tokens/s")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        draw_tokens_panel(ax, os.path.join(c5, f"llama-bench-rs-{model}.md"),
+                          f"SmolLM2-135M shape, {model.upper()}, H200 (call 5)")
     ax = axes[2]
     # (call, file stem, label): the ~2013-position replays, one bar each.
     runs = {

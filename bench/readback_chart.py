@@ -6,7 +6,6 @@ twice llama.cpp's llama-bench tg128 at depths 0, 512 and 2048 of the same call; 
 decode replays it at ~2013 positions (replay, `pos` moving, the token read back) for both.
 
 Usage: bench/readback_chart.py RESULTS_DIR OUT.png"""
-import json
 import os
 import sys
 
@@ -14,13 +13,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from llama_bench import tg128_by_depth  # noqa: E402
-
-
-def load(path):
-    with open(path) as fh:
-        d = json.load(fh)
-    return d["profile"], d["decode_tokens_per_s"]
+from kiln_profile import load  # noqa: E402
+from llama_bench import draw_tokens_panel  # noqa: E402
 
 
 def main():
@@ -37,15 +31,8 @@ def main():
         head = [load(os.path.join(c4, f"prof-{short}-{p}-head.json")) for p in ["short", "long"]]
         ax.plot([h[0]["position"] for h in head], [h[1] for h in head], "x--", color="C7",
                 label="kiln, session start's package, copy (call 4)")
-        lb = tg128_by_depth(os.path.join(c5, f"llama-bench-rs-{model}.md"))
-        depths = sorted(lb)
-        ax.plot(depths, [lb[d] for d in depths], "o-", color="C0", label="llama-bench tg128 (call 5)")
-        ax.plot(depths, [2 * lb[d] for d in depths], ":", color="C0", label="2x llama-bench (the goal)")
-        ax.set_title(f"SmolLM2-135M shape, {model.upper()}, H200")
-        ax.set_xlabel("position of the decoded tokens (llama-bench: depth)")
-        ax.set_ylabel("decode tokens/s")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        draw_tokens_panel(ax, os.path.join(c5, f"llama-bench-rs-{model}.md"),
+                          f"SmolLM2-135M shape, {model.upper()}, H200", "llama-bench tg128 (call 5)")
     ax = axes[2]
     labels, groups = [], []
     for short in ["q4", "q8"]:
