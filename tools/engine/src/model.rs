@@ -38,8 +38,8 @@ use crate::config::{Append, Config, MatType, Norms};
 use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, L2Window, NodeArgs,
-    ReadBack, Runtime, RuntimeError, Ticket,
+    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, L2Applied, L2Window,
+    NodeArgs, ReadBack, Runtime, RuntimeError, Ticket,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -338,15 +338,22 @@ pub enum L2Plan {
     StreamWeights,
     /// The KV caches' addresses persisting in the set-aside L2 (as much of them as it holds).
     KeepCache,
+    /// [`L2Plan::KeepCache`] where the device holds every line of the caches persisting, else
+    /// [`L2Plan::Off`]. On the H200 keeping the caches took 2-6 us (0.5-1%) off SmolLM2's step
+    /// at 173 and 2013 positions and changed nothing on the Llama-3-8B shape at 109
+    /// (`bench/results/l2-h200-2026-12-04.md`); a cache larger than the set-aside part is
+    /// not measured, so it is left alone.
+    Auto,
 }
 
 impl L2Plan {
-    /// `off`, `stream` or `keep`.
+    /// `off`, `stream`, `keep` or `auto`.
     pub fn name(self) -> &'static str {
         match self {
             L2Plan::Off => "off",
             L2Plan::StreamWeights => "stream",
             L2Plan::KeepCache => "keep",
+            L2Plan::Auto => "auto",
         }
     }
 }
@@ -378,7 +385,7 @@ impl StepGraph {
         {
             L2Plan::Off => return Ok(None),
             L2Plan::StreamWeights => ("weights", &weight, &cache),
-            L2Plan::KeepCache => ("KV caches", &cache, &weight),
+            L2Plan::KeepCache | L2Plan::Auto => ("KV caches", &cache, &weight),
         };
         let span = |b: &Buffer| (b.device_address(), b.device_address() + b.bytes() as u64);
         let (mut lo, mut hi) = (u64::MAX, 0);
@@ -410,6 +417,36 @@ impl StepGraph {
             _ => L2Window::persisting(lo, hi - lo, 1.0),
         };
         Ok(Some((window, others)))
+    }
+
+    /// Sets `plan`'s window ([`Self::l2_window`]) on `rt`'s device, before the step is
+    /// captured: [`L2Plan::Auto`] sets the caches' window and clears it again unless the device
+    /// keeps all of it (a hit ratio of 1 after its set-aside cut). Returns what the device did
+    /// and the other buffers the window covers.
+    pub fn set_l2(
+        &self,
+        rt: &Runtime,
+        weights: &Weights,
+        plan: L2Plan,
+    ) -> Result<(L2Applied, Vec<String>), ModelError> {
+        let dev = rt.device();
+        let Some((window, others)) = self.l2_window(weights, plan)? else {
+            return Ok((dev.set_l2_window(None)?, vec![]));
+        };
+        let applied = dev.set_l2_window(Some(window))?;
+        if plan == L2Plan::Auto {
+            if let L2Applied::Applied { window, .. } = applied {
+                if window.hit_ratio < 1.0 || window.bytes < self.l2_span(weights, plan)? {
+                    return Ok((dev.set_l2_window(None)?, vec![]));
+                }
+            }
+        }
+        Ok((applied, others))
+    }
+
+    /// The bytes of `plan`'s window before the device cut it.
+    fn l2_span(&self, weights: &Weights, plan: L2Plan) -> Result<u64, ModelError> {
+        Ok(self.l2_window(weights, plan)?.map_or(0, |(w, _)| w.bytes))
     }
 
     /// Builds the graph: the weights, the activation and cache buffers, and every node.

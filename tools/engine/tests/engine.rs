@@ -326,6 +326,17 @@ fn the_l2_windows_cover_the_weights_or_the_caches_and_nothing_else() {
         assert!(n_inside >= 2 * model.config.n_layers, "{plan:?}: {n_inside} buffers");
         assert_eq!(rt.device().set_l2_window(Some(win)).unwrap(), L2Applied::Ignored);
     }
+    assert_eq!(
+        step.l2_window(&w, L2Plan::Auto).unwrap(),
+        step.l2_window(&w, L2Plan::KeepCache).unwrap()
+    );
+    for plan in [L2Plan::Off, L2Plan::StreamWeights, L2Plan::KeepCache, L2Plan::Auto] {
+        assert_eq!(
+            step.set_l2(&rt, &w, plan).unwrap().0,
+            L2Applied::Ignored,
+            "{plan:?} on the cpu"
+        );
+    }
 }
 
 /// The tiny model with `blk.0.attn_v` in Q4_0 (random nibbles, scale 1/128): layer 0's Q, K

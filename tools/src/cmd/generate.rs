@@ -9,7 +9,7 @@ use kiln_engine::generate::generate;
 use kiln_engine::model::{step_kernels, Decoder, L2Plan, StepGraph, TokenRead, Weights};
 use kiln_engine::oracle::{compare, Fixture};
 use kiln_engine::ModelFile;
-use kiln_runtime::{DeviceKind, Overrides, Runtime};
+use kiln_runtime::{DeviceKind, L2Applied, Overrides, Runtime};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -90,9 +90,10 @@ pub struct GenerateArgs {
     read_back: String,
     /// How the step asks the L2 to treat its memory: `stream` the weights (evicted first, so
     /// they do not evict the KV cache and the activations the next step reads again), `keep`
-    /// the KV caches (persisting in the set-aside L2), or `off`. Only the cuda device applies
-    /// it; the tokens are the same under every choice.
-    #[arg(long, default_value = "off", value_parser = ["off", "stream", "keep"])]
+    /// the KV caches (persisting in the set-aside L2), `off`, or `auto` (`keep` where the
+    /// device holds all of the caches, else `off`). Only the cuda device applies it; the
+    /// tokens are the same under every choice.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "off", "stream", "keep"])]
     l2: String,
     /// Which of the package's kernels to load: `used` (those the step calls, after the
     /// whole package decided where the norms and the K/V append go) or `all`. Where the
@@ -171,21 +172,15 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     let plan = match a.l2.as_str() {
         "stream" => L2Plan::StreamWeights,
         "keep" => L2Plan::KeepCache,
-        _ => L2Plan::Off,
+        "off" => L2Plan::Off,
+        _ => L2Plan::Auto,
     };
-    if plan != L2Plan::Off {
-        let (window, others) = match step.l2_window(&weights, plan)? {
-            Some((w, others)) => (Some(w), others),
-            None => (None, vec![]),
-        };
-        eprintln!("L2 (`--l2 {}`): {:?}", plan.name(), dev.set_l2_window(window)?);
-        if !others.is_empty() {
-            eprintln!(
-                "  the window also covers {} other buffers: {}",
-                others.len(),
-                others.join(" ")
-            );
-        }
+    let (applied, others) = step.set_l2(&rt, &weights, plan)?;
+    if applied != L2Applied::Ignored {
+        eprintln!("L2 (`--l2 {}`): {applied:?}", plan.name());
+    }
+    if !others.is_empty() {
+        eprintln!("  the window also covers {} other buffers: {}", others.len(), others.join(" "));
     }
     let mut dec = Decoder::new(&rt, &m.config, &step)?;
     let c = &m.config;
