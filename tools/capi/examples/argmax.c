@@ -1,12 +1,16 @@
 /* kiln's C API end to end: open a package, pick a device, check a launch's refusal, run
  * argmax_rows on random logits (with ties, NaN and -inf rows) and compare with the argmax
  * computed here, then capture a one-node decode graph and replay it with a variable changed.
+ * The buffers are one group, the launches run under an L2 window over it (applied on cuda,
+ * ignored elsewhere: the results are the same), and a runtime loaded with only other kernels
+ * refuses argmax_rows.
  *
  * Usage: argmax PACKAGE_DIR cpu|cuda|hip [SEED [CPU_ARCH]]; exits 0 when every check holds.
  * Built and run by tools/capi/tests/c_program.rs (cpu device, in CI) and by hand on a GPU. */
 #include "kiln.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,10 +70,44 @@ int main(int argc, char **argv) {
     logits[2 * N + 5] = 7000.0f;
     logits[2 * N + 2001] = NAN;
 
-    KilnBuffer *x = NULL, *out = NULL;
-    CHECK(kiln_buffer_alloc(dev, KILN_DTYPE_F32, ROWS * N, &x));
-    CHECK(kiln_buffer_alloc(dev, KILN_DTYPE_I32, ROWS, &out));
+    /* The logits and the ids side by side in one group, the group's range in an L2 window:
+     * the logits persisting, the ids after them streaming. */
+    KilnDtype dtypes[2] = {KILN_DTYPE_F32, KILN_DTYPE_I32};
+    size_t lens[2] = {ROWS * N, ROWS};
+    KilnBuffer *group[2] = {NULL, NULL};
+    CHECK(kiln_buffer_alloc_group(dev, dtypes, lens, 2, group));
+    KilnBuffer *x = group[0], *out = group[1];
+    uint64_t ax = 0, aout = 0;
+    CHECK(kiln_buffer_device_address(x, &ax));
+    CHECK(kiln_buffer_device_address(out, &aout));
+    if (aout <= ax) {
+        fprintf(stderr, "the group's second buffer (%llx) is not after its first (%llx)\n",
+                (unsigned long long)aout, (unsigned long long)ax);
+        return 1;
+    }
+    KilnL2Window window = {ax, aout + ROWS * 4 - ax, 0.5f, KILN_L2_ACCESS_PERSISTING,
+                           KILN_L2_ACCESS_STREAMING};
+    KilnL2Applied applied;
+    CHECK(kiln_device_set_l2_window(dev, &window, &applied));
+    int on_cuda = strcmp(argv[2], "cuda") == 0;
+    if ((applied.result == KILN_L2_RESULT_APPLIED) != on_cuda) {
+        fprintf(stderr, "L2 window: result %d on %s\n", (int)applied.result, argv[2]);
+        return 1;
+    }
+    printf("L2 window: result %d, %llu bytes set aside\n", (int)applied.result,
+           (unsigned long long)applied.set_aside);
+    window.hit_ratio = 2.0f;
+    if (kiln_device_set_l2_window(dev, &window, NULL) != KILN_STATUS_DEVICE ||
+        !strstr(kiln_last_error(), "hit ratio")) {
+        fprintf(stderr, "a hit ratio of 2 was not refused: %s\n", kiln_last_error());
+        return 1;
+    }
     CHECK(kiln_buffer_write(x, (const unsigned char *)logits, sizeof logits));
+
+    /* A runtime with only other kernels loaded has no argmax_rows. */
+    const char *others[1] = {"no_such_kernel"};
+    KilnRuntime *none = NULL;
+    CHECK(kiln_runtime_load_only(dev, pkg, others, 1, &none));
 
     /* A launch without its input is refused before it runs, naming the parameter. */
     KilnArgs *bad = kiln_args_new();
@@ -83,6 +121,14 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("refused: %s\n", kiln_last_error());
+    s = kiln_launch(none, "argmax_rows", bad, NULL, 0);
+    if (s == KILN_STATUS_OK || !strstr(kiln_last_error(), "argmax_rows")) {
+        fprintf(stderr, "a runtime without argmax_rows launched it: %d: %s\n", (int)s,
+                kiln_last_error());
+        return 1;
+    }
+    printf("not loaded: %s\n", kiln_last_error());
+    kiln_runtime_free(none);
     kiln_args_free(bad);
 
     KilnArgs *args = kiln_args_new();
@@ -141,6 +187,11 @@ int main(int argc, char **argv) {
     }
     printf("graph ok: replayed with rows=1 then rows=%d\n", ROWS);
     kiln_captured_free(cap);
+    CHECK(kiln_device_set_l2_window(dev, NULL, &applied));
+    if ((applied.result == KILN_L2_RESULT_CLEARED) != on_cuda) {
+        fprintf(stderr, "clearing the L2 window: result %d\n", (int)applied.result);
+        return 1;
+    }
     kiln_buffer_free(x);
     kiln_buffer_free(out);
     kiln_device_free(dev);

@@ -29,6 +29,27 @@ typedef enum KilnStatus {
   KILN_STATUS_PANIC = 7,
 } KilnStatus;
 
+// What the L2 does with a line of a window (see `kiln_device_set_l2_window`).
+typedef enum KilnL2Access {
+  // The default policy.
+  KILN_L2_ACCESS_NORMAL = 0,
+  // Read once: evicted before normal lines.
+  KILN_L2_ACCESS_STREAMING = 1,
+  // Kept in the set-aside part of the L2 across launches.
+  KILN_L2_ACCESS_PERSISTING = 2,
+} KilnL2Access;
+
+// What setting a window did.
+typedef enum KilnL2Result {
+  // Launches from now on carry `window` (cut to the device's largest, the persisting share
+  // lowered to what the set-aside part holds).
+  KILN_L2_RESULT_APPLIED = 0,
+  // Launches carry no window.
+  KILN_L2_RESULT_CLEARED = 1,
+  // The device has no window to set (cpu, hip): nothing changed.
+  KILN_L2_RESULT_IGNORED = 2,
+} KilnL2Result;
+
 // Element and scalar types, as the kernels' ABIs name them.
 typedef enum KilnDtype {
   // `u8`.
@@ -81,6 +102,33 @@ typedef struct KilnPackage KilnPackage;
 // A package loaded on a device.
 typedef struct KilnRuntime KilnRuntime;
 
+// One L2 window: `[base, base + bytes)` (device addresses, `kiln_buffer_device_address`),
+// `hit_ratio` of its lines with policy `hit`, the others `miss`.
+typedef struct KilnL2Window {
+  // The first byte.
+  uint64_t base;
+  // Its length in bytes.
+  uint64_t bytes;
+  // The share of lines that get `hit`, in [0, 1].
+  float hit_ratio;
+  // The policy of that share.
+  enum KilnL2Access hit;
+  // The policy of the rest.
+  enum KilnL2Access miss;
+} KilnL2Window;
+
+// The outcome of `kiln_device_set_l2_window`.
+typedef struct KilnL2Applied {
+  // What happened.
+  enum KilnL2Result result;
+  // With `KILN_L2_RESULT_APPLIED`: the window launches carry.
+  struct KilnL2Window window;
+  // With `KILN_L2_RESULT_APPLIED`: the device's largest window, in bytes.
+  uint64_t max_window;
+  // With `KILN_L2_RESULT_APPLIED`: the L2 set aside for persisting lines, in bytes.
+  uint64_t set_aside;
+} KilnL2Applied;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -111,6 +159,23 @@ enum KilnStatus kiln_runtime_load(const struct KilnDevice *device,
                                   const struct KilnPackage *package,
                                   struct KilnRuntime **runtime);
 
+// `kiln_runtime_load` loading only the objects of the `n_kernels` kernels named in `kernels`
+// (names the package lacks are left out): an engine that knows which kernels its graph calls
+// loads only those (where the driver puts the code moves a decode step on the H200).
+enum KilnStatus kiln_runtime_load_only(const struct KilnDevice *device,
+                                       const struct KilnPackage *package,
+                                       const char *const *kernels,
+                                       size_t n_kernels,
+                                       struct KilnRuntime **runtime);
+
+// Sets the L2 window every launch on the device carries from now on (captured graphs too; a
+// graph keeps the window it was captured with), or clears it when `window` is null. Results
+// never depend on it; only the cuda device applies one. When `applied` is not null, what the
+// device did is written there.
+enum KilnStatus kiln_device_set_l2_window(const struct KilnDevice *device,
+                                          const struct KilnL2Window *window,
+                                          struct KilnL2Applied *applied);
+
 // Releases a runtime (a captured graph keeps it alive until it is freed too).
 void kiln_runtime_free(struct KilnRuntime *runtime);
 
@@ -119,6 +184,19 @@ enum KilnStatus kiln_buffer_alloc(const struct KilnDevice *device,
                                   enum KilnDtype dtype,
                                   size_t len,
                                   struct KilnBuffer **buffer);
+
+// Allocates `n` buffers of `lens[i]` elements of `dtypes[i]` side by side in one address range
+// that holds them and nothing else (one L2 window covers exactly them), writing each to
+// `buffers[i]`. Each is a buffer of its own: free each with `kiln_buffer_free`.
+enum KilnStatus kiln_buffer_alloc_group(const struct KilnDevice *device,
+                                        const enum KilnDtype *dtypes,
+                                        const size_t *lens,
+                                        size_t n,
+                                        struct KilnBuffer **buffers);
+
+// Writes the buffer's device address (its first byte, as kernels and L2 windows see it) to
+// `address`.
+enum KilnStatus kiln_buffer_device_address(const struct KilnBuffer *buffer, uint64_t *address);
 
 // Copies `bytes` bytes from `data` into the buffer (it must be exactly the buffer's size).
 enum KilnStatus kiln_buffer_write(struct KilnBuffer *buffer, const uint8_t *data, size_t bytes);

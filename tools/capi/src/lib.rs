@@ -18,8 +18,8 @@
 
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Args, Buffer, CapturedGraph, CpuOptions, DecodeGraph, Device, NodeArgs, Overrides, Package,
-    Runtime, RuntimeError, Scalar,
+    Args, Buffer, CapturedGraph, CpuOptions, DecodeGraph, Device, L2Access, L2Applied, L2Window,
+    NodeArgs, Overrides, Package, Runtime, RuntimeError, Scalar,
 };
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -95,6 +95,102 @@ impl KilnDtype {
             KilnDtype::F64 => ScalarType::F64,
         }
     }
+}
+
+/// What the L2 does with a line of a window (see `kiln_device_set_l2_window`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KilnL2Access {
+    /// The default policy.
+    Normal = 0,
+    /// Read once: evicted before normal lines.
+    Streaming = 1,
+    /// Kept in the set-aside part of the L2 across launches.
+    Persisting = 2,
+}
+
+impl KilnL2Access {
+    fn access(self) -> L2Access {
+        match self {
+            KilnL2Access::Normal => L2Access::Normal,
+            KilnL2Access::Streaming => L2Access::Streaming,
+            KilnL2Access::Persisting => L2Access::Persisting,
+        }
+    }
+
+    fn of(a: L2Access) -> KilnL2Access {
+        match a {
+            L2Access::Normal => KilnL2Access::Normal,
+            L2Access::Streaming => KilnL2Access::Streaming,
+            L2Access::Persisting => KilnL2Access::Persisting,
+        }
+    }
+}
+
+/// One L2 window: `[base, base + bytes)` (device addresses, `kiln_buffer_device_address`),
+/// `hit_ratio` of its lines with policy `hit`, the others `miss`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KilnL2Window {
+    /// The first byte.
+    pub base: u64,
+    /// Its length in bytes.
+    pub bytes: u64,
+    /// The share of lines that get `hit`, in [0, 1].
+    pub hit_ratio: f32,
+    /// The policy of that share.
+    pub hit: KilnL2Access,
+    /// The policy of the rest.
+    pub miss: KilnL2Access,
+}
+
+impl KilnL2Window {
+    fn window(&self) -> L2Window {
+        L2Window {
+            base: self.base,
+            bytes: self.bytes,
+            hit_ratio: self.hit_ratio,
+            hit: self.hit.access(),
+            miss: self.miss.access(),
+        }
+    }
+
+    fn of(w: L2Window) -> KilnL2Window {
+        KilnL2Window {
+            base: w.base,
+            bytes: w.bytes,
+            hit_ratio: w.hit_ratio,
+            hit: KilnL2Access::of(w.hit),
+            miss: KilnL2Access::of(w.miss),
+        }
+    }
+}
+
+/// What setting a window did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KilnL2Result {
+    /// Launches from now on carry `window` (cut to the device's largest, the persisting share
+    /// lowered to what the set-aside part holds).
+    Applied = 0,
+    /// Launches carry no window.
+    Cleared = 1,
+    /// The device has no window to set (cpu, hip): nothing changed.
+    Ignored = 2,
+}
+
+/// The outcome of `kiln_device_set_l2_window`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KilnL2Applied {
+    /// What happened.
+    pub result: KilnL2Result,
+    /// With `KILN_L2_RESULT_APPLIED`: the window launches carry.
+    pub window: KilnL2Window,
+    /// With `KILN_L2_RESULT_APPLIED`: the device's largest window, in bytes.
+    pub max_window: u64,
+    /// With `KILN_L2_RESULT_APPLIED`: the L2 set aside for persisting lines, in bytes.
+    pub set_aside: u64,
 }
 
 /// An opened, checked package.
@@ -298,6 +394,71 @@ pub unsafe extern "C" fn kiln_runtime_load(
     })
 }
 
+/// `kiln_runtime_load` loading only the objects of the `n_kernels` kernels named in `kernels`
+/// (names the package lacks are left out): an engine that knows which kernels its graph calls
+/// loads only those (where the driver puts the code moves a decode step on the H200).
+#[no_mangle]
+pub unsafe extern "C" fn kiln_runtime_load_only(
+    device: *const KilnDevice,
+    package: *const KilnPackage,
+    kernels: *const *const c_char,
+    n_kernels: usize,
+    runtime: *mut *mut KilnRuntime,
+) -> KilnStatus {
+    guard(|| unsafe {
+        let d = obj(device, "device")?;
+        let p = obj(package, "package")?;
+        if kernels.is_null() && n_kernels > 0 {
+            return Err(invalid("kernels: a null pointer"));
+        }
+        let mut names = Vec::with_capacity(n_kernels);
+        for i in 0..n_kernels {
+            // SAFETY: the caller passes `n_kernels` string pointers at `kernels`.
+            names.push(str_arg(*kernels.add(i), &format!("kernels[{i}]"))?);
+        }
+        let rt = Runtime::load_only(&d.0, &p.0, Overrides::from_env(), &names)?;
+        out(runtime, KilnRuntime(Arc::new(rt)))
+    })
+}
+
+/// Sets the L2 window every launch on the device carries from now on (captured graphs too; a
+/// graph keeps the window it was captured with), or clears it when `window` is null. Results
+/// never depend on it; only the cuda device applies one. When `applied` is not null, what the
+/// device did is written there.
+#[no_mangle]
+pub unsafe extern "C" fn kiln_device_set_l2_window(
+    device: *const KilnDevice,
+    window: *const KilnL2Window,
+    applied: *mut KilnL2Applied,
+) -> KilnStatus {
+    guard(|| unsafe {
+        let d = obj(device, "device")?;
+        // SAFETY: null or a window the caller owns for the call.
+        let w = window.as_ref().map(KilnL2Window::window);
+        let none = KilnL2Applied {
+            result: KilnL2Result::Ignored,
+            window: KilnL2Window::of(L2Window::streaming(0, 0)),
+            max_window: 0,
+            set_aside: 0,
+        };
+        let result = match d.0.set_l2_window(w)? {
+            L2Applied::Applied { window, max_window, set_aside } => KilnL2Applied {
+                result: KilnL2Result::Applied,
+                window: KilnL2Window::of(window),
+                max_window,
+                set_aside,
+            },
+            L2Applied::Cleared => KilnL2Applied { result: KilnL2Result::Cleared, ..none },
+            L2Applied::Ignored => none,
+        };
+        if !applied.is_null() {
+            // SAFETY: the caller passes a place for the outcome.
+            *applied = result;
+        }
+        Ok(())
+    })
+}
+
 /// Releases a runtime (a captured graph keeps it alive until it is freed too).
 #[no_mangle]
 pub unsafe extern "C" fn kiln_runtime_free(runtime: *mut KilnRuntime) {
@@ -316,6 +477,51 @@ pub unsafe extern "C" fn kiln_buffer_alloc(
         let d = obj(device, "device")?;
         let b = d.0.alloc(dtype.scalar_type(), len)?;
         out(buffer, KilnBuffer(b))
+    })
+}
+
+/// Allocates `n` buffers of `lens[i]` elements of `dtypes[i]` side by side in one address range
+/// that holds them and nothing else (one L2 window covers exactly them), writing each to
+/// `buffers[i]`. Each is a buffer of its own: free each with `kiln_buffer_free`.
+#[no_mangle]
+pub unsafe extern "C" fn kiln_buffer_alloc_group(
+    device: *const KilnDevice,
+    dtypes: *const KilnDtype,
+    lens: *const usize,
+    n: usize,
+    buffers: *mut *mut KilnBuffer,
+) -> KilnStatus {
+    guard(|| unsafe {
+        let d = obj(device, "device")?;
+        if n > 0 && (dtypes.is_null() || lens.is_null() || buffers.is_null()) {
+            return Err(invalid("dtypes, lens and buffers: a null pointer"));
+        }
+        // SAFETY: the caller passes `n` readable entries at `dtypes` and `lens`.
+        let specs: Vec<(ScalarType, usize)> =
+            (0..n).map(|i| ((*dtypes.add(i)).scalar_type(), *lens.add(i))).collect();
+        for (i, b) in d.0.alloc_group(&specs)?.into_iter().enumerate() {
+            // SAFETY: the caller passes `n` writable places at `buffers`.
+            *buffers.add(i) = Box::into_raw(Box::new(KilnBuffer(b)));
+        }
+        Ok(())
+    })
+}
+
+/// Writes the buffer's device address (its first byte, as kernels and L2 windows see it) to
+/// `address`.
+#[no_mangle]
+pub unsafe extern "C" fn kiln_buffer_device_address(
+    buffer: *const KilnBuffer,
+    address: *mut u64,
+) -> KilnStatus {
+    guard(|| unsafe {
+        let b = obj(buffer, "buffer")?;
+        if address.is_null() {
+            return Err(invalid("address: a null pointer"));
+        }
+        // SAFETY: the caller passes a place for the address.
+        *address = b.0.device_address();
+        Ok(())
     })
 }
 
