@@ -2,14 +2,14 @@
 //! up to 8 tokens, then greedy decode, one captured decode graph replayed a step; prints the
 //! text as it comes and tokens/s for the prompt and for decode.
 
-use super::{load_package, open_device, open_package};
+use super::{load_package, load_package_only, open_device, open_package};
 use anyhow::{Context, Result};
 use kiln_engine::config::{Append, Norms};
 use kiln_engine::generate::generate;
 use kiln_engine::model::{step_kernels, Decoder, L2Plan, StepGraph, TokenRead, Weights};
 use kiln_engine::oracle::{compare, Fixture};
 use kiln_engine::ModelFile;
-use kiln_runtime::{DeviceKind, L2Applied, Overrides, Runtime};
+use kiln_runtime::{DeviceKind, L2Applied, Overrides};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -151,8 +151,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
             let used: Vec<&str> = used.iter().map(String::as_str).collect();
             // The whole package's modules go first, so only the step's are on the device.
             drop(rt);
-            Runtime::load_only(&dev, &pkg, Overrides::from_env(), &used)
-                .with_context(|| format!("package {}", a.package.display()))?
+            load_package_only(&dev, &pkg, &a.package, Overrides::from_env(), &used)?
         }
         _ => rt,
     };

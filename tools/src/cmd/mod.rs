@@ -49,6 +49,17 @@ pub fn load_package(
     Runtime::load_with(dev, pkg, overrides).map_err(|e| in_package(e.into(), dir))
 }
 
+/// [`load_package`] loading only the objects of `kernels` ([`Runtime::load_only`]).
+pub fn load_package_only(
+    dev: &Device,
+    pkg: &Package,
+    dir: &Path,
+    overrides: Overrides,
+    kernels: &[&str],
+) -> Result<Runtime> {
+    Runtime::load_only(dev, pkg, overrides, kernels).map_err(|e| in_package(e.into(), dir))
+}
+
 fn in_package(e: anyhow::Error, dir: &Path) -> anyhow::Error {
     let shown = dir.display().to_string();
     if format!("{e:#}").contains(&shown) {

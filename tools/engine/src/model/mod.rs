@@ -35,13 +35,18 @@
 //! reads the embedding's ggml blocks as they are in the file.
 
 use crate::config::{Append, Config, MatType, Norms};
-use crate::gguf::{Gguf, TensorInfo};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Args, Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, L2Applied, L2Window,
-    NodeArgs, ReadBack, Runtime, RuntimeError, Ticket,
+    Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, ReadBack, Runtime,
+    RuntimeError, Ticket,
 };
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+mod l2;
+mod weights;
+
+pub use l2::L2Plan;
+pub use weights::Weights;
 
 /// Most tokens a step (the T = 1..8 kernels).
 pub const MAX_T: usize = 8;
@@ -164,200 +169,6 @@ fn u32_of(v: usize) -> u32 {
     u32::try_from(v).expect("model sizes fit u32 (checked by the config)")
 }
 
-/// The weights on the device, by graph buffer name.
-pub struct Weights {
-    buffers: BTreeMap<String, Buffer>,
-    /// Bytes uploaded from the file.
-    pub bytes: usize,
-    /// Where the step's norms run (the kernels were checked for this placement).
-    pub norms: Norms,
-    /// Where the step's K/V append runs (checked likewise).
-    pub append: Append,
-}
-
-impl Weights {
-    /// Uploads every tensor the graph reads; repacks the layer matrices with `repack_<fmt>`. The
-    /// norms go where [`Config::norms_for`] says the package lets them.
-    pub fn upload(rt: &Runtime, g: &Gguf, cfg: &Config) -> Result<Weights, ModelError> {
-        Weights::upload_with(rt, g, cfg, cfg.norms_for(rt))
-    }
-
-    /// [`Weights::upload`] for a step with its norms placed by `norms` (refused, naming the
-    /// kernels, when the package lacks what that placement calls); the K/V append where
-    /// [`Config::append_for`] says.
-    pub fn upload_with(
-        rt: &Runtime,
-        g: &Gguf,
-        cfg: &Config,
-        norms: Norms,
-    ) -> Result<Weights, ModelError> {
-        Weights::upload_placed(rt, g, cfg, norms, cfg.append_for(rt, norms))
-    }
-
-    /// [`Weights::upload_with`] with the K/V append placed by `append` (refused likewise).
-    pub fn upload_placed(
-        rt: &Runtime,
-        g: &Gguf,
-        cfg: &Config,
-        norms: Norms,
-        append: Append,
-    ) -> Result<Weights, ModelError> {
-        if norms == Norms::Split && !(append == Append::InQkv && cfg.split_fits()) {
-            return Err(ModelError::Split);
-        }
-        let needed = cfg.kernels_with(norms, append);
-        let have = rt.kernels();
-        let missing: Vec<String> =
-            needed.iter().filter(|k| !have.contains(&k.as_str())).cloned().collect();
-        if !missing.is_empty() {
-            return Err(ModelError::MissingKernels { missing, needed });
-        }
-        let dev = rt.device();
-        let mut w = Weights { buffers: BTreeMap::new(), bytes: 0, norms, append };
-        let info = |name: &str| -> &TensorInfo {
-            g.tensor(name).expect("the config checked every tensor")
-        };
-        // The matrices to repack, in the order their buffers are laid out.
-        let mut mats: Vec<(String, MatType)> = vec![];
-        match cfg.output {
-            Some(m) => mats.push(("output".into(), m)),
-            // Tied: the LM head reads a repacked copy of the embedding (`gemv_q8_0_rp`: its
-            // quants in 16-byte words, against 2-byte loads of ggml's 34-byte blocks), at the
-            // cost of a second copy in memory.
-            None => mats.push(("token_embd".into(), MatType::Q8_0)),
-        }
-        for (i, l) in cfg.layers.iter().enumerate() {
-            for (name, m) in [
-                ("attn_q", l.q),
-                ("attn_k", l.k),
-                ("attn_v", l.v),
-                ("attn_output", l.o),
-                ("ffn_gate", l.gate_up),
-                ("ffn_up", l.gate_up),
-                ("ffn_down", l.down),
-            ] {
-                mats.push((format!("blk.{i}.{name}"), m));
-            }
-        }
-        // Every buffer the step reads, in one group ([`Device::alloc_group`]): the weights are
-        // one address range holding nothing else, which one L2 window covers
-        // ([`StepGraph::l2_window`]). Tensors as the file has them (the norms' f32 values, the
-        // embedding's blocks as bytes), then each matrix's repacked quants and scales.
-        use crate::gguf::GgmlType;
-        let mut raws = vec![
-            ("token_embd".to_string(), "token_embd.weight".to_string()),
-            ("output_norm".into(), "output_norm.weight".into()),
-        ];
-        for i in 0..cfg.layers.len() {
-            for n in ["attn_norm", "ffn_norm"] {
-                raws.push((format!("blk.{i}.{n}"), format!("blk.{i}.{n}.weight")));
-            }
-        }
-        let mut specs = vec![];
-        for (_, t) in &raws {
-            let t = info(t);
-            specs.push(match t.ty {
-                // Norm weights: the kernels take f32 buffers.
-                GgmlType::F32 => (ScalarType::F32, g.data(t).len() / 4),
-                // Blocks as bytes, for the kernels that read ggml's layout.
-                GgmlType::Q8_0
-                | GgmlType::Q4_0
-                | GgmlType::Q4_1
-                | GgmlType::F16
-                | GgmlType::Bf16 => (ScalarType::U8, g.data(t).len()),
-            });
-        }
-        for (name, m) in &mats {
-            let t = info(&format!("{name}.weight"));
-            let blocks = t.dims[0] as usize * t.dims[1] as usize / 32;
-            specs.push((ScalarType::U8, blocks * m.quant_bytes()));
-            specs.push((m.scale_type(), blocks));
-        }
-        let mut group = dev.alloc_group(&specs)?.into_iter();
-        for (as_name, t) in &raws {
-            let t = info(t);
-            let data = g.data(t);
-            let b = group.next().expect("a buffer a spec");
-            match t.ty {
-                GgmlType::F32 => {
-                    let v: Vec<f32> = data
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-                        .collect();
-                    b.write(&v)?
-                }
-                _ => b.write_bytes(data)?,
-            }
-            w.bytes += data.len();
-            w.buffers.insert(as_name.clone(), b);
-        }
-        // The ggml-layout sources of the repacks live until the synchronize below: a device
-        // buffer is freed when dropped (`cuMemFree`), and the repack that reads it may still
-        // be queued.
-        let mut staging = vec![];
-        for (name, m) in &mats {
-            let t = info(&format!("{name}.weight"));
-            let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
-            // The tied embedding's blocks are on the device already (and counted).
-            let src = match w.buffers.get(name.as_str()) {
-                Some(b) if cfg.output.is_none() => b.clone(),
-                _ => {
-                    let data = g.data(t);
-                    w.bytes += data.len();
-                    let b = dev.upload(data)?;
-                    staging.push(b.clone());
-                    b
-                }
-            };
-            let (wq, ws) = (group.next().expect("quants"), group.next().expect("scales"));
-            let args = Args::new()
-                .buffer("w", &src)
-                .buffer("wq", &wq)
-                .buffer("ws", &ws)
-                .scalar("n", u32_of(n))
-                .scalar("k", u32_of(k));
-            rt.launch(&format!("repack_{}", m.name()), &args)?;
-            w.buffers.insert(format!("{name}.q"), wq);
-            w.buffers.insert(format!("{name}.s"), ws);
-        }
-        rt.synchronize()?;
-        drop(staging);
-        Ok(w)
-    }
-}
-
-/// How a decode step asks the L2 to treat its memory (`kiln generate --l2`; see
-/// [`kiln_runtime::L2Window`]). The step's results are the same under every plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum L2Plan {
-    /// No window: the L2's own policy.
-    Off,
-    /// The weights' addresses streaming (evicted first): a step reads each weight once, and
-    /// in plain LRU their stream evicts the KV cache and the activations that the next step
-    /// reads again.
-    StreamWeights,
-    /// The KV caches' addresses persisting in the set-aside L2 (as much of them as it holds).
-    KeepCache,
-    /// [`L2Plan::KeepCache`] where the device holds every line of the caches persisting, else
-    /// [`L2Plan::Off`]. On the H200 keeping the caches took 2-6 us (0.5-1%) off SmolLM2's step
-    /// at 173 and 2013 positions and changed nothing on the Llama-3-8B shape at 109
-    /// (`bench/results/l2-h200-2026-12-04.md`); a cache larger than the set-aside part is
-    /// not measured, so it is left alone.
-    Auto,
-}
-
-impl L2Plan {
-    /// `off`, `stream`, `keep` or `auto`.
-    pub fn name(self) -> &'static str {
-        match self {
-            L2Plan::Off => "off",
-            L2Plan::StreamWeights => "stream",
-            L2Plan::KeepCache => "keep",
-            L2Plan::Auto => "auto",
-        }
-    }
-}
-
 /// The decode step of a model as a graph (not yet captured).
 pub struct StepGraph {
     /// The graph.
@@ -367,88 +178,6 @@ pub struct StepGraph {
 }
 
 impl StepGraph {
-    /// The L2 window of `plan` over this graph's buffers: the address range of the weights
-    /// (`stream`) or of the KV caches (`keep`: the device lowers the persisting share to what
-    /// its set-aside part holds), with the names of the step's other buffers that lie inside
-    /// it (the device's allocator may put small buffers between the weights: the window covers
-    /// them too, which changes no result). Refused when the range holds what the plan keeps
-    /// apart: a KV cache inside the weights' range, or a weight inside the caches'. Set it
-    /// with [`kiln_runtime::Device::set_l2_window`] before the step is captured.
-    pub fn l2_window(
-        &self,
-        weights: &Weights,
-        plan: L2Plan,
-    ) -> Result<Option<(L2Window, Vec<String>)>, ModelError> {
-        let weight = |n: &str| weights.buffers.contains_key(n);
-        let cache = |n: &str| n.starts_with("kc.") || n.starts_with("vc.");
-        let (what, inside, apart): (&str, &dyn Fn(&str) -> bool, &dyn Fn(&str) -> bool) = match plan
-        {
-            L2Plan::Off => return Ok(None),
-            L2Plan::StreamWeights => ("weights", &weight, &cache),
-            L2Plan::KeepCache | L2Plan::Auto => ("KV caches", &cache, &weight),
-        };
-        let span = |b: &Buffer| (b.device_address(), b.device_address() + b.bytes() as u64);
-        let (mut lo, mut hi) = (u64::MAX, 0);
-        for (_, b) in self.graph.buffers().filter(|(n, _)| inside(n)) {
-            let (a, e) = span(b);
-            (lo, hi) = (lo.min(a), hi.max(e));
-        }
-        if lo >= hi {
-            return Ok(None);
-        }
-        let mut others = vec![];
-        for (n, b) in self.graph.buffers().filter(|(n, _)| !inside(n)) {
-            let (a, e) = span(b);
-            if a < hi && e > lo {
-                if apart(n) {
-                    return Err(ModelError::L2Range {
-                        what,
-                        plan: plan.name(),
-                        other: n.to_string(),
-                        lo,
-                        hi,
-                    });
-                }
-                others.push(n.to_string());
-            }
-        }
-        let window = match plan {
-            L2Plan::StreamWeights => L2Window::streaming(lo, hi - lo),
-            _ => L2Window::persisting(lo, hi - lo, 1.0),
-        };
-        Ok(Some((window, others)))
-    }
-
-    /// Sets `plan`'s window ([`Self::l2_window`]) on `rt`'s device, before the step is
-    /// captured: [`L2Plan::Auto`] sets the caches' window and clears it again unless the device
-    /// keeps all of it (a hit ratio of 1 after its set-aside cut). Returns what the device did
-    /// and the other buffers the window covers.
-    pub fn set_l2(
-        &self,
-        rt: &Runtime,
-        weights: &Weights,
-        plan: L2Plan,
-    ) -> Result<(L2Applied, Vec<String>), ModelError> {
-        let dev = rt.device();
-        let Some((window, others)) = self.l2_window(weights, plan)? else {
-            return Ok((dev.set_l2_window(None)?, vec![]));
-        };
-        let applied = dev.set_l2_window(Some(window))?;
-        if plan == L2Plan::Auto {
-            if let L2Applied::Applied { window, .. } = applied {
-                if window.hit_ratio < 1.0 || window.bytes < self.l2_span(weights, plan)? {
-                    return Ok((dev.set_l2_window(None)?, vec![]));
-                }
-            }
-        }
-        Ok((applied, others))
-    }
-
-    /// The bytes of `plan`'s window before the device cut it.
-    fn l2_span(&self, weights: &Weights, plan: L2Plan) -> Result<u64, ModelError> {
-        Ok(self.l2_window(weights, plan)?.map_or(0, |(w, _)| w.bytes))
-    }
-
     /// Builds the graph: the weights, the activation and cache buffers, and every node.
     pub fn build(
         rt: &Runtime,
