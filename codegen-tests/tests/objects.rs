@@ -324,3 +324,60 @@ fn async_copies_are_cp_async_from_sm_80() {
         }
     }
 }
+
+/// Lane `l` names row `l % 8` of matrix `l / 8` of a staged block (rows of 24 halves) and
+/// stores its four pairs.
+fn ld_matrix_kernel(trans: bool) -> Kernel {
+    use kiln_ir::{Access, BarrierKind, KernelBuilder, ScalarType, Type};
+    let mut b = KernelBuilder::new("ld_matrix_x4", 32);
+    let x = b.buffer("x", ScalarType::F16, Access::Read);
+    let out = b.buffer("out", ScalarType::F16, Access::Write);
+    let lds = b.lds("block", ScalarType::F16, 32 * 24);
+    let lane = b.lane();
+    let (n, w) = (b.u32(32 * 24), b.u32(32));
+    b.for_range(lane, n, w, 1, &[], |b, i, _| {
+        let v = b.load(x, i, Type::F16);
+        b.store(lds, i, v);
+        vec![]
+    });
+    b.barrier(BarrierKind::Lds);
+    let stride = b.u32(24);
+    let row = b.mul(lane, stride);
+    let m = b.ld_matrix(lds, row, 4, trans);
+    let eight = b.u32(8);
+    let base = b.mul(lane, eight);
+    for e in 0..8u32 {
+        let v = b.extract(m, e as u8);
+        let ev = b.u32(e);
+        let o = b.add(base, ev);
+        b.store(out, o, v);
+    }
+    b.finish()
+}
+
+/// `ld_matrix` is one `ldmatrix` of four registers on every NVIDIA arch (`.trans` when asked),
+/// after the barrier; an AMD arch refuses it (the verifier first, the lowering as well).
+#[test]
+fn ld_matrix_is_one_ldmatrix_on_nvidia() {
+    for arch in ["sm_75", "sm_80", "sm_90"] {
+        for trans in [false, true] {
+            let k = ld_matrix_kernel(trans);
+            let o = compile(&k, Target::by_name(arch).unwrap(), &Options::default())
+                .unwrap_or_else(|e| panic!("{arch}: {e}"));
+            let text = String::from_utf8(o.bytes).unwrap();
+            let op = if trans {
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {"
+            } else {
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {"
+            };
+            assert_eq!(text.matches("ldmatrix").count(), 1, "{arch}:\n{text}");
+            let (bar, ld) = (text.find("bar.sync").unwrap(), text.find(op));
+            assert!(ld.is_some_and(|l| l > bar), "{arch} trans={trans}:\n{text}");
+        }
+    }
+    let e =
+        compile(&ld_matrix_kernel(false), Target::by_name("gfx1100").unwrap(), &Options::default())
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("ld_matrix on gfx1100"), "{e}");
+}

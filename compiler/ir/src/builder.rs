@@ -540,6 +540,16 @@ impl KernelBuilder {
         self.push0(Op::GridDependencyWait)
     }
 
+    /// `matrices` 8x8 matrices of LDS slot `slot`'s 16-bit elements into the wave's lanes
+    /// ([`Op::LdMatrix`]): this lane names the row whose first element is `index` (lanes `8j +
+    /// r` name row `r` of matrix `j`); the result is the lane's pair of each matrix, `(g, 2t)`
+    /// and `(g, 2t + 1)`, or with `trans` `(2t, g)` and `(2t + 1, g)`.
+    pub fn ld_matrix(&mut self, slot: LdsSlot, index: Value, matrices: u32, trans: bool) -> Value {
+        let elem = self.k.lds[slot].elem;
+        let ty = Type::vector(elem, (2 * matrices) as u8);
+        self.push1(Op::LdMatrix { mem: MemRef::Lds(slot), index, matrices, trans }, ty)
+    }
+
     // ---- cross-lane ----
 
     /// `shuffle.xor`: lane `i` reads lane `i ^ offset`.

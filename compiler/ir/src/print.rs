@@ -110,6 +110,9 @@ pub fn mnemonic(op: &Op) -> String {
         | Op::GridDependencyWait => None,
         Op::Dot { op, .. } => Some(dot_name(*op).into()),
         Op::PackedConvert { op, .. } => Some(packed_convert_name(*op).into()),
+        Op::LdMatrix { matrices, trans, .. } => {
+            Some(format!("x{matrices}{}", if *trans { " trans" } else { "" }))
+        }
     };
     match sub {
         Some(s) => format!("{} {s}", op.name()),
@@ -466,6 +469,7 @@ impl Printer<'_> {
             Op::WaveArgmax { value, index } => format!("{m} {value}, {index}"),
             Op::Tsum { p, values } => format!("tsum<{p}> {}", list(values)),
             Op::Mma { kind, a, b, c } => format!("{m} <{kind}> {a}, {b}, {c}"),
+            Op::LdMatrix { mem, index, .. } => format!("{m} {}", self.mem(mem, *index)),
             Op::Yield(vals) if vals.is_empty() => m,
             Op::Yield(vals) => format!("{m} {}", list(vals)),
             Op::Perm { a, b, sel } => {

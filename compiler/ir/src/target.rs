@@ -191,6 +191,9 @@ pub enum Capability {
     ShflSync,
     /// `redux.sync` on 32-bit integers.
     ReduxSync,
+    /// `ldmatrix.sync.aligned.m8n8` (NVIDIA sm_75 and later): 8x8 matrices of 16-bit elements
+    /// from LDS into the lanes of the wave.
+    LdMatrix,
     /// Split barrier (gfx12).
     SplitBarrier,
     /// Split wait counters (gfx12).
@@ -214,6 +217,7 @@ impl Capability {
         Capability::DsBpermute,
         Capability::ShflSync,
         Capability::ReduxSync,
+        Capability::LdMatrix,
         Capability::SplitBarrier,
         Capability::SplitWaitCounters,
         Capability::Bf16Fma,
@@ -236,6 +240,7 @@ impl Capability {
             Capability::DsBpermute => "ds_bpermute".into(),
             Capability::ShflSync => "shfl.sync".into(),
             Capability::ReduxSync => "redux.sync".into(),
+            Capability::LdMatrix => "ldmatrix".into(),
             Capability::SplitBarrier => "split_barrier".into(),
             Capability::SplitWaitCounters => "split_wait_counters".into(),
             Capability::Bf16Fma => "bf16_fma".into(),
@@ -576,6 +581,7 @@ impl Target {
             Capability::DsBpermute => f.ds_bpermute,
             Capability::ShflSync => f.shfl_sync,
             Capability::ReduxSync => f.redux_sync,
+            Capability::LdMatrix => self.sm().is_some_and(|sm| sm >= 75),
             Capability::SplitBarrier => f.split_barrier,
             Capability::SplitWaitCounters => f.split_wait_counters,
             Capability::Bf16Fma => f.bf16_fma,
@@ -841,6 +847,7 @@ mod tests {
                     assert_eq!(p.isa, 78, "{t}: objects keep PTX 7.8");
                     assert_eq!(t.has(Capability::ReduxSync), p.sm >= 80);
                     assert_eq!(t.has(Capability::Bf16Fma), p.sm >= 80);
+                    assert_eq!(t.has(Capability::LdMatrix), p.sm >= 75);
                     assert_eq!((t.cache_line, t.sector), (128, 32));
                 }
             }
@@ -856,7 +863,10 @@ mod tests {
                 assert_eq!(t.capabilities().contains(&c), t.has(c));
             }
         }
-        assert_eq!(Capability::ALL.len(), 11 + DotKind::ALL.len() + MatrixKind::ALL.len());
+        assert_eq!(Capability::ALL.len(), 12 + DotKind::ALL.len() + MatrixKind::ALL.len());
+        let nvidia: Vec<&str> =
+            TARGETS.iter().filter(|t| t.sm().is_some()).map(|t| t.name).collect();
+        assert_eq!(archs(Capability::LdMatrix), nvidia, "every NVIDIA arch, none other");
         assert_eq!(archs(Capability::Permlane64), GFX11_12);
         assert_eq!(archs(Capability::SplitBarrier), ["gfx1200", "gfx1201"]);
         // Wave 64 in halves: RDNA only, and it halves the register file at wave 64.

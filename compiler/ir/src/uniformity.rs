@@ -217,8 +217,8 @@ impl Analysis<'_> {
             Op::Broadcast { value, .. } => self.u(*value).join(WaveUniform),
             Op::Tsum { p: 1, .. } => WaveUniform,
             Op::Tsum { .. } => Divergent,
-            // Each lane gets its own elements of D.
-            Op::Mma { .. } => Divergent,
+            // Each lane gets its own elements of D (of the matrices).
+            Op::Mma { .. } | Op::LdMatrix { .. } => Divergent,
             Op::Shuffle { value, .. } | Op::ShuffleIdx { value, .. } => self.u(*value),
             Op::Load { mem: MemRef::Private(_), .. } => Divergent,
             Op::Load { mem: MemRef::Buffer(_) | MemRef::Lds(_) | MemRef::Global(_), .. } => {

@@ -21,6 +21,7 @@ mod interp_packed;
 mod interp_sanitizer;
 mod interp_speed;
 mod launch_checks;
+mod ld_matrix;
 mod matrix_maps;
 mod prefetch;
 mod print;

@@ -77,6 +77,18 @@ pub(crate) trait Isa: Sync {
     ) -> LResult<()> {
         l.copy_now(dst, src, bytes)
     }
+    /// [`kiln_ir::Op::LdMatrix`] from the LDS row address `row` this lane names: the lane's
+    /// `2 matrices` elements as `ty`. Only NVIDIA has it (the verifier refuses it elsewhere).
+    fn ld_matrix<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        _row: PointerValue<'ctx>,
+        _matrices: u32,
+        _trans: bool,
+        _ty: Type,
+    ) -> LResult<Bv<'ctx>> {
+        Err(LowerError::Unsupported(format!("ld_matrix on {} (NVIDIA only)", l.t)))
+    }
     /// [`kiln_ir::Op::AsyncWait`]: nothing by default (the copies landed when issued).
     fn async_wait(&self, _l: &mut Lowering, _pending: u32) -> LResult<()> {
         Ok(())

@@ -33,7 +33,7 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::Module;
 use inkwell::targets::{FileType, TargetMachine};
-use inkwell::types::BasicTypeEnum;
+use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use kiln_ir::matrix::{FragmentRole, MmaKind, MmaLowering};
@@ -127,6 +127,54 @@ impl Isa for Nvptx {
         );
         l.b.build_indirect_call(fty, asm, &[d.into(), s.into()], "")?;
         Ok(())
+    }
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` (sm_75 and later; the verifier
+    /// refuses it before): one `b32` register a matrix, element 0 in the low bits.
+    fn ld_matrix<'ctx>(
+        &self,
+        l: &mut Lowering<'ctx, '_>,
+        row: PointerValue<'ctx>,
+        matrices: u32,
+        trans: bool,
+        ty: Type,
+    ) -> LResult<Bv<'ctx>> {
+        let i64t = l.ctx.i64_type();
+        let i32t = l.i32t();
+        let a = l.b.build_ptr_to_int(row, i64t, "")?;
+        let n = matrices as usize;
+        let outs: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
+        let text = format!(
+            "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16 {{{}}}, [${n}];",
+            if trans { ".trans" } else { "" },
+            outs.join(", ")
+        );
+        let mut cons = vec!["=r"; n];
+        cons.push("l");
+        cons.push("~{memory}");
+        let ret: BasicTypeEnum<'ctx> = if n == 1 {
+            i32t.into()
+        } else {
+            l.ctx.struct_type(&vec![i32t.into(); n], false).into()
+        };
+        let fty = ret.fn_type(&[i64t.into()], false);
+        let asm = l.ctx.create_inline_asm(fty, text, cons.join(","), true, false, None, false);
+        let r = l.b.build_indirect_call(fty, asm, &[a.into()], "")?;
+        let convergent = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
+        r.add_attribute(AttributeLoc::Function, l.ctx.create_enum_attribute(convergent, 0));
+        let r = r
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LowerError::Llvm("IR building", "ldmatrix asm".into()))?;
+        let mut words = i32t.vec_type(matrices).get_poison();
+        for i in 0..matrices {
+            let w = if n == 1 {
+                r.into_int_value()
+            } else {
+                l.b.build_extract_value(r.into_struct_value(), i, "")?.into_int_value()
+            };
+            words = l.b.build_insert_element(words, w, l.i32c(i), "")?;
+        }
+        Ok(l.cast(LLVMOpcode::LLVMBitCast, words.into(), l.ty(ty)))
     }
     /// sm_80 and later: `cp.async.commit_group` then `cp.async.wait_group`; before, nothing.
     fn async_wait(&self, l: &mut Lowering, pending: u32) -> LResult<()> {

@@ -190,6 +190,12 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
                 let (a, b, c) = (self.val(*a)?, self.val(*b)?, self.val(*c)?);
                 one(self.isa.mma(self, *kind, a, b, c)?)
             }
+            Op::LdMatrix { mem, index, matrices, trans } => {
+                let ty = k.ty(data.results[0]);
+                let elem = Type::scalar(ty.scalar);
+                let (row, _) = self.address(mem, *index, elem, IndexUnit::Element)?;
+                one(self.isa.ld_matrix(self, row, *matrices, *trans, ty)?)
+            }
             Op::Perm { a, b, sel } => one(self.perm(self.val(*a)?, self.val(*b)?, *sel)?),
             Op::Dot { op, a, b, acc } => {
                 one(self.dot(*op, self.val(*a)?, self.val(*b)?, self.val(*acc)?)?)

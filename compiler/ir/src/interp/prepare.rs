@@ -115,7 +115,8 @@ impl<'k> Prepared<'k> {
                     | Op::Mma { .. }
                     | Op::Perm { .. }
                     | Op::Dot { .. }
-                    | Op::PackedConvert { .. } => code[b.index()].push(inst),
+                    | Op::PackedConvert { .. }
+                    | Op::LdMatrix { .. } => code[b.index()].push(inst),
                 }
             }
         }
@@ -325,6 +326,29 @@ fn check_inst(k: &Kernel, inst: Inst) -> Result<(), String> {
             }
         }
         Op::AsyncWait { .. } => nres(0)?,
+        Op::LdMatrix { mem: m, index, matrices, .. } => {
+            nres(1)?;
+            let MemRef::Lds(s) = *m else {
+                return Err("ld_matrix reads an LDS slot".into());
+            };
+            mem(m)?;
+            scalar(*index)?;
+            if !matches!(matrices, 1 | 2 | 4) {
+                return Err(format!("ld_matrix of {matrices} matrices (1, 2 or 4)"));
+            }
+            if k.lds[s].elem.bytes() != 2 {
+                return Err(format!(
+                    "ld_matrix reads 16-bit elements, {s} holds {}",
+                    k.lds[s].elem
+                ));
+            }
+            if u32::from(lanes(r0())) != 2 * *matrices {
+                return Err(format!(
+                    "ld_matrix of {matrices} matrices gives {} elements",
+                    2 * matrices
+                ));
+            }
+        }
         Op::ShuffleIdx { value, lane } => {
             nres(1)?;
             scalar(*lane)?;

@@ -750,4 +750,25 @@ pub enum Op {
         /// Operand.
         arg: Value,
     },
+    /// A cooperative load of `matrices` (1, 2 or 4) 8x8 matrices of 16-bit elements from LDS by
+    /// the whole wave (NVIDIA sm_75 and later at wave 32: `ldmatrix.sync.aligned.m8n8`). Lane
+    /// `8j + r` (`j < matrices`, `r < 8`) names row `r` of matrix `j`: its `index` (in elements
+    /// of the slot, a 16-bit type) is the row's first element, 8 consecutive elements starting
+    /// at a multiple of 16 bytes; the other lanes' indices are not read. The result is
+    /// `2 matrices` elements of the slot's type a lane, matrix by matrix: lane `l` (`g = l / 4`,
+    /// `t = l % 4`) takes elements `(g, 2t)` and `(g, 2t + 1)` of each matrix, or with `trans`
+    /// `(2t, g)` and `(2t + 1, g)` (row, column). These are the A, B and C fragment pieces of
+    /// NVIDIA's 16-bit `mma.sync` shapes: one instruction a lane instead of one load an element
+    /// pair. Every row must lie in the slot (the interpreter checks the rows of every lane that
+    /// names one).
+    LdMatrix {
+        /// The LDS slot read ([`MemRef::Lds`]).
+        mem: MemRef,
+        /// The element index of the row this lane names.
+        index: Value,
+        /// Matrices loaded: 1, 2 or 4.
+        matrices: u32,
+        /// Transposed: each lane's pair is a column's.
+        trans: bool,
+    },
 }

@@ -57,6 +57,7 @@ impl Op {
             Op::Perm { a, b, .. } => v.extend([*a, *b]),
             Op::Dot { a, b, acc, .. } => v.extend([*a, *b, *acc]),
             Op::PackedConvert { arg, .. } => v.push(*arg),
+            Op::LdMatrix { index, .. } => v.push(*index),
         }
         v
     }
@@ -107,6 +108,7 @@ impl Op {
             | Op::Prefetch { .. }
             | Op::AsyncCopy { .. }
             | Op::AsyncWait { .. }
+            | Op::LdMatrix { .. }
             | Op::GridDependencyWait => SmallVec::new(),
         }
     }
@@ -152,6 +154,7 @@ impl Op {
             | Op::Prefetch { .. }
             | Op::AsyncCopy { .. }
             | Op::AsyncWait { .. }
+            | Op::LdMatrix { .. }
             | Op::GridDependencyWait => SmallVec::new(),
         }
     }
@@ -196,14 +199,18 @@ impl Op {
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
             | Op::AsyncWait { .. }
+            | Op::LdMatrix { .. }
             | Op::GridDependencyWait => None,
         }
     }
 
-    /// The memory a `load`, `store` or `atomic` accesses.
+    /// The memory a `load`, `store`, `atomic` or `ld_matrix` accesses.
     pub fn memory(&self) -> Option<&MemRef> {
         match self {
-            Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atomic { mem, .. } => Some(mem),
+            Op::Load { mem, .. }
+            | Op::Store { mem, .. }
+            | Op::Atomic { mem, .. }
+            | Op::LdMatrix { mem, .. } => Some(mem),
             Op::Const { .. }
             | Op::Arg(_)
             | Op::BufferAddr(_)
@@ -252,7 +259,8 @@ impl Op {
             | Op::WaveReduce { .. }
             | Op::WaveArgmax { .. }
             | Op::Tsum { .. }
-            | Op::Mma { .. } => true,
+            | Op::Mma { .. }
+            | Op::LdMatrix { .. } => true,
             Op::Const { .. }
             | Op::Arg(_)
             | Op::BufferAddr(_)
@@ -323,6 +331,7 @@ impl Op {
             Op::AsyncCopy { .. } => "async_copy",
             Op::AsyncWait { .. } => "async_wait",
             Op::GridDependencyWait => "grid_dependency_wait",
+            Op::LdMatrix { .. } => "ld_matrix",
         }
     }
 
@@ -364,7 +373,8 @@ impl Op {
             | Op::Mma { .. }
             | Op::Perm { .. }
             | Op::Dot { .. }
-            | Op::PackedConvert { .. } => false,
+            | Op::PackedConvert { .. }
+            | Op::LdMatrix { .. } => false,
         }
     }
 }

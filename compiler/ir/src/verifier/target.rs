@@ -105,6 +105,7 @@ pub fn op_requirement(op: &Op) -> Option<Requirement> {
         Op::Mma { kind, .. } => {
             Some(Requirement::Capability(Capability::Matrix(kind.matrix_kind())))
         }
+        Op::LdMatrix { .. } => Some(Requirement::Capability(Capability::LdMatrix)),
     }
 }
 

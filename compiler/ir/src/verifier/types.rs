@@ -433,6 +433,28 @@ impl Verifier<'_> {
                 }
                 vec![Type::fragment(*kind, R::C)]
             }
+            Op::LdMatrix { mem, index, matrices, .. } => {
+                self.index(i, *index);
+                self.mem(i, mem, Access::Read, "ld_matrix");
+                if wave != 32 {
+                    self.at(i, format!("wave size: ld_matrix runs in waves of 32, found {wave}"));
+                }
+                if !matches!(matrices, 1 | 2 | 4) {
+                    self.at(i, format!("matrices: expected 1, 2 or 4, found {matrices}"));
+                }
+                let elem = match mem {
+                    MemRef::Lds(s) => k.lds.get(*s).map(|l| l.elem),
+                    MemRef::Buffer(_) | MemRef::Private(_) | MemRef::Global(_) => {
+                        self.at(i, format!("memory: expected an LDS slot, found {mem:?}"));
+                        None
+                    }
+                };
+                let elem = elem.unwrap_or(ScalarType::F16);
+                if elem.bytes() != 2 {
+                    self.at(i, format!("memory: expected 16-bit elements, found {elem}"));
+                }
+                vec![Type::vector(elem, (2 * matrices.clamp(&1, &4)) as u8)]
+            }
             Op::Perm { a, b, sel } => {
                 self.operand(i, "operand", *a, "u32", |t| t == Type::U32);
                 self.operand(i, "operand", *b, "u32", |t| t == Type::U32);
@@ -505,6 +527,7 @@ impl Verifier<'_> {
             | Op::Perm { .. }
             | Op::Dot { .. }
             | Op::PackedConvert { .. }
+            | Op::LdMatrix { .. }
             | Op::Prefetch { .. }
             | Op::AsyncCopy { .. }
             | Op::AsyncWait { .. }

@@ -17,7 +17,8 @@ pub(super) fn required_control(op: &Op) -> Option<Uniformity> {
         | Op::WaveReduce { .. }
         | Op::WaveArgmax { .. }
         | Op::Tsum { .. }
-        | Op::Mma { .. } => Some(Uniformity::WaveUniform),
+        | Op::Mma { .. }
+        | Op::LdMatrix { .. } => Some(Uniformity::WaveUniform),
         Op::Const { .. }
         | Op::Arg(_)
         | Op::BufferAddr(_)

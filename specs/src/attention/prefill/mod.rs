@@ -93,7 +93,7 @@ use kiln_ir::{
     BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarType, Target, Type,
     Value,
 };
-pub use wide::{wide_archs, wide_fits, Wide, W4G, W4QS};
+pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4QS, W4QSX};
 
 /// The sum of a block's 16 weights `p` (as f32) in the order of the result: `u_t = (p_{2t} +
 /// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` (the keys lane `t` of a quad holds in NVIDIA's C layout),
@@ -168,12 +168,15 @@ fn build<const Q8: bool, const D: u32, const IO: usize, const TILES: u32, const 
     attention(t, wave, cache, D, Io::BUILT[IO], TILES, PIPE)
 }
 
-fn build_wide<const Q8: bool, const D: u32, const IO: usize, const Q_LDS: bool>(
+/// The wide shapes, indexed by [`build_wide`]'s `SHAPE`.
+const WIDE: [Wide; 4] = [W4G, W4QS, W4GX, W4QSX];
+
+fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>(
     t: &Target,
     wave: u32,
 ) -> Kernel {
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], if Q_LDS { W4QS } else { W4G })
+    wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], WIDE[SHAPE])
 }
 
 /// The wide variants ([`W4G`], [`W4QS`]), routed on the archs with NVIDIA's f16 shape, the
@@ -186,10 +189,15 @@ fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<Variant
         build,
         admit: Admission { archs: wide_archs(), shapes: vec![] },
     };
-    let g = v(W4G.name, build_wide::<Q8, D, IO, false> as crate::BuildFn);
-    let qs = v(W4QS.name, build_wide::<Q8, D, IO, true> as crate::BuildFn);
+    let g = v(W4G.name, build_wide::<Q8, D, IO, 0> as crate::BuildFn);
+    let qs = v(W4QS.name, build_wide::<Q8, D, IO, 1> as crate::BuildFn);
     let mut both = if Q8 { vec![qs, g] } else { vec![g, qs] };
     both.truncate(if IO == 0 { 2 } else { 1 });
+    // The `ld_matrix` forms (bench only until measured on the H200).
+    if IO == 0 {
+        both.push(v(W4GX.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn));
+        both.push(v(W4QSX.name, build_wide::<Q8, D, IO, 3> as crate::BuildFn));
+    }
     both
 }
 

@@ -62,14 +62,24 @@ pub struct Wide {
     /// The mask skip for blocks every row sees whole, and the `O * a` skip when no maximum
     /// moved (wave-uniform branches).
     pub skips: bool,
+    /// The fragments read from LDS by `ld_matrix` (four 8x8 matrices a lane's instruction: two
+    /// B fragments, or Q's A fragment), V staged row-major like K (its B fragments by the
+    /// transposed form) instead of transposed half by half. The same values in the same
+    /// registers: the same bits.
+    pub ldmatrix: bool,
 }
 
 /// Q fragments in registers, the mask and rescale skips: the fastest on the H200 with an f16
 /// cache at L = 512, 2048 and 8192 (call 5).
-pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true };
+pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true, ldmatrix: false };
 /// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips: the fastest
 /// with a Q8_0 cache (call 5).
-pub const W4QS: Wide = Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false };
+pub const W4QS: Wide =
+    Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false, ldmatrix: false };
+/// [`W4G`] with its fragments by `ld_matrix` ([`Wide::ldmatrix`]).
+pub const W4GX: Wide = Wide { name: "w4gx", ldmatrix: true, ..W4G };
+/// [`W4QS`] with its fragments (and Q's) by `ld_matrix`.
+pub const W4QSX: Wide = Wide { name: "w4qsx", ldmatrix: true, ..W4QS };
 /// Keys a staged tile (two softmax blocks).
 pub const KEY_TILE: u32 = 32;
 /// Halves of padding after each staged row.
@@ -120,6 +130,11 @@ struct W {
     last_key: Value,
     k_lds: LdsSlot,
     v_lds: LdsSlot,
+    /// With [`Wide::ldmatrix`], the lane's part of the row index `ld_matrix` names in a staged
+    /// `[row][D + PAD]` block: `(l % 8) (D + PAD) + 8 (l / 8)` (K^T: keys, dims of two k
+    /// steps) and `(l % 8 + 8 ((l / 8) % 2)) (D + PAD) + 8 (l / 16)` (Q's A fragment, and V's
+    /// rows: keys, dims of two n tiles).
+    ldm: Option<(Value, Value)>,
 }
 
 impl W {
@@ -182,6 +197,11 @@ impl W {
 
     /// Stores K's tile row-major (`[key][D + PAD]`) by 8-half vectors.
     fn put_k(&self, b: &mut KernelBuilder, t: &Tile) {
+        self.put_rows(b, t, self.k_lds)
+    }
+
+    /// Stores a tile row-major (`[key][D + PAD]`) into `slot` by 8-half vectors.
+    fn put_rows(&self, b: &mut KernelBuilder, t: &Tile, slot: LdsSlot) {
         let stride = b.u32(self.d + PAD);
         for (key, col, valid, raw) in &t.pieces {
             let vecs: Vec<Value> = match self.cache {
@@ -194,14 +214,18 @@ impl W {
                 for (j, &v) in vecs.iter().enumerate() {
                     let o = b.u32(8 * j as u32);
                     let a = b.add(at, o);
-                    b.store(self.k_lds, a, v);
+                    b.store(slot, a, v);
                 }
             });
         }
     }
 
-    /// Stores V's tile transposed (`[D][KEY_TILE + PAD]`), a half at a time.
+    /// Stores V's tile transposed (`[D][KEY_TILE + PAD]`), a half at a time; with `ld_matrix`
+    /// row-major as K's.
     fn put_v(&self, b: &mut KernelBuilder, t: &Tile) {
+        if self.ldm.is_some() {
+            return self.put_rows(b, t, self.v_lds);
+        }
         let stride = b.u32(KEY_TILE + PAD);
         for (key, col, valid, raw) in &t.pieces {
             let hs = self.halves(b, raw);
@@ -268,7 +292,11 @@ pub(super) fn attention_wide(
     let abi = declare(&mut b, cache, d, io, rows_wg as u64);
     let (k_cache, v_cache) = (abi.k_cache, abi.v_cache);
     let k_lds = b.lds("k_tile", ScalarType::F16, KEY_TILE * (d + PAD));
-    let v_lds = b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD));
+    let v_lds = if shape.ldmatrix {
+        b.lds("v_tile", ScalarType::F16, KEY_TILE * (d + PAD))
+    } else {
+        b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD))
+    };
 
     let lane = b.lane();
     let local = b.local_id();
@@ -347,12 +375,29 @@ pub(super) fn attention_wide(
             b.store(slot, to, x);
             vec![]
         });
-        QSrc::Lds { slot, base: woff }
+        QSrc::Lds { slot, base: woff, ldm: shape.ldmatrix }
     } else {
         QSrc::Regs(q_fragments(&mut b, kind, &abi, i0, (rows, g_v, h, n_q), d))
     };
     let head_row = b.mul(h, ctx_v);
-    let w = W { cache, d, local, head_row, last_key, k_lds, v_lds };
+    let ldm = shape.ldmatrix.then(|| {
+        let (c3, c4, c7, c8) = (b.u32(3), b.u32(4), b.u32(7), b.u32(8));
+        let st = b.u32(d + PAD);
+        let r8 = b.and(lane, c7);
+        let m = b.shr(lane, c3);
+        let k_off = b.mul(r8, st);
+        let m8 = b.mul(m, c8);
+        let k_off = b.add(k_off, m8);
+        let hi = b.and(m, one);
+        let hi = b.mul(hi, c8);
+        let r = b.add(r8, hi);
+        let a_off = b.mul(r, st);
+        let q = b.shr(lane, c4);
+        let q8 = b.mul(q, c8);
+        let a_off = b.add(a_off, q8);
+        (k_off, a_off)
+    });
+    let w = W { cache, d, local, head_row, last_key, k_lds, v_lds, ldm };
 
     let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
@@ -416,25 +461,39 @@ pub(super) fn attention_wide(
 enum QSrc {
     /// Registers, a dim step each.
     Regs(Vec<Value>),
-    /// The staged Q rows (`[row][D + PAD]`), the wave's from row `base`.
-    Lds { slot: LdsSlot, base: Value },
+    /// The staged Q rows (`[row][D + PAD]`), the wave's from row `base`; `ldm`: read by
+    /// `ld_matrix` (the lane's offset is [`W::ldm`]'s second).
+    Lds { slot: LdsSlot, base: Value, ldm: bool },
 }
 
 impl QSrc {
     /// The A fragment of dims `16 ds ..`: rows `g`, `g + 8`, dims `2t`, `2t + 1`, `2t + 8`,
     /// `2t + 9` (four pairs of halves).
+    #[allow(clippy::too_many_arguments)]
     fn frag(
         &self,
         b: &mut KernelBuilder,
         kind: MmaKind,
-        d: u32,
+        w: &W,
         ds: u32,
         g: Value,
         two_t: Value,
     ) -> Value {
+        let d = w.d;
         match self {
             QSrc::Regs(f) => f[ds as usize],
-            QSrc::Lds { slot, base } => {
+            QSrc::Lds { slot, base, ldm: true } => {
+                let (_, a_off) = w.ldm.expect("the lane offsets of ld_matrix");
+                let st = b.u32(d + PAD);
+                let at = b.mul(*base, st);
+                let o = b.u32(ds * KEY_BLOCK);
+                let at = b.add(at, o);
+                let at = b.add(at, a_off);
+                let m = b.ld_matrix(*slot, at, 4, false);
+                let els: Vec<Value> = (0..8u8).map(|e| b.extract(m, e)).collect();
+                b.fragment_of(kind, FragmentRole::A, &els)
+            }
+            QSrc::Lds { slot, base, ldm: false } => {
                 let row = b.add(*base, g);
                 let st = b.u32(d + PAD);
                 let at = b.mul(row, st);
@@ -483,16 +542,46 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
         let row = b.mul(key, kst);
         let row = b.add(row, c.two_t);
         let mut acc = b.fragment_splat(kind, FragmentRole::C, z);
+        // With `ld_matrix`: the K^T fragments of two dim steps a load (the second kept).
+        let mut next_kb = None;
         for ds in 0..d / KEY_BLOCK {
-            let qa = c.qf.frag(b, kind, d, ds, c.g, c.two_t);
-            let o = b.u32(ds * KEY_BLOCK);
-            let at = b.add(row, o);
-            let kb = c.w.b_fragment(b, kind, c.w.k_lds, at);
+            let qa = c.qf.frag(b, kind, c.w, ds, c.g, c.two_t);
+            let kb = match (c.w.ldm, next_kb.take()) {
+                (Some(_), Some(kb)) => kb,
+                (Some((k_off, _)), None) => {
+                    let o = b.u32((sub * KEY_BLOCK + ns as u32 * 8) * (d + PAD) + ds * KEY_BLOCK);
+                    let at = b.add(k_off, o);
+                    let [f0, f1] = two_b_fragments(b, kind, c.w.k_lds, at, false);
+                    next_kb = Some(f1);
+                    f0
+                }
+                (None, _) => {
+                    let o = b.u32(ds * KEY_BLOCK);
+                    let at = b.add(row, o);
+                    c.w.b_fragment(b, kind, c.w.k_lds, at)
+                }
+            };
             acc = b.mma(kind, qa, kb, acc);
         }
         *sn = acc;
     }
     s
+}
+
+/// Two B fragments by one `ld_matrix` of four matrices from the lane's row index `at`: matrices
+/// 0-1 the first fragment's (its k rows 0-7 and 8-15), 2-3 the second's.
+fn two_b_fragments(
+    b: &mut KernelBuilder,
+    kind: MmaKind,
+    slot: LdsSlot,
+    at: Value,
+    trans: bool,
+) -> [Value; 2] {
+    let m = b.ld_matrix(slot, at, 4, trans);
+    [0u8, 4].map(|o| {
+        let els: Vec<Value> = (o..o + 4).map(|e| b.extract(m, e)).collect();
+        b.fragment_of(kind, FragmentRole::B, &els)
+    })
 }
 
 /// `x` of the four lanes of a quad (`g` fixed) combined by `op` with xor shuffles 1 and 2:
@@ -609,10 +698,24 @@ fn fold(
     let o = &st[4..];
     let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
         let mut out = Vec::with_capacity(o.len());
+        // With `ld_matrix`: V's fragments of two dim tiles a load (the second kept).
+        let mut next_vb = None;
         for dn in 0..d / 8 {
-            let off = b.u32(dn * 8 * (KEY_TILE + PAD));
-            let at = b.add(col0, off);
-            let vb = c.w.b_fragment(b, kind, c.w.v_lds, at);
+            let vb = match (c.w.ldm, next_vb.take()) {
+                (Some(_), Some(vb)) => vb,
+                (Some((_, a_off)), None) => {
+                    let o = b.u32(sub * KEY_BLOCK * (d + PAD) + dn * 8);
+                    let at = b.add(a_off, o);
+                    let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
+                    next_vb = Some(f1);
+                    f0
+                }
+                (None, _) => {
+                    let off = b.u32(dn * 8 * (KEY_TILE + PAD));
+                    let at = b.add(col0, off);
+                    c.w.b_fragment(b, kind, c.w.v_lds, at)
+                }
+            };
             let base = dn as usize * 4;
             let els: Vec<Value> = (0..4)
                 .map(|e| if scale { b.mul(o[base + e], alphas[e / 2]) } else { o[base + e] })

@@ -582,6 +582,56 @@ impl Exec<'_> {
         format!("LDS `{name}` byte {}", byte - self.p.lds_offsets.get(s).copied().unwrap_or(0))
     }
 
+    /// [`crate::Op::LdMatrix`]: every lane that names a row (lane `l % W < 8 matrices`) reads
+    /// its 16 bytes (in the slot and 16-byte aligned, checked as a load's, and raced as a read),
+    /// then each lane takes its pairs from the rows named in its wave.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ld_matrix(
+        &mut self,
+        inst: Inst,
+        m: &Mask,
+        mem: MemRef,
+        index: Value,
+        matrices: u32,
+        trans: bool,
+        res: Value,
+    ) -> Result<(), InterpError> {
+        self.whole_waves(inst, m)?;
+        let w = self.w;
+        if w != 32 {
+            return Err(self.unsupported(inst, m, format!("ld_matrix at wave {w} (32 only)")));
+        }
+        let named_rows = 8 * matrices as usize;
+        let named = m.subset(|l| l % w < named_rows);
+        self.resolve(inst, &named, mem, index, 2, 16, 16, "ld_matrix row read")?;
+        self.check_in_flight(inst, 16, "read")?;
+        let mut rows = vec![0u128; self.lp];
+        for i in 0..self.locs.len() {
+            let loc = self.locs[i];
+            rows[loc.lane] = self.read_bytes(loc.place, loc.off, 16);
+        }
+        self.check_lds(inst, Touch::Read, 16)?;
+        let (d, lp) = (self.p.slot(res), self.lp);
+        for l in m.iter() {
+            let (base, i) = (l - l % w, l % w);
+            let (g, t) = (i / 4, i % 4);
+            for j in 0..matrices as usize {
+                let half = |row: usize, col: usize| {
+                    ((rows[base + 8 * j + row] >> (16 * col)) & 0xffff) as u64
+                };
+                let pair = if trans {
+                    [half(2 * t, g), half(2 * t + 1, g)]
+                } else {
+                    [half(g, 2 * t), half(g, 2 * t + 1)]
+                };
+                for (e, x) in pair.into_iter().enumerate() {
+                    self.regs[(d + 2 * j + e) * lp + l] = x;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// [`crate::Op::AsyncCopy`]: reads the source now, keeps the bytes in the lane's open group
     /// and marks the destination in flight; with the sanitizer the destination counts as
     /// written now (a race with another wave's access in this barrier interval is one).

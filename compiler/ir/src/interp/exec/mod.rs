@@ -291,7 +291,8 @@ impl<'a> Exec<'a> {
                 | Op::Mma { .. }
                 | Op::Perm { .. }
                 | Op::Dot { .. }
-                | Op::PackedConvert { .. } => {}
+                | Op::PackedConvert { .. }
+                | Op::LdMatrix { .. } => {}
             }
         }
     }
@@ -536,6 +537,9 @@ impl<'a> Exec<'a> {
             }
             Op::Tsum { p: tokens, values } => self.tsum(inst, m, *tokens, values, res(0))?,
             Op::Mma { kind, a, b, c } => self.mma(inst, m, *kind, [*a, *b, *c], res(0))?,
+            Op::LdMatrix { mem, index, matrices, trans } => {
+                self.ld_matrix(inst, m, *mem, *index, *matrices, *trans, res(0))?
+            }
             Op::If { cond, then_block, else_block } => {
                 let c = &self.regs[p.slot(*cond) * self.lp..][..self.lp];
                 let then_mask = m.subset(|l| c[l] & 1 != 0);

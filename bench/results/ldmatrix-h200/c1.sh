@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Call 1 (2026-12-04, twenty-sixth session): the prompt attention's wide variants with their LDS
+# fragments by `ld_matrix` (`w4gx`, `w4qsx`) against `w4g` / `w4qs`: parity on cuda first
+# (device against the interpreter within the matrix unit's bound), float64 through gguf, then
+# the bench in the orders A B B A at L = 512, 2048, 8192 for both caches, torch SDPA in the
+# same call. Run as `bash .carry/c1.sh` with .carry/{kiln,pf.txz,py}.
+set -uo pipefail
+O=${OUT:-/tmp/out}; R=/tmp/c1; rm -rf $R; mkdir -p $R
+ck() { tar czf $O/c1.tgz -C /tmp c1; }
+K=$(pwd)/.carry/kiln
+rm -rf /tmp/p1; mkdir -p /tmp/p1; tar xJf .carry/pf.txz -C /tmp/p1
+P=/tmp/p1/dist
+cp .carry/c1.sh $R/
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
+F=attention_prefill_f16_d64,attention_prefill_f16_d128,attention_prefill_q8_0_d64,attention_prefill_q8_0_d128
+timeout 200 $K parity --device cuda --package $P --kernel $F > $R/parity.log 2>&1
+echo "parity rc $?: $(tail -n 1 $R/parity.log | cut -c1-150)"; grep -i "fail" $R/parity.log | head -3
+ck
+PYTHONPATH=.carry/py timeout 120 python3 bench/prefill_ref.py --kiln $K --package $P --device cuda --arch sm_90 --variants w4g,w4gx,w4qs,w4qsx --large > $R/ref.log 2>&1
+echo "ref rc $?: $(tail -n 2 $R/ref.log | tr '\n' ' ' | cut -c1-200)"
+ck
+CF=prefill_f16_l512,prefill_f16_l2k,prefill_f16_l8k
+CQ=prefill_q8_0_l512,prefill_q8_0_l2k,prefill_q8_0_l8k
+b() { local name=$1 cases=$2 vars=$3
+  timeout 100 $K bench --package $P --kernel $cases --variant $vars --json $R/bench-$name.json > $R/bench-$name.log 2>&1
+  echo "$name rc $?"; grep -E "^prefill" $R/bench-$name.log | sort -u | cut -c1-150; ck; }
+b f16-a $CF w4g,w4gx
+b q8-a $CQ w4qs,w4qsx,w4gx
+b f16-b $CF w4gx,w4g
+b q8-b $CQ w4gx,w4qsx,w4qs
+timeout 90 python3 bench/prefill_peers.py $R/sdpa.json > $R/sdpa.log 2>&1; tail -n 4 $R/sdpa.log
+ck
+b f16-c $CF w4g,w4gx
+b q8-c $CQ w4qs,w4qsx
+ck
