@@ -41,7 +41,9 @@ pub use device::{
     L2Window, ReadBack, Ticket, HIP_UNTESTED_NOTICE,
 };
 pub use graph::{CapturedGraph, DecodeGraph, GraphError, Hazard, HazardKind, NodeArgs};
-pub use launch::{ArgValue, Args, LaunchError, Launched, PreparedCall, Runtime};
+pub use launch::{
+    ArgValue, Args, Catalog, KernelCatalog, LaunchError, Launched, PreparedCall, Runtime,
+};
 pub use package::{LoadError, Package, PackageObject};
 pub use route::{Overrides, RouteDecision, RouteError, Router};
 pub use value::{Element, Scalar};

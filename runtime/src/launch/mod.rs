@@ -8,11 +8,13 @@
 mod alias;
 mod args;
 mod bind;
+mod catalog;
 mod error;
 mod shape;
 
 pub(crate) use alias::{check_aliasing, BufferUse};
 pub use args::{ArgValue, Args, Launched};
+pub use catalog::{Catalog, KernelCatalog};
 pub use error::LaunchError;
 
 use crate::device::{Buffer, Code, Device, DeviceKind, PreparedLaunch};
@@ -141,21 +143,13 @@ impl Runtime {
                 Router::new(package.routes(k).expect("a kernel of the package has routes"));
             kernels.insert(k.to_string(), KernelSlot { router, variants: BTreeMap::new() });
         }
+        catalog::check_objects_for(package, &arch)?;
         let ours = |o: &&PackageObject| o.entry.arch == arch;
-        let any = package.objects().iter().any(|o| ours(&o));
         for obj in package.objects().iter().filter(ours).filter(|o| keep(&o.entry.kernel)) {
             let code = device.load_object(obj, &arch)?;
             let lk = LoadedKernel::new(obj, code);
             let slot = kernels.get_mut(&obj.entry.kernel).expect("every kernel has a slot");
             slot.variants.insert(obj.entry.variant.clone(), Arc::new(lk));
-        }
-        if !any {
-            let available = package
-                .objects()
-                .iter()
-                .map(|o| format!("{}/{} for {}", o.entry.kernel, o.entry.variant, o.entry.arch))
-                .collect();
-            return Err(LoadError::NoObjectsForArch { arch, available }.into());
         }
         let names: Vec<&str> = kernels.keys().map(String::as_str).collect();
         overrides.warn_unmatched(&names);

@@ -8,7 +8,7 @@
 //! tied to the token embedding when `output.weight` is absent.
 
 use crate::gguf::{GgmlType, Gguf, TensorInfo, Value};
-use kiln_runtime::Runtime;
+use kiln_runtime::KernelCatalog;
 
 /// Why a model was refused.
 #[derive(Debug, thiserror::Error)]
@@ -431,19 +431,19 @@ impl Config {
     /// 2708 -> 6147 us, the tail on one workgroup a chain of memory round trips; with the tail's
     /// loads batched and its tuned route, `bench/results/tail-h200-2026-12-03.md`: 2685.9 ->
     /// 2715.5 us, and SmolLM2's 530.7 -> 777.3 against folded).
-    pub fn norms_for(&self, rt: &Runtime) -> Norms {
+    pub fn norms_for(&self, rt: &impl KernelCatalog) -> Norms {
         // Every object of `kernel` takes rows of the hidden size (its constant `limit`).
         let fits_by = |kernel: &str, limit: &str| {
-            let variants = rt.variants(kernel);
+            let variants = rt.variant_names(kernel);
             !variants.is_empty()
                 && variants.iter().all(|v| {
-                    rt.object(kernel, v)
+                    rt.entry(kernel, v)
                         .and_then(|o| o.consts.get(limit))
                         .is_some_and(|&max| self.hidden as i64 <= max)
                 })
         };
         if self.hidden > FOLD_NORMS_MAX_HIDDEN {
-            let have = rt.kernels();
+            let have = rt.kernel_names();
             let split = self.kernels_with(Norms::Split, Append::InQkv);
             let scaled = |k: &&String| k.ends_with("_rms");
             return if self.split_fits()
@@ -480,8 +480,8 @@ impl Config {
     /// (of the layers whose Q, K and V share a format; the others append apart) when the
     /// package has the `_qkv_cache` kernels they need; apart otherwise. (The engine's RoPE is
     /// the normal pairing, the only one the fused kernels take.)
-    pub fn append_for(&self, rt: &Runtime, norms: Norms) -> Append {
-        let have = rt.kernels();
+    pub fn append_for(&self, rt: &impl KernelCatalog, norms: Norms) -> Append {
+        let have = rt.kernel_names();
         let fused = self.kernels_with(norms, Append::InQkv);
         if fused.iter().all(|k| have.contains(&k.as_str())) {
             Append::InQkv

@@ -10,7 +10,7 @@ use kiln_engine::config::ConfigError;
 use kiln_engine::config::{Append, Norms};
 use kiln_engine::model::{Decoder, L2Plan, ModelError, StepGraph, TokenRead, Weights, QUEUE_DEPTH};
 use kiln_engine::{ModelFile, OpenError};
-use kiln_runtime::{CpuOptions, Device, L2Access, L2Applied, Package, Runtime};
+use kiln_runtime::{Catalog, CpuOptions, Device, L2Access, L2Applied, Package, Runtime};
 use rand::{Rng, SeedableRng};
 
 fn open(kvs: &[Kv], ts: &[T]) -> Result<ModelFile, OpenError> {
@@ -470,14 +470,20 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
     };
     let rt = runtime();
     assert_eq!(model.config.norms_for(&rt), Norms::Folded);
+    // The package's manifest alone (what `kiln generate` decides from) says the same.
+    let pkg = Package::open(package_dir()).unwrap();
+    let catalog = Catalog::new(rt.device(), &pkg).unwrap();
+    assert_eq!(model.config.norms_for(&catalog), Norms::Folded);
     // A long row's norm is split between the GEMVs around it (every workgroup of a `_norm`
     // GEMV would redo it; the residual GEMVs' tails are only taken when asked for: measured
     // slower), or runs apart where a layer is not Q8_0.
     let mut wide = model.config.clone();
     wide.hidden = kiln_engine::config::FOLD_NORMS_MAX_HIDDEN + 32;
     assert_eq!(wide.norms_for(&rt), Norms::Split);
+    assert_eq!(wide.norms_for(&catalog), Norms::Split);
     wide.layers[1].gate_up = kiln_engine::config::MatType::Q4_0;
     assert_eq!(wide.norms_for(&rt), Norms::Apart);
+    assert_eq!(wide.norms_for(&catalog), Norms::Apart);
     let (folded, n_folded, norms_folded) = run(&rt, Norms::Folded);
     let (apart, n_apart, norms_apart) = run(&rt, Norms::Apart);
     let (tails, n_tails, norms_tails) = run(&rt, Norms::InResidual);
@@ -613,6 +619,16 @@ fn the_append_in_the_qkv_gemv_gives_the_same_logits_a_node_a_layer_fewer() {
         );
     }
     let pkg = Package::open(package_dir()).unwrap();
-    let rt64 = Runtime::load(&Device::cpu(CpuOptions::arch("gfx906")), &pkg).unwrap();
+    let cpu64 = Device::cpu(CpuOptions::arch("gfx906"));
+    let rt64 = Runtime::load(&cpu64, &pkg).unwrap();
     assert_eq!(model.config.append_for(&rt64, Norms::Apart), Append::Apart);
+    // The manifest alone decides alike on both archs, and reads the token back alike.
+    let catalog64 = Catalog::new(&cpu64, &pkg).unwrap();
+    assert_eq!(model.config.append_for(&catalog64, Norms::Apart), Append::Apart);
+    let catalog = Catalog::new(rt.device(), &pkg).unwrap();
+    for norms in [Norms::Folded, Norms::Apart] {
+        assert_eq!(model.config.append_for(&catalog, norms), Append::InQkv);
+    }
+    assert_eq!(TokenRead::for_package(&catalog), TokenRead::for_package(&rt));
+    assert_eq!(TokenRead::for_package(&catalog64), TokenRead::for_package(&rt64));
 }

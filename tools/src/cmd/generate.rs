@@ -2,7 +2,7 @@
 //! up to 8 tokens, then greedy decode, one captured decode graph replayed a step; prints the
 //! text as it comes and tokens/s for the prompt and for decode.
 
-use super::{load_package, load_package_only, open_device, open_package};
+use super::{load_package, load_package_only, open_device, open_package, package_catalog};
 use anyhow::{Context, Result};
 use kiln_engine::config::{Append, Norms};
 use kiln_engine::generate::generate;
@@ -95,8 +95,8 @@ pub struct GenerateArgs {
     /// tokens are the same under every choice.
     #[arg(long, default_value = "auto", value_parser = ["auto", "off", "stream", "keep"])]
     l2: String,
-    /// Which of the package's kernels to load: `used` (those the step calls, after the
-    /// whole package decided where the norms and the K/V append go) or `all`. Where the
+    /// Which of the package's kernels to load: `used` (those the step calls, where the norms
+    /// and the K/V append go decided from the package's manifest) or `all`. Where the
     /// driver places the code moves the step (on the H200 the SmolLM2-shaped Q8_0 step was 4%
     /// faster with only its own modules loaded).
     #[arg(long, default_value = "used", value_parser = ["used", "all"])]
@@ -127,33 +127,34 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         fixture.as_ref().map_or(0, |f| f.prompts.iter().map(|p| p.ids.len()).max().unwrap_or(0));
     let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
-    let rt = load_package(&dev, &pkg, &a.package, Overrides::from_env())?;
+    // Where the norms and the K/V append go, and how the token is read back, from what the
+    // package holds for the device's arch (its manifest: nothing is loaded to decide); then
+    // `used` loads only the step's kernels, `all` the whole package.
+    let catalog = package_catalog(&dev, &pkg, &a.package)?;
     let norms = match a.norms.as_str() {
         "folded" => Norms::Folded,
         "residual" => Norms::InResidual,
         "split" => Norms::Split,
         "apart" => Norms::Apart,
-        _ => m.config.norms_for(&rt),
+        _ => m.config.norms_for(&catalog),
     };
     let append = match a.append.as_str() {
         "fused" => Append::InQkv,
         "apart" => Append::Apart,
-        _ => m.config.append_for(&rt, norms),
+        _ => m.config.append_for(&catalog, norms),
     };
     let read = match a.read_back.as_str() {
         "in-place" => TokenRead::InPlace,
         "copy" => TokenRead::Copy,
-        _ => TokenRead::for_package(&rt),
+        _ => TokenRead::for_package(&catalog),
     };
     let rt = match a.kernels.as_str() {
         "used" => {
             let used = step_kernels(&m.config, norms, append, read);
             let used: Vec<&str> = used.iter().map(String::as_str).collect();
-            // The whole package's modules go first, so only the step's are on the device.
-            drop(rt);
             load_package_only(&dev, &pkg, &a.package, Overrides::from_env(), &used)?
         }
-        _ => rt,
+        _ => load_package(&dev, &pkg, &a.package, Overrides::from_env())?,
     };
     let weights = Weights::upload_placed(&rt, &m.gguf, &m.config, norms, append)
         .with_context(|| format!("loading {} on {}", a.model.display(), dev.name()))?;

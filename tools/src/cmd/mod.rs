@@ -15,7 +15,7 @@ pub mod tune;
 use anyhow::{anyhow, bail, Result};
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{EntityRef, ParamKind, ScalarType};
-use kiln_runtime::{CpuOptions, Device, Overrides, Package, Runtime, Scalar};
+use kiln_runtime::{Catalog, CpuOptions, Device, Overrides, Package, Runtime, Scalar};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -58,6 +58,12 @@ pub fn load_package_only(
     kernels: &[&str],
 ) -> Result<Runtime> {
     Runtime::load_only(dev, pkg, overrides, kernels).map_err(|e| in_package(e.into(), dir))
+}
+
+/// What `pkg` holds for `dev`'s arch, from its manifest alone ([`Catalog`]), with the package's
+/// error context (a device whose arch it lacks is refused as [`load_package`] refuses it).
+pub fn package_catalog<'p>(dev: &Device, pkg: &'p Package, dir: &Path) -> Result<Catalog<'p>> {
+    Catalog::new(dev, pkg).map_err(|e| in_package(e.into(), dir))
 }
 
 fn in_package(e: anyhow::Error, dir: &Path) -> anyhow::Error {

@@ -37,8 +37,8 @@
 use crate::config::{Append, Config, MatType, Norms};
 use kiln_ir::ScalarType;
 use kiln_runtime::{
-    Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, NodeArgs, ReadBack, Runtime,
-    RuntimeError, Ticket,
+    Buffer, CapturedGraph, DecodeGraph, DeviceError, GraphError, KernelCatalog, NodeArgs, ReadBack,
+    Runtime, RuntimeError, Ticket,
 };
 use std::collections::VecDeque;
 
@@ -80,8 +80,8 @@ pub fn step_kernels(cfg: &Config, norms: Norms, append: Append, read: TokenRead)
 
 impl TokenRead {
     /// In place where the package has `copy_at_i32`, else a copy.
-    pub fn for_package(rt: &Runtime) -> TokenRead {
-        if rt.kernels().contains(&HISTORY_KERNEL) {
+    pub fn for_package(rt: &impl KernelCatalog) -> TokenRead {
+        if rt.kernel_names().contains(&HISTORY_KERNEL) {
             TokenRead::InPlace
         } else {
             TokenRead::Copy
