@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Call 1 (2026-12-04, twenty-sixth session): the prompt attention's wide variants with their LDS
-# fragments by `ld_matrix` (`w4gx`, `w4qsx`) against `w4g` / `w4qs`: parity on cuda first
-# (device against the interpreter within the matrix unit's bound), float64 through gguf, then
-# the bench in the orders A B B A at L = 512, 2048, 8192 for both caches, torch SDPA in the
-# same call. Run as `bash .carry/c1.sh` with .carry/{kiln,pf.txz,py}.
+# Device call for the twenty-sixth session's work (2026-12-04; not run: no H200 was lent).
+# (a) The prompt attention's wide variants with their LDS fragments by `ld_matrix` (`w4gx`,
+# `w4qsx`) against `w4g` / `w4qs`: parity on cuda first (device against the interpreter within
+# the matrix unit's bound), float64 through gguf, then the bench in the orders A B B A at
+# L = 512, 2048, 8192 for both caches, torch SDPA in the same call.
+# (b) `kiln generate`'s start-up with the placements decided from the manifest (`--kernels
+# used`, one load of the step's modules) against `--kernels all` (the whole library): the
+# "ready in" line, SmolLM2-shaped Q8_0 model.
+# Run as `bash .carry/c1.sh` with .carry/{kiln,lib.txz,py,smol-vocab.gguf}: lib.txz the whole
+# sm_90 library (`kiln build --arch sm_90 --strict`), py the gguf package (pip --target).
 set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/c1; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c1.tgz -C /tmp c1; }
 K=$(pwd)/.carry/kiln
-rm -rf /tmp/p1; mkdir -p /tmp/p1; tar xJf .carry/pf.txz -C /tmp/p1
+rm -rf /tmp/p1; mkdir -p /tmp/p1; tar xJf .carry/lib.txz -C /tmp/p1
 P=/tmp/p1/dist
 cp .carry/c1.sh $R/
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
+$K random-model --shape smollm2-135m --type q8_0 --vocab-from .carry/smol-vocab.gguf -o /tmp/rs-q8_0.gguf > $R/models.log 2>&1 &
+MPID=$!
 F=attention_prefill_f16_d64,attention_prefill_f16_d128,attention_prefill_q8_0_d64,attention_prefill_q8_0_d128
 timeout 200 $K parity --device cuda --package $P --kernel $F > $R/parity.log 2>&1
 echo "parity rc $?: $(tail -n 1 $R/parity.log | cut -c1-150)"; grep -i "fail" $R/parity.log | head -3
@@ -30,6 +37,9 @@ b f16-b $CF w4gx,w4g
 b q8-b $CQ w4gx,w4qsx,w4qs
 timeout 90 python3 bench/prefill_peers.py $R/sdpa.json > $R/sdpa.log 2>&1; tail -n 4 $R/sdpa.log
 ck
-b f16-c $CF w4g,w4gx
-b q8-c $CQ w4qs,w4qsx
+wait $MPID
+for k in used all used all; do
+  timeout 60 $K generate --model /tmp/rs-q8_0.gguf --package $P --device cuda --prompt-file tools/engine/ref/generate.txt -n 32 --kernels $k > $R/gen-$k.log 2>&1
+  echo "generate --kernels $k: $(grep -o 'ready in [0-9.]* s' $R/gen-$k.log) | $(grep -h 'decode:' $R/gen-$k.log | cut -c1-120)"
+done
 ck
