@@ -22,6 +22,7 @@ pub mod copy;
 pub mod copy_at;
 pub mod gemv;
 pub mod get_rows;
+pub mod ld_matrix;
 pub mod math;
 pub mod mem_access;
 pub mod mma;
@@ -257,6 +258,7 @@ pub fn checks() -> Vec<KernelSpec> {
     v.extend(packed_ops::specs());
     v.extend(mem_access::specs());
     v.extend(mma::specs());
+    v.push(ld_matrix::spec());
     v
 }
 

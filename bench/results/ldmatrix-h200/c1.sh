@@ -7,8 +7,10 @@
 # (b) `kiln generate`'s start-up with the placements decided from the manifest (`--kernels
 # used`, one load of the step's modules) against `--kernels all` (the whole library): the
 # "ready in" line, SmolLM2-shaped Q8_0 model.
-# Run as `bash .carry/c1.sh` with .carry/{kiln,lib.txz,py,smol-vocab.gguf}: lib.txz the whole
-# sm_90 library (`kiln build --arch sm_90 --strict`), py the gguf package (pip --target).
+# (c) The op checks of sm_90 (`kiln build --matrix specs/checks.ron --arch sm_90`), `ld_matrix`
+# among them: the instruction itself against the interpreter, bit for bit.
+# Run as `bash .carry/c1.sh` with .carry/{kiln,lib.txz,chk.txz,py,smol-vocab.gguf}: lib.txz the
+# whole sm_90 library (`kiln build --arch sm_90 --strict`), py the gguf package (pip --target).
 set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/c1; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c1.tgz -C /tmp c1; }
@@ -19,6 +21,10 @@ cp .carry/c1.sh $R/
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
 $K random-model --shape smollm2-135m --type q8_0 --vocab-from .carry/smol-vocab.gguf -o /tmp/rs-q8_0.gguf > $R/models.log 2>&1 &
 MPID=$!
+rm -rf /tmp/c; mkdir -p /tmp/c; tar xJf .carry/chk.txz -C /tmp/c
+timeout 60 $K parity --device cuda --package /tmp/c/dist > $R/checks.log 2>&1
+echo "op checks rc $?: $(tail -n 1 $R/checks.log)"; grep -E "ld_matrix|fail" $R/checks.log | head -5
+ck
 F=attention_prefill_f16_d64,attention_prefill_f16_d128,attention_prefill_q8_0_d64,attention_prefill_q8_0_d128
 timeout 200 $K parity --device cuda --package $P --kernel $F > $R/parity.log 2>&1
 echo "parity rc $?: $(tail -n 1 $R/parity.log | cut -c1-150)"; grep -i "fail" $R/parity.log | head -3
