@@ -549,3 +549,41 @@ fn for_body_parameters_are_index_and_carried() {
         "{errs:#?}"
     );
 }
+
+#[test]
+fn ld_matrix_forms() {
+    let mut b = kb("ld_matrix");
+    let halves = b.lds("halves", ScalarType::F16, 256);
+    let words = b.lds("words", ScalarType::U32, 64);
+    let x = b.buffer("x", ScalarType::F16, Access::Read);
+    let zero = b.u32(0);
+    b.ld_matrix(halves, zero, 4, true); // fine
+    let t = Type::vector(ScalarType::F16, 6);
+    b.push_inst(
+        Op::LdMatrix { mem: MemRef::Lds(halves), index: zero, matrices: 3, trans: false },
+        &[t],
+    );
+    let t = Type::vector(ScalarType::U32, 2);
+    b.push_inst(
+        Op::LdMatrix { mem: MemRef::Lds(words), index: zero, matrices: 1, trans: false },
+        &[t],
+    );
+    let t = Type::vector(ScalarType::F16, 2);
+    b.push_inst(
+        Op::LdMatrix { mem: MemRef::Buffer(x), index: zero, matrices: 1, trans: false },
+        &[t],
+    );
+    let errs = errors_on(&b.finish(), None);
+    let errs: Vec<&str> =
+        errs.iter().map(|e| e.split_once(": ").map_or(e.as_str(), |p| p.1)).collect();
+    assert_eq!(
+        errs,
+        vec![
+            "inst2 (ld_matrix x3): matrices: expected 1, 2 or 4, found 3",
+            "inst2 (ld_matrix x3): result v2: expected a legal type (a scalar, or 2, 3, 4, 8 or 16 \
+             non-i1 lanes within 16 bytes), found f16x6",
+            "inst3 (ld_matrix x1): memory: expected 16-bit elements, found u32",
+            "inst4 (ld_matrix x1): memory: expected an LDS slot, found Buffer(arg0)",
+        ]
+    );
+}

@@ -453,7 +453,7 @@ impl Verifier<'_> {
                 if elem.bytes() != 2 {
                     self.at(i, format!("memory: expected 16-bit elements, found {elem}"));
                 }
-                vec![Type::vector(elem, (2 * matrices.clamp(&1, &4)) as u8)]
+                vec![Type::vector(elem, (2 * (*matrices).clamp(1, 4)) as u8)]
             }
             Op::Perm { a, b, sel } => {
                 self.operand(i, "operand", *a, "u32", |t| t == Type::U32);
