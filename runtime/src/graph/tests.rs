@@ -40,12 +40,18 @@ fn reference(d: &Data) -> Data {
     Data { a, b, c }
 }
 
-fn graph(rt: &Runtime, d: &Data) -> DecodeGraph {
+/// A graph holding `d` in the buffers `a`, `b`, `c`, and no node yet.
+fn with_buffers(rt: &Runtime, d: &Data) -> DecodeGraph {
     let dev = rt.device();
     let mut g = DecodeGraph::new();
     g.add_buffer("a", dev.upload(&d.a).unwrap()).unwrap();
     g.add_buffer("b", dev.upload(&d.b).unwrap()).unwrap();
     g.add_buffer("c", dev.upload(&d.c).unwrap()).unwrap();
+    g
+}
+
+fn graph(rt: &Runtime, d: &Data) -> DecodeGraph {
+    let mut g = with_buffers(rt, d);
     let pos = || NodeArgs::new().var("pos", "pos");
     g.add_node(rt, "mix", pos().buffer("a", "a").buffer("b", "b")).unwrap();
     g.add_node(rt, "acc", pos().buffer("a", "a").buffer("b", "b")).unwrap();
@@ -110,11 +116,7 @@ fn replay_rechecks_only_changed_nodes(dev: &Device) {
     let rt = Runtime::load_with(dev, &pkg, Overrides::none()).unwrap();
     let data = random_data();
     let build = || {
-        let dev = rt.device();
-        let mut g = DecodeGraph::new();
-        g.add_buffer("a", dev.upload(&data.a).unwrap()).unwrap();
-        g.add_buffer("b", dev.upload(&data.b).unwrap()).unwrap();
-        g.add_buffer("c", dev.upload(&data.c).unwrap()).unwrap();
+        let mut g = with_buffers(&rt, &data);
         // `mix` and `count` follow `pos`; `acc` always works on position `fixed`.
         let pos = NodeArgs::new().var("pos", "pos");
         g.add_node(&rt, "mix", pos.buffer("a", "a").buffer("b", "b")).unwrap();
@@ -176,11 +178,7 @@ fn update_prepares_the_next_replay_without_running(dev: &Device) {
     let rt = Runtime::load_with(dev, &pkg, Overrides::none()).unwrap();
     let data = random_data();
     let build = || {
-        let dev = rt.device();
-        let mut g = DecodeGraph::new();
-        g.add_buffer("a", dev.upload(&data.a).unwrap()).unwrap();
-        g.add_buffer("b", dev.upload(&data.b).unwrap()).unwrap();
-        g.add_buffer("c", dev.upload(&data.c).unwrap()).unwrap();
+        let mut g = with_buffers(&rt, &data);
         let pos = NodeArgs::new().var("pos", "pos");
         g.add_node(&rt, "mix", pos.buffer("a", "a").buffer("b", "b")).unwrap();
         let pos = NodeArgs::new().var("pos", "pos");

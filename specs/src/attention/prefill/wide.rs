@@ -537,25 +537,30 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
     let z = b.f32(0.0);
     let mut s = [z; 2];
     for (ns, sn) in s.iter_mut().enumerate() {
-        let key = b.u32(sub * KEY_BLOCK + ns as u32 * 8);
-        let key = b.add(key, c.g);
-        let row = b.mul(key, kst);
-        let row = b.add(row, c.two_t);
+        let base = match c.w.ldm {
+            Some((k_off, _)) => LaneBase::LdMatrix(k_off),
+            None => {
+                let key = b.u32(sub * KEY_BLOCK + ns as u32 * 8);
+                let key = b.add(key, c.g);
+                let row = b.mul(key, kst);
+                LaneBase::Reads(b.add(row, c.two_t))
+            }
+        };
         let mut acc = b.fragment_splat(kind, FragmentRole::C, z);
         // With `ld_matrix`: the K^T fragments of two dim steps a load (the second kept).
         let mut next_kb = None;
         for ds in 0..d / KEY_BLOCK {
             let qa = c.qf.frag(b, kind, c.w, ds, c.g, c.two_t);
-            let kb = match (c.w.ldm, next_kb.take()) {
-                (Some(_), Some(kb)) => kb,
-                (Some((k_off, _)), None) => {
+            let kb = match (base, next_kb.take()) {
+                (_, Some(kb)) => kb,
+                (LaneBase::LdMatrix(k_off), None) => {
                     let o = b.u32((sub * KEY_BLOCK + ns as u32 * 8) * (d + PAD) + ds * KEY_BLOCK);
                     let at = b.add(k_off, o);
                     let [f0, f1] = two_b_fragments(b, kind, c.w.k_lds, at, false);
                     next_kb = Some(f1);
                     f0
                 }
-                (None, _) => {
+                (LaneBase::Reads(row), None) => {
                     let o = b.u32(ds * KEY_BLOCK);
                     let at = b.add(row, o);
                     c.w.b_fragment(b, kind, c.w.k_lds, at)
@@ -566,6 +571,14 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
         *sn = acc;
     }
     s
+}
+
+/// Where a lane's B fragments of a block are read from in LDS: its part of the `ld_matrix` row
+/// index ([`W::ldm`]), or the first element of its two 32-bit reads ([`W::b_fragment`]).
+#[derive(Clone, Copy)]
+enum LaneBase {
+    LdMatrix(Value),
+    Reads(Value),
 }
 
 /// Two B fragments by one `ld_matrix` of four matrices from the lane's row index `at`: matrices
@@ -689,11 +702,16 @@ fn fold(
         &[ps[0][0], ps[0][1], ps[1][0], ps[1][1], ps[0][2], ps[0][3], ps[1][2], ps[1][3]],
     );
     // O * a + P V, a tile of 8 dims at a time; V^T's rows give the B fragment (k: key, n: dim g).
-    let vst = b.u32(KEY_TILE + PAD);
-    let col0 = b.mul(c.g, vst);
-    let key0 = b.u32(sub * KEY_BLOCK);
-    let col0 = b.add(col0, key0);
-    let col0 = b.add(col0, c.two_t);
+    let base = match c.w.ldm {
+        Some((_, a_off)) => LaneBase::LdMatrix(a_off),
+        None => {
+            let vst = b.u32(KEY_TILE + PAD);
+            let col0 = b.mul(c.g, vst);
+            let key0 = b.u32(sub * KEY_BLOCK);
+            let col0 = b.add(col0, key0);
+            LaneBase::Reads(b.add(col0, c.two_t))
+        }
+    };
     // `O * a` is `O` where `a = 1` (its bits, whatever `O`): when every lane's two rows have
     let o = &st[4..];
     let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
@@ -701,16 +719,16 @@ fn fold(
         // With `ld_matrix`: V's fragments of two dim tiles a load (the second kept).
         let mut next_vb = None;
         for dn in 0..d / 8 {
-            let vb = match (c.w.ldm, next_vb.take()) {
-                (Some(_), Some(vb)) => vb,
-                (Some((_, a_off)), None) => {
+            let vb = match (base, next_vb.take()) {
+                (_, Some(vb)) => vb,
+                (LaneBase::LdMatrix(a_off), None) => {
                     let o = b.u32(sub * KEY_BLOCK * (d + PAD) + dn * 8);
                     let at = b.add(a_off, o);
                     let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
                     next_vb = Some(f1);
                     f0
                 }
-                (None, _) => {
+                (LaneBase::Reads(col0), None) => {
                     let off = b.u32(dn * 8 * (KEY_TILE + PAD));
                     let at = b.add(col0, off);
                     c.w.b_fragment(b, kind, c.w.v_lds, at)
