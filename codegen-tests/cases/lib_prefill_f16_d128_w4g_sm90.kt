@@ -1,8 +1,8 @@
 ; Library kernel attention_prefill_f16_d128/w4g on sm_90 (four waves share each staged K/V
 ; tile, the softmax in registers, the mask and rescale skips): the kernel issues 96 mma.sync
-; m16n8k16 f32.f16.f16.f32, all in the tile loop: 2 x 16 for S = Q K^T of the tile's two
-; blocks, and for each block the 16 of O += P V twice (the branch with O * a and the one that
-; skips it when no row's maximum moved); no local memory (222 registers, no spills).
+; m16n8k16 f32.f16.f16.f32, all in the tile loop: 32 for S = Q K^T of the tile's block of 32
+; keys, and the 32 of O += P V twice (the branch with O * a and the one that skips it when no
+; row's maximum moved); no local memory (231 registers, no spills).
 ; kernel: attention_prefill_f16_d128
 ; variant: w4g
 ; arch: sm_90

@@ -1,8 +1,9 @@
 ; Library kernel attention_prefill_f16_d128/w4qs on sm_90 (four waves share each staged K/V
 ; tile, the softmax in registers): each trip of the tile loop (label $L__BB0_4, its barrier, to
-; the branch back to it) issues 64 mma.sync m16n8k16 f32.f16.f16.f32 for its two blocks of 16
-; keys: 2 x 16 for S = Q K^T (two 8-key tiles x 8 dim steps), then 2 x 16 for O += P V (one a
-; 8-dim tile of O); none outside the loop, no local memory (168 registers, no spills).
+; the branch back to it) issues 64 mma.sync m16n8k16 f32.f16.f16.f32 for its block of 32
+; keys: 32 for S = Q K^T (four 8-key tiles x 8 dim steps), then 32 for O += P V (16 8-dim
+; tiles of O x two 16-key steps); none outside the loop, no local memory (166 registers, no
+; spills).
 ; kernel: attention_prefill_f16_d128
 ; variant: w4qs
 ; arch: sm_90

@@ -204,3 +204,37 @@ fn prefill_q_bf16_and_f16_out_are_the_f16_f32_families_converted() {
         }
     }
 }
+
+/// Every variant keeps the baseline's order where the order shows: with the softmax scale
+/// multiplied by 8, a block's weights span many binades, so `l`'s sums of f16 weights in f32
+/// round (at the parity cases' scale they are mostly exact, and a sum in another order gives
+/// the same bits). Bit for bit on sm_90 (the wide variants, `m32`, `pipe`) and gfx1100 (WMMA's
+/// `m32` and `pipe`), both caches, both head dims; a chain of adds instead of the lane's tree
+/// in the wide variants' `l` fails it.
+#[test]
+fn prefill_variants_keep_the_order_on_sharp_weights() {
+    let mut seed = rng("prefill_variants_keep_the_order_on_sharp_weights");
+    let mut r = Rng::new(rand::Rng::gen(&mut seed));
+    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or("sm_90,gfx1100".into());
+    for arch in archs.split(',') {
+        let t = Target::by_name(arch).unwrap();
+        let wave = t.default_wave();
+        for cache in [CacheType::F16, CacheType::Q8_0] {
+            for d in [64u32, 128] {
+                let fam = fam(&format!("attention_prefill_{}_d{d}", cache.name()));
+                let ks: Vec<_> =
+                    fam.variants.iter().map(|v| (v.name, (v.build)(t, wave))).collect();
+                for shape in [(5, 17, 8, 4, 30), (100, 33, 2, 2, 140), (9, 129, 1, 2, 140)] {
+                    let mut c = case(&mut r, cache, d, ScalarType::F16, shape);
+                    let s = c.scalars.iter_mut().find(|(n, _, _)| n == "scale").unwrap();
+                    s.2 = u64::from((8.0 / (d as f32).sqrt()).to_bits());
+                    let base = run_raw(&ks[0].1, &c);
+                    let what = format!("{arch} {} {}", fam.name, c.name);
+                    for (name, k) in &ks[1..] {
+                        assert!(run_raw(k, &c) == base, "{what}: variant {name} differs");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! family's name states), the parameters and their rules ([`declare`]), the loads of Q and the
 //! store of `out` in those types, and the rows of a KV head ([`row_of`]).
 
-use super::{CacheType, KEY_BLOCK};
+use super::{CacheType, MMA_K};
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{Access, KernelBuilder, Param, ScalarRule, ScalarType, ShapeExpr, Type, Value};
 
@@ -196,13 +196,13 @@ pub(super) fn q_fragments(
     let per_a = kind.shape().elements_per_lane(FragmentRole::A);
     let a_coord: Vec<(Value, Value)> =
         (0..per_a).map(|e| b.fragment_coord(kind, FragmentRole::A, e)).collect();
-    (0..d / KEY_BLOCK)
+    (0..d / MMA_K)
         .map(|ds| {
             let els: Vec<Value> = a_coord
                 .iter()
                 .map(|&(r, cc)| {
                     let i = b.add(i0, r);
-                    let doff = b.u32(ds * KEY_BLOCK);
+                    let doff = b.u32(ds * MMA_K);
                     let dim = b.add(cc, doff);
                     let (_, _, at) = row_of(b, i, rows, group, h, n_q, d);
                     let at = b.add(at, dim);

@@ -24,7 +24,8 @@
 //! The rows of a KV head are `i = t * group + j` (token `t`, q head `h * group + j`), so that
 //! the q heads sharing a KV head share every K/V fragment. A workgroup is one wave and owns
 //! `tiles` tiles of 16 rows; it walks the keys `0 .. min(pos + t_last + 1, ctx_max)` (`t_last`
-//! the token of its last row) in blocks of [`KEY_BLOCK`] = 16.
+//! the token of its last row) in blocks of [`key_block`] keys: 32 on NVIDIA's `m16n8k16` (16
+//! until 2026-12-05), 16 on every other arch.
 //!
 //! # Loads
 //! On the matrix path each block's K rows, then its V rows, are staged as f16 in one LDS buffer
@@ -33,13 +34,14 @@
 //! lane maps only address LDS.
 //!
 //! # The order (part of the result; every variant of an arch keeps it)
-//! Per key block: `S = Q K^T` on the matrix unit (f16 inputs, f32 accumulation, `D / 16` chained
-//! instructions of 16 dims); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
+//! Per key block: `S = Q K^T` on the matrix unit (f16 inputs, f32 accumulation, each
+//! element the chain of `D / 16` instructions of 16 dims from a zero accumulator); `S` goes to LDS; the lane of row `r` (`lane % 16`) folds the block:
 //! `s_j = S[r][j] * scale` (`-inf` for a key the row does not see), `mx = max_j s_j`,
 //! `m' = max(m, mx)`, `a = exp_sub(m, m')`, `p_j = f16(exp_sub_weight(s_j, m'))`,
 //! `l' = l * a + w` with `w` the block's weights summed in f32 as [`weights_sum`]'s tree; `P` (f16) and `a` go to LDS; every accumulator element of
-//! row `r` becomes `o * a`, then `O += P V` on the matrix unit (16 keys an instruction). At the
-//! end `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
+//! row `r` becomes `o * a`, then `O += P V` on the matrix unit: the block's 16-key steps
+//! chained in key order (`O * a`, then `P_0 V_0`, then `P_1 V_1` in a block of 32). At the end
+//! `out = o / l`. Q8_0 values enter the matrix unit as `f16(f32(q) * f32(d))` (the int8
 //! quant turned into a half in registers and multiplied by the block scale, one rounding).
 //! A bf16 Q enters as `f16(f32(q))` (exact for `2^-14 <= |q| <= 65504`; nearest even below,
 //! infinite above), so a `_qbf16` family gives the bits of its f16 family on those halves; an
@@ -95,47 +97,87 @@ use kiln_ir::{
 };
 pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4QS, W4QSX};
 
-/// The sum of a block's 16 weights `p` (as f32) in the order of the result: `u_t = (p_{2t} +
-/// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` (the keys lane `t` of a quad holds in NVIDIA's C layout),
-/// then `(u_0 + u_1) + (u_2 + u_3)`. A tree rather than key order: the wide variants add a
-/// lane's four keys and the quad's sums by two xor shuffles instead of a chain of 16 adds.
-pub fn weights_sum(b: &mut KernelBuilder, p: &[Value]) -> Value {
-    let u: Vec<Value> = (0..4)
-        .map(|t| {
-            let lo = b.add(p[2 * t], p[2 * t + 1]);
-            let hi = b.add(p[8 + 2 * t], p[9 + 2 * t]);
-            b.add(lo, hi)
-        })
-        .collect();
+/// The keys of a block of `kb` keys whose weights lane `t` of a quad holds in NVIDIA's C layout,
+/// in the order of its sum: `16 h + 2t`, `16 h + 2t + 1`, `16 h + 8 + 2t`, `16 h + 9 + 2t` for
+/// `h` in `0 .. kb / 16`.
+pub fn lane_keys(t: u32, kb: u32) -> Vec<u32> {
+    (0..kb / MMA_K).flat_map(|h| [0, 1, 8, 9].map(|k| h * MMA_K + 2 * t + k)).collect()
+}
+
+/// The sum of a block's weights (as f32) in the order of the result, from the four sums `u_t`,
+/// each `tree` of the weights of [`lane_keys`]`(t, kb)` in that order: `u_t = (p_{2t} +
+/// p_{2t+1}) + (p_{8+2t} + p_{9+2t})` for a block of 16, `u_t = ((p_{2t} + p_{2t+1}) +
+/// (p_{8+2t} + p_{9+2t})) + ((p_{16+2t} + p_{17+2t}) + (p_{24+2t} + p_{25+2t}))` for 32; then
+/// `(u_0 + u_1) + (u_2 + u_3)`. A tree rather than key order: the wide variants add a lane's
+/// keys and the quad's sums by two xor shuffles instead of a chain of adds.
+pub fn weights_sum(b: &mut KernelBuilder, u: [Value; 4]) -> Value {
     let v01 = b.add(u[0], u[1]);
     let v23 = b.add(u[2], u[3]);
     b.add(v01, v23)
 }
 
-/// Keys a block (the softmax's step, and K of the matrix shapes used).
+/// `x` combined by `op` as a balanced tree over neighbours in order, `((x_0 op x_1) op (x_2 op
+/// x_3)) op ...` (a power of two of values).
+pub(super) fn tree(
+    b: &mut KernelBuilder,
+    x: &[Value],
+    op: fn(&mut KernelBuilder, Value, Value) -> Value,
+) -> Value {
+    assert!(x.len().is_power_of_two(), "a tree of {} values", x.len());
+    if x.len() == 1 {
+        return x[0];
+    }
+    let (lo, hi) = x.split_at(x.len() / 2);
+    let lo = tree(b, lo, op);
+    let hi = tree(b, hi, op);
+    op(b, lo, hi)
+}
+
+/// Keys a block on every arch but those of NVIDIA's `m16n8k16` ([`key_block`]).
 pub const KEY_BLOCK: u32 = 16;
+/// Keys a block on the archs of NVIDIA's `m16n8k16` (sm_80 and later), where the wide variants
+/// run ([`key_block`]).
+pub const KEY_BLOCK_WIDE: u32 = 32;
+
+/// Keys a block on `t` at `wave`: the softmax's step (one maximum, one rescale of `O` and `l`)
+/// and the keys staged together. Part of the order. [`KEY_BLOCK_WIDE`] = 32 where the wide
+/// variants run (NVIDIA's `m16n8k16`; 16 there until 2026-12-05: a block of 32 halves the
+/// rescales, maxima and `a` exps a key), [`KEY_BLOCK`] = 16 elsewhere (at 32, `pipe` and `m32`
+/// spill on gfx11, gfx12 and CDNA, where nothing has been timed).
+pub fn key_block(t: &Target, wave: u32) -> u32 {
+    if wide_fits(t, wave) {
+        KEY_BLOCK_WIDE
+    } else {
+        KEY_BLOCK
+    }
+}
+
+/// K of the matrix shapes used: dims of `Q K^T`, keys of `P V` an instruction.
+pub const MMA_K: u32 = 16;
 /// Rows a tile.
 pub const TILE_ROWS: u32 = 16;
 
 /// The f16 matrix kind a prefill uses on `t` at wave `wave`: the arch's f16 shape when its K
-/// is 16 and M is 16 (every shape but sm_75's m16n8k8) and it runs at `wave`.
+/// is 16 ([`MMA_K`]) and M is 16 (every shape but sm_75's m16n8k8) and it runs at `wave`.
 pub fn prefill_kind(t: &Target, wave: u32) -> Option<MmaKind> {
     kind_for(t, MmaInputs::F16).filter(|k| {
         let (m, _, kk) = k.shape().mnk();
-        m == TILE_ROWS && kk == KEY_BLOCK && k.shape().wave_size() == wave
+        m == TILE_ROWS && kk == MMA_K && k.shape().wave_size() == wave
     })
 }
 
 /// Whether the `pipe` variant's registers fit on `t` (else it builds the baseline's code and is
 /// not routed there): everywhere with a matrix path but gfx11's WMMA (A and B fragments
 /// duplicated to 16 halves a lane) with an f16 cache at head dim 128, where the in-flight
-/// V and next-K rows (32 VGPRs each) spill.
+/// V and next-K rows (32 VGPRs each) spill, and the archs of the wide variants (routed first
+/// there), where the in-flight rows of a block of 32 keys spill with a Q8_0 cache at head dim
+/// 128 (16-32 bytes on sm_80 to sm_90).
 pub fn pipe_fits(t: &Target, wave: u32, cache: CacheType, d: u32) -> bool {
     prefill_kind(t, wave).is_some_and(|k| {
         !(k.shape() == kiln_ir::matrix::MmaShape::Gfx11WmmaF16
             && d >= 128
             && cache == CacheType::F16)
-    })
+    }) && !wide_fits(t, wave)
 }
 
 /// The archs where `pipe` is routed (at their default wave).
@@ -289,6 +331,8 @@ struct Ctx {
     kv_lds: Option<LdsSlot>,
     /// The wave size.
     wave: u32,
+    /// Keys a block ([`key_block`]).
+    kb: u32,
 }
 
 impl Ctx {
@@ -373,23 +417,23 @@ pub fn attention(
         (1, true) => "_pipe".to_string(),
         (n, _) => format!("_m{}", n * TILE_ROWS),
     };
+    let kb = key_block(t, wave);
     let mut b = KernelBuilder::new(format!("{}{suffix}", io.family(cache, d)), wave);
     b.workgroup_size([wave, 1, 1]);
     b.const_param("head_dim", d as i64);
     b.const_param("row_tiles", tiles as i64);
-    b.const_param("key_block", KEY_BLOCK as i64);
+    b.const_param("key_block", kb as i64);
     b.const_param("matrix_unit", kind.is_some() as i64);
     let rows_wg = (tiles * TILE_ROWS) as u64;
     let abi = declare(&mut b, cache, d, io, rows_wg);
     let (k_cache, v_cache) = (abi.k_cache, abi.v_cache);
-    let tile_elems = tiles * TILE_ROWS * KEY_BLOCK;
+    let tile_elems = tiles * TILE_ROWS * kb;
     let s_lds = b.lds("s_tile", ScalarType::F32, tile_elems);
     let p_lds = b.lds("p_tile", ScalarType::F16, tile_elems);
     let a_lds = b.lds("row_scalars", ScalarType::F32, tiles * TILE_ROWS);
     // Every matrix path stages; the lanes fallback at wave 64 only (at wave 32 and head dim 128
     // its cheaper LDS reads let LLVM unroll the key loop into a spill on gfx1030).
-    let kv_lds =
-        (kind.is_some() || wave == 64).then(|| b.lds("kv_block", ScalarType::F16, KEY_BLOCK * d));
+    let kv_lds = (kind.is_some() || wave == 64).then(|| b.lds("kv_block", ScalarType::F16, kb * d));
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
@@ -408,9 +452,9 @@ pub fn attention(
     let end = b.add(end, one);
     let kv_len = b.min(end, ctx_v);
     let last_key = b.sub(kv_len, one);
-    let kb16 = b.u32(KEY_BLOCK - 1);
+    let kb16 = b.u32(kb - 1);
     let n_blocks = b.add(kv_len, kb16);
-    let kbv = b.u32(KEY_BLOCK);
+    let kbv = b.u32(kb);
     let n_blocks = b.div(n_blocks, kbv);
     let c = Ctx {
         cache,
@@ -427,6 +471,7 @@ pub fn attention(
         a_lds,
         kv_lds,
         wave,
+        kb,
     };
     // The row each lane folds (`lane % 16`) per tile, and the last key it sees.
     let c16 = b.u32(TILE_ROWS);
@@ -493,7 +538,7 @@ pub fn attention(
                     })
                     .collect()
             };
-            let s_coord = coords(&mut b, TILE_ROWS * KEY_BLOCK / wave, KEY_BLOCK);
+            let s_coord = coords(&mut b, TILE_ROWS * kb / wave, kb);
             let o_coord = coords(&mut b, TILE_ROWS * d / wave, d);
             let q = q_lds.expect("the lanes keep Q in LDS");
             Engine::Lanes { q, s_coord, o_coord }
@@ -607,21 +652,21 @@ pub fn attention(
     b.finish()
 }
 
-/// `S` of every tile for the keys `k0 .. k0 + 16` into `s_lds` (`[tile][row][key]`), unscaled.
+/// `S` of every tile for the block's keys from `k0` into `s_lds` (`[tile][row][key]`), unscaled.
 fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
-    let c16 = b.u32(KEY_BLOCK);
+    let kbv = b.u32(c.kb);
     match e {
         Engine::Mma { kind, q, .. } => {
             let (_, n, _) = kind.shape().mnk();
-            for ns in 0..KEY_BLOCK / n {
+            for ns in 0..c.kb / n {
                 let z = b.f32(0.0);
                 let mut s: Vec<Value> =
                     (0..c.tiles).map(|_| b.fragment_splat(*kind, FragmentRole::C, z)).collect();
-                for ds in 0..c.d / KEY_BLOCK {
+                for ds in 0..c.d / MMA_K {
                     // The K^T fragment of these 16 dims (row: dim, col: key), shared by the
                     // tiles: column-major from the staged block.
                     let k_lds = c.kv_lds.expect("the matrix path stages K and V");
-                    let at = b.u32(ns * n * c.d + ds * KEY_BLOCK);
+                    let at = b.u32(ns * n * c.d + ds * MMA_K);
                     let stride = b.u32(c.d);
                     let kb = b.frag_load(
                         *kind,
@@ -635,7 +680,7 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
                         let qa = match q {
                             QFrags::Regs(f) => f[ti][ds as usize],
                             QFrags::Lds(slot) => {
-                                let at = b.u32(ti as u32 * TILE_ROWS * c.d + ds * KEY_BLOCK);
+                                let at = b.u32(ti as u32 * TILE_ROWS * c.d + ds * MMA_K);
                                 let stride = b.u32(c.d);
                                 b.frag_load(
                                     *kind,
@@ -651,8 +696,8 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
                     }
                 }
                 for (ti, st) in s.into_iter().enumerate() {
-                    let base = b.u32(ti as u32 * TILE_ROWS * KEY_BLOCK + ns * n);
-                    b.frag_store(c.s_lds, base, c16, kiln_ir::matrix::FragLayout::RowMajor, st);
+                    let base = b.u32(ti as u32 * TILE_ROWS * c.kb + ns * n);
+                    b.frag_store(c.s_lds, base, kbv, kiln_ir::matrix::FragLayout::RowMajor, st);
                 }
             }
         }
@@ -692,8 +737,8 @@ fn scores(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value) {
                         let (x, k) = qk(b, dim);
                         vec![b.fma(x, k, acc[0])]
                     })[0];
-                    let at = b.mul(r, c16);
-                    let base = b.u32(ti * TILE_ROWS * KEY_BLOCK);
+                    let at = b.mul(r, kbv);
+                    let base = b.u32(ti * TILE_ROWS * c.kb);
                     let at = b.add(at, base);
                     let at = b.add(at, col);
                     b.store(c.s_lds, at, acc);
@@ -717,12 +762,12 @@ fn fold(
     m: Value,
     l: Value,
 ) -> Vec<Value> {
-    let c16 = b.u32(KEY_BLOCK);
-    let base = b.u32(ti * TILE_ROWS * KEY_BLOCK);
-    let rb = b.mul(r, c16);
+    let kbv = b.u32(c.kb);
+    let base = b.u32(ti * TILE_ROWS * c.kb);
+    let rb = b.mul(r, kbv);
     let rb = b.add(rb, base);
     let ninf = b.f32(f32::NEG_INFINITY);
-    let s: Vec<Value> = (0..KEY_BLOCK)
+    let s: Vec<Value> = (0..c.kb)
         .map(|j| {
             let jj = b.u32(j);
             let at = b.add(rb, jj);
@@ -739,26 +784,37 @@ fn fold(
     }
     let m2 = b.max(m, mx);
     let a = exp_sub(b, m, m2);
-    let ps: Vec<Value> = s
-        .iter()
-        .map(|&x| {
-            let p = exp_sub_weight(b, x, m2);
-            b.convert(p, Type::F16)
-        })
-        .collect();
-    let pf: Vec<Value> = ps.iter().map(|&p| b.convert(p, Type::F32)).collect();
-    let w = weights_sum(b, &pf);
-    let la = b.mul(l, a);
-    let l2 = b.add(la, w);
+    // The weights a lane group at a time (`lane_keys`), each group's f16 weights stored to LDS
+    // (from the lanes `< 16`) as soon as they are made, and summed as `weights_sum`'s tree.
+    let c16 = b.u32(TILE_ROWS);
     let head = b.lt(c.lane, c16);
     let p_lds = c.p_lds;
+    let u: Vec<Value> = (0..4)
+        .map(|t| {
+            let keys = lane_keys(t, c.kb);
+            let ps: Vec<Value> = keys
+                .iter()
+                .map(|&j| {
+                    let p = exp_sub_weight(b, s[j as usize], m2);
+                    b.convert(p, Type::F16)
+                })
+                .collect();
+            b.if_then(head, |b| {
+                for (&j, &p) in keys.iter().zip(&ps) {
+                    let jj = b.u32(j);
+                    let at = b.add(rb, jj);
+                    b.store(p_lds, at, p);
+                }
+            });
+            let pf: Vec<Value> = ps.iter().map(|&p| b.convert(p, Type::F32)).collect();
+            tree(b, &pf, KernelBuilder::add)
+        })
+        .collect();
+    let w = weights_sum(b, [u[0], u[1], u[2], u[3]]);
+    let la = b.mul(l, a);
+    let l2 = b.add(la, w);
     let a_lds = c.a_lds;
     b.if_then(head, |b| {
-        for (j, &p) in ps.iter().enumerate() {
-            let jj = b.u32(j as u32);
-            let at = b.add(rb, jj);
-            b.store(p_lds, at, p);
-        }
         let off = b.u32(ti * TILE_ROWS);
         let at = b.add(off, r);
         b.store(a_lds, at, a);
@@ -769,23 +825,29 @@ fn fold(
 /// `O = O * a + P V` of every tile for the block at `k0` (`P`, `a` and staged V from LDS); `o` holds
 /// the tiles' accumulators one after another.
 fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) -> Vec<Value> {
-    let c16 = b.u32(KEY_BLOCK);
+    let kbv = b.u32(c.kb);
     let per_tile = o.len() / c.tiles as usize;
     match e {
         Engine::Mma { kind, c_coord, .. } => {
             let (_, n, _) = kind.shape().mnk();
             let per_c = c_coord.len();
-            let pf: Vec<Value> = (0..c.tiles)
+            // P's A fragments, `[tile][k step]`.
+            let steps = c.kb / MMA_K;
+            let pf: Vec<Vec<Value>> = (0..c.tiles)
                 .map(|ti| {
-                    let pbase = b.u32(ti * TILE_ROWS * KEY_BLOCK);
-                    b.frag_load(
-                        *kind,
-                        FragmentRole::A,
-                        c.p_lds,
-                        pbase,
-                        c16,
-                        kiln_ir::matrix::FragLayout::RowMajor,
-                    )
+                    (0..steps)
+                        .map(|ks| {
+                            let pbase = b.u32(ti * TILE_ROWS * c.kb + ks * MMA_K);
+                            b.frag_load(
+                                *kind,
+                                FragmentRole::A,
+                                c.p_lds,
+                                pbase,
+                                kbv,
+                                kiln_ir::matrix::FragLayout::RowMajor,
+                            )
+                        })
+                        .collect()
                 })
                 .collect();
             let alpha: Vec<Vec<Value>> = (0..c.tiles)
@@ -802,27 +864,34 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
                 .collect();
             let mut next = o.to_vec();
             for dn in 0..c.d / n {
-                // The V fragment (row: key, col: dim), shared by the tiles: row-major from the
-                // staged block.
+                // The V fragments of each k step (row: key, col: dim), shared by the tiles:
+                // row-major from the staged block.
                 let v_lds = c.kv_lds.expect("the matrix path stages K and V");
-                let at = b.u32(dn * n);
-                let stride = b.u32(c.d);
-                let vf = b.frag_load(
-                    *kind,
-                    FragmentRole::B,
-                    v_lds,
-                    at,
-                    stride,
-                    kiln_ir::matrix::FragLayout::RowMajor,
-                );
+                let vf: Vec<Value> = (0..steps)
+                    .map(|ks| {
+                        let at = b.u32(ks * MMA_K * c.d + dn * n);
+                        let stride = b.u32(c.d);
+                        b.frag_load(
+                            *kind,
+                            FragmentRole::B,
+                            v_lds,
+                            at,
+                            stride,
+                            kiln_ir::matrix::FragLayout::RowMajor,
+                        )
+                    })
+                    .collect();
                 for ti in 0..c.tiles as usize {
                     let at = ti * per_tile + dn as usize * per_c;
                     let els: Vec<Value> =
                         (0..per_c).map(|ei| b.mul(o[at + ei], alpha[ti][ei])).collect();
-                    let acc = b.fragment_of(*kind, FragmentRole::C, &els);
-                    let d2 = b.mma(*kind, pf[ti], vf, acc);
+                    // `O * a`, then the k steps chained in key order.
+                    let mut acc = b.fragment_of(*kind, FragmentRole::C, &els);
+                    for (p, v) in pf[ti].iter().zip(&vf) {
+                        acc = b.mma(*kind, *p, *v, acc);
+                    }
                     for ei in 0..per_c {
-                        next[at + ei] = b.extract(d2, ei as u8);
+                        next[at + ei] = b.extract(acc, ei as u8);
                     }
                 }
             }
@@ -843,12 +912,12 @@ fn update(b: &mut KernelBuilder, c: &Ctx, e: &Engine, k0: Value, o: &[Value]) ->
             let one = b.u32(1);
             let dv = b.u32(c.d);
             let kv = c.kv_lds;
-            b.for_range(zero, c16, one, 1, &init, |b, j, acc| {
+            b.for_range(zero, kbv, one, 1, &init, |b, j, acc| {
                 let mut next = Vec::with_capacity(acc.len());
                 for ti in 0..c.tiles {
                     for (ei, &(r, dim)) in o_coord.iter().enumerate() {
-                        let pbase = b.u32(ti * TILE_ROWS * KEY_BLOCK);
-                        let prow = b.mul(r, c16);
+                        let pbase = b.u32(ti * TILE_ROWS * c.kb);
+                        let prow = b.mul(r, kbv);
                         let prow = b.add(prow, pbase);
                         let at = b.add(prow, j);
                         let p = b.load(c.p_lds, at, Type::F16);

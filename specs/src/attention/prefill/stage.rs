@@ -41,7 +41,7 @@ pub(super) fn fetch(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value) -> Fetc
         CacheType::F16 => {
             let per_row = c.d / 8;
             let pr = b.u32(per_row);
-            pieces(b, c, KEY_BLOCK * per_row)
+            pieces(b, c, c.kb * per_row)
                 .into_iter()
                 .map(|(idx, valid)| {
                     let key = b.div(idx, pr);
@@ -62,7 +62,7 @@ pub(super) fn fetch(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value) -> Fetc
             let blocks = c.d / 32;
             let bv = b.u32(blocks);
             let rb = b.u32(c.cache.row_bytes(c.d));
-            pieces(b, c, KEY_BLOCK * blocks)
+            pieces(b, c, c.kb * blocks)
                 .into_iter()
                 .map(|(idx, valid)| {
                     let key = b.div(idx, bv);
@@ -214,10 +214,10 @@ pub(super) fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: 
     match c.cache {
         CacheType::F16 => {
             let per_row = c.d / 8;
-            let n = b.u32(KEY_BLOCK * per_row);
+            let n = b.u32(c.kb * per_row);
             let pr = b.u32(per_row);
             let dd = b.u32(c.d);
-            b.for_range(c.lane, n, wv, (KEY_BLOCK * per_row / c.wave).max(1), &[], |b, idx, _| {
+            b.for_range(c.lane, n, wv, (c.kb * per_row / c.wave).max(1), &[], |b, idx, _| {
                 let key = b.div(idx, pr);
                 let ch = b.rem(idx, pr);
                 let r = row_of_key(b, key);
@@ -234,11 +234,11 @@ pub(super) fn stage(b: &mut KernelBuilder, c: &Ctx, p: Param, dst: LdsSlot, k0: 
         }
         CacheType::Q8_0 => {
             let blocks = c.d / 32;
-            let n = b.u32(KEY_BLOCK * blocks);
+            let n = b.u32(c.kb * blocks);
             let bv = b.u32(blocks);
             let dd = b.u32(c.d);
             let rb = b.u32(c.cache.row_bytes(c.d));
-            b.for_range(c.lane, n, wv, (KEY_BLOCK * blocks / c.wave).max(1), &[], |b, idx, _| {
+            b.for_range(c.lane, n, wv, (c.kb * blocks / c.wave).max(1), &[], |b, idx, _| {
                 let key = b.div(idx, bv);
                 let bi = b.rem(idx, bv);
                 let r = row_of_key(b, key);

@@ -10,19 +10,21 @@
 //!   waves walk the workgroup's blocks, up to its last row's key: a block past all of a wave's
 //!   keys has every score masked, so `m' = m`, `a = exp(0) = 1`, every `p = 0`, and the state
 //!   stays as it is, bit for bit (the baseline never folds that block).
-//! - `S` of a block: two C tiles of 8 keys, each the chain of `D / 16` instructions of 16 dims
-//!   from a zero accumulator, as the baseline's.
+//! - `S` of a block: per 16-key step two C tiles of 8 keys, each the chain of `D / 16`
+//!   instructions of 16 dims from a zero accumulator, as the baseline's.
 //! - The softmax on the C layout: lane `(g, t)` (`g = lane >> 2`, `t = lane & 3`) holds rows
-//!   `g` and `g + 8`, keys `2t, 2t + 1, 8 + 2t, 9 + 2t` of the block. `mx` is the maximum of the
-//!   row's 16 scaled and masked scores over the quad (a maximum is the same in any order), `m'`,
-//!   `a` and the `p_j` are the baseline's ops, and `l' = l * a + w` with the block's tree `w`
-//!   (`super::weights_sum`): each lane adds its own four keys, the quad the lanes' sums by xor
-//!   shuffles 1 and 2 (each addition commutes, so all four lanes hold the same bits).
+//!   `g` and `g + 8`, keys `16 h + (2t, 2t + 1, 8 + 2t, 9 + 2t)` of the block (`h` = 0, 1).
+//!   `mx` is the maximum of the row's 32 scaled and masked scores over the quad (a maximum is
+//!   the same in any order), `m'`, `a` and the `p_j` are the baseline's ops, and `l' = l * a +
+//!   w` with the block's tree `w` (`super::weights_sum`): each lane adds its own eight keys, the
+//!   quad the lanes' sums by xor shuffles 1 and 2 (each addition commutes, so all four lanes
+//!   hold the same bits).
 //! - With the skips: a block every row of the wave sees whole skips the masks (`select` would
 //!   return every value), and a block where no lane's maximum moved (`a = 1` for every row)
 //!   skips `O * a` (`O * 1` is `O`'s bits).
-//! - `P` goes from the C tiles straight into the A fragment of `P V` (its lane map is the two C
-//!   tiles' side by side); `O * a` then `P V` on the matrix unit, a tile of 8 dims an instruction.
+//! - `P` of each step goes from the C tiles straight into an A fragment of `P V` (its lane map
+//!   is the two C tiles' side by side); `O * a`, then the two steps' `P V` chained in key order
+//!   on the matrix unit, a tile of 8 dims at a time.
 //!
 //! K/V tiles of [`KEY_TILE`] keys go through LDS once for the four waves (K row-major, V
 //! transposed, so that each B fragment is two 32-bit LDS reads; rows padded so that a fragment's
@@ -80,8 +82,9 @@ pub const W4QS: Wide =
 pub const W4GX: Wide = Wide { name: "w4gx", ldmatrix: true, ..W4G };
 /// [`W4QS`] with its fragments (and Q's) by `ld_matrix`.
 pub const W4QSX: Wide = Wide { name: "w4qsx", ldmatrix: true, ..W4QS };
-/// Keys a staged tile (two softmax blocks).
-pub const KEY_TILE: u32 = 32;
+/// Keys a staged tile: one softmax block ([`KEY_BLOCK_WIDE`], the order's block on the archs of
+/// the wide variants).
+pub const KEY_TILE: u32 = KEY_BLOCK_WIDE;
 /// Halves of padding after each staged row.
 const PAD: u32 = 8;
 
@@ -278,6 +281,7 @@ pub(super) fn attention_wide(
         }
     };
     check_lane_maps(kind);
+    assert_eq!(key_block(t, wave), KEY_TILE, "a staged tile is one block of the order");
     let mut b = KernelBuilder::new(name, wave);
     b.workgroup_size([waves * wave, 1, 1]);
     if let Some(cap) = shape.cap {
@@ -286,7 +290,7 @@ pub(super) fn attention_wide(
     b.const_param("head_dim", d as i64);
     b.const_param("waves", waves as i64);
     b.const_param("q_lds", shape.q_lds as i64);
-    b.const_param("key_block", KEY_BLOCK as i64);
+    b.const_param("key_block", KEY_TILE as i64);
     b.const_param("key_tile", KEY_TILE as i64);
     let rows_wg = waves * TILE_ROWS;
     let abi = declare(&mut b, cache, d, io, rows_wg as u64);
@@ -426,18 +430,12 @@ pub(super) fn attention_wide(
         let kt1 = b.add(kt0, ktv);
         let mut ahead = w.fetch(b, k_cache, kt1).values();
         ahead.extend(w.fetch(b, v_cache, kt1).values());
-        // Both blocks' scores first (four independent chains of instructions), then each
-        // block's softmax and P V in key order.
-        let blocks = KEY_TILE / KEY_BLOCK;
+        // Both 16-key steps' scores first (four independent chains of instructions), then the
+        // block's softmax and P V.
         let ctx =
             Block { kind, qf: &qf, w: &w, lim: &lim, lim_first, shape, g, two_t, scale: sc_v };
-        let s: Vec<[Value; 2]> = (0..blocks).map(|sub| scores(b, &ctx, sub)).collect();
-        let mut st = st.to_vec();
-        for (sub, s) in s.into_iter().enumerate() {
-            let off = b.u32(sub as u32 * KEY_BLOCK);
-            let k0 = b.add(kt0, off);
-            st = fold(b, &ctx, sub as u32, k0, s, &st);
-        }
+        let s: Vec<[Value; 2]> = (0..KEY_TILE / MMA_K).map(|sub| scores(b, &ctx, sub)).collect();
+        let mut st = fold(b, &ctx, kt0, &s, st);
         st.extend(ahead);
         st
     });
@@ -486,7 +484,7 @@ impl QSrc {
                 let (_, a_off) = w.ldm.expect("the lane offsets of ld_matrix");
                 let st = b.u32(d + PAD);
                 let at = b.mul(*base, st);
-                let o = b.u32(ds * KEY_BLOCK);
+                let o = b.u32(ds * MMA_K);
                 let at = b.add(at, o);
                 let at = b.add(at, a_off);
                 let m = b.ld_matrix(*slot, at, 4, false);
@@ -497,7 +495,7 @@ impl QSrc {
                 let row = b.add(*base, g);
                 let st = b.u32(d + PAD);
                 let at = b.mul(row, st);
-                let o = b.u32(ds * KEY_BLOCK);
+                let o = b.u32(ds * MMA_K);
                 let at = b.add(at, o);
                 let at = b.add(at, two_t);
                 let mut els = vec![];
@@ -540,7 +538,7 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
         let base = match c.w.ldm {
             Some((k_off, _)) => LaneBase::LdMatrix(k_off),
             None => {
-                let key = b.u32(sub * KEY_BLOCK + ns as u32 * 8);
+                let key = b.u32(sub * MMA_K + ns as u32 * 8);
                 let key = b.add(key, c.g);
                 let row = b.mul(key, kst);
                 LaneBase::Reads(b.add(row, c.two_t))
@@ -549,19 +547,19 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
         let mut acc = b.fragment_splat(kind, FragmentRole::C, z);
         // With `ld_matrix`: the K^T fragments of two dim steps a load (the second kept).
         let mut next_kb = None;
-        for ds in 0..d / KEY_BLOCK {
+        for ds in 0..d / MMA_K {
             let qa = c.qf.frag(b, kind, c.w, ds, c.g, c.two_t);
             let kb = match (base, next_kb.take()) {
                 (_, Some(kb)) => kb,
                 (LaneBase::LdMatrix(k_off), None) => {
-                    let o = b.u32((sub * KEY_BLOCK + ns as u32 * 8) * (d + PAD) + ds * KEY_BLOCK);
+                    let o = b.u32((sub * MMA_K + ns as u32 * 8) * (d + PAD) + ds * MMA_K);
                     let at = b.add(k_off, o);
                     let [f0, f1] = two_b_fragments(b, kind, c.w.k_lds, at, false);
                     next_kb = Some(f1);
                     f0
                 }
                 (LaneBase::Reads(row), None) => {
-                    let o = b.u32(ds * KEY_BLOCK);
+                    let o = b.u32(ds * MMA_K);
                     let at = b.add(row, o);
                     c.w.b_fragment(b, kind, c.w.k_lds, at)
                 }
@@ -611,40 +609,37 @@ fn over_quad(
     op(b, x, o2)
 }
 
-/// The softmax of block `sub` (first key `k0`, scores `s`) for both rows, then `O * a + P V`.
-/// `st` is `(m, l)` of both rows, then `O`. A block past a wave's keys leaves `st` as it is
-/// (every score masked: `m' = m`, `a = 1`, `p = 0`), as long as the V rows are finite.
-fn fold(
-    b: &mut KernelBuilder,
-    c: &Block,
-    sub: u32,
-    k0: Value,
-    s: [Value; 2],
-    st: &[Value],
-) -> Vec<Value> {
+/// The softmax of the block at `k0` (its 16-key steps' scores `s`) for both rows, then
+/// `O * a + P V`. `st` is `(m, l)` of both rows, then `O`. A block past a wave's keys leaves `st`
+/// as it is (every score masked: `m' = m`, `a = 1`, `p = 0`), as long as the V rows are finite.
+fn fold(b: &mut KernelBuilder, c: &Block, k0: Value, s: &[[Value; 2]], st: &[Value]) -> Vec<Value> {
     let (kind, d) = (c.kind, c.w.d);
     // The softmax of rows g (C elements 0, 1) and g + 8 (2, 3).
     let ninf = b.f32(f32::NEG_INFINITY);
     let mut next = Vec::with_capacity(st.len());
     let mut alphas = vec![];
     let mut ps = vec![];
-    // Keys 2t, 2t + 1, 8 + 2t, 9 + 2t of the block for both rows, scaled, then masked (`-inf`
-    // past a row's last key). A block every row of the wave sees whole (its last key at most
-    // the wave's first row's last key) skips the masks: `select` would return every value.
-    let at = [(0, 0u32), (0, 1), (1, 0), (1, 1)];
+    // Keys `16 sub + (2t, 2t + 1, 8 + 2t, 9 + 2t)` of the block for both rows (`sub` the 16-key
+    // step), scaled, then masked (`-inf` past a row's last key). A block every row of the wave
+    // sees whole (its last key at most the wave's first row's last key) skips the masks:
+    // `select` would return every value.
+    let keys: Vec<(usize, usize, u32)> = (0..s.len())
+        .flat_map(|sub| [(0, 0u32), (0, 1), (1, 0), (1, 1)].map(|(ns, odd)| (sub, ns, odd)))
+        .collect();
+    let per_row = keys.len();
     let scaled: Vec<Value> = (0..2u32)
-        .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
-        .map(|(r, ns, odd)| {
-            let x = b.extract(s[ns], (2 * r + odd) as u8);
+        .flat_map(|r| keys.iter().map(move |&k| (r, k)))
+        .map(|(r, (sub, ns, odd))| {
+            let x = b.extract(s[sub][ns], (2 * r + odd) as u8);
             b.mul(x, c.scale)
         })
         .collect();
     let mask = |b: &mut KernelBuilder| -> Vec<Value> {
         (0..2usize)
-            .flat_map(|r| at.map(|(ns, odd)| (r, ns, odd)))
+            .flat_map(|r| keys.iter().map(move |&k| (r, k)))
             .zip(&scaled)
-            .map(|((r, ns, odd), &x)| {
-                let off = b.u32(ns as u32 * 8 + odd);
+            .map(|((r, (sub, ns, odd)), &x)| {
+                let off = b.u32(sub as u32 * MMA_K + ns as u32 * 8 + odd);
                 let key = b.add(k0, off);
                 let key = b.add(key, c.two_t);
                 let sees = b.le(key, c.lim[r]);
@@ -653,7 +648,7 @@ fn fold(
             .collect()
     };
     let masked = if c.shape.skips {
-        let last = b.u32(KEY_BLOCK - 1);
+        let last = b.u32(KEY_TILE - 1);
         let last = b.add(k0, last);
         let whole = b.le(last, c.lim_first);
         b.if_else(whole, |_| scaled.clone(), mask)
@@ -662,31 +657,27 @@ fn fold(
     };
     for r in 0..2usize {
         let (m, l) = (st[2 * r], st[2 * r + 1]);
-        let sv = &masked[4 * r..4 * r + 4];
-        let m01 = b.max(sv[0], sv[1]);
-        let m23 = b.max(sv[2], sv[3]);
-        let mx = b.max(m01, m23);
+        let sv = &masked[per_row * r..per_row * (r + 1)];
+        let mx = tree(b, sv, KernelBuilder::max);
         let mx = over_quad(b, mx, KernelBuilder::max);
         let m2 = b.max(m, mx);
         let a = exp_sub(b, m, m2);
-        // p of keys (2t, 2t + 1) and (8 + 2t, 9 + 2t) as f16 pairs (packed conversions).
-        let pairs: Vec<Value> = [0, 2]
-            .iter()
-            .map(|&i| {
-                let x0 = exp_sub_weight(b, sv[i], m2);
-                let x1 = exp_sub_weight(b, sv[i + 1], m2);
+        // p of keys (2t, 2t + 1) and (8 + 2t, 9 + 2t) of each step as f16 pairs (packed
+        // conversions).
+        let pairs: Vec<Value> = (0..per_row / 2)
+            .map(|i| {
+                let x0 = exp_sub_weight(b, sv[2 * i], m2);
+                let x1 = exp_sub_weight(b, sv[2 * i + 1], m2);
                 let v = b.make_vector(&[x0, x1]);
                 b.packed_convert(PackedConvertOp::F32x2ToF16x2, v)
             })
             .collect();
         let p: Vec<Value> = pairs.iter().flat_map(|&v| [0u8, 1].map(|e| b.extract(v, e))).collect();
-        // l' = l a + w, w the block's tree (`super::weights_sum`): each lane adds its own keys
-        // (2t, 2t + 1, then 8 + 2t, 9 + 2t), then the quad by xor shuffles 1 and 2 (each
-        // addition commutes, so every lane of the quad holds the same bits).
+        // l' = l a + w, w the block's tree (`super::weights_sum`): each lane adds its own keys,
+        // then the quad by xor shuffles 1 and 2 (each addition commutes, so every lane of the
+        // quad holds the same bits).
         let own: Vec<Value> = p.iter().map(|&h| b.convert(h, Type::F32)).collect();
-        let lo = b.add(own[0], own[1]);
-        let hi = b.add(own[2], own[3]);
-        let u = b.add(lo, hi);
+        let u = tree(b, &own, KernelBuilder::add);
         let w = over_quad(b, u, KernelBuilder::add);
         let la = b.mul(l, a);
         let l2 = b.add(la, w);
@@ -695,55 +686,63 @@ fn fold(
         alphas.push(a);
         ps.push(p);
     }
-    // P as the A fragment: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), then keys + 8.
-    let pa = b.fragment_of(
-        kind,
-        FragmentRole::A,
-        &[ps[0][0], ps[0][1], ps[1][0], ps[1][1], ps[0][2], ps[0][3], ps[1][2], ps[1][3]],
-    );
-    // O * a + P V, a tile of 8 dims at a time; V^T's rows give the B fragment (k: key, n: dim g).
-    let base = match c.w.ldm {
-        Some((_, a_off)) => LaneBase::LdMatrix(a_off),
-        None => {
-            let vst = b.u32(KEY_TILE + PAD);
-            let col0 = b.mul(c.g, vst);
-            let key0 = b.u32(sub * KEY_BLOCK);
-            let col0 = b.add(col0, key0);
-            LaneBase::Reads(b.add(col0, c.two_t))
-        }
-    };
-    // `O * a` is `O` where `a = 1` (its bits, whatever `O`): when every lane's two rows have
+    // P of each step as the A fragment: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), then keys
+    // + 8.
+    let pa: Vec<Value> = (0..s.len())
+        .map(|sub| {
+            let q = |r: usize, i: usize| ps[r][4 * sub + i];
+            let els = [q(0, 0), q(0, 1), q(1, 0), q(1, 1), q(0, 2), q(0, 3), q(1, 2), q(1, 3)];
+            b.fragment_of(kind, FragmentRole::A, &els)
+        })
+        .collect();
+    // O * a + P V, a tile of 8 dims at a time, the steps chained in key order; V's rows give
+    // the B fragment (k: key, n: dim g).
+    let bases: Vec<LaneBase> = (0..s.len() as u32)
+        .map(|sub| match c.w.ldm {
+            Some((_, a_off)) => LaneBase::LdMatrix(a_off),
+            None => {
+                let vst = b.u32(KEY_TILE + PAD);
+                let col0 = b.mul(c.g, vst);
+                let key0 = b.u32(sub * MMA_K);
+                let col0 = b.add(col0, key0);
+                LaneBase::Reads(b.add(col0, c.two_t))
+            }
+        })
+        .collect();
     let o = &st[4..];
     let pv = |b: &mut KernelBuilder, scale: bool| -> Vec<Value> {
         let mut out = Vec::with_capacity(o.len());
         // With `ld_matrix`: V's fragments of two dim tiles a load (the second kept).
-        let mut next_vb = None;
+        let mut next_vb: Vec<Option<Value>> = vec![None; s.len()];
         for dn in 0..d / 8 {
-            let vb = match (base, next_vb.take()) {
-                (_, Some(vb)) => vb,
-                (LaneBase::LdMatrix(a_off), None) => {
-                    let o = b.u32(sub * KEY_BLOCK * (d + PAD) + dn * 8);
-                    let at = b.add(a_off, o);
-                    let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
-                    next_vb = Some(f1);
-                    f0
-                }
-                (LaneBase::Reads(col0), None) => {
-                    let off = b.u32(dn * 8 * (KEY_TILE + PAD));
-                    let at = b.add(col0, off);
-                    c.w.b_fragment(b, kind, c.w.v_lds, at)
-                }
-            };
             let base = dn as usize * 4;
             let els: Vec<Value> = (0..4)
                 .map(|e| if scale { b.mul(o[base + e], alphas[e / 2]) } else { o[base + e] })
                 .collect();
-            let acc = b.fragment_of(kind, FragmentRole::C, &els);
-            let d2 = b.mma(kind, pa, vb, acc);
-            out.extend((0..4u8).map(|e| b.extract(d2, e)));
+            let mut acc = b.fragment_of(kind, FragmentRole::C, &els);
+            for (sub, lb) in bases.iter().enumerate() {
+                let vb = match (*lb, next_vb[sub].take()) {
+                    (_, Some(vb)) => vb,
+                    (LaneBase::LdMatrix(a_off), None) => {
+                        let o = b.u32(sub as u32 * MMA_K * (d + PAD) + dn * 8);
+                        let at = b.add(a_off, o);
+                        let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
+                        next_vb[sub] = Some(f1);
+                        f0
+                    }
+                    (LaneBase::Reads(col0), None) => {
+                        let off = b.u32(dn * 8 * (KEY_TILE + PAD));
+                        let at = b.add(col0, off);
+                        c.w.b_fragment(b, kind, c.w.v_lds, at)
+                    }
+                };
+                acc = b.mma(kind, pa[sub], vb, acc);
+            }
+            out.extend((0..4u8).map(|e| b.extract(acc, e)));
         }
         out
     };
+    // `O * a` is `O` where `a = 1` (its bits, whatever `O`): when every lane's two rows have
     // `a = 1` (the running maxima did not move), the wave skips the 64 multiplies.
     let new_o = if c.shape.skips {
         let one = b.f32(1.0);
