@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Superseded on 2026-12-05 by ../kb32-h200/c1.sh (the same checks on the 32-key order); never run.
 # Device call for the twenty-sixth session's work (2026-12-04; not run: no H200 was lent).
 # (a) The prompt attention's wide variants with their LDS fragments by `ld_matrix` (`w4gx`,
 # `w4qsx`) against `w4g` / `w4qs`: parity on cuda first (device against the interpreter within
