@@ -59,7 +59,9 @@
 //! - `w4g`, `w4qs` (NVIDIA's `mma.sync m16n8k16` only, [`wide_fits`]; elsewhere the baseline's
 //!   code, not routed): four waves a workgroup share each staged K/V tile and keep S, the
 //!   softmax and P in registers (`wide.rs`); routed first, the faster on the H200 for the
-//!   cache first (`w4g` f16, `w4qs` Q8_0).
+//!   cache first (`w4g` f16, `w4qs` Q8_0). Bench only until timed: `w4gx`, `w4qsx` (their
+//!   LDS fragments by `ld_matrix`) and `w4gxa` (f16 caches: `w4gx` with K and V staged by
+//!   async copies into two buffers, no rows held in registers).
 //! - `pipe`: the next block's K loads carried by the loop in registers (issued after this
 //!   block's S, stored at the top of the next iteration) and this block's V loads issued before
 //!   S; the same values in the same order. Where it would spill ([`pipe_fits`]) it is the
@@ -95,7 +97,7 @@ use kiln_ir::{
     BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarType, Target, Type,
     Value,
 };
-pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4QS, W4QSX};
+pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4GXA, W4QS, W4QSX};
 
 /// The keys of a block of `kb` keys whose weights lane `t` of a quad holds in NVIDIA's C layout,
 /// in the order of its sum: `16 h + 2t`, `16 h + 2t + 1`, `16 h + 8 + 2t`, `16 h + 9 + 2t` for
@@ -211,7 +213,7 @@ fn build<const Q8: bool, const D: u32, const IO: usize, const TILES: u32, const 
 }
 
 /// The wide shapes, indexed by [`build_wide`]'s `SHAPE`.
-const WIDE: [Wide; 4] = [W4G, W4QS, W4GX, W4QSX];
+const WIDE: [Wide; 5] = [W4G, W4QS, W4GX, W4QSX, W4GXA];
 
 fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>(
     t: &Target,
@@ -239,6 +241,10 @@ fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<Variant
     if IO == 0 {
         both.push(v(W4GX.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn));
         both.push(v(W4QSX.name, build_wide::<Q8, D, IO, 3> as crate::BuildFn));
+    }
+    // K and V by async copies: f16 caches only (bench only until measured).
+    if IO == 0 && !Q8 {
+        both.push(v(W4GXA.name, build_wide::<Q8, D, IO, 4> as crate::BuildFn));
     }
     both
 }

@@ -69,19 +69,36 @@ pub struct Wide {
     /// transposed form) instead of transposed half by half. The same values in the same
     /// registers: the same bits.
     pub ldmatrix: bool,
+    /// K and V tiles staged by async copies (`cp.async`, 16 bytes a copy) into two buffers
+    /// each, the next tile's copies in flight while this one computes, instead of global loads
+    /// held in registers and stored after the barrier. f16 caches only (the rows land as they
+    /// are: a Q8_0 block needs converting), with [`Wide::ldmatrix`] (V row-major).
+    pub async_kv: bool,
 }
 
 /// Q fragments in registers, the mask and rescale skips: the fastest on the H200 with an f16
 /// cache at L = 512, 2048 and 8192 (call 5).
-pub const W4G: Wide = Wide { name: "w4g", q_lds: false, cap: None, skips: true, ldmatrix: false };
+pub const W4G: Wide =
+    Wide { name: "w4g", q_lds: false, cap: None, skips: true, ldmatrix: false, async_kv: false };
 /// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips: the fastest
 /// with a Q8_0 cache (call 5).
-pub const W4QS: Wide =
-    Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: false, ldmatrix: false };
+pub const W4QS: Wide = Wide {
+    name: "w4qs",
+    q_lds: true,
+    cap: Some(168),
+    skips: false,
+    ldmatrix: false,
+    async_kv: false,
+};
 /// [`W4G`] with its fragments by `ld_matrix` ([`Wide::ldmatrix`]).
 pub const W4GX: Wide = Wide { name: "w4gx", ldmatrix: true, ..W4G };
 /// [`W4QS`] with its fragments (and Q's) by `ld_matrix`.
 pub const W4QSX: Wide = Wide { name: "w4qsx", ldmatrix: true, ..W4QS };
+/// [`W4GX`] with K and V staged by async copies ([`Wide::async_kv`]; f16 caches): without the
+/// loads in flight, 162 registers instead of 226 at head dim 128 on sm_90 (12 warps an SM
+/// instead of 8). Capped at 128 (16 warps) it spills 32 bytes; Q from LDS beside the two
+/// buffers would take 51 KiB a workgroup, past sm_90's 48.
+pub const W4GXA: Wide = Wide { name: "w4gxa", async_kv: true, ..W4GX };
 /// Keys a staged tile: one softmax block ([`KEY_BLOCK_WIDE`], the order's block on the archs of
 /// the wide variants).
 pub const KEY_TILE: u32 = KEY_BLOCK_WIDE;
@@ -190,6 +207,41 @@ impl W {
         Tile { pieces }
     }
 
+    /// Async copies of the f16 rows of keys `kt0 .. kt0 + KEY_TILE` (clamped to the last key) of
+    /// cache `p` into buffer `buf` (`[key][D + PAD]`) of `slot`, 16 bytes a copy: piece `local
+    /// + j * lanes` is key `piece % 32`, dims `8 (piece / 32) ..` (as [`W::fetch`]).
+    fn copy(&self, b: &mut KernelBuilder, p: Param, slot: LdsSlot, kt0: Value, buf: Value) {
+        assert_eq!(self.cache, CacheType::F16, "async staging copies f16 rows");
+        let lanes = WAVES * 32;
+        let n = KEY_TILE * self.d / 8;
+        assert!(n.is_multiple_of(lanes), "every lane has its pieces");
+        for j in 0..n / lanes {
+            let jl = b.u32(j * lanes);
+            let idx = b.add(self.local, jl);
+            let kt = b.u32(KEY_TILE);
+            let key = b.rem(idx, kt);
+            let part = b.div(idx, kt);
+            let c8 = b.u32(8);
+            let col = b.mul(part, c8);
+            let k = b.add(kt0, key);
+            let k = b.min(k, self.last_key);
+            let r = b.add(self.head_row, k);
+            let dd = b.u32(self.d);
+            let src = b.mul(r, dd);
+            let src = b.add(src, col);
+            let two = b.u32(2);
+            let src = b.mul(src, two);
+            let per_buf = b.u32(KEY_TILE);
+            let row = b.mul(buf, per_buf);
+            let row = b.add(row, key);
+            let st = b.u32(self.d + PAD);
+            let dst = b.mul(row, st);
+            let dst = b.add(dst, col);
+            let dst = b.mul(dst, two);
+            b.async_copy(slot, dst, p, src, 16);
+        }
+    }
+
     /// The piece's values as halves (f16 as loaded; Q8_0 `f16(f32(q) * f32(d))`).
     fn halves(&self, b: &mut KernelBuilder, raw: &[Value]) -> Vec<Value> {
         match self.cache {
@@ -295,9 +347,14 @@ pub(super) fn attention_wide(
     let rows_wg = waves * TILE_ROWS;
     let abi = declare(&mut b, cache, d, io, rows_wg as u64);
     let (k_cache, v_cache) = (abi.k_cache, abi.v_cache);
-    let k_lds = b.lds("k_tile", ScalarType::F16, KEY_TILE * (d + PAD));
+    assert!(
+        !shape.async_kv || (shape.ldmatrix && cache == CacheType::F16),
+        "async staging is for f16 rows read by ld_matrix"
+    );
+    let bufs = if shape.async_kv { 2 } else { 1 };
+    let k_lds = b.lds("k_tile", ScalarType::F16, bufs * KEY_TILE * (d + PAD));
     let v_lds = if shape.ldmatrix {
-        b.lds("v_tile", ScalarType::F16, KEY_TILE * (d + PAD))
+        b.lds("v_tile", ScalarType::F16, bufs * KEY_TILE * (d + PAD))
     } else {
         b.lds("vt_tile", ScalarType::F16, d * (KEY_TILE + PAD))
     };
@@ -410,35 +467,79 @@ pub(super) fn attention_wide(
     let n_o = (d / 8 * 4) as usize;
     let mut init = vec![ninf, fz, ninf, fz];
     init.extend(std::iter::repeat_n(fz, n_o));
-    let width = init.len();
-    let k_like = w.fetch(&mut b, k_cache, zero);
-    let v_like = w.fetch(&mut b, v_cache, zero);
-    let k_width = k_like.values().len();
-    init.extend(k_like.values());
-    init.extend(v_like.values());
-    let state = b.for_range(zero, n_tiles, one, 1, &init, |b, tile, st| {
-        let (st, ahead) = st.split_at(width);
-        let kt0 = b.mul(tile, ktv);
-        // The previous tile's LDS reads are done before this tile's writes; this tile's loads
-        // were issued during the previous one.
-        b.barrier(BarrierKind::Lds);
-        let k_now = Tile::from_values(&k_like, &ahead[..k_width]);
-        let v_now = Tile::from_values(&v_like, &ahead[k_width..]);
-        w.put_k(b, &k_now);
-        w.put_v(b, &v_now);
-        b.barrier(BarrierKind::Lds);
-        let kt1 = b.add(kt0, ktv);
-        let mut ahead = w.fetch(b, k_cache, kt1).values();
-        ahead.extend(w.fetch(b, v_cache, kt1).values());
+    let block = |b: &mut KernelBuilder, kt0: Value, kv_base: Option<Value>, st: &[Value]| {
         // Both 16-key steps' scores first (four independent chains of instructions), then the
         // block's softmax and P V.
-        let ctx =
-            Block { kind, qf: &qf, w: &w, lim: &lim, lim_first, shape, g, two_t, scale: sc_v };
+        let ctx = Block {
+            kind,
+            qf: &qf,
+            w: &w,
+            lim: &lim,
+            lim_first,
+            shape,
+            g,
+            two_t,
+            scale: sc_v,
+            kv_base,
+        };
         let s: Vec<[Value; 2]> = (0..KEY_TILE / MMA_K).map(|sub| scores(b, &ctx, sub)).collect();
-        let mut st = fold(b, &ctx, kt0, &s, st);
-        st.extend(ahead);
+        fold(b, &ctx, kt0, &s, st)
+    };
+    let state = if shape.async_kv {
+        // Tile `i` in buffer `i % 2`: tile `i + 1`'s copies are issued (after the last step's
+        // barrier: nobody reads that buffer) before tile `i` is waited for.
+        let copy = |b: &mut KernelBuilder, tile: Value| {
+            let kt0 = b.mul(tile, ktv);
+            let two = b.u32(2);
+            let buf = b.rem(tile, two);
+            w.copy(b, k_cache, k_lds, kt0, buf);
+            w.copy(b, v_cache, v_lds, kt0, buf);
+        };
+        copy(&mut b, zero);
+        b.async_wait(1);
+        let st = b.for_range(zero, n_tiles, one, 1, &init, |b, tile, st| {
+            let kt0 = b.mul(tile, ktv);
+            let t1 = b.add(tile, one);
+            copy(b, t1);
+            b.async_wait(1);
+            b.barrier(BarrierKind::Lds);
+            let two = b.u32(2);
+            let buf = b.rem(tile, two);
+            let per_buf = b.u32(KEY_TILE * (d + PAD));
+            let base = b.mul(buf, per_buf);
+            let next = block(b, kt0, Some(base), st);
+            // The next step copies into the buffer this one read.
+            b.barrier(BarrierKind::Lds);
+            next
+        });
+        b.async_wait(0);
         st
-    });
+    } else {
+        let width = init.len();
+        let k_like = w.fetch(&mut b, k_cache, zero);
+        let v_like = w.fetch(&mut b, v_cache, zero);
+        let k_width = k_like.values().len();
+        init.extend(k_like.values());
+        init.extend(v_like.values());
+        b.for_range(zero, n_tiles, one, 1, &init, |b, tile, st| {
+            let (st, ahead) = st.split_at(width);
+            let kt0 = b.mul(tile, ktv);
+            // The previous tile's LDS reads are done before this tile's writes; this tile's
+            // loads were issued during the previous one.
+            b.barrier(BarrierKind::Lds);
+            let k_now = Tile::from_values(&k_like, &ahead[..k_width]);
+            let v_now = Tile::from_values(&v_like, &ahead[k_width..]);
+            w.put_k(b, &k_now);
+            w.put_v(b, &v_now);
+            b.barrier(BarrierKind::Lds);
+            let kt1 = b.add(kt0, ktv);
+            let mut ahead = w.fetch(b, k_cache, kt1).values();
+            ahead.extend(w.fetch(b, v_cache, kt1).values());
+            let mut st = block(b, kt0, None, st);
+            st.extend(ahead);
+            st
+        })
+    };
     // `out = o / l`.
     for dn in 0..d / 8 {
         for e in 0..4u32 {
@@ -525,6 +626,8 @@ struct Block<'a> {
     g: Value,
     two_t: Value,
     scale: Value,
+    /// The staged K and V tiles' first element in their slots (the buffer of an async tile).
+    kv_base: Option<Value>,
 }
 
 /// `S` of block `sub` of the staged tile: two tiles of 8 keys, each a chain of `D / 16`
@@ -554,6 +657,10 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
                 (LaneBase::LdMatrix(k_off), None) => {
                     let o = b.u32((sub * MMA_K + ns as u32 * 8) * (d + PAD) + ds * MMA_K);
                     let at = b.add(k_off, o);
+                    let at = match c.kv_base {
+                        Some(x) => b.add(at, x),
+                        None => at,
+                    };
                     let [f0, f1] = two_b_fragments(b, kind, c.w.k_lds, at, false);
                     next_kb = Some(f1);
                     f0
@@ -726,6 +833,10 @@ fn fold(b: &mut KernelBuilder, c: &Block, k0: Value, s: &[[Value; 2]], st: &[Val
                     (LaneBase::LdMatrix(a_off), None) => {
                         let o = b.u32(sub as u32 * MMA_K * (d + PAD) + dn * 8);
                         let at = b.add(a_off, o);
+                        let at = match c.kv_base {
+                            Some(x) => b.add(at, x),
+                            None => at,
+                        };
                         let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
                         next_vb[sub] = Some(f1);
                         f0
