@@ -8,12 +8,10 @@
 # (b) parity of the four prefill families on cuda (device against the interpreter within the
 #     matrix unit's bound);
 # (c) the bench in the orders A B B A at L = 512, 2048, 8192, both caches;
-# (d) torch SDPA on the same shapes;
-# (e) float64 through gguf (`bench/prefill_ref.py --large`), last (the longest).
-# Run as `bash .carry/c1.sh` with .carry/{kiln,lib.txz,old16.txz,chk.txz,py}: kiln runtime-only,
+# (d) torch SDPA on the same shapes. Float64 through gguf is in c2.sh.
+# Run as `bash .carry/c1.sh` with .carry/{kiln,lib.txz,old16.txz,chk.txz}: kiln runtime-only,
 # lib.txz the whole sm_90 library at this commit (`kiln build --arch sm_90 --strict`), old16.txz
-# the same built at 8f28a79, chk.txz `kiln build --matrix specs/checks.ron --arch sm_90`, py the
-# gguf package (`pip install --no-deps --target .carry/py gguf`).
+# the same built at 8f28a79, chk.txz `kiln build --matrix specs/checks.ron --arch sm_90`.
 set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/c1; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c1.tgz -C /tmp c1; }
@@ -26,7 +24,7 @@ timeout 60 $K parity --device cuda --package /tmp/chk/dist > $R/checks.log 2>&1
 echo "op checks rc $?: $(tail -n 1 $R/checks.log)"; grep -E "ld_matrix|fail" $R/checks.log | head -5
 ck
 F=attention_prefill_f16_d64,attention_prefill_f16_d128,attention_prefill_q8_0_d64,attention_prefill_q8_0_d128
-timeout 150 $K parity --device cuda --package $P --kernel $F > $R/parity.log 2>&1
+timeout 120 $K parity --device cuda --package $P --kernel $F > $R/parity.log 2>&1
 echo "parity rc $?: $(tail -n 1 $R/parity.log | cut -c1-150)"; grep -i "fail" $R/parity.log | head -3
 ck
 CF=prefill_f16_l512,prefill_f16_l2k,prefill_f16_l8k
@@ -44,6 +42,3 @@ b q8-old-b $P0 $CQ w4qs
 b q8-new-b $P $CQ w4gx,w4qs,w4qsx
 b f16-old-b $P0 $CF w4g
 b f16-new-b $P $CF w4qsx,w4g,w4gxa,w4gx
-PYTHONPATH=.carry/py timeout 120 python3 bench/prefill_ref.py --kiln $K --package $P --device cuda --arch sm_90 --variants w4g,w4gx,w4gxa,w4qs,w4qsx --large > $R/ref.log 2>&1
-echo "ref rc $?: $(tail -n 2 $R/ref.log | tr '\n' ' ' | cut -c1-200)"
-ck
