@@ -3,7 +3,8 @@
 # The prompt attention's softmax in blocks of 32 keys on NVIDIA (`prefill::key_block`), with and
 # without `ld_matrix` (`w4g`, `w4qs`, `w4gx`, `w4qsx`), against the 16-key package of 2026-12-04
 # (`old16`: its `w4g` / `w4qs` are what was last timed) in the same call, torch SDPA beside, and
-# `w4gxa` (f16: K and V by async copies, 162 registers):
+# `w4gxa` (f16: K and V by async copies, 162 registers) and `w4gxl` (`w4gx` with the row groups
+# in order, not longest first):
 # (a) the op checks of sm_90 (`ld_matrix` among them: never run on a GPU yet);
 # (b) parity of the four prefill families on cuda (device against the interpreter within the
 #     matrix unit's bound);
@@ -32,13 +33,13 @@ CQ=prefill_q8_0_l512,prefill_q8_0_l2k,prefill_q8_0_l8k
 b() { local name=$1 pkg=$2 cases=$3 vars=$4
   timeout 80 $K bench --package $pkg --kernel $cases --variant $vars --json $R/bench-$name.json > $R/bench-$name.log 2>&1
   echo "$name rc $?"; grep -E "^prefill" $R/bench-$name.log | sort -u | cut -c1-150; ck; }
-b f16-new-a $P $CF w4gx,w4gxa,w4g,w4qsx
+b f16-new-a $P $CF w4gx,w4gxa,w4gxl,w4g,w4qsx
 b f16-old-a $P0 $CF w4g
-b q8-new-a $P $CQ w4qsx,w4qs,w4gx
+b q8-new-a $P $CQ w4qsx,w4qs,w4gx,w4gxl
 b q8-old-a $P0 $CQ w4qs
 timeout 90 python3 bench/prefill_peers.py $R/sdpa.json > $R/sdpa.log 2>&1; tail -n 4 $R/sdpa.log
 ck
 b q8-old-b $P0 $CQ w4qs
-b q8-new-b $P $CQ w4gx,w4qs,w4qsx
+b q8-new-b $P $CQ w4gxl,w4gx,w4qs,w4qsx
 b f16-old-b $P0 $CF w4g
-b f16-new-b $P $CF w4qsx,w4g,w4gxa,w4gx
+b f16-new-b $P $CF w4qsx,w4g,w4gxl,w4gxa,w4gx
