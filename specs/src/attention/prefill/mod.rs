@@ -444,7 +444,15 @@ pub fn attention(
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
+    // The longest workgroups (the last rows) first, as the wide variants do
+    // (`Wide::heavy_first`): the same rows, the same bits.
     let rg = b.workgroup_id(Dim::Y);
+    let rg = {
+        let n = b.num_workgroups(Dim::Y);
+        let one = b.u32(1);
+        let last = b.sub(n, one);
+        b.sub(last, rg)
+    };
     let Args { pos: pos_v, group: g_v, ctx_max: ctx_v, scale: sc_v, n_q, rows } = abi.args(&mut b);
     let rwg = b.u32(rows_wg as u32);
     let i0 = b.mul(rg, rwg);
