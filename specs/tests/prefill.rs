@@ -81,11 +81,13 @@ fn bound(mag: f64, vmax: f64) -> f64 {
     (2f64.powi(-9) + 2f64.powi(-10) * mag) * vmax
 }
 
-#[test]
-fn prefill_matches_float64_and_variants_match_the_baseline() {
-    let mut seed = rng("prefill_matches_float64_and_variants_match_the_baseline");
-    let mut r = Rng::new(rand::Rng::gen(&mut seed));
-    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or("gfx1100,sm_90,gfx942,gfx906".into());
+/// Every arch of `KILN_PREFILL_ARCHS` (else `default`, comma separated) x cache x head dim: the
+/// f16 / f32 family's name and its variants built for the arch at its default wave.
+fn each_family(
+    default: &str,
+    mut f: impl FnMut(&str, CacheType, u32, &str, &[(&'static str, kiln_ir::Kernel)]),
+) {
+    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or(default.into());
     for arch in archs.split(',') {
         let t = Target::by_name(arch).unwrap();
         let wave = t.default_wave();
@@ -94,47 +96,56 @@ fn prefill_matches_float64_and_variants_match_the_baseline() {
                 let fam = fam(&format!("attention_prefill_{}_d{d}", cache.name()));
                 let ks: Vec<_> =
                     fam.variants.iter().map(|v| (v.name, (v.build)(t, wave))).collect();
-                // The parity cases, and L = 512 at head dim 128 too (too slow for `kiln parity`
-                // on every variant, fine here once a case).
-                let mut shapes = case_shapes(false, d);
-                if d == 128 {
-                    shapes.push((3, 512, 1, 1, 515));
-                }
-                for shape in shapes {
-                    // L = 512 at one arch a wave size by default (the lanes fallback takes
-                    // about 20 s a family in the interpreter there): KILN_PREFILL_ALL=1 runs
-                    // it everywhere (`kiln parity --arch gfx906` always does).
-                    let long = matches!(arch, "gfx1100" | "gfx942" | "sm_90");
-                    if !long && shape.1 >= 512 && std::env::var("KILN_PREFILL_ALL").is_err() {
-                        continue;
-                    }
-                    let c = case(&mut r, cache, d, ScalarType::F16, shape);
-                    let t0 = std::time::Instant::now();
-                    let base = run_case(&ks[0].1, &c);
-                    let what = format!("{arch} {} {}", fam.name, c.name);
-                    println!("{what}: {:?}", t0.elapsed());
-                    let (want, mag) = reference(&c, cache, d as usize, shape);
-                    let v = &c.inputs[2].2;
-                    let vmax = dequantize(cache, v).iter().fold(0f32, |m, x| m.max(x.abs())) as f64;
-                    let mut worst = 0f64;
-                    for (i, (&g, &w)) in base.iter().zip(&want).enumerate() {
-                        let e = bound(mag[i / d as usize], vmax);
-                        let err = (g as f64 - w).abs();
-                        assert!(err <= e, "{what}: out[{i}] = {g}, float64 {w}, bound {e:e}");
-                        worst = worst.max(err / e);
-                    }
-                    println!("  {:.3} of the float64 bound", worst);
-                    for (name, k) in &ks[1..] {
-                        let got = run_case(k, &c);
-                        assert!(
-                            got.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()),
-                            "{what}: variant {name} differs from the baseline"
-                        );
-                    }
-                }
+                f(arch, cache, d, fam.name, &ks);
             }
         }
     }
+}
+
+#[test]
+fn prefill_matches_float64_and_variants_match_the_baseline() {
+    let mut seed = rng("prefill_matches_float64_and_variants_match_the_baseline");
+    let mut r = Rng::new(rand::Rng::gen(&mut seed));
+    each_family("gfx1100,sm_90,gfx942,gfx906", |arch, cache, d, fam, ks| {
+        // The parity cases, and L = 512 at head dim 128 too (too slow for `kiln parity`
+        // on every variant, fine here once a case).
+        let mut shapes = case_shapes(false, d);
+        if d == 128 {
+            shapes.push((3, 512, 1, 1, 515));
+        }
+        for shape in shapes {
+            // L = 512 at one arch a wave size by default (the lanes fallback takes
+            // about 20 s a family in the interpreter there): KILN_PREFILL_ALL=1 runs
+            // it everywhere (`kiln parity --arch gfx906` always does).
+            let long = matches!(arch, "gfx1100" | "gfx942" | "sm_90");
+            if !long && shape.1 >= 512 && std::env::var("KILN_PREFILL_ALL").is_err() {
+                continue;
+            }
+            let c = case(&mut r, cache, d, ScalarType::F16, shape);
+            let t0 = std::time::Instant::now();
+            let base = run_case(&ks[0].1, &c);
+            let what = format!("{arch} {fam} {}", c.name);
+            println!("{what}: {:?}", t0.elapsed());
+            let (want, mag) = reference(&c, cache, d as usize, shape);
+            let v = &c.inputs[2].2;
+            let vmax = dequantize(cache, v).iter().fold(0f32, |m, x| m.max(x.abs())) as f64;
+            let mut worst = 0f64;
+            for (i, (&g, &w)) in base.iter().zip(&want).enumerate() {
+                let e = bound(mag[i / d as usize], vmax);
+                let err = (g as f64 - w).abs();
+                assert!(err <= e, "{what}: out[{i}] = {g}, float64 {w}, bound {e:e}");
+                worst = worst.max(err / e);
+            }
+            println!("  {:.3} of the float64 bound", worst);
+            for (name, k) in &ks[1..] {
+                let got = run_case(k, &c);
+                assert!(
+                    got.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{what}: variant {name} differs from the baseline"
+                );
+            }
+        }
+    });
 }
 
 /// The case `c` with its input `name` replaced by `bytes` of type `ty`.
@@ -215,26 +226,16 @@ fn prefill_q_bf16_and_f16_out_are_the_f16_f32_families_converted() {
 fn prefill_variants_keep_the_order_on_sharp_weights() {
     let mut seed = rng("prefill_variants_keep_the_order_on_sharp_weights");
     let mut r = Rng::new(rand::Rng::gen(&mut seed));
-    let archs = std::env::var("KILN_PREFILL_ARCHS").unwrap_or("sm_90,gfx1100".into());
-    for arch in archs.split(',') {
-        let t = Target::by_name(arch).unwrap();
-        let wave = t.default_wave();
-        for cache in [CacheType::F16, CacheType::Q8_0] {
-            for d in [64u32, 128] {
-                let fam = fam(&format!("attention_prefill_{}_d{d}", cache.name()));
-                let ks: Vec<_> =
-                    fam.variants.iter().map(|v| (v.name, (v.build)(t, wave))).collect();
-                for shape in [(5, 17, 8, 4, 30), (100, 33, 2, 2, 140), (9, 129, 1, 2, 140)] {
-                    let mut c = case(&mut r, cache, d, ScalarType::F16, shape);
-                    let s = c.scalars.iter_mut().find(|(n, _, _)| n == "scale").unwrap();
-                    s.2 = u64::from((8.0 / (d as f32).sqrt()).to_bits());
-                    let base = run_raw(&ks[0].1, &c);
-                    let what = format!("{arch} {} {}", fam.name, c.name);
-                    for (name, k) in &ks[1..] {
-                        assert!(run_raw(k, &c) == base, "{what}: variant {name} differs");
-                    }
-                }
+    each_family("sm_90,gfx1100", |arch, cache, d, fam, ks| {
+        for shape in [(5, 17, 8, 4, 30), (100, 33, 2, 2, 140), (9, 129, 1, 2, 140)] {
+            let mut c = case(&mut r, cache, d, ScalarType::F16, shape);
+            let s = c.scalars.iter_mut().find(|(n, _, _)| n == "scale").unwrap();
+            s.2 = u64::from((8.0 / (d as f32).sqrt()).to_bits());
+            let base = run_raw(&ks[0].1, &c);
+            let what = format!("{arch} {fam} {}", c.name);
+            for (name, k) in &ks[1..] {
+                assert!(run_raw(k, &c) == base, "{what}: variant {name} differs");
             }
         }
-    }
+    });
 }

@@ -149,6 +149,14 @@ impl Tile {
     }
 }
 
+/// One lane's piece of a staged tile ([`W::piece`]).
+struct Piece {
+    valid: Value,
+    key: Value,
+    part: Value,
+    row: Value,
+}
+
 /// What the pieces of the kernel share.
 struct W {
     cache: CacheType,
@@ -172,28 +180,16 @@ impl W {
     /// piece `local + j * lanes`, key `piece % 32` (consecutive lanes, consecutive keys: the
     /// transposed V stores hit distinct banks), f16 by 16-byte loads, Q8_0 a block a piece.
     fn fetch(&self, b: &mut KernelBuilder, p: Param, kt0: Value) -> Tile {
-        let lanes = WAVES * 32;
         let (per_key, row_elems) = match self.cache {
             CacheType::F16 => (self.d / 8, self.d),
             CacheType::Q8_0 => (self.d / 32, self.cache.row_bytes(self.d)),
         };
         let n = KEY_TILE * per_key;
-        let pieces = (0..n.div_ceil(lanes))
+        let pieces = (0..n.div_ceil(WAVES * 32))
             .map(|j| {
-                let jl = b.u32(j * lanes);
-                let idx = b.add(self.local, jl);
-                let nv = b.u32(n);
-                let valid = b.lt(idx, nv);
-                let last = b.u32(n - 1);
-                let idx = b.min(idx, last);
-                let kt = b.u32(KEY_TILE);
-                let key = b.rem(idx, kt);
-                let part = b.div(idx, kt);
-                let k = b.add(kt0, key);
-                let k = b.min(k, self.last_key);
-                let r = b.add(self.head_row, k);
+                let Piece { valid, key, part, row } = self.piece(b, j, n, kt0, true);
                 let re = b.u32(row_elems);
-                let base = b.mul(r, re);
+                let base = b.mul(row, re);
                 match self.cache {
                     CacheType::F16 => {
                         let c8 = b.u32(8);
@@ -217,35 +213,51 @@ impl W {
         Tile { pieces }
     }
 
+    /// Piece `local + j * lanes` of the `n` of a tile from key `kt0`: whether it exists (with
+    /// `clamp`, the index is clamped for the loads; without, every lane's pieces exist), its
+    /// tile key `piece % 32`, its part of the row `piece / 32`, and the cache row of its key
+    /// (clamped to the last key).
+    fn piece(&self, b: &mut KernelBuilder, j: u32, n: u32, kt0: Value, clamp: bool) -> Piece {
+        let jl = b.u32(j * WAVES * 32);
+        let idx = b.add(self.local, jl);
+        let (valid, idx) = if clamp {
+            let nv = b.u32(n);
+            let valid = b.lt(idx, nv);
+            let last = b.u32(n - 1);
+            (valid, b.min(idx, last))
+        } else {
+            assert!(n.is_multiple_of(WAVES * 32), "every lane has its pieces");
+            (b.bool(true), idx)
+        };
+        let kt = b.u32(KEY_TILE);
+        let key = b.rem(idx, kt);
+        let part = b.div(idx, kt);
+        let k = b.add(kt0, key);
+        let k = b.min(k, self.last_key);
+        let row = b.add(self.head_row, k);
+        Piece { valid, key, part, row }
+    }
+
     /// Async copies of the f16 rows of keys `kt0 .. kt0 + KEY_TILE` (clamped to the last key) of
-    /// cache `p` into buffer `buf` (`[key][D + PAD]`) of `slot`, 16 bytes a copy: piece `local
-    /// + j * lanes` is key `piece % 32`, dims `8 (piece / 32) ..` (as [`W::fetch`]).
+    /// cache `p` into buffer `buf` (`[key][D + PAD]`) of `slot`, 16 bytes a copy, the pieces of
+    /// [`W::fetch`].
     fn copy(&self, b: &mut KernelBuilder, p: Param, slot: LdsSlot, kt0: Value, buf: Value) {
         assert_eq!(self.cache, CacheType::F16, "async staging copies f16 rows");
-        let lanes = WAVES * 32;
         let n = KEY_TILE * self.d / 8;
-        assert!(n.is_multiple_of(lanes), "every lane has its pieces");
-        for j in 0..n / lanes {
-            let jl = b.u32(j * lanes);
-            let idx = b.add(self.local, jl);
-            let kt = b.u32(KEY_TILE);
-            let key = b.rem(idx, kt);
-            let part = b.div(idx, kt);
+        for j in 0..n / (WAVES * 32) {
+            let Piece { key, part, row, .. } = self.piece(b, j, n, kt0, false);
             let c8 = b.u32(8);
             let col = b.mul(part, c8);
-            let k = b.add(kt0, key);
-            let k = b.min(k, self.last_key);
-            let r = b.add(self.head_row, k);
             let dd = b.u32(self.d);
-            let src = b.mul(r, dd);
+            let src = b.mul(row, dd);
             let src = b.add(src, col);
             let two = b.u32(2);
             let src = b.mul(src, two);
             let per_buf = b.u32(KEY_TILE);
-            let row = b.mul(buf, per_buf);
-            let row = b.add(row, key);
+            let at = b.mul(buf, per_buf);
+            let at = b.add(at, key);
             let st = b.u32(self.d + PAD);
-            let dst = b.mul(row, st);
+            let dst = b.mul(at, st);
             let dst = b.add(dst, col);
             let dst = b.mul(dst, two);
             b.async_copy(slot, dst, p, src, 16);
