@@ -4,7 +4,7 @@
 # without `ld_matrix` (`w4g`, `w4qs`, `w4gx`, `w4qsx`), against the 16-key package of 2026-12-04
 # (`old16`: its `w4g` / `w4qs` are what was last timed) in the same call, torch SDPA beside, and
 # `w4gxa` (f16: K and V by async copies, 162 registers) and `w4gxl` (`w4gx` with the row groups
-# in order, not longest first):
+# in order, not longest first), `w4qsxc` (Q8_0: `w4qsx` in 128 registers, 16 warps an SM):
 # (a) the op checks of sm_90 (`ld_matrix` among them: never run on a GPU yet);
 # (b) parity of the four prefill families on cuda (device against the interpreter within the
 #     matrix unit's bound);
@@ -35,11 +35,11 @@ b() { local name=$1 pkg=$2 cases=$3 vars=$4
   echo "$name rc $?"; grep -E "^prefill" $R/bench-$name.log | sort -u | cut -c1-150; ck; }
 b f16-new-a $P $CF w4gx,w4gxa,w4gxl,w4g,w4qsx
 b f16-old-a $P0 $CF w4g
-b q8-new-a $P $CQ w4qsx,w4qs,w4gx,w4gxl
+b q8-new-a $P $CQ w4qsx,w4qsxc,w4qs,w4gx,w4gxl
 b q8-old-a $P0 $CQ w4qs
 timeout 90 python3 bench/prefill_peers.py $R/sdpa.json > $R/sdpa.log 2>&1; tail -n 4 $R/sdpa.log
 ck
 b q8-old-b $P0 $CQ w4qs
-b q8-new-b $P $CQ w4gxl,w4gx,w4qs,w4qsx
+b q8-new-b $P $CQ w4gxl,w4gx,w4qs,w4qsxc,w4qsx
 b f16-old-b $P0 $CF w4g
 b f16-new-b $P $CF w4qsx,w4g,w4gxl,w4gxa,w4gx

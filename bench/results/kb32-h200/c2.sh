@@ -15,7 +15,7 @@ rm -rf /tmp/lib; mkdir -p /tmp/lib; tar xJf .carry/lib.txz -C /tmp/lib
 P=/tmp/lib/dist
 cp .carry/c2.sh $R/
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
-PYTHONPATH=.carry/py timeout 240 python3 bench/prefill_ref.py --kiln $K --package $P --device cuda --arch sm_90 --variants w4g,w4gx,w4gxa,w4qs,w4qsx --large > $R/ref.log 2>&1
+PYTHONPATH=.carry/py timeout 240 python3 bench/prefill_ref.py --kiln $K --package $P --device cuda --arch sm_90 --variants w4g,w4gx,w4gxa,w4gxl,w4qs,w4qsx,w4qsxc --large > $R/ref.log 2>&1
 echo "ref rc $?: $(tail -n 2 $R/ref.log | tr '\n' ' ' | cut -c1-200)"
 ck
 $K random-model --shape smollm2-135m --type q8_0 --vocab-from .carry/smol-vocab.gguf -o /tmp/rs-q8_0.gguf > $R/models.log 2>&1

@@ -97,7 +97,7 @@ use kiln_ir::{
     BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarType, Target, Type,
     Value,
 };
-pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4GXA, W4GXL, W4QS, W4QSX};
+pub use wide::{wide_archs, wide_fits, Wide, W4G, W4GX, W4GXA, W4GXL, W4QS, W4QSX, W4QSXC};
 
 /// The keys of a block of `kb` keys whose weights lane `t` of a quad holds in NVIDIA's C layout,
 /// in the order of its sum: `16 h + 2t`, `16 h + 2t + 1`, `16 h + 8 + 2t`, `16 h + 9 + 2t` for
@@ -213,7 +213,7 @@ fn build<const Q8: bool, const D: u32, const IO: usize, const TILES: u32, const 
 }
 
 /// The wide shapes, indexed by [`build_wide`]'s `SHAPE`.
-const WIDE: [Wide; 6] = [W4G, W4QS, W4GX, W4QSX, W4GXA, W4GXL];
+const WIDE: [Wide; 7] = [W4G, W4QS, W4GX, W4QSX, W4GXA, W4GXL, W4QSXC];
 
 fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>(
     t: &Target,
@@ -242,6 +242,10 @@ fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<Variant
         both.push(v(W4GX.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn));
         both.push(v(W4QSX.name, build_wide::<Q8, D, IO, 3> as crate::BuildFn));
         both.push(v(W4GXL.name, build_wide::<Q8, D, IO, 5> as crate::BuildFn));
+    }
+    // 128 registers on sm_90: Q8_0 caches only (an f16 cache spills there).
+    if IO == 0 && Q8 {
+        both.push(v(W4QSXC.name, build_wide::<Q8, D, IO, 6> as crate::BuildFn));
     }
     // K and V by async copies: f16 caches only (bench only until measured).
     if IO == 0 && !Q8 {

@@ -81,6 +81,9 @@ pub struct Wide {
     /// workgroups in flight on an H200 at 3 an SM) a list-scheduling model of the workgroups'
     /// keys gives 1.40x the ideal time in order against 1.12x longest first.
     pub heavy_first: bool,
+    /// A register cap on sm_90 instead of [`Wide::cap`] (its ptxas fits where sm_80's,
+    /// sm_86's and sm_89's spill).
+    pub cap_sm90: Option<u32>,
 }
 
 /// Q fragments in registers, the mask and rescale skips: the fastest on the H200 with an f16
@@ -93,6 +96,7 @@ pub const W4G: Wide = Wide {
     ldmatrix: false,
     async_kv: false,
     heavy_first: true,
+    cap_sm90: None,
 };
 /// Q fragments from LDS (168 registers: three workgroups an SM on sm_90), no skips: the fastest
 /// with a Q8_0 cache (call 5).
@@ -101,6 +105,10 @@ pub const W4QS: Wide = Wide { name: "w4qs", q_lds: true, cap: Some(168), skips: 
 pub const W4GX: Wide = Wide { name: "w4gx", ldmatrix: true, ..W4G };
 /// [`W4QS`] with its fragments (and Q's) by `ld_matrix`.
 pub const W4QSX: Wide = Wide { name: "w4qsx", ldmatrix: true, ..W4QS };
+/// [`W4QSX`] capped at 128 registers on sm_90 (16 warps an SM; 12 at `w4qsx`'s 168), built for
+/// Q8_0 caches: with an f16 cache it spills 32 bytes at 128 (and with Q8_0 on sm_80 to sm_89, 8
+/// bytes: there it is `w4qsx`).
+pub const W4QSXC: Wide = Wide { name: "w4qsxc", cap_sm90: Some(128), ..W4QSX };
 /// [`W4GX`] with the row groups in order (light first: the workgroups of the first rows, the
 /// fewest keys), to time [`Wide::heavy_first`] against.
 pub const W4GXL: Wide = Wide { name: "w4gxl", heavy_first: false, ..W4GX };
@@ -358,7 +366,8 @@ pub(super) fn attention_wide(
     assert_eq!(key_block(t, wave), KEY_TILE, "a staged tile is one block of the order");
     let mut b = KernelBuilder::new(name, wave);
     b.workgroup_size([waves * wave, 1, 1]);
-    if let Some(cap) = shape.cap {
+    let cap = if t.name == "sm_90" { shape.cap_sm90.or(shape.cap) } else { shape.cap };
+    if let Some(cap) = cap {
         b.max_registers(cap);
     }
     b.const_param("head_dim", d as i64);
@@ -433,17 +442,20 @@ pub(super) fn attention_wide(
         let l = b.add(pos_v, tok);
         b.min(l, last_key_w)
     };
-    let mut lim = vec![];
-    let mut out_row = vec![];
-    for r in 0..2u32 {
+    // (The output rows are found again after the loop: held across it, they take registers.)
+    let row_r = |b: &mut KernelBuilder, r: u32| {
         let off = b.u32(8 * r);
         let rr = b.add(g, off);
         let i = b.add(i0, rr);
-        let (valid, tok, at) = row_of(&mut b, i, rows, g_v, h, n_q, d);
-        let l = b.add(pos_v, tok);
-        lim.push(b.min(l, last_key_w));
-        out_row.push((valid, at));
-    }
+        row_of(b, i, rows, g_v, h, n_q, d)
+    };
+    let lim: Vec<Value> = (0..2u32)
+        .map(|r| {
+            let (_, tok, _) = row_r(&mut b, r);
+            let l = b.add(pos_v, tok);
+            b.min(l, last_key_w)
+        })
+        .collect();
     let qf = if shape.q_lds {
         // The workgroup's Q rows staged once (`[row][D + PAD]`) by 8-half vectors.
         let slot = b.lds("q_tile", ScalarType::F16, rows_wg * (d + PAD));
@@ -571,6 +583,12 @@ pub(super) fn attention_wide(
         })
     };
     // `out = o / l`.
+    let out_row: Vec<(Value, Value)> = (0..2u32)
+        .map(|r| {
+            let (valid, _, at) = row_r(&mut b, r);
+            (valid, at)
+        })
+        .collect();
     for dn in 0..d / 8 {
         for e in 0..4u32 {
             let r = (e / 2) as usize;
