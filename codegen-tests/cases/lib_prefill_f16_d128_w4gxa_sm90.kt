@@ -3,7 +3,7 @@
 ; closed and left in flight (wait_group 1); in the tile loop eight more for the next tile, then
 ; wait_group 1 (this tile landed) and the barrier before its 96 mma.sync (32 for S, the 32 of
 ; P V twice: with and without O * a), which ld_matrix reads; no store to shared memory (the
-; rows land by the copies), wait_group 0 after the loop, no local memory (162 registers).
+; rows land by the copies), wait_group 0 after the loop, no local memory (165 registers).
 ; kernel: attention_prefill_f16_d128
 ; variant: w4gxa
 ; arch: sm_90

@@ -19,9 +19,8 @@ use crate::cases::{Case, Rng};
 use crate::{Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::target::Capability;
-use kiln_ir::{
-    Access, BarrierKind, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target, Type, TARGETS,
-};
+use kiln_ir::verifier::target::Requirement;
+use kiln_ir::{Access, BarrierKind, Kernel, KernelBuilder, ScalarType, ShapeExpr, Target, Type};
 
 /// Waves a workgroup.
 const WAVES: u32 = 2;
@@ -38,7 +37,7 @@ pub fn rows_of(l: u32) -> [(u32, u32); 3] {
 
 /// The archs with `ldmatrix`.
 pub fn archs() -> Vec<String> {
-    TARGETS.iter().filter(|t| t.has(Capability::LdMatrix)).map(|t| t.name.to_string()).collect()
+    Requirement::Capability(Capability::LdMatrix).archs().into_iter().map(String::from).collect()
 }
 
 /// The family (baseline only), built where the instruction exists.

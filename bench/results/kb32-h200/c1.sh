@@ -3,7 +3,7 @@
 # The prompt attention's softmax in blocks of 32 keys on NVIDIA (`prefill::key_block`), with and
 # without `ld_matrix` (`w4g`, `w4qs`, `w4gx`, `w4qsx`), against the 16-key package of 2026-12-04
 # (`old16`: its `w4g` / `w4qs` are what was last timed) in the same call, torch SDPA beside, and
-# `w4gxa` (f16: K and V by async copies, 162 registers) and `w4gxl` (`w4gx` with the row groups
+# `w4gxa` (f16: K and V by async copies, 165 registers) and `w4gxl` (`w4gx` with the row groups
 # in order, not longest first), `w4qsxc` (Q8_0: `w4qsx` in 128 registers, 16 warps an SM):
 # (a) the op checks of sm_90 (`ld_matrix` among them: never run on a GPU yet);
 # (b) parity of the four prefill families on cuda (device against the interpreter within the

@@ -318,6 +318,21 @@ pub fn specs() -> Vec<KernelSpec> {
     ]
 }
 
+/// The row group of this workgroup (`y`, the grid's second dimension). `heavy_first`: row group
+/// `n - 1 - y` of the grid's `n`, so that the longest workgroups (the last rows: the most keys)
+/// start first, the hardware starting workgroups in the order of their ids; the same rows, the
+/// same bits ([`Wide::heavy_first`], docs/prefill.md "Longest workgroups first").
+pub(super) fn row_group(b: &mut KernelBuilder, heavy_first: bool) -> Value {
+    let y = b.workgroup_id(Dim::Y);
+    if !heavy_first {
+        return y;
+    }
+    let n = b.num_workgroups(Dim::Y);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    b.sub(last, y)
+}
+
 /// What the pieces of a kernel share.
 struct Ctx {
     cache: CacheType,
@@ -448,15 +463,7 @@ pub fn attention(
 
     let lane = b.lane();
     let h = b.workgroup_id(Dim::X);
-    // The longest workgroups (the last rows) first, as the wide variants do
-    // (`Wide::heavy_first`): the same rows, the same bits.
-    let rg = b.workgroup_id(Dim::Y);
-    let rg = {
-        let n = b.num_workgroups(Dim::Y);
-        let one = b.u32(1);
-        let last = b.sub(n, one);
-        b.sub(last, rg)
-    };
+    let rg = row_group(&mut b, true);
     let Args { pos: pos_v, group: g_v, ctx_max: ctx_v, scale: sc_v, n_q, rows } = abi.args(&mut b);
     let rwg = b.u32(rows_wg as u32);
     let i0 = b.mul(rg, rwg);

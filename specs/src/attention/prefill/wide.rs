@@ -113,8 +113,8 @@ pub const W4QSXC: Wide = Wide { name: "w4qsxc", cap_sm90: Some(128), ..W4QSX };
 /// fewest keys), to time [`Wide::heavy_first`] against.
 pub const W4GXL: Wide = Wide { name: "w4gxl", heavy_first: false, ..W4GX };
 /// [`W4GX`] with K and V staged by async copies ([`Wide::async_kv`]; f16 caches): without the
-/// loads in flight, 162 registers instead of 226 at head dim 128 on sm_90 (12 warps an SM
-/// instead of 8). Capped at 128 (16 warps) it spills 32 bytes; Q from LDS beside the two
+/// loads in flight, 165 registers instead of 227 at head dim 128 on sm_90 (12 warps an SM
+/// instead of 8). Capped at 128 (16 warps) it spills 48 bytes; Q from LDS beside the two
 /// buffers would take 51 KiB a workgroup, past sm_90's 48.
 pub const W4GXA: Wide = Wide { name: "w4gxa", async_kv: true, ..W4GX };
 /// Keys a staged tile: one softmax block ([`KEY_BLOCK_WIDE`], the order's block on the archs of
@@ -394,15 +394,7 @@ pub(super) fn attention_wide(
     let local = b.local_id();
     let wave_id = b.wave();
     let h = b.workgroup_id(Dim::X);
-    let rg = b.workgroup_id(Dim::Y);
-    let rg = if shape.heavy_first {
-        let n = b.num_workgroups(Dim::Y);
-        let one = b.u32(1);
-        let last = b.sub(n, one);
-        b.sub(last, rg)
-    } else {
-        rg
-    };
+    let rg = row_group(&mut b, shape.heavy_first);
     let Args { pos: pos_v, group: g_v, ctx_max: ctx_v, scale: sc_v, n_q, rows } = abi.args(&mut b);
     let one = b.u32(1);
     let zero = b.u32(0);
@@ -678,6 +670,17 @@ struct Block<'a> {
     kv_base: Option<Value>,
 }
 
+impl Block<'_> {
+    /// A lane's `ld_matrix` row offset in the staged K or V tile: `off` in the tile's buffer
+    /// ([`Block::kv_base`]).
+    fn in_tile(&self, b: &mut KernelBuilder, off: Value) -> Value {
+        match self.kv_base {
+            Some(x) => b.add(off, x),
+            None => off,
+        }
+    }
+}
+
 /// `S` of block `sub` of the staged tile: two tiles of 8 keys, each a chain of `D / 16`
 /// instructions from a zero accumulator; the K^T fragment (k: dim, n: key `g`) from K's rows.
 fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
@@ -687,7 +690,7 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
     let mut s = [z; 2];
     for (ns, sn) in s.iter_mut().enumerate() {
         let base = match c.w.ldm {
-            Some((k_off, _)) => LaneBase::LdMatrix(k_off),
+            Some((k_off, _)) => LaneBase::LdMatrix(c.in_tile(b, k_off)),
             None => {
                 let key = b.u32(sub * MMA_K + ns as u32 * 8);
                 let key = b.add(key, c.g);
@@ -705,10 +708,6 @@ fn scores(b: &mut KernelBuilder, c: &Block, sub: u32) -> [Value; 2] {
                 (LaneBase::LdMatrix(k_off), None) => {
                     let o = b.u32((sub * MMA_K + ns as u32 * 8) * (d + PAD) + ds * MMA_K);
                     let at = b.add(k_off, o);
-                    let at = match c.kv_base {
-                        Some(x) => b.add(at, x),
-                        None => at,
-                    };
                     let [f0, f1] = two_b_fragments(b, kind, c.w.k_lds, at, false);
                     next_kb = Some(f1);
                     f0
@@ -854,7 +853,7 @@ fn fold(b: &mut KernelBuilder, c: &Block, k0: Value, s: &[[Value; 2]], st: &[Val
     // the B fragment (k: key, n: dim g).
     let bases: Vec<LaneBase> = (0..s.len() as u32)
         .map(|sub| match c.w.ldm {
-            Some((_, a_off)) => LaneBase::LdMatrix(a_off),
+            Some((_, a_off)) => LaneBase::LdMatrix(c.in_tile(b, a_off)),
             None => {
                 let vst = b.u32(KEY_TILE + PAD);
                 let col0 = b.mul(c.g, vst);
@@ -881,10 +880,6 @@ fn fold(b: &mut KernelBuilder, c: &Block, k0: Value, s: &[[Value; 2]], st: &[Val
                     (LaneBase::LdMatrix(a_off), None) => {
                         let o = b.u32(sub as u32 * MMA_K * (d + PAD) + dn * 8);
                         let at = b.add(a_off, o);
-                        let at = match c.kv_base {
-                            Some(x) => b.add(at, x),
-                            None => at,
-                        };
                         let [f0, f1] = two_b_fragments(b, kind, c.w.v_lds, at, true);
                         next_vb[sub] = Some(f1);
                         f0
