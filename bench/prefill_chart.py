@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Draws the prompt-attention figures of bench/results/prefill-w4-h200-2026-12-02/: TFLOP/s
-against L (32 q / 8 kv heads, head dim 128, causal) for kiln's baseline, pipe and wide
-variants (w4, w4q) and torch SDPA (bf16, flash), f16 and Q8_0 caches side by side, with the
-issue's goals (0.6x SDPA with an f16 cache, 0.5x with int8 / Q8_0).
+"""Draws the prompt-attention figures of bench/results/prefill-kb32-h200-2026-12-05/: TFLOP/s
+against L (32 q / 8 kv heads, head dim 128, causal) for kiln's wide variants and torch SDPA
+(bf16, flash), f16 and Q8_0 caches side by side, with the issue's goals (0.6x SDPA with an
+f16 cache, 0.5x with int8 / Q8_0) and the routed choice (`LONG_CHUNK`) drawn thick.
 
-kiln's times: `kiln bench --json` of each call (graph replay medians); the baseline and pipe
-come from call 1, the routed wide variants (`w4g`, `w4qs`) from call 5; SDPA from
-`bench/prefill_peers.py` of the calls that ran it (the median of their figures).
+kiln's times: `kiln bench --json` of call 3 (L = 512 .. 8192, orders A and B: the mean of the
+two medians), and call 1's 16-key package (`old16`, the order of 2026-12-04: `w4g` / `w4qs`,
+L = 512, 2048, 8192) for the step the 32-key softmax block made; SDPA from
+`bench/prefill_peers.py` of each call that ran it (the median over calls).
 
 Usage: bench/prefill_chart.py RESULTS_DIR OUT.png"""
+import glob
 import json
 import os
 import statistics
@@ -20,60 +22,77 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 NQ, D = 32, 128
-LS = [512, 2048, 8192]
-CASE = {512: "l512", 2048: "l2k", 8192: "l8k"}
+LS = [512, 1024, 2048, 4096, 8192]
+CASE = {512: "l512", 1024: "l1k", 2048: "l2k", 4096: "l4k", 8192: "l8k"}
+LONG_CHUNK = 1024  # specs/src/attention/prefill/mod.rs
+ROUTE = {"f16": ("w4gx", "w4gxa"), "q8_0": ("w4gx", "w4qsxc")}
+SERIES = {"f16": [("w4gxa", "o-", "tab:blue"), ("w4gx", "s-", "tab:green"),
+                  ("w4g", "^--", "tab:purple")],
+          "q8_0": [("w4qsxc", "o-", "tab:blue"), ("w4qsx", "d-", "tab:orange"),
+                   ("w4gx", "s-", "tab:green"), ("w4qs", "^--", "tab:purple")]}
 
 
 def flops(l):
     return 4 * NQ * D * l * (l + 1) // 2
 
 
-def style_axis(ax, title):
-    """L on a log-2 axis at the bench's three L, the title, grid and legend."""
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(LS, [str(l) for l in LS])
-    ax.set_xlabel("L (query rows = keys, causal)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-
-
-def variant_us(root, call, cache, l, variant):
-    path = os.path.join(root, call, "bench.json")
-    if not os.path.exists(path):
-        return None
-    cases = json.load(open(path))["cases"]
-    c = cases.get(f"prefill_{cache}_{CASE[l]}")
-    v = c and c["variants"].get(variant)
-    return v and v["graph_us"]
+def times(paths, cache, l, variant):
+    """The mean of the graph medians of `variant` at L over the bench JSONs given."""
+    xs = []
+    for p in paths:
+        c = json.load(open(p))["cases"].get(f"prefill_{cache}_{CASE[l]}")
+        v = c and c["variants"].get(variant)
+        if v:
+            xs.append(v["graph_us"])
+    return statistics.mean(xs) if xs else None
 
 
 def sdpa_us(root, l):
     xs = []
-    for call in sorted(os.listdir(root)):
-        p = os.path.join(root, call, "sdpa.json")
-        if os.path.exists(p):
-            xs.append(json.load(open(p))[f"sdpa_flash_bf16_causal_l{l}"]["us"])
-    return statistics.median(xs)
+    for p in sorted(glob.glob(os.path.join(root, "call*", "sdpa.json"))):
+        v = json.load(open(p)).get(f"sdpa_flash_bf16_causal_l{l}")
+        if v:
+            xs.append(v["us"])
+    return statistics.median(xs) if xs else None
 
 
 def main():
     root, out = sys.argv[1], sys.argv[2]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    series = [("baseline", "call1", "o--", "tab:gray"), ("pipe", "call1", "s--", "tab:olive"),
-              ("w4g", "call5", "o-", "tab:blue"), ("w4qs", "call5", "^-", "tab:purple")]
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6), sharey=True)
     for ax, cache, goal in zip(axes, ["f16", "q8_0"], [0.6, 0.5]):
-        sd = [flops(l) / sdpa_us(root, l) / 1e6 for l in LS]
-        ax.plot(LS, sd, "k-", lw=2, label="torch SDPA bf16 (flash)")
-        ax.plot(LS, [goal * x for x in sd], "k:", label=f"goal: {goal}x SDPA")
-        for name, call, style, color in series:
-            ys = [variant_us(root, call, cache, l, name) for l in LS]
-            if all(ys):
-                ax.plot(LS, [flops(l) / y / 1e6 for l, y in zip(LS, ys)], style, color=color,
-                        label=f"kiln {name}")
-        style_axis(ax, f"{cache} cache, 32 q / 8 kv heads, head dim 128")
+        tag = "f16" if cache == "f16" else "q8"
+        new = sorted(glob.glob(os.path.join(root, "call3", f"bench-{tag}-[ab].json")))
+        old = sorted(glob.glob(os.path.join(root, "call1", f"bench-{tag}-old-[ab].json")))
+        ls = [l for l in LS if sdpa_us(root, l)]
+        sd = [flops(l) / sdpa_us(root, l) / 1e6 for l in ls]
+        ax.plot(ls, sd, "k-", lw=2, label="torch SDPA bf16 (flash)")
+        ax.plot(ls, [goal * x for x in sd], "k:", label=f"goal: {goal}x SDPA")
+        short, long_ = ROUTE[cache]
+        routed = [(l, times(new, cache, l, long_ if l >= LONG_CHUNK else short)) for l in LS]
+        routed = [(l, t) for l, t in routed if t]
+        if routed:
+            ax.plot([l for l, _ in routed], [flops(l) / t / 1e6 for l, t in routed], "-",
+                    color="tab:red", lw=4, alpha=0.35, label="kiln routed")
+        for name, style, color in SERIES[cache]:
+            pts = [(l, times(new, cache, l, name)) for l in LS]
+            pts = [(l, t) for l, t in pts if t]
+            if pts:
+                ax.plot([l for l, _ in pts], [flops(l) / t / 1e6 for l, t in pts], style,
+                        color=color, label=f"kiln {name}")
+        first = "w4g" if cache == "f16" else "w4qs"
+        pts = [(l, times(old, cache, l, first)) for l in LS]
+        pts = [(l, t) for l, t in pts if t]
+        if pts:
+            ax.plot([l for l, _ in pts], [flops(l) / t / 1e6 for l, t in pts], "x:",
+                    color="tab:gray", label=f"kiln {first}, 16-key blocks (2026-12-04)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(LS, [str(l) for l in LS])
+        ax.set_xlabel("L (query rows = keys, causal)")
+        ax.set_title(f"{cache} cache, 32 q / 8 kv heads, head dim 128")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7.5, loc="upper left")
     axes[0].set_ylabel("TFLOP/s (4 n_q D L (L+1) / 2 FLOPs)")
-    fig.suptitle("attention_prefill on the H200 (2026-12-02, graph replay medians)")
+    fig.suptitle("attention_prefill on the H200 (2026-12-05, graph replay medians)")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch SDPA (bf16, flash backend, causal, GQA) on the prompt-attention shapes of issue 14:
-32 q / 8 kv heads, head dim 128, L = 512, 2048, 8192 query rows over their own L keys (the
+32 q / 8 kv heads, head dim 128, L = 512, 1024, 2048, 4096, 8192 query rows over their own L keys (the
 cache holds the chunk, position 0), the same shapes as kiln's bench cases prefill_{f16,q8_0}_l*.
 CUDA events, median of 20 calls after 3 warm-ups; TFLOP/s with the causal FLOPs
 4 * n_q * D * L * (L + 1) / 2 (QK^T and PV, two a multiply-add), as docs/prefill.md counts.
@@ -47,7 +47,7 @@ def time_case(l):
 
 def main():
     out = {}
-    for l in (512, 2048, 8192):
+    for l in (512, 1024, 2048, 4096, 8192):
         us = time_case(l)
         key = f"sdpa_flash_bf16_causal_l{l}"
         tf = flops(l) / us / 1e6

@@ -154,6 +154,7 @@ def main():
     ap.add_argument("--io", choices=["f16", "qbf16", "of16"], default="f16",
                     help="the families' Q / out types: Q f16 out f32, Q bf16, or out f16")
     ap.add_argument("--large", action="store_true")
+    ap.add_argument("--caches", default="f16,q8_0", help="the K/V caches to check, in order")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     print(f"prefill_ref: seed {seed}")
@@ -165,7 +166,7 @@ def main():
         shapes.append((0, 4096 + 5, 8, 4, 4096 + 5))
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for cache in ("f16", "q8_0"):
+        for cache in args.caches.split(","):
             for d in (64, 128):
                 for s in shapes:
                     n = check(args, tmp, n, rng, cache, d, s, args.variants.split(","))

@@ -223,35 +223,47 @@ fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>
     wide::attention_wide(t, wave, cache, D, Io::BUILT[IO], WIDE[SHAPE])
 }
 
-/// The wide variants ([`W4G`], [`W4QS`]), routed on the archs with NVIDIA's f16 shape, the
-/// faster one for the cache first (H200, `bench/results/prefill-w4-h200-2026-12-02.md`, call 5:
-/// `w4g` with an f16 cache, `w4qs` with Q8_0, at L = 512, 2048 and 8192). The families with
-/// other Q or out types ([`Io`]) build the first only.
+/// The least `n_tokens` at which the long-chunk wide variant is routed first (`w4gxa` with an
+/// f16 cache, `w4qsxc` with Q8_0); shorter chunks take `w4gx` (H200,
+/// `bench/results/prefill-kb32-h200-2026-12-05.md`).
+pub const LONG_CHUNK: u32 = 1024;
+
+/// The wide variants ([`W4G`], [`W4QS`] and their `ld_matrix` forms), on the archs with
+/// NVIDIA's f16 shape. Routed, from the H200's figures (`bench/results/prefill-kb32-h200-2026-12-05.md`):
+/// chunks of [`LONG_CHUNK`] rows or more take `w4gxa` (f16 cache) or `w4qsxc` (Q8_0), shorter
+/// ones `w4gx`; the rest follow for the bench. The families with other Q or out types ([`Io`])
+/// build `w4g` (f16) or `w4qs` (Q8_0) only, as timed in `prefill-io-h200-2026-12-02.md`.
 fn wide_variants<const Q8: bool, const D: u32, const IO: usize>() -> Vec<VariantSpec> {
-    let v = |name, build| VariantSpec {
+    let wide = |name, build, min_tokens: u32| VariantSpec {
         name,
         build,
-        admit: Admission { archs: wide_archs(), shapes: vec![] },
+        admit: Admission {
+            archs: wide_archs(),
+            shapes: if min_tokens > 1 {
+                vec![("n_tokens".into(), u64::from(min_tokens), u64::from(u32::MAX))]
+            } else {
+                vec![]
+            },
+        },
     };
+    let v = |name, build| wide(name, build, 1);
     let g = v(W4G.name, build_wide::<Q8, D, IO, 0> as crate::BuildFn);
     let qs = v(W4QS.name, build_wide::<Q8, D, IO, 1> as crate::BuildFn);
-    let mut both = if Q8 { vec![qs, g] } else { vec![g, qs] };
-    both.truncate(if IO == 0 { 2 } else { 1 });
-    // The `ld_matrix` forms (bench only until measured on the H200).
-    if IO == 0 {
-        both.push(v(W4GX.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn));
-        both.push(v(W4QSX.name, build_wide::<Q8, D, IO, 3> as crate::BuildFn));
-        both.push(v(W4GXL.name, build_wide::<Q8, D, IO, 5> as crate::BuildFn));
+    if IO != 0 {
+        return vec![if Q8 { qs } else { g }];
     }
-    // 128 registers on sm_90: Q8_0 caches only (an f16 cache spills there).
-    if IO == 0 && Q8 {
-        both.push(v(W4QSXC.name, build_wide::<Q8, D, IO, 6> as crate::BuildFn));
+    let gx = v(W4GX.name, build_wide::<Q8, D, IO, 2> as crate::BuildFn);
+    let qsx = v(W4QSX.name, build_wide::<Q8, D, IO, 3> as crate::BuildFn);
+    let gxl = v(W4GXL.name, build_wide::<Q8, D, IO, 5> as crate::BuildFn);
+    if Q8 {
+        // 128 registers on sm_90 (16 warps an SM); an f16 cache spills there.
+        let qsxc = wide(W4QSXC.name, build_wide::<Q8, D, IO, 6> as crate::BuildFn, LONG_CHUNK);
+        vec![qsxc, gx, qs, qsx, g, gxl]
+    } else {
+        // K and V by async copies: f16 caches only.
+        let gxa = wide(W4GXA.name, build_wide::<Q8, D, IO, 4> as crate::BuildFn, LONG_CHUNK);
+        vec![gxa, gx, g, qs, qsx, gxl]
     }
-    // K and V by async copies: f16 caches only (bench only until measured).
-    if IO == 0 && !Q8 {
-        both.push(v(W4GXA.name, build_wide::<Q8, D, IO, 4> as crate::BuildFn));
-    }
-    both
 }
 
 /// A family. Those with Q f16 and out f32 (`IO` 0) build every variant; the `_qbf16` and
