@@ -4,8 +4,8 @@ against L (32 q / 8 kv heads, head dim 128, causal) for kiln's wide variants and
 (bf16, flash), f16 and Q8_0 caches side by side, with the issue's goals (0.6x SDPA with an
 f16 cache, 0.5x with int8 / Q8_0) and the routed choice (`LONG_CHUNK`) drawn thick.
 
-kiln's times: `kiln bench --json` of call 3 (L = 512 .. 8192, orders A and B: the mean of the
-two medians), and call 1's 16-key package (`old16`, the order of 2026-12-04: `w4g` / `w4qs`,
+kiln's times: `kiln bench --json` of call 3 (L = 512 .. 8192; call 1's L = 512, 2048, 8192
+where call 3 did not run; the mean of the medians of orders A and B where both ran), and call 1's 16-key package (`old16`, the order of 2026-12-04: `w4g` / `w4qs`,
 L = 512, 2048, 8192) for the step the 32-key softmax block made; SDPA from
 `bench/prefill_peers.py` of each call that ran it (the median over calls).
 
@@ -61,12 +61,15 @@ def main():
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6), sharey=True)
     for ax, cache, goal in zip(axes, ["f16", "q8_0"], [0.6, 0.5]):
         tag = "f16" if cache == "f16" else "q8"
-        new = sorted(glob.glob(os.path.join(root, "call3", f"bench-{tag}-[ab].json")))
+        new = (sorted(glob.glob(os.path.join(root, "call3", f"bench-{tag}-[ab].json")))
+               or sorted(glob.glob(os.path.join(root, "call1", f"bench-{tag}-new-[ab].json"))))
         old = sorted(glob.glob(os.path.join(root, "call1", f"bench-{tag}-old-[ab].json")))
         ls = [l for l in LS if sdpa_us(root, l)]
         sd = [flops(l) / sdpa_us(root, l) / 1e6 for l in ls]
         ax.plot(ls, sd, "k-", lw=2, label="torch SDPA bf16 (flash)")
-        ax.plot(ls, [goal * x for x in sd], "k:", label=f"goal: {goal}x SDPA")
+        if 2048 in ls:
+            ax.plot([2048], [goal * sd[ls.index(2048)]], "k*", ms=13,
+                    label=f"goal at L = 2048: {goal}x SDPA")
         short, long_ = ROUTE[cache]
         routed = [(l, times(new, cache, l, long_ if l >= LONG_CHUNK else short)) for l in LS]
         routed = [(l, t) for l, t in routed if t]

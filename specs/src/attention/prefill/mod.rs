@@ -58,10 +58,11 @@
 //! - `baseline`: one row tile (16 rows) a workgroup.
 //! - `w4g`, `w4qs` (NVIDIA's `mma.sync m16n8k16` only, [`wide_fits`]; elsewhere the baseline's
 //!   code, not routed): four waves a workgroup share each staged K/V tile and keep S, the
-//!   softmax and P in registers (`wide.rs`); routed first, the faster on the H200 for the
-//!   cache first (`w4g` f16, `w4qs` Q8_0). Bench only until timed: `w4gx`, `w4qsx` (their
-//!   LDS fragments by `ld_matrix`) and `w4gxa` (f16 caches: `w4gx` with K and V staged by
-//!   async copies into two buffers, no rows held in registers).
+//!   softmax and P in registers (`wide.rs`). `w4gx`, `w4qsx`: their LDS fragments by
+//!   `ld_matrix`; `w4gxa` (f16 caches): `w4gx` with K and V staged by async copies into two
+//!   buffers; `w4qsxc` (Q8_0): `w4qsx` in 128 registers on sm_90; `w4gxl`: `w4gx` with the row
+//!   groups in order (for the bench). Routed first on those archs, from the H200's figures
+//!   ([`wide_variants`]): `w4gxa` / `w4qsxc` from [`LONG_CHUNK`] rows, `w4gx` below.
 //! - `pipe`: the next block's K loads carried by the loop in registers (issued after this
 //!   block's S, stored at the top of the next iteration) and this block's V loads issued before
 //!   S; the same values in the same order. Where it would spill ([`pipe_fits`]) it is the
