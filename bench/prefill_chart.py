@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 NQ, D = 32, 128
 LS = [512, 1024, 2048, 4096, 8192]
 CASE = {512: "l512", 1024: "l1k", 2048: "l2k", 4096: "l4k", 8192: "l8k"}
-LONG_CHUNK = 1024  # specs/src/attention/prefill/mod.rs
+LONG_CHUNK = 1536  # specs/src/attention/prefill/mod.rs
 ROUTE = {"f16": ("w4gx", "w4gxa"), "q8_0": ("w4gx", "w4qsxc")}
 SERIES = {"f16": [("w4gxa", "o-", "tab:blue"), ("w4gx", "s-", "tab:green"),
                   ("w4g", "^--", "tab:purple")],

@@ -225,9 +225,11 @@ fn build_wide<const Q8: bool, const D: u32, const IO: usize, const SHAPE: usize>
 }
 
 /// The least `n_tokens` at which the long-chunk wide variant is routed first (`w4gxa` with an
-/// f16 cache, `w4qsxc` with Q8_0); shorter chunks take `w4gx` (H200,
-/// `bench/results/prefill-kb32-h200-2026-12-05.md`).
-pub const LONG_CHUNK: u32 = 1024;
+/// f16 cache, `w4qsxc` with Q8_0); shorter chunks take `w4gx`. On the H200
+/// (`bench/results/prefill-kb32-h200-2026-12-05.md`, call 3) `w4gx` is 1.28x (f16) and 1.36x
+/// (Q8_0) faster at L = 1024 and the long-chunk variants 1.05x and 1.22x faster at 2048; the
+/// turn, interpolated on a log scale, lies near 1.8K (f16) and 1.5K (Q8_0).
+pub const LONG_CHUNK: u32 = 1536;
 
 /// The wide variants ([`W4G`], [`W4QS`] and their `ld_matrix` forms), on the archs with
 /// NVIDIA's f16 shape. Routed, from the H200's figures (`bench/results/prefill-kb32-h200-2026-12-05.md`):
