@@ -666,6 +666,40 @@ mod tests {
         }
     }
 
+    /// The prompt attention's routes as the specs write them (H200 figures): on NVIDIA's wide
+    /// archs `w4gx` below `LONG_CHUNK` rows and the long-chunk variant from there, the other Q /
+    /// out types their one wide variant at every length, and no wide variant elsewhere.
+    #[test]
+    fn the_prompt_attention_routes_by_chunk_length() {
+        use kiln_specs::attention::prefill::{specs, LONG_CHUNK};
+        let o = Overrides::none();
+        let all = |_: &str| true;
+        for spec in specs() {
+            let router = Router::new(spec.routes());
+            let f16 = spec.name.starts_with("attention_prefill_f16");
+            let plain = !spec.name.ends_with("_qbf16") && !spec.name.ends_with("_of16");
+            for arch in ["sm_80", "sm_86", "sm_89", "sm_90", "gfx1100", "gfx942", "gfx906"] {
+                for t in [1, 17, LONG_CHUNK - 1, LONG_CHUNK, 8192] {
+                    let scalars = move |p: &str| (p == "n_tokens").then(|| Scalar::from(t));
+                    let q = RouteQuery { arch, scalars: &scalars, built: &all, overrides: &o };
+                    let got = router.choose(&q).unwrap();
+                    let want = match (arch.starts_with("sm_"), plain, f16, t >= LONG_CHUNK) {
+                        (false, ..) => {
+                            assert!(!got.starts_with("w4"), "{} on {arch}: {got}", spec.name);
+                            continue;
+                        }
+                        (true, false, true, _) => "w4g",
+                        (true, false, false, _) => "w4qs",
+                        (true, true, _, false) => "w4gx",
+                        (true, true, true, true) => "w4gxa",
+                        (true, true, false, true) => "w4qsxc",
+                    };
+                    assert_eq!(got, want, "{} on {arch} at n_tokens = {t}", spec.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn route_var_names() {
         assert_eq!(route_var("argmax_rows"), "KILN_ROUTE_ARGMAX_ROWS");

@@ -10,7 +10,7 @@
 //! there. The fields are not optional, so the compiler asks a new family for its cases, and
 //! `every_family_has_parity_and_bench_cases` (tests below) refuses an empty list.
 
-use kiln_ir::package::Admission;
+use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
 use kiln_ir::{Kernel, Target};
 
 pub mod argmax;
@@ -120,6 +120,19 @@ impl KernelSpec {
     /// True when the family is built for `t`.
     pub fn builds_for(&self, t: &Target) -> bool {
         self.archs.as_ref().is_none_or(|a| a.iter().any(|n| n == t.name))
+    }
+    /// The family's hand-written routes: every speed variant with its admission, in preference
+    /// order, the baseline last (a build puts its tuned variants first).
+    pub fn routes(&self) -> KernelRoutes {
+        KernelRoutes {
+            kernel: self.name.into(),
+            baseline: self.baseline().name.into(),
+            variants: self.variants[1..]
+                .iter()
+                .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() })
+                .collect(),
+            tuning: vec![],
+        }
     }
     /// The bench cases (none for [`Bench::Without`]).
     pub fn bench_cases(&self) -> Vec<bench::BenchCase> {

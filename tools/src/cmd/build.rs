@@ -205,17 +205,9 @@ pub fn build(a: BuildArgs) -> Result<()> {
         .filter(|f| targets.iter().any(|t| f.builds_for(t)))
         .map(|f| {
             let (mut variants, tuning) = tuned_routes.remove(f.name).unwrap_or_default();
-            variants.extend(
-                f.variants[1..]
-                    .iter()
-                    .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() }),
-            );
-            KernelRoutes {
-                kernel: f.name.into(),
-                baseline: f.baseline().name.into(),
-                variants,
-                tuning,
-            }
+            let own = f.routes();
+            variants.extend(own.variants);
+            KernelRoutes { variants, tuning, ..own }
         })
         .collect();
     let cache = cache.unwrap_or_else(default_cache_dir);
