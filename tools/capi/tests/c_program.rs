@@ -5,7 +5,6 @@
 //! docs/embedding.md).
 
 use kiln_codegen::package::{build_package, Job};
-use kiln_ir::package::{KernelRoutes, VariantRoute};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,15 +22,7 @@ fn package(dir: &Path, cache: &Path, arch: &str) {
             ir: (v.build)(t, t.default_wave()),
         })
         .collect();
-    let routes = vec![KernelRoutes {
-        kernel: f.name.into(),
-        baseline: f.baseline().name.into(),
-        variants: f.variants[1..]
-            .iter()
-            .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() })
-            .collect(),
-        tuning: vec![],
-    }];
+    let routes = vec![f.routes()];
     build_package(&jobs, routes, &[], false, dir, cache, &Default::default(), false)
         .expect("the package builds");
 }

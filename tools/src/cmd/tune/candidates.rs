@@ -6,7 +6,7 @@
 use super::plan::{FamilyPlan, Plan};
 use anyhow::{Context, Result};
 use kiln_codegen::package::{build_package, check_budget, Job};
-use kiln_ir::package::{Admission, KernelRoutes, VariantRoute};
+use kiln_ir::package::{Admission, VariantRoute};
 use kiln_specs::tune::TuneSpace;
 use std::path::Path;
 
@@ -38,15 +38,7 @@ pub fn build(
                 .with_context(|| format!("{}/{} for {}", family.name, v.name, target.name))?;
             jobs.push(Job { kernel: family.name.into(), variant: v.name.into(), target, ir });
         }
-        routes.push(KernelRoutes {
-            kernel: family.name.into(),
-            baseline: family.baseline().name.into(),
-            variants: family.variants[1..]
-                .iter()
-                .map(|v| VariantRoute { variant: v.name.into(), admit: v.admit.clone() })
-                .collect(),
-            tuning: vec![],
-        });
+        routes.push(family.routes());
         let mut fp = FamilyPlan { family: family.name.to_string(), ..FamilyPlan::default() };
         let wanted: Vec<_> = space
             .buckets
