@@ -155,6 +155,7 @@ def main():
                     help="the families' Q / out types: Q f16 out f32, Q bf16, or out f16")
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--caches", default="f16,q8_0", help="the K/V caches to check, in order")
+    ap.add_argument("--dims", default="64,128", help="the head dims to check, in order")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     print(f"prefill_ref: seed {seed}")
@@ -167,7 +168,7 @@ def main():
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
         for cache in args.caches.split(","):
-            for d in (64, 128):
+            for d in map(int, args.dims.split(",")):
                 for s in shapes:
                     n = check(args, tmp, n, rng, cache, d, s, args.variants.split(","))
     print("prefill_ref: every output within its bound")
