@@ -56,38 +56,35 @@ def sdpa_us(root, l):
     return statistics.median(xs) if xs else None
 
 
+def kiln_line(ax, paths, cache, pick, fmt, label, **style):
+    """kiln's TFLOP/s at each L where `paths` time the variant `pick(L)`."""
+    pts = [(l, t) for l in LS if (t := times(paths, cache, l, pick(l)))]
+    if pts:
+        ax.plot([l for l, _ in pts], [flops(l) / t / 1e6 for l, t in pts], fmt, label=label,
+                **style)
+
+
 def main():
     root, out = sys.argv[1], sys.argv[2]
+    sdpa = {l: us for l in LS if (us := sdpa_us(root, l))}
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6), sharey=True)
     for ax, cache, goal in zip(axes, ["f16", "q8_0"], [0.6, 0.5]):
         tag = "f16" if cache == "f16" else "q8"
         new = (sorted(glob.glob(os.path.join(root, "call3", f"bench-{tag}-[ab].json")))
                or sorted(glob.glob(os.path.join(root, "call1", f"bench-{tag}-new-[ab].json"))))
         old = sorted(glob.glob(os.path.join(root, "call1", f"bench-{tag}-old-[ab].json")))
-        ls = [l for l in LS if sdpa_us(root, l)]
-        sd = [flops(l) / sdpa_us(root, l) / 1e6 for l in ls]
-        ax.plot(ls, sd, "k-", lw=2, label="torch SDPA bf16 (flash)")
-        if 2048 in ls:
-            ax.plot([2048], [goal * sd[ls.index(2048)]], "k*", ms=13,
-                    label=f"goal at L = 2048: {goal}x SDPA")
+        sd = {l: flops(l) / us / 1e6 for l, us in sdpa.items()}
+        ax.plot(list(sd), list(sd.values()), "k-", lw=2, label="torch SDPA bf16 (flash)")
+        if 2048 in sd:
+            ax.plot([2048], [goal * sd[2048]], "k*", ms=13, label=f"goal at L = 2048: {goal}x SDPA")
         short, long_ = ROUTE[cache]
-        routed = [(l, times(new, cache, l, long_ if l >= LONG_CHUNK else short)) for l in LS]
-        routed = [(l, t) for l, t in routed if t]
-        if routed:
-            ax.plot([l for l, _ in routed], [flops(l) / t / 1e6 for l, t in routed], "-",
-                    color="tab:red", lw=4, alpha=0.35, label="kiln routed")
-        for name, style, color in SERIES[cache]:
-            pts = [(l, times(new, cache, l, name)) for l in LS]
-            pts = [(l, t) for l, t in pts if t]
-            if pts:
-                ax.plot([l for l, _ in pts], [flops(l) / t / 1e6 for l, t in pts], style,
-                        color=color, label=f"kiln {name}")
+        kiln_line(ax, new, cache, lambda l: long_ if l >= LONG_CHUNK else short, "-",
+                  "kiln routed", color="tab:red", lw=4, alpha=0.35)
+        for name, fmt, color in SERIES[cache]:
+            kiln_line(ax, new, cache, lambda _, n=name: n, fmt, f"kiln {name}", color=color)
         first = "w4g" if cache == "f16" else "w4qs"
-        pts = [(l, times(old, cache, l, first)) for l in LS]
-        pts = [(l, t) for l, t in pts if t]
-        if pts:
-            ax.plot([l for l, _ in pts], [flops(l) / t / 1e6 for l, t in pts], "x:",
-                    color="tab:gray", label=f"kiln {first}, 16-key blocks (2026-12-04)")
+        kiln_line(ax, old, cache, lambda _: first, "x:",
+                  f"kiln {first}, 16-key blocks (2026-12-04)", color="tab:gray")
         ax.set_xscale("log", base=2)
         ax.set_xticks(LS, [str(l) for l in LS])
         ax.set_xlabel("L (query rows = keys, causal)")

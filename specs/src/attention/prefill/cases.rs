@@ -171,57 +171,34 @@ fn within(
     Ok(format!("max |difference| {worst:e}, {:.3} of the bound", worst / bound))
 }
 
-/// Bench shapes: `(name, L)`.
+/// Bench lengths `L` (their case names: [`bench_names`]).
 const BENCH_L: [u32; 5] = [512, 1024, 2048, 4096, 8192];
 
-/// 32 q / 8 kv heads, head dim 128, L = 512, 1024, 2048, 4096, 8192 from position 0 (the cache holds the
-/// chunk): bytes are Q and the K/V of the chunk read once and out written; the FLOPs (causal,
-/// `4 n_q D L (L + 1) / 2`) are in `docs/prefill.md`. The harness fills the inputs with random
-/// bytes (a Q8_0 scale may be inf or NaN: fine for timing).
+/// A family's bench case names, one a length of [`BENCH_L`] in its order.
+macro_rules! bench_names {
+    ($family:literal) => {
+        [
+            concat!($family, "_l512"),
+            concat!($family, "_l1k"),
+            concat!($family, "_l2k"),
+            concat!($family, "_l4k"),
+            concat!($family, "_l8k"),
+        ]
+    };
+}
+
+/// 32 q / 8 kv heads, head dim 128, L = 512, 1024, 2048, 4096, 8192 from position 0 (the cache
+/// holds the chunk): bytes are Q and the K/V of the chunk read once and out written; the FLOPs
+/// (causal, `4 n_q D L (L + 1) / 2`) are in `docs/prefill.md`. The harness fills the inputs with
+/// random bytes (a Q8_0 scale may be inf or NaN: fine for timing).
 pub(super) fn bench_cases(cache: CacheType, io: Io) -> Vec<BenchCase> {
     let names: [&'static str; 5] = match (cache, io.q, io.out) {
-        (CacheType::Q8_0, ScalarType::BF16, _) => [
-            "prefill_q8_0_qbf16_l512",
-            "prefill_q8_0_qbf16_l1k",
-            "prefill_q8_0_qbf16_l2k",
-            "prefill_q8_0_qbf16_l4k",
-            "prefill_q8_0_qbf16_l8k",
-        ],
-        (CacheType::F16, ScalarType::BF16, _) => [
-            "prefill_f16_qbf16_l512",
-            "prefill_f16_qbf16_l1k",
-            "prefill_f16_qbf16_l2k",
-            "prefill_f16_qbf16_l4k",
-            "prefill_f16_qbf16_l8k",
-        ],
-        (CacheType::Q8_0, _, ScalarType::F16) => [
-            "prefill_q8_0_of16_l512",
-            "prefill_q8_0_of16_l1k",
-            "prefill_q8_0_of16_l2k",
-            "prefill_q8_0_of16_l4k",
-            "prefill_q8_0_of16_l8k",
-        ],
-        (CacheType::F16, _, ScalarType::F16) => [
-            "prefill_f16_of16_l512",
-            "prefill_f16_of16_l1k",
-            "prefill_f16_of16_l2k",
-            "prefill_f16_of16_l4k",
-            "prefill_f16_of16_l8k",
-        ],
-        (CacheType::Q8_0, _, _) => [
-            "prefill_q8_0_l512",
-            "prefill_q8_0_l1k",
-            "prefill_q8_0_l2k",
-            "prefill_q8_0_l4k",
-            "prefill_q8_0_l8k",
-        ],
-        (CacheType::F16, _, _) => [
-            "prefill_f16_l512",
-            "prefill_f16_l1k",
-            "prefill_f16_l2k",
-            "prefill_f16_l4k",
-            "prefill_f16_l8k",
-        ],
+        (CacheType::Q8_0, ScalarType::BF16, _) => bench_names!("prefill_q8_0_qbf16"),
+        (CacheType::F16, ScalarType::BF16, _) => bench_names!("prefill_f16_qbf16"),
+        (CacheType::Q8_0, _, ScalarType::F16) => bench_names!("prefill_q8_0_of16"),
+        (CacheType::F16, _, ScalarType::F16) => bench_names!("prefill_f16_of16"),
+        (CacheType::Q8_0, _, _) => bench_names!("prefill_q8_0"),
+        (CacheType::F16, _, _) => bench_names!("prefill_f16"),
     };
     let (kv, g, d) = (8u32, 4u32, 128u32);
     BENCH_L
