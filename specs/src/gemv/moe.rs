@@ -20,11 +20,12 @@
 //! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
 
 use super::dense::{declare_nkt, WAVES};
-use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
+use super::ahead::flatten;
+use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::host;
 use crate::bench::{u32_arg, BenchCase};
 use crate::cases::{u32s, Case, Rng};
-use crate::{Bench, KernelSpec, Parity, VariantSpec};
+use crate::{prefetch, Bench, KernelSpec, Parity, VariantSpec};
 use kiln_ir::package::Admission;
 use kiln_ir::{
     Access, Dim, Kernel, KernelBuilder, Param, ReduceOp, ScalarRule, ScalarType, ShapeExpr, Target,
@@ -45,6 +46,38 @@ pub enum Variant {
     Slot,
     /// A workgroup row per expert, tokens grouped.
     Grouped,
+    /// `slot` with several rows a wave and the first block-loop trips peeled ([`Peeled`]).
+    Peeled(Peeled),
+}
+
+/// The shape of a [`Variant::Peeled`] kernel: a (token, slot) a workgroup row, as `slot`, with
+/// `rows` rows a wave and `waves` waves; each lane's blocks of the first `trips` trips of the
+/// block loop (blocks `lane + j W`, `j < trips`) of all its rows are loaded before any is used,
+/// and with `early` before the grid-dependency wait (the expert id with them), held there
+/// ([`crate::prefetch::hold`]). The id is the only thing between the launch and the weights, so
+/// under programmatic dependent launch an early kernel streams its experts' rows while the grid
+/// before it runs; the runtime overlaps it only where no grid that may still be running writes
+/// `ids` or the weights ([`kiln_ir::Kernel::reads_before_grid_wait`]: in a decode graph not the
+/// GEMV right after the router's top-k, but the one after it, the down projection, which reads
+/// the same ids). The same blocks in the same order, so the same bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peeled {
+    /// Rows a wave.
+    pub rows: u32,
+    /// Waves a workgroup.
+    pub waves: u32,
+    /// Block-loop trips loaded ahead.
+    pub trips: u32,
+    /// Loaded before the grid-dependency wait.
+    pub early: bool,
+}
+
+impl Peeled {
+    /// `slot_r{rows}w{waves}u{trips}`, `e` when early.
+    pub fn name(self) -> String {
+        let e = if self.early { "e" } else { "" };
+        format!("slot_r{}w{}u{}{e}", self.rows, self.waves, self.trips)
+    }
 }
 
 struct Params {
@@ -74,15 +107,31 @@ fn declare(b: &mut KernelBuilder, wt: WType) -> Params {
     Params { w, acts, ids, y, n, k, t, e, topk }
 }
 
+/// Blocks before row `row` of expert `ex` (`n` rows of `nb` blocks an expert), as `u64`.
+fn row_base(b: &mut KernelBuilder, (n, nb): (Value, Value), ex: Value, row: Value) -> Value {
+    let e64 = b.convert(ex, Type::U64);
+    let n64 = b.convert(n, Type::U64);
+    let r64 = b.convert(row, Type::U64);
+    let nb64 = b.convert(nb, Type::U64);
+    let er = b.mul(e64, n64);
+    let er = b.add(er, r64);
+    b.mul(er, nb64)
+}
+
 /// Builds one MoE kernel.
 pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let vname = match v {
-        Variant::Baseline => "baseline",
-        Variant::Slot => "slot",
-        Variant::Grouped => "grouped",
+        Variant::Baseline => "baseline".to_string(),
+        Variant::Slot => "slot".to_string(),
+        Variant::Grouped => "grouped".to_string(),
+        Variant::Peeled(s) => s.name(),
     };
     let mut b = KernelBuilder::new(format!("gemv_moe_{}_rp_{vname}", wt.name()), wave);
     let p = declare(&mut b, wt);
+    if let Variant::Peeled(s) = v {
+        peeled(&mut b, &p, wave, s);
+        return b.finish();
+    }
     let waves = if v == Variant::Baseline { 1 } else { WAVES };
     let rows_per_wave = if v == Variant::Grouped { ROWS } else { 1 };
     b.workgroup_size([waves * wave, 1, 1]);
@@ -91,6 +140,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let ys = match v {
         Variant::Baseline | Variant::Slot => ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
         Variant::Grouped => ShapeExpr::scaled(&[p.e], 1, 1),
+        Variant::Peeled(_) => unreachable!("built by `peeled`"),
     };
     b.grid([rows, ys, ShapeExpr::constant(1)]);
     let n = b.arg(p.n);
@@ -115,16 +165,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let row_c = b.min(row, last);
     let zero = b.u32(0);
     let w = b.u32(wave);
-    // Blocks before row `row_c` of expert `ex`, as u64.
-    let row_base = |b: &mut KernelBuilder, ex: Value, row_c: Value| {
-        let e64 = b.convert(ex, Type::U64);
-        let n64 = b.convert(n, Type::U64);
-        let r64 = b.convert(row_c, Type::U64);
-        let nb64 = b.convert(nb, Type::U64);
-        let er = b.mul(e64, n64);
-        let er = b.add(er, r64);
-        b.mul(er, nb64)
-    };
+    let row_base = |b: &mut KernelBuilder, ex: Value, row_c: Value| row_base(b, (n, nb), ex, row_c);
     match v {
         Variant::Baseline | Variant::Slot => {
             // wy = token * topk + slot.
@@ -283,8 +324,148 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
                 }
             });
         }
+        Variant::Peeled(_) => unreachable!("built by `peeled`"),
     }
     b.finish()
+}
+
+/// The body of a [`Variant::Peeled`] kernel (the dense order: lane `l` adds blocks `l, l + W,
+/// ...` in order, then the wave's sum).
+fn peeled(b: &mut KernelBuilder, p: &Params, wave: u32, s: Peeled) {
+    let (waves, rows) = (s.waves, s.rows);
+    b.workgroup_size([waves * wave, 1, 1]);
+    b.const_param("waves", waves as i64);
+    b.const_param("rows_per_wave", rows as i64);
+    b.grid([
+        ShapeExpr::scaled(&[p.n], 1, (waves * rows) as u64),
+        ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
+        ShapeExpr::constant(1),
+    ]);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let e = b.arg(p.e);
+    let topk = b.arg(p.topk);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let lane = b.lane();
+    let wave_id = b.wave();
+    let wx = b.workgroup_id(Dim::X);
+    // wy = token * topk + slot.
+    let wy = b.workgroup_id(Dim::Y);
+    let wv = b.u32(waves);
+    let row0 = b.mul(wx, wv);
+    let row0 = b.add(row0, wave_id);
+    let rv = b.u32(rows);
+    let row0 = b.mul(row0, rv);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let last_blk = b.sub(nb, one);
+    let tok = b.div(wy, topk);
+    if !s.early {
+        b.grid_dependency_wait();
+    }
+    let id = b.load(p.ids, wy, Type::U32);
+    let ok_id = b.lt(id, e);
+    let last_e = b.sub(e, one);
+    let id_c = b.min(id, last_e);
+    let row_of: Vec<Value> = (0..rows)
+        .map(|r| {
+            let rr = b.u32(r);
+            b.add(row0, rr)
+        })
+        .collect();
+    let bases: Vec<Value> = row_of
+        .iter()
+        .map(|&row| {
+            let row_c = b.min(row, last);
+            row_base(b, (n, nb), id_c, row_c)
+        })
+        .collect();
+    // The first trips' blocks (clamped: a block past the row is loaded and not added).
+    let w = b.u32(wave);
+    let blks: Vec<Value> = (0..s.trips)
+        .map(|j| {
+            let off = b.u32(j * wave);
+            b.add(lane, off)
+        })
+        .collect();
+    let ahead: Vec<Vec<WBlock>> = blks
+        .iter()
+        .map(|&blk| {
+            let blk_c = b.min(blk, last_blk);
+            let blk64 = b.convert(blk_c, Type::U64);
+            bases
+                .iter()
+                .map(|&base| {
+                    let at = b.add(base, blk64);
+                    p.w.load(b, at)
+                })
+                .collect()
+        })
+        .collect();
+    if s.early {
+        let vals: Vec<Value> = ahead.iter().flatten().flat_map(flatten).collect();
+        prefetch::hold(b, p.w.first_param(), &vals);
+        b.grid_dependency_wait();
+    }
+    let a0 = b.mul(tok, nb);
+    let fz = b.f32(0.0);
+    let mut accs = vec![fz; rows as usize];
+    for (&blk, wbs) in blks.iter().zip(&ahead) {
+        let inside = b.lt(blk, nb);
+        let blk_c = b.min(blk, last_blk);
+        let ab = b.add(a0, blk_c);
+        let a = p.acts.load(b, ab);
+        for (acc, wb) in accs.iter_mut().zip(wbs) {
+            let next = accumulate(b, wb, &a, *acc);
+            *acc = b.select(inside, next, *acc);
+        }
+    }
+    let rest = b.u32(s.trips * wave);
+    let from = b.add(lane, rest);
+    let accs = b.for_range(from, nb, w, 2, &accs, |b, blk, acc| {
+        let ab = b.add(a0, blk);
+        let a = p.acts.load(b, ab);
+        let blk64 = b.convert(blk, Type::U64);
+        bases
+            .iter()
+            .zip(acc)
+            .map(|(&base, &acc)| {
+                let at = b.add(base, blk64);
+                let wb = p.w.load(b, at);
+                accumulate(b, &wb, &a, acc)
+            })
+            .collect()
+    });
+    let nan = b.f32(f32::NAN);
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    for (&row, &acc) in row_of.iter().zip(&accs) {
+        // An id out of range gives NaN, as the baseline's.
+        let acc = b.select(ok_id, acc, nan);
+        let sum = b.wave_reduce(ReduceOp::Add, acc);
+        let valid = b.lt(row, n);
+        let ok = b.and(first, valid);
+        b.if_then(ok, |b| {
+            let i = b.mul(wy, n);
+            let i = b.add(i, row);
+            b.store(p.y, i, sum);
+        });
+    }
+}
+
+/// A [`Variant::Peeled`] variant (its name is [`Peeled::name`]'s; `tests` checks it).
+macro_rules! peeled {
+    ($wt:expr, $name:literal, $rows:literal, $waves:literal, $trips:literal, $early:literal) => {
+        VariantSpec {
+            name: $name,
+            build: |t, w| {
+                let s = Peeled { rows: $rows, waves: $waves, trips: $trips, early: $early };
+                build(t, w, $wt, Variant::Peeled(s))
+            },
+            admit: Admission::default(),
+        }
+    };
 }
 
 macro_rules! moe_family {
@@ -313,6 +494,12 @@ macro_rules! moe_family {
                     build: |t, w| build(t, w, $wt, Variant::Slot),
                     admit: Admission { archs: vec![], shapes: vec![("t".into(), 1, MAX_T as u64)] },
                 },
+                // After `slot`, which admits every call: not routed until timed (`kiln bench
+                // --variant` runs them by name).
+                peeled!($wt, "slot_r2w4u2", 2, 4, 2, false),
+                peeled!($wt, "slot_r1w4u2e", 1, 4, 2, true),
+                peeled!($wt, "slot_r2w4u2e", 2, 4, 2, true),
+                peeled!($wt, "slot_r2w2u2e", 2, 2, 2, true),
             ],
             parity: Parity::Buffers(|rng, large| cases(rng, large, $wt)),
             bench: $bench,
@@ -375,12 +562,14 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 }
 
 /// Small stacks with repeated experts (shared by tokens) and unused ones, every `t` in 1..=8,
-/// plus an out-of-range id (NaN) and a token listing one expert twice; `large` adds a
-/// Qwen3-30B-A3B-like shape.
+/// plus an out-of-range id (NaN), a token listing one expert twice and rows of 133 blocks;
+/// `large` adds a Qwen3-30B-A3B-like shape.
 fn cases(rng: &mut Rng, large: bool, wt: WType) -> Vec<Case> {
     let mut shapes: Vec<(usize, usize, usize, usize, usize)> =
         (1..=8).map(|t| (6, 2, 37, 416, t)).collect();
     shapes.push((9, 3, 5, 64, 4));
+    // Rows of 133 blocks: the peeled variants' loop after their trips at both wave sizes.
+    shapes.push((4, 2, 11, 32 * 133, 1));
     if large {
         shapes.push((128, 8, 768, 2048, 8));
     }

@@ -64,17 +64,19 @@ fn ggml_and_repacked_layouts_agree_bit_for_bit() {
     }
 }
 
-/// Each MoE output equals the dense GEMV of its expert's rows, bit for bit, for every variant.
+/// Each MoE output equals the dense GEMV of its expert's rows, bit for bit, for every variant:
+/// a short row (7 blocks, most lanes of the peeled trips past it), and rows of 70 and 133 blocks
+/// (the peeled variants' loop after their trips at wave 32, and at wave 64 for 133), odd `n`.
 #[test]
 fn moe_outputs_equal_the_dense_product_of_their_expert() {
     let mut rng = rng_for("gemv-moe", std::process::id() as u64);
-    for wave in [32, 64] {
+    let shapes = [(5, 2, 13, 32 * 7, 6), (6, 3, 9, 32 * 70, 2), (4, 2, 11, 32 * 133, 1)];
+    for ((e, topk, n, k, t), wave) in shapes.into_iter().flat_map(|s| [(s, 32), (s, 64)]) {
         let tg = target(wave);
-        let (e, topk, n, k, t) = (5, 2, 13, 32 * 7, 6);
         let w = host::weights(&mut rng, WType::Q8_0, e * n, k, true);
         let (hq, hs) = host::repack(WType::Q8_0, &w);
         let (q, s) = host::q8_1(&mut rng, t, k, true);
-        let ids = moe::routing(&mut rng, t, topk, e, 4);
+        let ids = moe::routing(&mut rng, t, topk, e, (t * topk).min(4));
         let ids_b: Bytes = ids.iter().flat_map(|x| x.to_le_bytes()).collect();
         let scalars = vec![
             u32s("n", n as u32),
@@ -105,14 +107,13 @@ fn moe_outputs_equal_the_dense_product_of_their_expert() {
             let ds = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", t as u32)];
             per_expert.push(f32s(&run(&dense(tg, wave), &di, &ds)["y"]));
         }
-        for v in ["baseline", "slot", "grouped"] {
-            let y = f32s(
-                &run(
-                    &(fam("gemv_moe_q8_0_rp").variant(v).unwrap().build)(tg, wave),
-                    &inputs,
-                    &scalars,
-                )["y"],
-            );
+        let moe = fam("gemv_moe_q8_0_rp");
+        assert!(moe.variants.len() >= 7, "the peeled variants are there");
+        for spec in &moe.variants {
+            let v = spec.name;
+            let kernel = (spec.build)(tg, wave);
+            assert_eq!(kernel.name, format!("gemv_moe_q8_0_rp_{v}"), "the variant's name");
+            let y = f32s(&run(&kernel, &inputs, &scalars)["y"]);
             for tok in 0..t {
                 for j in 0..topk {
                     let ex = ids[tok * topk + j] as usize;
@@ -651,7 +652,7 @@ fn the_res_norm_gemvs_equal_the_gemv_then_the_norm() {
 
 /// What each GEMV reads before its grid-dependency wait (`Kernel::reads_before_grid_wait`, which
 /// the runtime weighs before overlapping a launch): the early twins and the k4 wide variants
-/// their weights and nothing else (never the activations, which the grid before may write); the
+/// their weights (and the MoE early variants the expert ids) and nothing else (never the activations, which the grid before may write); the
 /// plain variants nothing. On every NVIDIA arch and one AMD arch of each wave size (where the
 /// wait lowers to nothing, the same IR).
 #[test]
@@ -675,6 +676,10 @@ fn early_loads_read_only_weights_before_the_wait() {
         check("gemv_q8_0_rp_res_rmsnorm", "p1u16w4e", &["wq", "ws"]);
         check("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1e", &["gate_wq", "gate_ws", "up_wq", "up_ws"]);
         check("gemv_q8_0_rp_swiglu_q8_1s_norm", "p1", &[]);
+        // The MoE early variants read the expert ids too (the runtime weighs them alike).
+        check("gemv_moe_q8_0_rp", "slot_r2w4u2e", &["wq", "ws", "ids"]);
+        check("gemv_moe_q8_0_rp", "slot_r2w4u2", &[]);
+        check("gemv_moe_q8_0_rp", "slot", &[]);
         if k4::wide_archs().iter().any(|a| a == t.name) {
             check("gemv_q8_0_rp_k4", "wide_t2_g4", &["wq", "ws"]);
         }
