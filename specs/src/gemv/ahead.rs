@@ -95,12 +95,27 @@ pub(super) struct Early {
     pub trips: Vec<Vec<Vec<Value>>>,
 }
 
-/// Trips of the block loop whose weights a one-token-a-pass kernel loads before its
-/// grid-dependency wait: as many as it unrolls, at most [`EARLY_TRIPS`] (the registers they
-/// hold are the ones the unrolled loop's loads take anyway).
+/// Trips of the block loop whose weights a one-token-a-pass kernel loads ahead (peeled from
+/// the loop; before its grid-dependency wait in an early twin): as many as it unrolls, at most
+/// [`EARLY_TRIPS`] (the registers they hold are the ones the unrolled loop's loads take
+/// anyway), and in an early twin at most [`EARLY_BLOCKS`] blocks a lane over its rows and
+/// matrices (at least one trip), since those are held across the wait.
 pub(super) fn early_trips(g: &Gemv) -> u32 {
-    g.unroll_of().min(EARLY_TRIPS)
+    let trips = g.unroll_of().min(EARLY_TRIPS);
+    if !g.early {
+        return trips;
+    }
+    let per_trip = g.rows.max(1) * g.epi.matrices() as u32;
+    trips.min((EARLY_BLOCKS / per_trip).max(1))
 }
+
+/// Most weight blocks a lane of an early twin holds across the grid-dependency wait (eight
+/// Q8_0 blocks are 72 registers). Until 2026-12-05 it held [`EARLY_TRIPS`] trips of every row
+/// and matrix (32 blocks for the four-row gate/up twins), which compiled without spilling only
+/// because ptxas (CUDA 13) also moved the activations' loads and the dot products on them above
+/// the wait (`.nc` loads: see the codegen's `buffers_maybe_in_flight`); with those after the
+/// wait the four-row twins spilled 8 to 336 bytes on sm_90.
+pub const EARLY_BLOCKS: u32 = 8;
 
 /// Most block-loop trips loaded before the wait (4: a whole row of K = 4096 for a wave of 32).
 pub const EARLY_TRIPS: u32 = 4;

@@ -387,6 +387,15 @@ pub fn specs() -> Vec<KernelSpec> {
                 },
             },
             k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
+            // Built 2026-12-05 (twenty-ninth session, no device lent): not timed, so after
+            // `wide_t1_g4_w8`, which admits the same calls (bench and parity run them). Eight
+            // waves under a register cap low enough that two calls' workgroups share an SM (at
+            // 128 registers two of `wide_t1_g4_w8`'s fill an H200 SM's registers, so under
+            // programmatic launch the next call's workgroups cannot start, and stream their
+            // first trip, until these leave), holding one or two groups and asking L2 for the
+            // rest of the slot before the wait (k4::build_wide8_ahead).
+            k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), vec![]),
+            k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), vec![]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),

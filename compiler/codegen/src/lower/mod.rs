@@ -224,10 +224,13 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
         let noalias = Attribute::get_named_enum_kind_id("noalias");
         let readonly = Attribute::get_named_enum_kind_id("readonly");
         let writeonly = Attribute::get_named_enum_kind_id("writeonly");
-        for (i, p) in k.params.values().enumerate() {
+        let in_flight = buffers_maybe_in_flight(k, t);
+        for (i, (pk, p)) in k.params.iter().enumerate() {
             if let ParamKind::Buffer { access, .. } = &p.kind {
                 let loc = AttributeLoc::Param(i as u32);
-                func.add_attribute(loc, ctx.create_enum_attribute(noalias, 0));
+                if !in_flight.contains(&pk) {
+                    func.add_attribute(loc, ctx.create_enum_attribute(noalias, 0));
+                }
                 match access {
                     Access::Read => func.add_attribute(loc, ctx.create_enum_attribute(readonly, 0)),
                     Access::Write => {
@@ -258,4 +261,30 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
             helpers: HashSet::new(),
         })
     }
+}
+
+/// The read-only buffers whose loads must stay after the kernel's grid-dependency wait in the
+/// machine code: on a target that waits ([`Target::waits_for_grid_dependency`]), in a kernel
+/// that loads before its own wait ([`Kernel::reads_before_grid_wait`] not empty), every
+/// `Access::Read` buffer that is not one of those early reads (the activations a grid before
+/// this one may still be writing). They get no `noalias`, so NVPTX loads them with `ld.global`
+/// rather than `ld.global.nc`: the non-coherent load promises ptxas that the bytes do not
+/// change while the kernel runs, and ptxas (CUDA 13, sm_90) then hoists such loads, and the
+/// arithmetic on them, above `griddepcontrol.wait` (seen in the SASS of every early GEMV before
+/// this rule: activation loads and `IDP` / `IMMA` before `ACQBULK`), where they may read what the
+/// grid before is writing. A coherent load stays after the wait (codegen test
+/// `no_load_passes_the_grid_dependency_wait_in_the_sass`). The early reads keep `noalias` (and
+/// so `.nc`): the runtime overlaps a launch only where no grid in flight writes them.
+fn buffers_maybe_in_flight(k: &Kernel, t: &Target) -> Vec<kiln_ir::Param> {
+    let early = k.reads_before_grid_wait();
+    if !t.waits_for_grid_dependency() || early.is_empty() {
+        return vec![];
+    }
+    k.params
+        .iter()
+        .filter(|(p, d)| {
+            matches!(d.kind, ParamKind::Buffer { access: Access::Read, .. }) && !early.contains(p)
+        })
+        .map(|(p, _)| p)
+        .collect()
 }

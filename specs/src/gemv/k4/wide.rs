@@ -142,17 +142,53 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll)
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll)
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None)
 }
 
-fn wide(t: &Target, (wave, waves): (u32, u32), name: String, tiles: u32, unroll: u32) -> Kernel {
+/// [`build_wide8`] for co-resident calls: a register cap of `cap` on sm_90 (so that two calls'
+/// workgroups fit an SM at once: at N = 4096 a call is 256 workgroups of eight waves, two an
+/// H200 SM, and at the usual cap of 128 those two fill its 64K registers, so the next call's
+/// workgroups cannot start, and load their first trip, before this call's leave), and the rest
+/// of each wave's slot (past the `unroll` groups it holds) asked of L2 before the
+/// grid-dependency wait ([`prefetch_slot`]: no register held), so the whole slot streams while
+/// the grid before runs. Named `wide_t{T}_g{G}_w8_r{cap}`. The same loads and sums as
+/// [`build_wide8`], so the same bits.
+pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
+}
+
+/// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
+/// and holds across it (64 registers): `wide_t1_g4*`'s whole first trip, half of
+/// `wide_t2_g4`'s. Until 2026-12-05 the whole first trip was held (128 registers at two
+/// tiles), which fit the cap of 128 only because ptxas (CUDA 13) also moved the activations'
+/// loads and the `IMMA`s on them above the wait (`.nc` loads: see the codegen's
+/// `buffers_maybe_in_flight`); with those after the wait, `wide_t2_g4` spilled 328 bytes.
+pub const EARLY_VECTORS: u32 = 16;
+
+/// Where [`build_wide8_ahead`]'s register cap applies (sm_80's ptxas spills 8 bytes at 64);
+/// elsewhere it keeps [`WIDE_MAX_REGISTERS`] (and is not routed).
+pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
+
+/// Most groups of its slot past the held ones a wave of [`build_wide8_ahead`] asks of L2 before
+/// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
+pub const AHEAD_GROUPS: u32 = 4;
+
+fn wide(
+    t: &Target,
+    (wave, waves): (u32, u32),
+    name: String,
+    tiles: u32,
+    unroll: u32,
+    ahead: Option<u32>,
+) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
     // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
@@ -161,14 +197,17 @@ fn wide(t: &Target, (wave, waves): (u32, u32), name: String, tiles: u32, unroll:
     // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
-        b.max_registers(WIDE_MAX_REGISTERS);
+        // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
+        let low = ahead.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
     match kind {
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                body_wide(&mut b, &p, (wave, waves), kind, map, (tiles, g))
+                let shape = (tiles, g, ahead.is_some());
+                body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
@@ -251,7 +290,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll): (u32, u32),
+    (tiles, unroll, ahead): (u32, u32, bool),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -472,13 +511,27 @@ fn body_wide(
     // built for (its waves), are loaded before the grid-dependency wait: under programmatic
     // dependent launch their bytes stream while the grid before this one finishes. Its
     // activations, which that grid may write, after it.
-    let first_w: Vec<_> = offsets.iter().map(|&u| load_w(b, start, u)).collect();
+    // At most [`EARLY_VECTORS`] 16-byte vectors a lane are held across the wait (whole groups,
+    // at least one): the rest of the first trip's weights are loaded after it.
+    let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
+    let mut first_w: Vec<_> =
+        offsets[..held as usize].iter().map(|&u| load_w(b, start, u)).collect();
     // The quants only: each held vector keeps its whole load before the wait (holding the
     // scales too made `wide_t2_g4` spill under its cap on sm_90).
     let vals: Vec<Value> =
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
+    if ahead {
+        let from = b.add(start, stride);
+        for ti in 0..tiles {
+            let off = b.u32(ti * m);
+            let row = b.add(row0, off);
+            let row = b.min(row, last_tile);
+            prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
+        }
+    }
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
+    first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u)));
     let first: Vec<Raw> = first_w
         .into_iter()
         .zip(&offsets)
@@ -506,4 +559,57 @@ fn body_wide(
     b.if_then(native, |b| f.store(b, slot, &accs));
     f.other_slots(b, native, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
     f.finish(b, p, wave);
+}
+
+/// Asks L2 for a slot's groups of four blocks of the tile holding `row`: from block `from`
+/// every `step` blocks (a group of every slot), at most [`AHEAD_GROUPS`] of them, before `nb`.
+/// Per group lanes 0..16 each ask for a 128-byte line of its 2 KiB of quants and lane 16 for
+/// the line of its 16 rows' scales (a tile's bytes of four consecutive blocks are contiguous in
+/// both layouts). Only arithmetic and prefetches: it may run before the grid-dependency wait.
+fn prefetch_slot(
+    b: &mut KernelBuilder,
+    p: &Params,
+    (row, nb, nb64): (Value, Value, Value),
+    from: Value,
+    step: u32,
+) {
+    let lane = b.lane();
+    let qbase = tile_start(b, row, nb64, TILE_BLOCK);
+    let sbase = tile_start(b, row, nb64, 2 * TILE_ROWS as u64);
+    let one64 = b.u64(1);
+    // The tile's last byte of each layout (a group past `nb` is clamped to it).
+    let qunit = b.u64(TILE_BLOCK);
+    let qlen = b.mul(nb64, qunit);
+    let qlast = b.add(qbase, qlen);
+    let qlast = b.sub(qlast, one64);
+    let sunit = b.u64(2 * TILE_ROWS as u64);
+    let slen = b.mul(nb64, sunit);
+    let slast = b.add(sbase, slen);
+    let slast = b.sub(slast, one64);
+    let cap = b.u32(AHEAD_GROUPS * step);
+    let end = b.add(from, cap);
+    let step = b.u32(step);
+    let end = b.min(end, nb);
+    let c16 = b.u32(16);
+    let quant_lane = b.lt(lane, c16);
+    let scale_lane = b.eq(lane, c16);
+    let line = b.u64(crate::prefetch::LINE);
+    b.for_range(from, end, step, 1, &[], |b, blk0, _| {
+        b.if_then(quant_lane, |b| {
+            let at = tile_block(b, blk0);
+            let at = b.add(qbase, at);
+            let l = b.convert(lane, Type::U64);
+            let l = b.mul(l, line);
+            let at = b.add(at, l);
+            let at = b.min(at, qlast);
+            b.prefetch(p.wq, at);
+        });
+        b.if_then(scale_lane, |b| {
+            let at = block_start(b, blk0, 2 * TILE_ROWS as u64);
+            let at = b.add(sbase, at);
+            let at = b.min(at, slast);
+            b.prefetch(p.ws, at);
+        });
+        vec![]
+    });
 }
