@@ -19,8 +19,8 @@
 //! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
 //! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
 
-use super::dense::{declare_nkt, WAVES};
 use super::ahead::flatten;
+use super::dense::{declare_nkt, WAVES};
 use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::host;
 use crate::bench::{u32_arg, BenchCase};
