@@ -14,6 +14,9 @@
 //! - `grouped`: a workgroup row per expert; it finds the tokens routed to its expert, reads each
 //!   weight block once for all of them (up to 8, `tsum<8>`), and exits at once when no token
 //!   chose it. Each expert's weights are read once per step.
+//! - `slot_rRwWuU[e]` ([`Peeled`]): `slot` with `R` rows a wave, `W` waves, the first `U`
+//!   block-loop trips loaded ahead, and with `e` before the grid-dependency wait (the expert id
+//!   with them). Not timed yet, so not routed (they follow `slot`).
 //!
 //! Routes (measured on the H200, bench/results/gemv-h200-2026-11-30.md): `grouped` for 2..8
 //! tokens over large experts (`n >= 4096`, Mixtral-like: each expert read once instead of once a
