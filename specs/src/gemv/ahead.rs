@@ -5,7 +5,7 @@
 //! used; the same bytes, so the same sums. [`add_early_twins`] lists the early twins of the
 //! library's families and their routes (measured on the H200).
 
-use super::dense::{build, Epilogue, Gemv};
+use super::dense::{build, wave_row0, Epilogue, Gemv};
 use super::format::{Layout, WBlock, WType, Weights};
 use crate::{KernelSpec, VariantSpec};
 use kiln_ir::package::Admission;
@@ -63,12 +63,7 @@ pub(super) fn first_blocks(
     let lane = b.lane();
     let ahead = b.u32(ahead);
     let lane = b.add(lane, ahead);
-    let wave_id = b.wave();
-    let wv = b.u32(waves);
-    let row0 = b.mul(wg, wv);
-    let row0 = b.add(row0, wave_id);
-    let rv = b.u32(rows);
-    let row0 = b.mul(row0, rv);
+    let row0 = wave_row0(b, wg, waves, rows);
     let one = b.u32(1);
     let last = b.sub(n, one);
     let last_blk = b.sub(nb, one);

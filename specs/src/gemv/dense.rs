@@ -595,6 +595,17 @@ pub(super) fn shape_of(g: &Gemv, block: Option<u32>) -> (u32, u32) {
     }
 }
 
+/// The first of this wave's rows in row block `wg` (`waves` waves of `rows` rows):
+/// `(wg * waves + wave) * rows`.
+pub(super) fn wave_row0(b: &mut KernelBuilder, wg: Value, waves: u32, rows: u32) -> Value {
+    let wave_id = b.wave();
+    let wv = b.u32(waves);
+    let row0 = b.mul(wg, wv);
+    let row0 = b.add(row0, wave_id);
+    let rv = b.u32(rows);
+    b.mul(row0, rv)
+}
+
 /// `k / 32`: blocks a row.
 pub(super) fn blocks_of(b: &mut KernelBuilder, k: Value) -> Value {
     let qk = b.u32(QK);

@@ -23,7 +23,7 @@
 //! token), else `slot` (small experts, Qwen3-like: the few repeats hit L2).
 
 use super::ahead::flatten;
-use super::dense::{declare_nkt, WAVES};
+use super::dense::{declare_nkt, wave_row0, WAVES};
 use super::format::{accumulate, Acts, Layout, WBlock, WType, Weights, QK};
 use super::host;
 use crate::bench::{u32_arg, BenchCase};
@@ -110,6 +110,57 @@ fn declare(b: &mut KernelBuilder, wt: WType) -> Params {
     Params { w, acts, ids, y, n, k, t, e, topk }
 }
 
+/// What every variant computes first: its arguments, lanes and first row.
+struct Frame {
+    n: Value,
+    t: Value,
+    e: Value,
+    topk: Value,
+    /// Blocks a row.
+    nb: Value,
+    lane: Value,
+    /// The workgroup row: `token * topk + slot`, or the expert where `by_expert`.
+    wy: Value,
+    /// The wave's first row.
+    row0: Value,
+    one: Value,
+    /// `n - 1`.
+    last: Value,
+}
+
+/// Sets the workgroup (`waves` waves of `wave` lanes, `rows` rows a wave) and the grid (a
+/// workgroup row per (token, slot), or per expert where `by_expert`), and computes the
+/// [`Frame`].
+fn frame(
+    b: &mut KernelBuilder,
+    p: &Params,
+    (wave, waves, rows): (u32, u32, u32),
+    by_expert: bool,
+) -> Frame {
+    b.workgroup_size([waves * wave, 1, 1]);
+    b.const_param("waves", waves as i64);
+    let ys = if by_expert {
+        ShapeExpr::scaled(&[p.e], 1, 1)
+    } else {
+        ShapeExpr::scaled(&[p.t, p.topk], 1, 1)
+    };
+    b.grid([ShapeExpr::scaled(&[p.n], 1, (waves * rows) as u64), ys, ShapeExpr::constant(1)]);
+    let n = b.arg(p.n);
+    let k = b.arg(p.k);
+    let t = b.arg(p.t);
+    let e = b.arg(p.e);
+    let topk = b.arg(p.topk);
+    let qk = b.u32(QK);
+    let nb = b.div(k, qk);
+    let lane = b.lane();
+    let wx = b.workgroup_id(Dim::X);
+    let wy = b.workgroup_id(Dim::Y);
+    let row0 = wave_row0(b, wx, waves, rows);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    Frame { n, t, e, topk, nb, lane, wy, row0, one, last }
+}
+
 /// Blocks before row `row` of expert `ex` (`n` rows of `nb` blocks an expert), as `u64`.
 fn row_base(b: &mut KernelBuilder, (n, nb): (Value, Value), ex: Value, row: Value) -> Value {
     let e64 = b.convert(ex, Type::U64);
@@ -137,34 +188,10 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     }
     let waves = if v == Variant::Baseline { 1 } else { WAVES };
     let rows_per_wave = if v == Variant::Grouped { ROWS } else { 1 };
-    b.workgroup_size([waves * wave, 1, 1]);
-    b.const_param("waves", waves as i64);
-    let rows = ShapeExpr::scaled(&[p.n], 1, (waves * rows_per_wave) as u64);
-    let ys = match v {
-        Variant::Baseline | Variant::Slot => ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
-        Variant::Grouped => ShapeExpr::scaled(&[p.e], 1, 1),
-        Variant::Peeled(_) => unreachable!("built by `peeled`"),
-    };
-    b.grid([rows, ys, ShapeExpr::constant(1)]);
-    let n = b.arg(p.n);
-    let k = b.arg(p.k);
-    let t = b.arg(p.t);
-    let e = b.arg(p.e);
-    let topk = b.arg(p.topk);
-    let qk = b.u32(QK);
-    let nb = b.div(k, qk);
-    let lane = b.lane();
-    let wave_id = b.wave();
-    let wx = b.workgroup_id(Dim::X);
-    let wy = b.workgroup_id(Dim::Y);
-    let wv = b.u32(waves);
-    let row0 = b.mul(wx, wv);
-    let row = b.add(row0, wave_id);
-    let rpw = b.u32(rows_per_wave);
-    let row = b.mul(row, rpw);
+    let by_expert = v == Variant::Grouped;
+    let f = frame(&mut b, &p, (wave, waves, rows_per_wave), by_expert);
+    let Frame { n, t, e, topk, nb, lane, wy, row0: row, one, last, .. } = f;
     let valid = b.lt(row, n);
-    let one = b.u32(1);
-    let last = b.sub(n, one);
     let row_c = b.min(row, last);
     let zero = b.u32(0);
     let w = b.u32(wave);
@@ -335,33 +362,11 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
 /// The body of a [`Variant::Peeled`] kernel (the dense order: lane `l` adds blocks `l, l + W,
 /// ...` in order, then the wave's sum).
 fn peeled(b: &mut KernelBuilder, p: &Params, wave: u32, s: Peeled) {
-    let (waves, rows) = (s.waves, s.rows);
-    b.workgroup_size([waves * wave, 1, 1]);
-    b.const_param("waves", waves as i64);
+    let rows = s.rows;
     b.const_param("rows_per_wave", rows as i64);
-    b.grid([
-        ShapeExpr::scaled(&[p.n], 1, (waves * rows) as u64),
-        ShapeExpr::scaled(&[p.t, p.topk], 1, 1),
-        ShapeExpr::constant(1),
-    ]);
-    let n = b.arg(p.n);
-    let k = b.arg(p.k);
-    let e = b.arg(p.e);
-    let topk = b.arg(p.topk);
-    let qk = b.u32(QK);
-    let nb = b.div(k, qk);
-    let lane = b.lane();
-    let wave_id = b.wave();
-    let wx = b.workgroup_id(Dim::X);
+    let f = frame(b, p, (wave, s.waves, rows), false);
     // wy = token * topk + slot.
-    let wy = b.workgroup_id(Dim::Y);
-    let wv = b.u32(waves);
-    let row0 = b.mul(wx, wv);
-    let row0 = b.add(row0, wave_id);
-    let rv = b.u32(rows);
-    let row0 = b.mul(row0, rv);
-    let one = b.u32(1);
-    let last = b.sub(n, one);
+    let Frame { n, e, topk, nb, lane, wy, row0, one, last, .. } = f;
     let last_blk = b.sub(nb, one);
     let tok = b.div(wy, topk);
     if !s.early {
