@@ -33,13 +33,24 @@ echo "parity rc $?: $(tail -n 1 $R/parity.log | cut -c1-120)"; grep -E "^FAIL" $
 ck
 wait $MPID
 sha256sum /tmp/rs-q4_1.gguf /tmp/rs-q8_0.gguf > $R/models.sha256 2>&1
-# EXPECT: the cpu device's digests at this commit (kiln generate --device cpu --arch sm_90,
-# the same models and flags), from the session that wrote this script.
-declare -A EXPECT=([q4_1]="FILL" [q8_0]="FILL")
+# EXPECT: the interpreter's logits (kiln generate --device cpu --arch sm_90, the same models,
+# --positions 16) at the commit that wrote this script, the first prompt's BLAKE3: the same for
+# --chunk 1 and --chunk 8 (every step's order is per token), and the same as every device digest
+# since the sixth session (taken with --chunk 8, whose steps run no early twin).
+declare -A EXPECT=([q4_1]="6a0581f903b7ec38" [q8_0]="9ea27d26")
+# The package before the fix (7c4e09d, carried as .carry/old.txz if at hand): its T = 1 steps
+# read activations before the wait; a digest that differs from EXPECT shows the race happened.
+if [ -f .carry/old.txz ]; then
+  rm -rf /tmp/p0; mkdir -p /tmp/p0; tar xJf .carry/old.txz -C /tmp/p0
+  for m in q4_1 q8_0; do
+    timeout 60 $K generate --model /tmp/rs-$m.gguf --package /tmp/p0/dist --device cuda --oracle tools/engine/tests/data/oracle-$m.json --positions 16 --chunk 1 > $R/digest-old-$m-c1.log 2>&1
+    echo "old package, digest $m chunk 1: $(grep -h 'digest' $R/digest-old-$m-c1.log | cut -c1-100) (interpreter: ${EXPECT[$m]}...)"
+  done
+fi
 for m in q4_1 q8_0; do
   for c in 1 8; do
-    timeout 60 $K generate --model /tmp/rs-$m.gguf --package $P --device cuda --oracle tools/engine/tests/data/oracle-$m.json --positions 4 --chunk $c > $R/digest-$m-c$c.log 2>&1
-    echo "digest $m chunk $c: $(grep -h 'digest' $R/digest-$m-c$c.log | cut -c1-100) (cpu, chunk 1: ${EXPECT[$m]})"
+    timeout 60 $K generate --model /tmp/rs-$m.gguf --package $P --device cuda --oracle tools/engine/tests/data/oracle-$m.json --positions 16 --chunk $c > $R/digest-$m-c$c.log 2>&1
+    echo "digest $m chunk $c: $(grep -h 'digest' $R/digest-$m-c$c.log | cut -c1-100) (interpreter: ${EXPECT[$m]}...)"
   done
 done
 ck
