@@ -273,8 +273,9 @@ impl<'ctx, 'k> Lowering<'ctx, 'k> {
 /// arithmetic on them, above `griddepcontrol.wait` (seen in the SASS of every early GEMV before
 /// this rule: activation loads and `IDP` / `IMMA` before `ACQBULK`), where they may read what the
 /// grid before is writing. A coherent load stays after the wait (codegen test
-/// `early_loads_stay_before_the_wait_in_the_sass`, case `lib_gemv_early_coherent_sm90`). The early reads keep `noalias` (and
-/// so `.nc`): the runtime overlaps a launch only where no grid in flight writes them.
+/// `early_loads_stay_before_the_wait_in_the_sass`, case `lib_gemv_early_coherent_sm90`). The
+/// early reads keep `noalias` (and so `.nc`): the runtime overlaps a launch only where no grid
+/// in flight writes them.
 fn buffers_maybe_in_flight(k: &Kernel, t: &Target) -> Vec<kiln_ir::Param> {
     let early = k.reads_before_grid_wait();
     if !t.waits_for_grid_dependency() || early.is_empty() {
