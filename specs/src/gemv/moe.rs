@@ -161,6 +161,23 @@ fn frame(
     Frame { n, t, e, topk, nb, lane, wy, row0, one, last }
 }
 
+/// Lane `first` of the wave stores its wave's `sum` as output `(wy, row)` of `y` (`n` rows a
+/// workgroup row), where the row is `valid`.
+fn store_sum(
+    b: &mut KernelBuilder,
+    y: Param,
+    (first, valid): (Value, Value),
+    (wy, n, row): (Value, Value, Value),
+    sum: Value,
+) {
+    let ok = b.and(first, valid);
+    b.if_then(ok, |b| {
+        let i = b.mul(wy, n);
+        let i = b.add(i, row);
+        b.store(y, i, sum);
+    });
+}
+
 /// Blocks before row `row` of expert `ex` (`n` rows of `nb` blocks an expert), as `u64`.
 fn row_base(b: &mut KernelBuilder, (n, nb): (Value, Value), ex: Value, row: Value) -> Value {
     let e64 = b.convert(ex, Type::U64);
@@ -223,12 +240,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
             )[0];
             let s = b.wave_reduce(ReduceOp::Add, acc);
             let first = b.eq(lane, zero);
-            let ok = b.and(first, valid);
-            b.if_then(ok, |b| {
-                let i = b.mul(wy, n);
-                let i = b.add(i, row);
-                b.store(p.y, i, s);
-            });
+            store_sum(&mut b, p.y, (first, valid), (wy, n, row), s);
         }
         Variant::Grouped => {
             let ex = wy;
@@ -453,12 +465,7 @@ fn peeled(b: &mut KernelBuilder, p: &Params, wave: u32, s: Peeled) {
         let acc = b.select(ok_id, acc, nan);
         let sum = b.wave_reduce(ReduceOp::Add, acc);
         let valid = b.lt(row, n);
-        let ok = b.and(first, valid);
-        b.if_then(ok, |b| {
-            let i = b.mul(wy, n);
-            let i = b.add(i, row);
-            b.store(p.y, i, sum);
-        });
+        store_sum(b, p.y, (first, valid), (wy, n, row), sum);
     }
 }
 
