@@ -9,8 +9,10 @@
 #    the MoE families (new peeled / early `slot_r*` variants) and the k4 family (new
 #    `wide_t1_g1_w8_r64` / `_r80`).
 # 2. The race the fix removes: the logits of T = 1 decode steps (`--chunk 1`, early twins
-#    routed) on cuda against the interpreter's digest (computed on the cpu device at the same
-#    commit: see EXPECT below; fill them in if the package changed since).
+#    routed) on cuda against the interpreter's digest (EXPECT below, from
+#    bench/results/digests-cpu-2026-12-05.md: recompute it with that file's command if the
+#    engine's arithmetic changed since); with .carry/old.txz (the package before the fix) also
+#    that package's, to see whether the race showed.
 # 3. The GEMV bench with every variant (issue 12's cases, MoE with the new variants) and
 #    llama.cpp's peer-bench in the same call.
 set -uo pipefail
