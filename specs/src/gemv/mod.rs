@@ -392,8 +392,8 @@ pub fn specs() -> Vec<KernelSpec> {
             // waves under a register cap low enough that two calls' workgroups share an SM (at
             // 128 registers two of `wide_t1_g4_w8`'s fill an H200 SM's registers, so under
             // programmatic launch the next call's workgroups cannot start, and stream their
-            // first trip, until these leave), holding one or two groups and asking L2 for the
-            // rest of the slot before the wait (k4::build_wide8_ahead).
+            // first trip, until these leave), holding one group and asking L2 for the rest of
+            // the slot before the wait (k4::build_wide8_ahead).
             k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), vec![]),
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), vec![]),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),

@@ -212,7 +212,6 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
     let row_c = b.min(row, last);
     let zero = b.u32(0);
     let w = b.u32(wave);
-    let row_base = |b: &mut KernelBuilder, ex: Value, row_c: Value| row_base(b, (n, nb), ex, row_c);
     match v {
         Variant::Baseline | Variant::Slot => {
             // wy = token * topk + slot.
@@ -221,7 +220,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
             let ok_id = b.lt(id, e);
             let last_e = b.sub(e, one);
             let id_c = b.min(id, last_e);
-            let base = row_base(&mut b, id_c, row_c);
+            let base = row_base(&mut b, (n, nb), id_c, row_c);
             let fz = b.f32(0.0);
             let acc = b.if_else(
                 ok_id,
@@ -299,7 +298,7 @@ pub fn build(_t: &Target, wave: u32, wt: WType, v: Variant) -> Kernel {
                         let row_r = b.add(row, rr);
                         let valid_r = b.lt(row_r, n);
                         let rc = b.min(row_r, last);
-                        (row_r, valid_r, row_base(b, ex, rc))
+                        (row_r, valid_r, row_base(b, (n, nb), ex, rc))
                     })
                     .collect();
                 let fz = b.f32(0.0);

@@ -652,8 +652,8 @@ fn the_res_norm_gemvs_equal_the_gemv_then_the_norm() {
 
 /// What each GEMV reads before its grid-dependency wait (`Kernel::reads_before_grid_wait`, which
 /// the runtime weighs before overlapping a launch): the early twins and the k4 wide variants
-/// their weights (and the MoE early variants the expert ids) and nothing else (never the activations, which the grid before may write); the
-/// plain variants nothing. On every NVIDIA arch and one AMD arch of each wave size (where the
+/// their weights (the MoE early variants the expert ids too) and nothing else (never the
+/// activations, which the grid before may write); the plain variants nothing. On every NVIDIA arch and one AMD arch of each wave size (where the
 /// wait lowers to nothing, the same IR).
 #[test]
 fn early_loads_read_only_weights_before_the_wait() {
