@@ -36,8 +36,15 @@ fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Resu
         ));
     }
     let cache = if Q8 { CacheType::Q8_0 } else { CacheType::F16 };
-    let shape =
-        Shape { rows, waves: threads / wave, baseline: false, threads, short: false, async_k };
+    let shape = Shape {
+        rows,
+        waves: threads / wave,
+        baseline: false,
+        threads,
+        short: false,
+        async_k,
+        across: false,
+    };
     Ok(attention(t, wave, cache, D, shape))
 }
 

@@ -84,8 +84,7 @@ pub(super) fn store_lds(
 ) {
     let n = rows.len();
     let dpl = c.dpl as usize;
-    let zero = b.u32(0);
-    let first = b.eq(c.lane, zero);
+    let first = c.state_writer(b);
     for (r, rw) in rows.iter().enumerate() {
         b.if_then(rw.valid, |b| {
             let k = b.u32(r as u32);

@@ -21,6 +21,7 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: 
         threads: N,
         short: false,
         async_k: false,
+        across: false,
     };
     attention_io(t, wave, cache, D, shape, Io::of(FUSED))
 }
@@ -36,8 +37,35 @@ fn build_async<const Q8: bool, const D: u32, const R: u32>(t: &Target, wave: u32
         threads: THREADS,
         short: false,
         async_k: true,
+        across: false,
     };
     attention_io(t, wave, cache, D, shape, Io::Plain)
+}
+
+/// Builds an `rRx` variant (Q8_0, head dim `D`, `R` rows a workgroup, [`Shape::across`]): the
+/// 4 splits of a group, each across `D / 32` waves. At wave 64 (gfx9: `D / W` would be 1 or 2,
+/// and the gfx906 build spills SGPRs) the name builds `rR`'s code.
+fn build_across<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
+    if wave != 32 {
+        let mut k = build::<true, D, R, THREADS, FUSED>(t, wave);
+        k.name.push('x');
+        return k;
+    }
+    let waves = (THREADS / wave) * (D / wave);
+    let shape = Shape {
+        rows: R,
+        waves,
+        baseline: false,
+        threads: waves * wave,
+        short: false,
+        async_k: false,
+        across: true,
+    };
+    let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
+    if t.family == kiln_ir::target::Family::Nvidia {
+        k.max_registers = Some(t.registers_for_workgroup(waves * wave));
+    }
+    k
 }
 
 /// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has
@@ -59,6 +87,7 @@ fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
         threads: n,
         short: true,
         async_k: false,
+        across: false,
     };
     let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
     if n > short::THREADS && nvidia {
@@ -156,6 +185,12 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                 (Q8 && D == 128 && !FUSED)
                     .then(|| v("r8a", build_async::<Q8, D, 8>, Admission::default())),
             )
+            // A split across `D / W` waves ([`super::across`]): a `P`-th of the serial work a
+            // split and `P` times the waves, for the latency-bound calls (one row a KV head's
+            // pass at 4K keys, SmolLM2's step at ~2013 positions). Not measured yet: after
+            // `r1`, so `kiln bench` times them and the router does not take them.
+            .chain(Q8.then(|| v("r1x", build_across::<D, 1, FUSED>, Admission::default())))
+            .chain(Q8.then(|| v("r4x", build_across::<D, 4, FUSED>, Admission::default())))
             .collect(),
         parity,
         bench,

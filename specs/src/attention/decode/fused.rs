@@ -194,6 +194,7 @@ mod tests {
                         threads: 0,
                         short: false,
                         async_k: false,
+                        across: false,
                     };
                     let plain = attention(tg, wave, CacheType::Q8_0, d, baseline);
                     let mut inputs = case.inputs.clone();
@@ -236,8 +237,15 @@ mod tests {
         let fused = spec::<64>();
         let short = fused.variants.iter().find(|v| v.name == "short").unwrap();
         let got = run(&(short.build)(tg, 32), &case.inputs, &case.scalars);
-        let baseline =
-            Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false, async_k: false };
+        let baseline = Shape {
+            rows: 1,
+            waves: 1,
+            baseline: true,
+            threads: 0,
+            short: false,
+            async_k: false,
+            across: false,
+        };
         let att =
             run(&attention(tg, 32, CacheType::Q8_0, 64, baseline), &case.inputs, &case.scalars);
         let n = (att["out"].len() / 4) as u32;

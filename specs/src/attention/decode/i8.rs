@@ -92,8 +92,15 @@ pub fn mma_archs() -> Vec<String> {
 
 /// The `baseline` kernel at head dim `d`.
 pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
-    let shape =
-        Shape { rows: 1, waves: 1, baseline: true, threads: 0, short: false, async_k: false };
+    let shape = Shape {
+        rows: 1,
+        waves: 1,
+        baseline: true,
+        threads: 0,
+        short: false,
+        async_k: false,
+        across: false,
+    };
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
@@ -119,6 +126,7 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
         threads: THREADS,
         short: false,
         async_k: false,
+        across: false,
     };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);

@@ -86,6 +86,7 @@
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
+mod across;
 mod cases;
 mod combine;
 mod family;
@@ -135,6 +136,8 @@ pub struct Shape {
     /// The K chunks by async copies into two LDS buffers a wave, the next chunk's copies in
     /// flight while this one computes (sm_80 and later; elsewhere the plain staging).
     pub async_k: bool,
+    /// A split's chunks across `D / W` waves ([`across`]: Q8_0, `waves` a multiple of that).
+    pub across: bool,
 }
 
 /// What a kernel reads before the attention and writes after it.
@@ -244,9 +247,19 @@ struct Ctx {
     w_lds: LdsSlot,
     /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
     l_lds: LdsSlot,
+    /// [`Shape::across`]: how the waves of a split share it.
+    across: Option<across::Across>,
 }
 
 impl Ctx {
+    /// The lane that writes a split's `m` and `l`: lane 0 of its wave (of its first wave,
+    /// [`Shape::across`]: every wave of the split holds them).
+    fn state_writer(&self, b: &mut KernelBuilder) -> Value {
+        let who = self.across.as_ref().map_or(self.lane, |x| x.index());
+        let zero = b.u32(0);
+        b.eq(who, zero)
+    }
+
     /// Step 3 has two levels: more than [`GROUPED_ABOVE`] splits (uniform; never in the i8
     /// order). Computed where it is used, as [`Ctx::n_groups`].
     fn grouped(&self, b: &mut KernelBuilder) -> Value {
@@ -407,8 +420,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
 fn store_state(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], s: Value, st: &[Value]) {
     let n = rows.len();
     let dpl = c.dpl as usize;
-    let zero = b.u32(0);
-    let first = b.eq(c.lane, zero);
+    let first = c.state_writer(b);
     for (r, rw) in rows.iter().enumerate() {
         let base = slot(b, c, rw.global, s);
         let partials = c.partials;
@@ -473,6 +485,7 @@ pub(super) fn attention_order(
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, short::THREADS) => format!("_short_r{}", shape.rows),
         (false, true, n) => format!("_short_r{}t{n}", shape.rows),
+        (false, false, _) if shape.across => format!("_r{}x", shape.rows),
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     } + if shape.async_k { "a" } else { "" };
@@ -483,8 +496,15 @@ pub(super) fn attention_order(
         Io::Plain => format!("attention_decode_{}_d{d}", cache.name()),
         Io::RopeQ8_1s => fused::name(cache, d),
     };
+    assert!(
+        !shape.across || (cache == CacheType::Q8_0 && !order.is_i8() && d >= wave),
+        "a split across waves is built for a Q8_0 cache in the f32 order"
+    );
     let mut b = KernelBuilder::new(format!("{family}{suffix}"), wave);
     let threads = wave * shape.waves;
+    // Waves a split ([`across`]: one a `W`-dimension part of the head), splits a workgroup.
+    let parts = if shape.across { d / wave } else { 1 };
+    let spw = shape.waves / parts;
     b.workgroup_size([threads, 1, 1]);
     b.const_param("head_dim", d as i64);
     b.const_param("rows", shape.rows as i64);
@@ -553,7 +573,7 @@ pub(super) fn attention_order(
     } else {
         ShapeExpr::scaled(&[n_tokens, group], 1, shape.rows as u64)
     };
-    let gz = if shape.baseline || shape.short { 1 } else { MAX_SPLITS.div_ceil(shape.waves) };
+    let gz = if shape.baseline || shape.short { 1 } else { MAX_SPLITS.div_ceil(spw) };
     b.grid([gx, ShapeExpr::scaled(&[n_kv], 1, 1), ShapeExpr::constant(gz as u64)]);
     let r = shape.rows;
     let q_lds = match order {
@@ -567,13 +587,15 @@ pub(super) fn attention_order(
     // (the baseline keeps them in `partials`). The i8 order stages no K rows (its own scratch
     // is [`i8`]'s).
     let gsplits = group_splits(order, wave);
-    let stage_words = shape.waves * wave * cache.row_bytes(d) / 4;
+    let stage_words = spw * wave * cache.row_bytes(d) / 4;
     assert!(
-        shape.baseline || order.is_i8() || shape.waves.is_multiple_of(gsplits),
-        "a workgroup holds whole groups of {gsplits} splits ({} waves)",
+        shape.baseline
+            || order.is_i8()
+            || (spw.is_multiple_of(gsplits) && spw * parts == shape.waves),
+        "a workgroup holds whole groups of {gsplits} splits ({} waves, {parts} a split)",
         shape.waves
     );
-    let splits_lds = LdsStates { base: 0, rows: r, slots: shape.waves };
+    let splits_lds = LdsStates { base: 0, rows: r, slots: spw };
     let bufs = if async_k { 2 } else { 1 };
     let k_words = match order {
         Order::F32 if shape.baseline => stage_words,
@@ -611,13 +633,21 @@ pub(super) fn attention_order(
     let n_splits = b.add(n_chunks, cpsm1);
     let n_splits = b.div(n_splits, cps);
     let rows_per_head = b.mul(t_v, g_v);
-    let dpl = d / wave;
-    let dplv = b.u32(dpl);
-    let d0 = b.mul(lane, dplv);
+    let dpl = d / wave / parts;
+    // The wave's split in the workgroup and its first dimension in the P.V product.
+    let across =
+        shape.across.then(|| across::Across::new(&mut b, (parts, spw), r, (d, wave), wave_id));
+    let (sw, d0) = match &across {
+        Some(x) => (x.split(), x.index()),
+        None => {
+            let dplv = b.u32(dpl);
+            (wave_id, b.mul(lane, dplv))
+        }
+    };
     let four = b.u32(4);
     let rt_zero = b.shr(t_v, four);
     let chunk_bytes = b.u32(wave * cache.row_bytes(d));
-    let region = b.mul(wave_id, chunk_bytes);
+    let region = b.mul(sw, chunk_bytes);
     let c = Ctx {
         cache,
         d,
@@ -656,6 +686,7 @@ pub(super) fn attention_order(
         qd_lds,
         w_lds,
         l_lds,
+        across,
     };
     if let Order::I8 { stage_k } = order {
         i8::body(&mut b, &c, t, shape, stage_k, wave_id, rg, zg, counters);
@@ -690,7 +721,7 @@ pub(super) fn attention_order(
         return b.finish();
     };
     let flag = b.lds("count", ScalarType::U32, 1);
-    let nw = b.u32(shape.waves);
+    let nw = b.u32(spw);
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, n_splits);
     b.if_then(busy, |b| {
@@ -707,21 +738,24 @@ pub(super) fn attention_order(
                 row(b, &c, i)
             })
             .collect();
-        let s = b.add(s0, wave_id);
+        let s = b.add(s0, sw);
         let mine = b.lt(s, n_splits);
         // Ends with a barrier: `k_lds` is free for the states.
-        let st = scan(b, &c, &rows, s, mine, first.as_ref());
+        let st = match &c.across {
+            Some(x) => across::scan(b, &c, x, &rows, s, mine),
+            None => scan(b, &c, &rows, s, mine, first.as_ref()),
+        };
         let grouped = c.grouped(b);
         b.if_else(
             grouped,
             |b| {
                 // Step 3's first level here: the waves' states through LDS, the groups into
                 // `partials`.
-                b.if_then(mine, |b| store_lds(b, &c, &rows, splits_lds, wave_id, &st));
+                b.if_then(mine, |b| store_lds(b, &c, &rows, splits_lds, sw, &st));
                 b.barrier(BarrierKind::Lds);
                 let gsv = b.u32(c.group_splits);
                 let g0 = b.div(s0, gsv);
-                let groups = shape.waves / c.group_splits;
+                let groups = spw / c.group_splits;
                 combine_groups(b, &c, &rows, splits_lds, s0, groups, g0);
                 vec![]
             },
@@ -730,7 +764,7 @@ pub(super) fn attention_order(
                 vec![]
             },
         );
-        let nwm1 = b.u32(shape.waves - 1);
+        let nwm1 = b.u32(spw - 1);
         let total = b.add(n_splits, nwm1);
         let total = b.div(total, nw);
         let hr = b.mul(h, rows_per_head);

@@ -21,7 +21,32 @@ const PV_UNROLL_W64: u32 = 8;
 /// `dot = dot + t` over the blocks in order from `+0`. The key's row is read from the wave's
 /// staged chunk ([`stage_rows`]); the blocks' chains (and the rows') are independent.
 fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) -> Vec<Value> {
+    let blocks = block_dots(b, c, rows, key, region, 0..c.d / 32);
+    let fz = b.f32(0.0);
+    (0..rows as usize)
+        .map(|rr| {
+            let mut dot = fz;
+            for t in &blocks {
+                dot = b.add(dot, t[rr]);
+            }
+            dot
+        })
+        .collect()
+}
+
+/// The sums `t` of [`dots`] of the blocks `blocks` (32 dimensions each; all of them with an f16
+/// cache), `[block][row]`: each block's chain `t = fma(q_d, x_d, t)` over its dimensions in
+/// order from `+0`. A Q8_0 key's row words are read from LDS where a block needs them.
+pub(super) fn block_dots(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    rows: u32,
+    key: Value,
+    region: Value,
+    blocks: std::ops::Range<u32>,
+) -> Vec<Vec<Value>> {
     let (q_lds, d) = (c.q_lds, c.d);
+    let first_block = blocks.start;
     // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
     // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
     // instead of hoisting all of q into registers (which spills on every arch).
@@ -29,9 +54,9 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) ->
     let kz = b.shr(key, c31);
     let kz = b.and(kz, c.rt_zero);
     let fz = b.f32(0.0);
-    let mut blocks: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; (d / 32) as usize];
+    let mut sums: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; blocks.len()];
     let mut fold = |b: &mut KernelBuilder, d0: u32, xs: &[Value]| {
-        let t = &mut blocks[(d0 / 32) as usize];
+        let t = &mut sums[(d0 / 32 - first_block) as usize];
         for (rr, acc) in t.iter_mut().enumerate() {
             let at = b.u32(rr as u32 * d + d0);
             let at = b.add(at, kz);
@@ -51,15 +76,18 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) ->
     match c.cache {
         CacheType::Q8_0 => {
             // A row is `17 D / 16` bytes (a multiple of 4): its words are read aligned, and
-            // the quants of an even block (2 bytes into a word) rebuilt by byte permutes.
-            let words: Vec<Value> = (0..rb / 4)
-                .map(|w| {
-                    let ov = b.u32(4 * w);
-                    let at = b.add(base, ov);
-                    b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4))
-                })
-                .collect();
-            for bi in 0..d / 32 {
+            // the quants of an even block (2 bytes into a word) rebuilt by byte permutes. The
+            // blocks' words, in order (every word of the row for all the blocks).
+            let w0 = 34 * blocks.start / 4;
+            let w1 = (34 * blocks.end).div_ceil(4);
+            let mut words: Vec<Option<Value>> = vec![None; (rb / 4) as usize];
+            for (w, slot) in words.iter_mut().enumerate().take(w1 as usize).skip(w0 as usize) {
+                let ov = b.u32(4 * w as u32);
+                let at = b.add(base, ov);
+                *slot = Some(b.load_with(k_lds, at, ScalarType::U32, IndexUnit::Byte, Some(4)));
+            }
+            let words: Vec<Value> = words.into_iter().map(|w| w.unwrap_or(fz)).collect();
+            for bi in blocks.clone() {
                 let o = 34 * bi;
                 let w = words[(o / 4) as usize];
                 let sh = b.u32(8 * (o % 4));
@@ -87,6 +115,7 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) ->
             }
         }
         CacheType::F16 => {
+            assert!(blocks == (0..d / 32), "an f16 key's dot products are taken whole");
             for g in 0..d / 8 {
                 let ov = b.u32(16 * g);
                 let at = b.add(base, ov);
@@ -103,15 +132,7 @@ fn dots(b: &mut KernelBuilder, c: &Ctx, rows: u32, key: Value, region: Value) ->
             }
         }
     }
-    (0..rows as usize)
-        .map(|rr| {
-            let mut dot = fz;
-            for t in &blocks {
-                dot = b.add(dot, t[rr]);
-            }
-            dot
-        })
-        .collect()
+    sums
 }
 
 /// Copies the cache rows of keys `k0 .. k0 + rows` (contiguous) of `p` to byte `to` of `lds`,
@@ -128,8 +149,22 @@ pub(super) fn stage_rows(
     rows: u32,
     copy_async: bool,
 ) {
+    stage_rows_by(b, c, (p, lds, to), k0, rows, copy_async, (c.lane, c.wave));
+}
+
+/// [`stage_rows`] by `lanes` lanes, this one the `index`-th (lane `index` moves units `index,
+/// index + lanes, ...`; the last trip only where there is a unit left).
+pub(super) fn stage_rows_by(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    (p, lds, to): (Param, LdsSlot, Value),
+    k0: Value,
+    rows: u32,
+    copy_async: bool,
+    by: (Value, u32),
+) {
     let (unit, ty) = (stage_unit(c), stage_type(c));
-    stage_units(b, c, k0, rows, |b, at, off| {
+    stage_units(b, c, k0, rows, by, |b, at, off| {
         let dst = b.add(to, off);
         if copy_async {
             b.async_copy(lds, dst, p, at, unit);
@@ -165,6 +200,7 @@ fn stage_units(
     c: &Ctx,
     k0: Value,
     rows: u32,
+    (index, lanes): (Value, u32),
     mut each: impl FnMut(&mut KernelBuilder, Value, Value),
 ) {
     let rb = c.cache.row_bytes(c.d);
@@ -177,13 +213,20 @@ fn stage_units(
     let all = b.mul(all, rbv);
     let uv = b.u32(unit);
     let last = b.sub(all, uv);
-    for j in 0..rows * rb / unit / c.wave {
-        let jw = b.u32(j * c.wave);
-        let u = b.add(jw, c.lane);
+    let units = rows * rb / unit;
+    for j in 0..units.div_ceil(lanes) {
+        let jw = b.u32(j * lanes);
+        let u = b.add(jw, index);
         let off = b.mul(u, uv);
         let at = b.add(base, off);
         let at = b.min(at, last);
-        each(b, at, off);
+        if (j + 1) * lanes <= units {
+            each(b, at, off);
+        } else {
+            let uv = b.u32(units);
+            let some = b.lt(u, uv);
+            b.if_then(some, |b| each(b, at, off));
+        }
     }
 }
 
@@ -191,7 +234,7 @@ fn stage_units(
 fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -> Vec<Value> {
     let (unit, ty) = (stage_unit(c), stage_type(c));
     let mut loaded = vec![];
-    stage_units(b, c, k0, rows, |b, at, _| {
+    stage_units(b, c, k0, rows, (c.lane, c.wave), |b, at, _| {
         loaded.push(b.load_with(p, at, ty, IndexUnit::Byte, Some(unit)));
     });
     loaded
@@ -241,7 +284,7 @@ pub(super) fn first_loads(
 ) -> Option<First> {
     let measured =
         c.nvidia && c.cache == CacheType::Q8_0 && preloads(c, rows) && c.threads == FIRST_THREADS;
-    if !measured || c.k_second.is_some() {
+    if !measured || c.k_second.is_some() || c.across.is_some() {
         return None;
     }
     let s = split(b);
@@ -262,7 +305,7 @@ fn preloads(c: &Ctx, rows: usize) -> bool {
 
 /// The raw loads of the V rows of keys `k0 .. k0 + W` (a key past the context reads the last
 /// row; its p is 0).
-fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Vec<Vec<Value>> {
+pub(super) fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Vec<Vec<Value>> {
     (0..c.wave)
         .map(|j| {
             let jj = b.u32(j);
@@ -460,7 +503,7 @@ fn load_row(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> 
 
 /// The loads of [`load_row`], not yet converted (Q8_0: the block's scale bits and the lane's
 /// quants; f16: the lane's halves), so that a chunk's rows can be in flight together.
-fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
+pub(super) fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Value> {
     let hr = b.mul(c.h, c.ctx_max);
     let r = b.add(hr, key);
     match c.cache {
@@ -497,24 +540,34 @@ fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value) -> Vec<Val
     }
 }
 
+/// A Q8_0 block's scale bits (`u16`) as f32 (exact).
+pub(super) fn scale_f32(b: &mut KernelBuilder, bits: Value) -> Value {
+    let sc = b.bitcast(bits, Type::F16);
+    b.convert(sc, Type::F32)
+}
+
+/// The lane's `dpl` quants of a Q8_0 row ([`load_row_raw`]'s second value) times the block's
+/// scale `sc` (f32): `f32(q) * f32(d)`, exact.
+pub(super) fn q8_values(b: &mut KernelBuilder, c: &Ctx, w: Value, sc: Value) -> Vec<Value> {
+    let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
+    (0..c.dpl)
+        .map(|e| {
+            let sh = b.u32(8 * e);
+            let x = b.shr(w, sh);
+            let x = b.convert(x, Type::scalar(ScalarType::U8));
+            let x = b.bitcast(x, Type::scalar(ScalarType::I8));
+            let x = b.convert(x, Type::F32);
+            b.mul(x, sc)
+        })
+        .collect()
+}
+
 /// [`load_row_raw`]'s values as f32 (Q8_0: `f32(q) * f32(d)`, exact).
-fn dequantize(b: &mut KernelBuilder, c: &Ctx, raw: &[Value]) -> Vec<Value> {
+pub(super) fn dequantize(b: &mut KernelBuilder, c: &Ctx, raw: &[Value]) -> Vec<Value> {
     match c.cache {
         CacheType::Q8_0 => {
-            let sc = b.bitcast(raw[0], Type::F16);
-            let sc = b.convert(sc, Type::F32);
-            let w = raw[1];
-            let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
-            (0..c.dpl)
-                .map(|e| {
-                    let sh = b.u32(8 * e);
-                    let x = b.shr(w, sh);
-                    let x = b.convert(x, Type::scalar(ScalarType::U8));
-                    let x = b.bitcast(x, Type::scalar(ScalarType::I8));
-                    let x = b.convert(x, Type::F32);
-                    b.mul(x, sc)
-                })
-                .collect()
+            let sc = scale_f32(b, raw[0]);
+            q8_values(b, c, raw[1], sc)
         }
         CacheType::F16 => {
             let xs: Vec<Value> = if c.dpl == 1 {

@@ -1,0 +1,300 @@
+//! The `rRx` variants (Q8_0): a split's chunks across `P = D / W` waves, so that a split's
+//! serial work is a `P`-th of an `rR` wave's and a KV head has `P` times the waves in flight.
+//! At one token the order gives a (row group, KV head) at most [`super::MAX_SPLITS`] splits:
+//! the `rR` variants run 1024 waves for the 32 q / 8 kv heads, 8 an H200 SM at the
+//! register counts their V preload takes, each through about 2950 instructions a chunk
+//! (docs/attention.md).
+//!
+//! The split's `P` waves, chunk by chunk, with the order's ops (so the baseline's bits):
+//! 1. stage the chunk's K rows in LDS together (coalesced), and each lane loads the V values of
+//!    its dimension (`part W + lane`: one a lane in the P.V product);
+//! 2. each wave takes the blocks `part W / 32 ..` of every key's dot products (lane `j` key
+//!    `j`, as in [`super::scan`]): the blocks' sums `t` go to LDS;
+//! 3. the row's softmax step by the wave that owns the row (row `k` by part `k % P`): its dot
+//!    products (`dot = dot + t` over the blocks in order from `+0`), the maximum, `a`, `p` and
+//!    `l_lane` as [`super::scan`] computes them; `p`, `a` and `m'` go to LDS;
+//! 4. every wave: `acc = acc * a`, then `acc = fma(p_j, v_j, acc)` over the chunk's keys in
+//!    order, for its dimension.
+//!
+//! At the end the owner's `l = wave_reduce(add, l_lane)` goes through LDS, so every wave of the
+//! split holds the split's whole state for its dimensions (the combine's code is the `rR`
+//! variants'). A workgroup holds `128 / W` splits (a group of step 3's first level), so `128 D
+//! / W` lanes. Three workgroup barriers a chunk.
+
+use super::scan::{block_dots, load_row_raw, q8_values, scale_f32, stage_rows_by, v_loads};
+use super::{Ctx, Row};
+use crate::math::exp_sub;
+use kiln_ir::{BarrierKind, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
+
+/// How the waves of a split share it.
+pub(super) struct Across {
+    /// Waves a split (`D / W`).
+    parts: u32,
+    /// The wave's part of its split (`wave % parts`).
+    part: Value,
+    /// The wave's split in the workgroup (`wave / parts`).
+    split: Value,
+    /// The lane among its split's (`part W + lane`), for the staging.
+    index: Value,
+    /// The blocks' sums, `[split][block][row][key]`.
+    sums: LdsSlot,
+    /// The weights `p`, `[split][key][row]`.
+    probs: LdsSlot,
+    /// A chunk's `a` and `m'` and the split's `l`, `[split][3][row]`.
+    shared: LdsSlot,
+}
+
+impl Across {
+    /// The slots for `splits` splits of `rows` rows at head dim `d` and wave `wave`, and the
+    /// wave's place.
+    pub fn new(
+        b: &mut KernelBuilder,
+        (parts, splits): (u32, u32),
+        rows: u32,
+        (d, wave): (u32, u32),
+        wave_id: Value,
+    ) -> Across {
+        let pv = b.u32(parts);
+        let part = b.rem(wave_id, pv);
+        let split = b.div(wave_id, pv);
+        let wv = b.u32(wave);
+        let pw = b.mul(part, wv);
+        let lane = b.lane();
+        let index = b.add(pw, lane);
+        let sums = b.lds("block_sums", ScalarType::F32, splits * (d / 32) * rows * wave);
+        let probs = b.lds("probs", ScalarType::F32, splits * wave * rows);
+        let shared = b.lds("rescale", ScalarType::F32, splits * 3 * rows);
+        Across { parts, part, split, index, sums, probs, shared }
+    }
+
+    /// The wave's split in the workgroup.
+    pub fn split(&self) -> Value {
+        self.split
+    }
+
+    /// The lane among its split's: its dimension in the P.V product.
+    pub fn index(&self) -> Value {
+        self.index
+    }
+
+    /// Element `k` of row `r` of `what` (0 `a`, 1 `m'`, 2 `l`) in [`Across::shared`].
+    fn shared_at(&self, b: &mut KernelBuilder, rows: u32, what: u32, r: u32) -> Value {
+        let per = b.u32(3 * rows);
+        let x = b.mul(self.split, per);
+        let o = b.u32(what * rows + r);
+        b.add(x, o)
+    }
+}
+
+/// `arm(k)`'s values for the wave's part `k` (a uniform branch a part: the blocks' byte offsets
+/// and permutes are constants of the part).
+fn by_part(
+    b: &mut KernelBuilder,
+    x: &Across,
+    k: u32,
+    arm: &dyn Fn(&mut KernelBuilder, u32) -> Vec<Value>,
+) -> Vec<Value> {
+    if k + 1 == x.parts {
+        return arm(b, k);
+    }
+    let kv = b.u32(k);
+    let is = b.eq(x.part, kv);
+    b.if_else(is, |b| arm(b, k), |b| by_part(b, x, k + 1, arm))
+}
+
+/// Split `s`'s states of the rows (step 2), as [`super::scan`] returns them (`m[R]`, `l[R]`,
+/// `acc[R]`: the wave's dimension `d0`), the same in each of the split's waves. `active` (uniform
+/// over the split's waves): the split exists. Every wave runs `cps` steps (the barriers); a
+/// chunk outside the split's computes on clamped reads and is dropped.
+pub(super) fn scan(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    x: &Across,
+    rows: &[Row],
+    s: Value,
+    active: Value,
+) -> Vec<Value> {
+    let n = rows.len();
+    let nr = n as u32;
+    let (w, d) = (c.wave, c.d);
+    assert_eq!(w, 32, "a split across waves is built at wave 32 (a wave's dimensions one block)");
+    let nb = d / 32;
+    let bpp = nb / x.parts;
+    let mut init = vec![b.f32(f32::NEG_INFINITY); n];
+    init.extend((0..2 * n).map(|_| b.f32(0.0)));
+    let c0 = b.mul(s, c.cps);
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let wv = b.u32(w);
+    let last = b.sub(c.kv_len, one);
+    // Whether the wave owns row `r` (made where it is used: held through the loop, the rows'
+    // flags are SGPRs the gfx906 build spills).
+    let owner = |b: &mut KernelBuilder, r: u32| {
+        let rp = b.u32(r % x.parts);
+        b.eq(x.part, rp)
+    };
+    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(active, inside);
+        let k0 = b.mul(chunk, wv);
+        // 1. The chunk's K rows by the split's lanes; the lane's V values (every address
+        // clamped into the caches, so a chunk outside the split reads harmlessly).
+        stage_rows_by(b, c, (c.k_cache, c.k_lds, c.region), k0, w, false, (x.index, x.parts * w));
+        b.barrier(BarrierKind::Lds);
+        // 2. The part's blocks' sums of every row, to LDS.
+        let key = b.add(k0, c.lane);
+        let sums = by_part(b, x, 0, &|b, k| {
+            let blocks = block_dots(b, c, nr, key, c.region, k * bpp..(k + 1) * bpp);
+            blocks.into_iter().flatten().collect()
+        });
+        let per_split = b.u32(nb * nr * w);
+        let sbase = b.mul(x.split, per_split);
+        let bppv = b.u32(bpp);
+        let first_block = b.mul(x.part, bppv);
+        for j in 0..bpp {
+            let jv = b.u32(j);
+            let blk = b.add(first_block, jv);
+            for r in 0..nr {
+                let at = sum_at(b, (nr, w), sbase, blk, r, c.lane);
+                b.store(x.sums, at, sums[(j * nr + r) as usize]);
+            }
+        }
+        // The V values of the lane's dimension, asked for once the scores' registers are
+        // free: in flight through the softmax step. A wave's dimensions are one block: lane `j`
+        // loads key `j`'s scale, which the keys' values take by a shuffle.
+        let vraw = v_loads(b, c, k0, last);
+        let kl = b.add(k0, c.lane);
+        let kl = b.min(kl, last);
+        let bits = load_row_raw(b, c, c.v_cache, kl)[0];
+        let sc = scale_f32(b, bits);
+        b.barrier(BarrierKind::Lds);
+        // 3. The owned rows' softmax step; `p`, `a`, `m'` to LDS.
+        let mut ls = vec![];
+        for (r, rw) in rows.iter().enumerate() {
+            let (m, l) = (st[r], st[n + r]);
+            let mine = owner(b, r as u32);
+            let lnext = b.if_else(
+                mine,
+                |b| {
+                    let mut dot = b.f32(0.0);
+                    for blk in 0..nb {
+                        let bv = b.u32(blk);
+                        let at = sum_at(b, (nr, w), sbase, bv, r as u32, c.lane);
+                        let t = b.load(x.sums, at, Type::F32);
+                        dot = b.add(dot, t);
+                    }
+                    let sv = b.mul(dot, c.scale);
+                    let sees = b.le(key, rw.limit);
+                    let ninf = b.f32(f32::NEG_INFINITY);
+                    let sv = b.select(sees, sv, ninf);
+                    let mc = b.wave_reduce(ReduceOp::Max, sv);
+                    let m2 = b.max(m, mc);
+                    let a = exp_sub(b, m, m2);
+                    let p = exp_sub(b, sv, m2);
+                    let pa = prob_at(b, c, x, nr, c.lane, r as u32);
+                    b.store(x.probs, pa, p);
+                    let first = b.eq(c.lane, zero);
+                    b.if_then(first, |b| {
+                        let at = x.shared_at(b, nr, 0, r as u32);
+                        b.store(x.shared, at, a);
+                        let at = x.shared_at(b, nr, 1, r as u32);
+                        b.store(x.shared, at, m2);
+                    });
+                    vec![b.fma(l, a, p)]
+                },
+                |_| vec![l],
+            )[0];
+            ls.push(lnext);
+        }
+        b.barrier(BarrierKind::Lds);
+        // 4. Every wave: its dimension's accumulators over the chunk's keys in order.
+        let mut ms = vec![];
+        let mut accs = vec![];
+        for r in 0..nr {
+            let at = x.shared_at(b, nr, 0, r);
+            let a = b.load(x.shared, at, Type::F32);
+            let at = x.shared_at(b, nr, 1, r);
+            ms.push(b.load(x.shared, at, Type::F32));
+            accs.push(b.mul(st[2 * n + r as usize], a));
+        }
+        for (j, raw) in vraw.iter().enumerate() {
+            let jv = b.u32(j as u32);
+            let scj = b.shuffle_idx(sc, jv);
+            let v = q8_values(b, c, raw[1], scj)[0];
+            let ps = probs_of(b, c, x, nr, jv);
+            for (acc, &p) in accs.iter_mut().zip(&ps) {
+                *acc = b.fma(p, v, *acc);
+            }
+        }
+        let next: Vec<Value> = ms.into_iter().chain(ls).chain(accs).collect();
+        next.iter().zip(st).map(|(&new, &old)| b.select(go, new, old)).collect()
+    });
+    // The owners' `l`, to every wave of the split.
+    for r in 0..nr {
+        let lane_sum = st[n + r as usize];
+        let mine = owner(b, r);
+        b.if_then(mine, |b| {
+            let l = b.wave_reduce(ReduceOp::Add, lane_sum);
+            let first = b.eq(c.lane, zero);
+            b.if_then(first, |b| {
+                let at = x.shared_at(b, nr, 2, r);
+                b.store(x.shared, at, l);
+            });
+        });
+    }
+    b.barrier(BarrierKind::Lds);
+    let mut out = st[..n].to_vec();
+    for r in 0..nr {
+        let at = x.shared_at(b, nr, 2, r);
+        out.push(b.load(x.shared, at, Type::F32));
+    }
+    out.extend_from_slice(&st[2 * n..]);
+    out
+}
+
+/// Element of block `blk`'s sum of row `r` for key `lane` in [`Across::sums`] (`sbase`: the
+/// split's first).
+fn sum_at(
+    b: &mut KernelBuilder,
+    (rows, w): (u32, u32),
+    sbase: Value,
+    blk: Value,
+    r: u32,
+    lane: Value,
+) -> Value {
+    let per_block = b.u32(rows * w);
+    let x = b.mul(blk, per_block);
+    let o = b.u32(r * w);
+    let x = b.add(x, o);
+    let x = b.add(x, lane);
+    b.add(sbase, x)
+}
+
+/// Element of key `key`'s `p` of row `r` in [`Across::probs`].
+fn prob_at(b: &mut KernelBuilder, c: &Ctx, x: &Across, rows: u32, key: Value, r: u32) -> Value {
+    let per_split = b.u32(c.wave * rows);
+    let at = b.mul(x.split, per_split);
+    let rv = b.u32(rows);
+    let k = b.mul(key, rv);
+    let at = b.add(at, k);
+    let o = b.u32(r);
+    b.add(at, o)
+}
+
+/// Key `key`'s `p` of every row (one LDS read of the rows' values where they make a vector).
+fn probs_of(b: &mut KernelBuilder, c: &Ctx, x: &Across, rows: u32, key: Value) -> Vec<Value> {
+    let at = prob_at(b, c, x, rows, key, 0);
+    match rows {
+        2 | 4 => {
+            let v = b.load(x.probs, at, Type::vector(ScalarType::F32, rows as u8));
+            (0..rows as u8).map(|e| b.extract(v, e)).collect()
+        }
+        _ => (0..rows)
+            .map(|r| {
+                let o = b.u32(r);
+                let at = b.add(at, o);
+                b.load(x.probs, at, Type::F32)
+            })
+            .collect(),
+    }
+}
