@@ -21,10 +21,10 @@
 //! variants'). A workgroup holds `128 / W` splits (a group of step 3's first level), so `128 D
 //! / W` lanes. Three workgroup barriers a chunk.
 
-use super::scan::{block_dots, load_row_raw, q8_values, scale_f32, stage_rows_by, v_loads};
+use super::scan::{block_dots, load_row_raw, scale_f32, stage_rows_by, v_loads};
 use super::{Ctx, Row};
 use crate::math::exp_sub;
-use kiln_ir::{BarrierKind, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
+use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
 
 /// How the waves of a split share it.
 pub(super) struct Across {
@@ -162,7 +162,7 @@ pub(super) fn scan(
         // The V values of the lane's dimension, asked for once the scores' registers are
         // free: in flight through the softmax step. A wave's dimensions are one block: lane `j`
         // loads key `j`'s scale, which the keys' values take by a shuffle.
-        let vraw = v_loads(b, c, k0, last);
+        let (vq, shift) = v_quants(b, c, k0, last);
         let kl = b.add(k0, c.lane);
         let kl = b.min(kl, last);
         let bits = load_row_raw(b, c, c.v_cache, kl)[0];
@@ -217,10 +217,15 @@ pub(super) fn scan(
             ms.push(b.load(x.shared, at, Type::F32));
             accs.push(b.mul(st[2 * n + r as usize], a));
         }
-        for (j, raw) in vraw.iter().enumerate() {
+        for (j, &q) in vq.iter().enumerate() {
             let jv = b.u32(j as u32);
             let scj = b.shuffle_idx(sc, jv);
-            let v = q8_values(b, c, raw[1], scj)[0];
+            // `f32(q) * f32(d)` (exact) of byte `shift / 8` of the word.
+            let v = b.shr(q, shift);
+            let v = b.convert(v, Type::scalar(ScalarType::U8));
+            let v = b.bitcast(v, Type::scalar(ScalarType::I8));
+            let v = b.convert(v, Type::F32);
+            let v = b.mul(v, scj);
             let ps = probs_of(b, c, x, nr, jv);
             for (acc, &p) in accs.iter_mut().zip(&ps) {
                 *acc = b.fma(p, v, *acc);
@@ -250,6 +255,64 @@ pub(super) fn scan(
     }
     out.extend_from_slice(&st[2 * n..]);
     out
+}
+
+/// The lane's quants of the V rows of keys `k0 .. k0 + W`: a `u32` each, holding the quant in
+/// its byte `shift / 8` (the second value). Where the chunk is inside the context (every chunk
+/// but a split's last), the aligned word around it, from one 64-bit index and constant offsets
+/// (one load instruction a key on NVIDIA, where 32-bit indices cost an address computation a
+/// load; a row is a multiple of 4 bytes, so the shift is the lane's for every key); else
+/// [`v_loads`]' bytes (a key past the context reads the last row; its p is 0), shift 0. (The
+/// paths load different types, so LLVM does not merge their loads into one set behind a phi
+/// of 32 addresses.)
+fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Value>, Value) {
+    let w = c.wave;
+    let wm1 = b.u32(w - 1);
+    let end = b.add(k0, wm1);
+    let inside = b.le(end, last);
+    let mut got = b.if_else(
+        inside,
+        |b| {
+            let rb = c.cache.row_bytes(c.d);
+            let hr = b.mul(c.h, c.ctx_max);
+            let r0 = b.add(hr, k0);
+            let rbv = b.u32(rb);
+            let base = b.mul(r0, rbv);
+            // The lane's quant in a row: block `d0 / 32`, byte `2 + d0 % 32` of it.
+            let c32 = b.u32(32);
+            let bi = b.div(c.d0, c32);
+            let o = b.rem(c.d0, c32);
+            let c34 = b.u32(34);
+            let boff = b.mul(bi, c34);
+            let two = b.u32(2);
+            let at = b.add(base, boff);
+            let at = b.add(at, two);
+            let at = b.add(at, o);
+            let three = b.u32(3);
+            let sub = b.and(at, three);
+            let word = b.sub(at, sub);
+            let word = b.convert(word, Type::U64);
+            let mut out: Vec<Value> = (0..w)
+                .map(|j| {
+                    let off = b.u64(u64::from(j * rb));
+                    let aj = b.add(word, off);
+                    b.load_with(c.v_cache, aj, ScalarType::U32, IndexUnit::Byte, Some(4))
+                })
+                .collect();
+            out.push(b.shl(sub, three));
+            out
+        },
+        |b| {
+            let mut out: Vec<Value> = v_loads(b, c, k0, last)
+                .into_iter()
+                .map(|raw| b.convert(raw[1], Type::U32))
+                .collect();
+            out.push(b.u32(0));
+            out
+        },
+    );
+    let shift = got.pop().expect("the shift");
+    (got, shift)
 }
 
 /// Element of block `blk`'s sum of row `r` for key `lane` in [`Across::sums`] (`sbase`: the

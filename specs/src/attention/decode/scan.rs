@@ -548,7 +548,7 @@ pub(super) fn scale_f32(b: &mut KernelBuilder, bits: Value) -> Value {
 
 /// The lane's `dpl` quants of a Q8_0 row ([`load_row_raw`]'s second value) times the block's
 /// scale `sc` (f32): `f32(q) * f32(d)`, exact.
-pub(super) fn q8_values(b: &mut KernelBuilder, c: &Ctx, w: Value, sc: Value) -> Vec<Value> {
+fn q8_values(b: &mut KernelBuilder, c: &Ctx, w: Value, sc: Value) -> Vec<Value> {
     let w = if c.dpl == 4 { w } else { b.convert(w, Type::U32) };
     (0..c.dpl)
         .map(|e| {
