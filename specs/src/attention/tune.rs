@@ -43,7 +43,7 @@ fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Resu
         threads,
         short: false,
         async_k,
-        across: false,
+        across: None,
     };
     Ok(attention(t, wave, cache, D, shape))
 }

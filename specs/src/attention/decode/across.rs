@@ -21,7 +21,7 @@
 //! variants'). A workgroup holds `128 / W` splits (a group of step 3's first level), so `128 D
 //! / W` lanes. Three workgroup barriers a chunk.
 
-use super::scan::{block_dots, load_row_raw, scale_f32, stage_rows_by, v_loads};
+use super::scan::{block_dots, scale_f32, stage_rows_by, v_loads};
 use super::{Ctx, Row};
 use crate::math::exp_sub;
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
@@ -116,12 +116,15 @@ pub(super) fn scan(
 ) -> Vec<Value> {
     let n = rows.len();
     let nr = n as u32;
-    let (w, d) = (c.wave, c.d);
-    assert_eq!(w, 32, "a split across waves is built at wave 32 (a wave's dimensions one block)");
+    let (w, d, dpl) = (c.wave, c.d, c.dpl as usize);
+    assert_eq!(
+        w, 32,
+        "a split across waves is built at wave 32 (a wave's dimensions whole blocks)"
+    );
     let nb = d / 32;
     let bpp = nb / x.parts;
     let mut init = vec![b.f32(f32::NEG_INFINITY); n];
-    init.extend((0..2 * n).map(|_| b.f32(0.0)));
+    init.extend((0..n + n * dpl).map(|_| b.f32(0.0)));
     let c0 = b.mul(s, c.cps);
     let (zero, one) = (b.u32(0), b.u32(1));
     let wv = b.u32(w);
@@ -159,14 +162,11 @@ pub(super) fn scan(
                 b.store(x.sums, at, sums[(j * nr + r) as usize]);
             }
         }
-        // The V values of the lane's dimension, asked for once the scores' registers are
-        // free: in flight through the softmax step. A wave's dimensions are one block: lane `j`
-        // loads key `j`'s scale, which the keys' values take by a shuffle.
+        // The V values of the lane's dimensions, asked for once the scores' registers are
+        // free: in flight through the softmax step. A wave's dimensions are `dpl` whole blocks:
+        // lane `j` loads key `j`'s scales of them, which the keys' values take by a shuffle.
         let (vq, shift) = v_quants(b, c, k0, last);
-        let kl = b.add(k0, c.lane);
-        let kl = b.min(kl, last);
-        let bits = load_row_raw(b, c, c.v_cache, kl)[0];
-        let sc = scale_f32(b, bits);
+        let scales = lane_scales(b, c, x, k0, last);
         b.barrier(BarrierKind::Lds);
         // 3. The owned rows' softmax step; `p`, `a`, `m'` to LDS.
         let mut ls = vec![];
@@ -215,20 +215,27 @@ pub(super) fn scan(
             let a = b.load(x.shared, at, Type::F32);
             let at = x.shared_at(b, nr, 1, r);
             ms.push(b.load(x.shared, at, Type::F32));
-            accs.push(b.mul(st[2 * n + r as usize], a));
+            for e in 0..dpl {
+                accs.push(b.mul(st[2 * n + r as usize * dpl + e], a));
+            }
         }
         for (j, &q) in vq.iter().enumerate() {
             let jv = b.u32(j as u32);
-            let scj = b.shuffle_idx(sc, jv);
-            // `f32(q) * f32(d)` (exact) of byte `shift / 8` of the word.
-            let v = b.shr(q, shift);
-            let v = b.convert(v, Type::scalar(ScalarType::U8));
-            let v = b.bitcast(v, Type::scalar(ScalarType::I8));
-            let v = b.convert(v, Type::F32);
-            let v = b.mul(v, scj);
+            let scj = key_scale(b, c, &scales, jv);
             let ps = probs_of(b, c, x, nr, jv);
-            for (acc, &p) in accs.iter_mut().zip(&ps) {
-                *acc = b.fma(p, v, *acc);
+            for e in 0..dpl {
+                // `f32(q) * f32(d)` (exact) of byte `shift / 8 + e` of the word.
+                let sh = b.u32(8 * e as u32);
+                let sh = b.add(shift, sh);
+                let v = b.shr(q, sh);
+                let v = b.convert(v, Type::scalar(ScalarType::U8));
+                let v = b.bitcast(v, Type::scalar(ScalarType::I8));
+                let v = b.convert(v, Type::F32);
+                let v = b.mul(v, scj);
+                for (r, &p) in ps.iter().enumerate() {
+                    let i = r * dpl + e;
+                    accs[i] = b.fma(p, v, accs[i]);
+                }
             }
         }
         let next: Vec<Value> = ms.into_iter().chain(ls).chain(accs).collect();
@@ -257,14 +264,56 @@ pub(super) fn scan(
     out
 }
 
-/// The lane's quants of the V rows of keys `k0 .. k0 + W`: a `u32` each, holding the quant in
-/// its byte `shift / 8` (the second value). Where the chunk is inside the context (every chunk
-/// but a split's last), the aligned word around it, from one 64-bit index and constant offsets
+/// The scales (f32) of key `k0 + lane`'s V row (the last row past the context) in the wave's
+/// `dpl` blocks of the P.V product (`W dpl` dimensions from the wave's first).
+fn lane_scales(b: &mut KernelBuilder, c: &Ctx, x: &Across, k0: Value, last: Value) -> Vec<Value> {
+    let kl = b.add(k0, c.lane);
+    let kl = b.min(kl, last);
+    let hr = b.mul(c.h, c.ctx_max);
+    let r = b.add(hr, kl);
+    let rb = b.u32(c.cache.row_bytes(c.d));
+    let base = b.mul(r, rb);
+    let dpl = c.dpl;
+    let per = b.u32(dpl);
+    let first = b.mul(x.part, per);
+    (0..dpl)
+        .map(|i| {
+            let iv = b.u32(i);
+            let blk = b.add(first, iv);
+            let c34 = b.u32(34);
+            let off = b.mul(blk, c34);
+            let at = b.add(base, off);
+            let bits = b.load_with(c.v_cache, at, ScalarType::U16, IndexUnit::Byte, Some(2));
+            scale_f32(b, bits)
+        })
+        .collect()
+}
+
+/// Key `j`'s scale of the lane's block, from [`lane_scales`] (lane `l`'s dimensions are in the
+/// wave's block `l / (W / dpl)`).
+fn key_scale(b: &mut KernelBuilder, c: &Ctx, scales: &[Value], j: Value) -> Value {
+    let got: Vec<Value> = scales.iter().map(|&s| b.shuffle_idx(s, j)).collect();
+    let lanes = c.wave / c.dpl;
+    let lv = b.u32(lanes);
+    let i = b.div(c.lane, lv);
+    let mut sc = got[0];
+    for (k, &g) in got.iter().enumerate().skip(1) {
+        let kv = b.u32(k as u32);
+        let here = b.eq(i, kv);
+        sc = b.select(here, g, sc);
+    }
+    sc
+}
+
+/// The lane's quants of the V rows of keys `k0 .. k0 + W`: a `u32` each, holding its `dpl`
+/// quants from byte `shift / 8` (the second value). Where the chunk is inside the context
+/// (every chunk but a split's last), the aligned word around them (`d0` is a multiple of
+/// `dpl`, at most 2, so they do not cross a word), from one 64-bit index and constant offsets
 /// (one load instruction a key on NVIDIA, where 32-bit indices cost an address computation a
 /// load; a row is a multiple of 4 bytes, so the shift is the lane's for every key); else
-/// [`v_loads`]' bytes (a key past the context reads the last row; its p is 0), shift 0. (The
-/// paths load different types, so LLVM does not merge their loads into one set behind a phi
-/// of 32 addresses.)
+/// [`v_loads`]' (a key past the context reads the last row; its p is 0), shift 0. (The paths
+/// load different types, so LLVM does not merge their loads into one set behind a phi of 32
+/// addresses.)
 fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Value>, Value) {
     let w = c.wave;
     let wm1 = b.u32(w - 1);
@@ -273,6 +322,7 @@ fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Valu
     let mut got = b.if_else(
         inside,
         |b| {
+            assert!(c.dpl <= 2, "a lane's quants in one word");
             let rb = c.cache.row_bytes(c.d);
             let hr = b.mul(c.h, c.ctx_max);
             let r0 = b.add(hr, k0);

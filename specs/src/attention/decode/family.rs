@@ -21,7 +21,7 @@ fn build<const Q8: bool, const D: u32, const R: u32, const N: u32, const FUSED: 
         threads: N,
         short: false,
         async_k: false,
-        across: false,
+        across: None,
     };
     attention_io(t, wave, cache, D, shape, Io::of(FUSED))
 }
@@ -37,21 +37,28 @@ fn build_async<const Q8: bool, const D: u32, const R: u32>(t: &Target, wave: u32
         threads: THREADS,
         short: false,
         async_k: true,
-        across: false,
+        across: None,
     };
     attention_io(t, wave, cache, D, shape, Io::Plain)
 }
 
-/// Builds an `rRx` variant (Q8_0, head dim `D`, `R` rows a workgroup, [`Shape::across`]): the
-/// 4 splits of a group, each across `D / 32` waves. At wave 64 (gfx9: `D / W` would be 1 or 2,
-/// and the gfx906 build spills SGPRs) the name builds `rR`'s code.
-fn build_across<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave: u32) -> Kernel {
+/// Builds an `rRxP` variant (Q8_0, head dim `D`, `R` rows a workgroup, [`Shape::across`]): the
+/// 4 splits of a group, each across `P` waves (`P = 0`: `D / 32`, a block a wave, named `rRx`).
+/// At wave 64 (gfx9, where the gfx906 build spilled SGPRs) the name builds `rR`'s code.
+fn build_across<const D: u32, const R: u32, const P: u32, const FUSED: bool>(
+    t: &Target,
+    wave: u32,
+) -> Kernel {
+    let p = if P == 0 { D / 32 } else { P };
     if wave != 32 {
         let mut k = build::<true, D, R, THREADS, FUSED>(t, wave);
         k.name.push('x');
+        if P != 0 {
+            k.name.push_str(&P.to_string());
+        }
         return k;
     }
-    let waves = (THREADS / wave) * (D / wave);
+    let waves = (THREADS / wave) * p;
     let shape = Shape {
         rows: R,
         waves,
@@ -59,11 +66,14 @@ fn build_across<const D: u32, const R: u32, const FUSED: bool>(t: &Target, wave:
         threads: waves * wave,
         short: false,
         async_k: false,
-        across: true,
+        across: Some(p),
     };
     let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
+    // NVIDIA: what the workgroup can launch with; two workgroups an SM where the split is
+    // across fewer waves than blocks (`r4x2`: 128 on sm_90, no spills).
     if t.family == kiln_ir::target::Family::Nvidia {
-        k.max_registers = Some(t.registers_for_workgroup(waves * wave));
+        let wgs = if p < D / 32 { 2 } else { 1 };
+        k.max_registers = Some(t.registers_for_workgroup(wgs * waves * wave));
     }
     k
 }
@@ -87,7 +97,7 @@ fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
         threads: n,
         short: true,
         async_k: false,
-        across: false,
+        across: None,
     };
     let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
     if n > short::THREADS && nvidia {
@@ -189,8 +199,14 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
             // split and `P` times the waves, for the latency-bound calls (one row a KV head's
             // pass at 4K keys, SmolLM2's step at ~2013 positions). Not measured yet: after
             // `r1`, so `kiln bench` times them and the router does not take them.
-            .chain(Q8.then(|| v("r1x", build_across::<D, 1, FUSED>, Admission::default())))
-            .chain(Q8.then(|| v("r4x", build_across::<D, 4, FUSED>, Admission::default())))
+            .chain(Q8.then(|| v("r1x", build_across::<D, 1, 0, FUSED>, Admission::default())))
+            .chain(Q8.then(|| v("r4x", build_across::<D, 4, 0, FUSED>, Admission::default())))
+            // Two waves a split at head dim 128 (two blocks a wave, two dimensions a lane):
+            // 256 lanes a workgroup, two workgroups an H200 SM where `r4x`'s 512 lanes fit one.
+            .chain(
+                (Q8 && D == 128)
+                    .then(|| v("r4x2", build_across::<D, 4, 2, FUSED>, Admission::default())),
+            )
             .collect(),
         parity,
         bench,

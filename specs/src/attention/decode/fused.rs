@@ -194,7 +194,7 @@ mod tests {
                         threads: 0,
                         short: false,
                         async_k: false,
-                        across: false,
+                        across: None,
                     };
                     let plain = attention(tg, wave, CacheType::Q8_0, d, baseline);
                     let mut inputs = case.inputs.clone();
@@ -244,7 +244,7 @@ mod tests {
             threads: 0,
             short: false,
             async_k: false,
-            across: false,
+            across: None,
         };
         let att =
             run(&attention(tg, 32, CacheType::Q8_0, 64, baseline), &case.inputs, &case.scalars);

@@ -99,7 +99,7 @@ pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
         threads: 0,
         short: false,
         async_k: false,
-        across: false,
+        across: None,
     };
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
@@ -126,7 +126,7 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
         threads: THREADS,
         short: false,
         async_k: false,
-        across: false,
+        across: None,
     };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);

@@ -136,8 +136,9 @@ pub struct Shape {
     /// The K chunks by async copies into two LDS buffers a wave, the next chunk's copies in
     /// flight while this one computes (sm_80 and later; elsewhere the plain staging).
     pub async_k: bool,
-    /// A split's chunks across `D / W` waves ([`across`]: Q8_0, `waves` a multiple of that).
-    pub across: bool,
+    /// A split's chunks across this many waves ([`across`]: Q8_0 at wave 32, a divisor of
+    /// `D / 32`; `waves` a multiple of it).
+    pub across: Option<u32>,
 }
 
 /// What a kernel reads before the attention and writes after it.
@@ -485,7 +486,10 @@ pub(super) fn attention_order(
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, short::THREADS) => format!("_short_r{}", shape.rows),
         (false, true, n) => format!("_short_r{}t{n}", shape.rows),
-        (false, false, _) if shape.across => format!("_r{}x", shape.rows),
+        (false, false, _) if shape.across.is_some() => {
+            let p = shape.across.unwrap_or(1);
+            format!("_r{}x{}", shape.rows, if p == d / 32 { String::new() } else { p.to_string() })
+        }
         (false, false, THREADS) => format!("_r{}", shape.rows),
         (false, false, n) => format!("_r{}t{n}", shape.rows),
     } + if shape.async_k { "a" } else { "" };
@@ -497,13 +501,15 @@ pub(super) fn attention_order(
         Io::RopeQ8_1s => fused::name(cache, d),
     };
     assert!(
-        !shape.across || (cache == CacheType::Q8_0 && !order.is_i8() && d >= wave),
-        "a split across waves is built for a Q8_0 cache in the f32 order"
+        shape.across.is_none_or(|p| {
+            cache == CacheType::Q8_0 && !order.is_i8() && wave == 32 && (d / 32).is_multiple_of(p)
+        }),
+        "a split across waves is built for a Q8_0 cache in the f32 order at wave 32"
     );
     let mut b = KernelBuilder::new(format!("{family}{suffix}"), wave);
     let threads = wave * shape.waves;
     // Waves a split ([`across`]: one a `W`-dimension part of the head), splits a workgroup.
-    let parts = if shape.across { d / wave } else { 1 };
+    let parts = shape.across.unwrap_or(1);
     let spw = shape.waves / parts;
     b.workgroup_size([threads, 1, 1]);
     b.const_param("head_dim", d as i64);
@@ -636,13 +642,11 @@ pub(super) fn attention_order(
     let dpl = d / wave / parts;
     // The wave's split in the workgroup and its first dimension in the P.V product.
     let across =
-        shape.across.then(|| across::Across::new(&mut b, (parts, spw), r, (d, wave), wave_id));
+        shape.across.map(|_| across::Across::new(&mut b, (parts, spw), r, (d, wave), wave_id));
+    let dplv = b.u32(dpl);
     let (sw, d0) = match &across {
-        Some(x) => (x.split(), x.index()),
-        None => {
-            let dplv = b.u32(dpl);
-            (wave_id, b.mul(lane, dplv))
-        }
+        Some(x) => (x.split(), b.mul(x.index(), dplv)),
+        None => (wave_id, b.mul(lane, dplv)),
     };
     let four = b.u32(4);
     let rt_zero = b.shr(t_v, four);
