@@ -3,7 +3,7 @@
 128, T query rows (causal among themselves) over a context of ctx keys; caches rotated over more
 than the L2, CUDA-graph replay, CUDA events, median of 20 replays.
 
-Usage: attention_peers.py OUT.json
+Usage: attention_peers.py OUT.json [CONTEXTS]   (CONTEXTS: comma separated, default 4096,32768)
 """
 import json
 import statistics
@@ -49,7 +49,8 @@ def time_case(ctx, t):
 
 def main():
     out = {}
-    for ctx in (4096, 32768):
+    contexts = [int(c) for c in sys.argv[2].split(",")] if len(sys.argv) > 2 else [4096, 32768]
+    for ctx in contexts:
         for t in (1, 4, 8):
             us, nbytes = time_case(ctx, t)
             key = f"sdpa_bf16_ctx{ctx}_t{t}"

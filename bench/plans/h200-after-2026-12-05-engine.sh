@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The second device call the twenty-ninth session (2026-12-05, no device lent) left: the engine's
 # steps re-timed after the early-load fix (docs/gemv.md, "The activations stay after the wait"),
-# with llama-bench on the same files in the same call (issue 16's 2x). Not run yet. Carry
+# with llama-bench on the same files in the same call (issue 16's 2x), and (added in the
+# thirtieth session) the attention node forced to the new `r1x` / `r4x`. Not run yet. Carry
 # .carry/{kiln,lib.txz,smol-vocab.gguf,llama-src.tgz} (lib.txz: the sm_90 package of the commit
 # to time; llama-src.tgz: the llama-cpp-python 0.3.36 sdist's vendor/llama.cpp, see
-# ../shared/peers/llamacpp/README.md), then `bash .carry/c2.sh`. About 9 minutes.
+# ../shared/peers/llamacpp/README.md), then `bash .carry/c2.sh`. About 10 minutes.
 set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/c2; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c2.tgz -C /tmp c2; }
@@ -37,6 +38,14 @@ for rep in 1 2; do
     run q4-$tag-$rep rs-q4_1 $pf $ctx X=1
     run q8-$tag-$rep rs-q8_0 $pf $ctx X=1
   done
+done
+# The attention node by the split-across-waves variants (forced; not routed): SmolLM2's
+# ~587 and ~2013 positions, where `short_r1t640` and `r1` are routed.
+A=KILN_ROUTE_ATTENTION_DECODE_ROPE_Q8_0_D64_Q8_1S
+for v in r1x r4x; do
+  run q4-long-$v rs-q4_1 /tmp/long41.txt 2304 $A=$v
+  run q8-long-$v rs-q8_0 /tmp/long41.txt 2304 $A=$v
+  run q4-mid-$v rs-q4_1 /tmp/long10.txt 1024 $A=$v
 done
 timeout 100 $K generate --model /tmp/r8b-q8_0.gguf --package $P --device cuda --prompt-file $S -n 64 --ctx 256 --profile --json $R/prof-r8b.json > $R/prof-r8b.log 2>&1
 line "r8b" $R/prof-r8b.log; ck

@@ -24,6 +24,9 @@ P=/tmp/p1/dist
 V=.carry/smol-vocab.gguf
 cp "$0" $R/
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
+# peer-bench needs bench/peers/peer-bench-kiln.patch (Q4 and MoE shapes) on ../shared's copy.
+grep -q PEER_FA_KV .peers/llamacpp/ggml/tests/peer-bench.cpp ||
+  patch -p1 -d .peers/llamacpp < bench/peers/peer-bench-kiln.patch > $R/peer-patch.log 2>&1
 ( OUT=$R/peer nice -n 5 bash .peers/llamacpp/run.sh > $R/peer-build.log 2>&1 ) &
 BPID=$!
 ( $K random-model --shape smollm2-135m --type q4_1 --vocab-from $V -o /tmp/rs-q4_1.gguf

@@ -107,18 +107,23 @@ pub(super) fn parity_cases(rng: &mut Rng, large: bool, q8: bool, d: u32) -> Vec<
         .collect()
 }
 
-/// 32 q / 8 kv heads, head dim 128, contexts 4096 and 32768, T = 1, 4, 8: the K/V bytes of
-/// the context read once, plus Q read and out written. The harness fills the caches with random
-/// bytes: a Q8_0 block's f16 scale may then be inf or NaN (fine for timing, not for values).
+/// 32 q / 8 kv heads, head dim 128, contexts 4096 and 32768 (the goals; Q8_0 also 1K,
+/// 2K, 8K and 16K, for time against context), T = 1, 4, 8: the K/V bytes of the context read
+/// once, plus Q read and out written. The harness fills the caches with random bytes: a Q8_0
+/// block's f16 scale may then be inf or NaN (fine for timing, not for values).
 pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
-    let names = match cache {
-        CacheType::Q8_0 => [
-            ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"],
-            ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"],
+    let names: &[(u32, [&'static str; 3])] = match cache {
+        CacheType::Q8_0 => &[
+            (1024, ["attn_q8_0_ctx1k_t1", "attn_q8_0_ctx1k_t4", "attn_q8_0_ctx1k_t8"]),
+            (2048, ["attn_q8_0_ctx2k_t1", "attn_q8_0_ctx2k_t4", "attn_q8_0_ctx2k_t8"]),
+            (4096, ["attn_q8_0_ctx4k_t1", "attn_q8_0_ctx4k_t4", "attn_q8_0_ctx4k_t8"]),
+            (8192, ["attn_q8_0_ctx8k_t1", "attn_q8_0_ctx8k_t4", "attn_q8_0_ctx8k_t8"]),
+            (16_384, ["attn_q8_0_ctx16k_t1", "attn_q8_0_ctx16k_t4", "attn_q8_0_ctx16k_t8"]),
+            (32_768, ["attn_q8_0_ctx32k_t1", "attn_q8_0_ctx32k_t4", "attn_q8_0_ctx32k_t8"]),
         ],
-        CacheType::F16 => [
-            ["attn_f16_ctx4k_t1", "attn_f16_ctx4k_t4", "attn_f16_ctx4k_t8"],
-            ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"],
+        CacheType::F16 => &[
+            (4096, ["attn_f16_ctx4k_t1", "attn_f16_ctx4k_t4", "attn_f16_ctx4k_t8"]),
+            (32_768, ["attn_f16_ctx32k_t1", "attn_f16_ctx32k_t4", "attn_f16_ctx32k_t8"]),
         ],
     };
     named_bench_cases(cache, names)
@@ -127,23 +132,23 @@ pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
 /// [`bench_cases`] of the i8 order's family (Q8_0 head dim 128: the same shapes and bytes).
 pub(super) fn i8_bench_cases() -> Vec<BenchCase> {
     let names = [
-        ["attn_q8_0_i8_ctx4k_t1", "attn_q8_0_i8_ctx4k_t4", "attn_q8_0_i8_ctx4k_t8"],
-        ["attn_q8_0_i8_ctx32k_t1", "attn_q8_0_i8_ctx32k_t4", "attn_q8_0_i8_ctx32k_t8"],
+        (4096, ["attn_q8_0_i8_ctx4k_t1", "attn_q8_0_i8_ctx4k_t4", "attn_q8_0_i8_ctx4k_t8"]),
+        (32_768, ["attn_q8_0_i8_ctx32k_t1", "attn_q8_0_i8_ctx32k_t4", "attn_q8_0_i8_ctx32k_t8"]),
     ];
-    named_bench_cases(CacheType::Q8_0, names)
+    named_bench_cases(CacheType::Q8_0, &names)
 }
 
-/// The bench cases with their names (`[context][T]`).
-fn named_bench_cases(cache: CacheType, names: [[&'static str; 3]; 2]) -> Vec<BenchCase> {
+/// The bench cases with their names (`(context, [T = 1, 4, 8])`).
+fn named_bench_cases(cache: CacheType, names: &[(u32, [&'static str; 3])]) -> Vec<BenchCase> {
     let (kv, g, d) = (8u32, 4u32, 128u32);
     let mut v = vec![];
-    for (ci, ctx) in [4096u32, 32_768].into_iter().enumerate() {
+    for &(ctx, ref by_t) in names {
         for (ti, t) in [1u32, 4, 8].into_iter().enumerate() {
             let cache_elems = (kv * ctx * cache.row_bytes(d) / cache.elem().bytes()) as usize;
             let qn = (t * kv * g * d) as u64;
             v.push(BenchCase {
                 flops: None,
-                name: names[ci][ti],
+                name: by_t[ti],
                 scalars: vec![
                     u32_arg("pos", ctx - t),
                     u32_arg("n_tokens", t),
