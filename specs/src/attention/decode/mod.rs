@@ -76,6 +76,9 @@
 //!   them at once: no `partials`, no counter ([`short`]). `short_r1`: the same, one row a
 //!   workgroup;
 //!   `short_r1t640` (head dim 64): one row, 640 lanes, splits of up to 632 positions.
+//! - `rRx`, `rRxP` (Q8_0, wave 32; [`across`]): `rR` with a split across `P` waves (`rRx`: `D /
+//!   32`, a block a wave): the scores' blocks, the rows' softmax steps and the P.V dimensions
+//!   shared out, through LDS; a workgroup holds a group's 4 splits. Not routed (not timed).
 //!
 //! # Routes (first admitted wins; `baseline` is the reference, taken only when forced)
 //! `short_r1` (Q8_0, T <= [`short::R1_MAX_TOKENS`], `pos <=` [`short::MAX_POS`]), `short`
