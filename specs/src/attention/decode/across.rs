@@ -1,25 +1,26 @@
-//! The `rRx` variants (Q8_0): a split's chunks across `P = D / W` waves, so that a split's
-//! serial work is a `P`-th of an `rR` wave's and a KV head has `P` times the waves in flight.
-//! At one token the order gives a (row group, KV head) at most [`super::MAX_SPLITS`] splits:
-//! the `rR` variants run 1024 waves for the 32 q / 8 kv heads, 8 an H200 SM at the
-//! register counts their V preload takes, each through about 2950 instructions a chunk
-//! (docs/attention.md).
+//! The `rRx` / `rRxP` variants (Q8_0, wave 32): a split's chunks across `P` waves (`rRx`: `P =
+//! D / 32`, a block a wave; `rRx2`: two blocks a wave at head dim 128), so that a split's
+//! serial work is about a `P`-th of an `rR` wave's and a KV head has `P` times the waves in
+//! flight. At one token the order gives a (row group, KV head) at most [`super::MAX_SPLITS`]
+//! splits: the `rR` variants run 1024 waves for the 32 q / 8 kv heads, 8 an H200 SM at
+//! the register counts their V preload takes, each through about 2950 instructions a chunk
+//! (docs/attention.md, "A split across waves").
 //!
 //! The split's `P` waves, chunk by chunk, with the order's ops (so the baseline's bits):
-//! 1. stage the chunk's K rows in LDS together (coalesced), and each lane loads the V values of
-//!    its dimension (`part W + lane`: one a lane in the P.V product);
-//! 2. each wave takes the blocks `part W / 32 ..` of every key's dot products (lane `j` key
-//!    `j`, as in [`super::scan`]): the blocks' sums `t` go to LDS;
-//! 3. the row's softmax step by the wave that owns the row (row `k` by part `k % P`): its dot
-//!    products (`dot = dot + t` over the blocks in order from `+0`), the maximum, `a`, `p` and
-//!    `l_lane` as [`super::scan`] computes them; `p`, `a` and `m'` go to LDS;
+//! 1. stage the chunk's K rows in LDS together (coalesced);
+//! 2. wave `p` takes the blocks `p D / (32 P) ..` of every key's dot products (lane `j` key
+//!    `j`, as in [`super::scan`]) for every row: the blocks' sums `t` go to LDS; then it asks
+//!    for the V values of its `D / (W P)` dimensions a lane ([`v_quants`], [`lane_scales`]);
+//! 3. row `k`'s softmax step by the wave `k % P`: `dot = dot + t` over the blocks in order from
+//!    `+0`, the maximum, `a`, `p` and `l_lane` as [`super::scan`] computes them; `p`, `a` and
+//!    `m'` go to LDS;
 //! 4. every wave: `acc = acc * a`, then `acc = fma(p_j, v_j, acc)` over the chunk's keys in
-//!    order, for its dimension.
+//!    order, for its dimensions.
 //!
 //! At the end the owner's `l = wave_reduce(add, l_lane)` goes through LDS, so every wave of the
 //! split holds the split's whole state for its dimensions (the combine's code is the `rR`
-//! variants'). A workgroup holds `128 / W` splits (a group of step 3's first level), so `128 D
-//! / W` lanes. Three workgroup barriers a chunk.
+//! variants'). A workgroup holds the 4 splits of a group of step 3's first level, `128 P`
+//! lanes. Three workgroup barriers a chunk.
 
 use super::scan::{block_dots, scale_f32, stage_rows_by, v_loads};
 use super::{Ctx, Row};
@@ -28,13 +29,14 @@ use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, ReduceOp, ScalarTy
 
 /// How the waves of a split share it.
 pub(super) struct Across {
-    /// Waves a split (`D / W`).
+    /// Waves a split (`P`).
     parts: u32,
     /// The wave's part of its split (`wave % parts`).
     part: Value,
     /// The wave's split in the workgroup (`wave / parts`).
     split: Value,
-    /// The lane among its split's (`part W + lane`), for the staging.
+    /// The lane among its split's (`part W + lane`): the staging's, and its first dimension
+    /// over `dpl`.
     index: Value,
     /// The blocks' sums, `[split][block][row][key]`.
     sums: LdsSlot,
@@ -72,7 +74,7 @@ impl Across {
         self.split
     }
 
-    /// The lane among its split's: its dimension in the P.V product.
+    /// The lane among its split's (its first dimension in the P.V product, over `dpl`).
     pub fn index(&self) -> Value {
         self.index
     }
@@ -103,7 +105,8 @@ fn by_part(
 }
 
 /// Split `s`'s states of the rows (step 2), as [`super::scan`] returns them (`m[R]`, `l[R]`,
-/// `acc[R]`: the wave's dimension `d0`), the same in each of the split's waves. `active` (uniform
+/// `acc[R][dpl]`: the wave's dimensions from `d0`), `m` and `l` the same in each of the split's
+/// waves. `active` (uniform
 /// over the split's waves): the split exists. Every wave runs `cps` steps (the barriers); a
 /// chunk outside the split's computes on clamped reads and is dropped.
 pub(super) fn scan(
