@@ -232,7 +232,8 @@ def attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, scale):
     return want, tol
 
 
-def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants, i8_variants=()):
+def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants, i8_variants=(),
+                    q8_variants=()):
     scale = np.float32(1.0 / np.sqrt(d))
     q = rng.standard_normal((t_n, kv * g, d)).astype(np.float32)
     kx = rng.standard_normal((kv * ctx, d)).astype(np.float32)
@@ -250,6 +251,9 @@ def check_attention(k, rng, cache, d, kv, g, pos, t_n, ctx, variants, i8_variant
     sc = dict(pos=pos, n_tokens=t_n, n_kv_heads=kv, group=g, ctx_max=ctx, scale=f32s(scale))
     inputs = {"q": q, "k_cache": kc, "v_cache": vc}
     where = f"ctx={pos + t_n} T={t_n} kv={kv} group={g}"
+    if cache == "q8_0":
+        # The Q8_0-only variants; `...x2` (two blocks a wave) exists at head dim 128 only.
+        variants = variants + [v for v in q8_variants if d == 128 or not v.endswith("x2")]
     check_variants(k, f"attention_decode_{cache}_d{d}", variants, inputs, sc, want, tol, where)
     if cache != "q8_0" or not i8_variants:
         return
@@ -281,6 +285,9 @@ def main():
     ap.add_argument("--arch", default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--variants", default="baseline,r8,r4")
+    ap.add_argument("--q8-variants", default="",
+                    help="more variants of the Q8_0 families only (e.g. r1x,r4x,r4x2; `*x2` at "
+                         "head dim 128 only)")
     ap.add_argument("--i8-variants", default="baseline,mma8,mma",
                     help="variants of attention_decode_q8_0_i8_* ('' to skip the family)")
     ap.add_argument("--large", action="store_true", help="contexts 4099 and 32768 everywhere")
@@ -306,8 +313,9 @@ def main():
                 cases += [(cache, d, kv, g, 4091, 8, 4099), (cache, d, kv, g, 32767, 1, 32768),
                           (cache, d, kv, g, 32760, 8, 32768)]
     i8_variants = [v for v in a.i8_variants.split(",") if v]
+    q8_variants = [v for v in a.q8_variants.split(",") if v]
     for c in cases:
-        check_attention(k, rng, *c, variants, i8_variants)
+        check_attention(k, rng, *c, variants, i8_variants, q8_variants)
     print("all checks passed")
 
 
