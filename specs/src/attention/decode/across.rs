@@ -22,7 +22,7 @@
 //! variants'). A workgroup holds the 4 splits of a group of step 3's first level, `128 P`
 //! lanes. Three workgroup barriers a chunk.
 
-use super::scan::{block_dots, scale_f32, stage_rows_by, v_loads};
+use super::scan::{block_dots, lane_block, scale_f32, stage_rows_by, v_loads};
 use super::{Ctx, Row};
 use crate::math::exp_sub;
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
@@ -331,12 +331,7 @@ fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Valu
             let r0 = b.add(hr, k0);
             let rbv = b.u32(rb);
             let base = b.mul(r0, rbv);
-            // The lane's quant in a row: block `d0 / 32`, byte `2 + d0 % 32` of it.
-            let c32 = b.u32(32);
-            let bi = b.div(c.d0, c32);
-            let o = b.rem(c.d0, c32);
-            let c34 = b.u32(34);
-            let boff = b.mul(bi, c34);
+            let (boff, o) = lane_block(b, c);
             let two = b.u32(2);
             let at = b.add(base, boff);
             let at = b.add(at, two);

@@ -187,15 +187,7 @@ mod tests {
                     let q = input("q");
                     let x = vec![("x".to_string(), q.1, q.2)];
                     let qr = run(&rope(tg, wave), &x, &rope_scalars)["out"].clone();
-                    let baseline = Shape {
-                        rows: 1,
-                        waves: 1,
-                        baseline: true,
-                        threads: 0,
-                        short: false,
-                        async_k: false,
-                        across: None,
-                    };
+                    let baseline = Shape::BASELINE;
                     let plain = attention(tg, wave, CacheType::Q8_0, d, baseline);
                     let mut inputs = case.inputs.clone();
                     inputs[0] = ("q".to_string(), ScalarType::F32, qr);
@@ -237,15 +229,7 @@ mod tests {
         let fused = spec::<64>();
         let short = fused.variants.iter().find(|v| v.name == "short").unwrap();
         let got = run(&(short.build)(tg, 32), &case.inputs, &case.scalars);
-        let baseline = Shape {
-            rows: 1,
-            waves: 1,
-            baseline: true,
-            threads: 0,
-            short: false,
-            async_k: false,
-            across: None,
-        };
+        let baseline = Shape::BASELINE;
         let att =
             run(&attention(tg, 32, CacheType::Q8_0, 64, baseline), &case.inputs, &case.scalars);
         let n = (att["out"].len() / 4) as u32;

@@ -92,15 +92,7 @@ pub fn mma_archs() -> Vec<String> {
 
 /// The `baseline` kernel at head dim `d`.
 pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
-    let shape = Shape {
-        rows: 1,
-        waves: 1,
-        baseline: true,
-        threads: 0,
-        short: false,
-        async_k: false,
-        across: None,
-    };
+    let shape = Shape::BASELINE;
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 

@@ -144,6 +144,19 @@ pub struct Shape {
     pub across: Option<u32>,
 }
 
+impl Shape {
+    /// The baseline: one wave a KV head runs every row and every split.
+    pub const BASELINE: Shape = Shape {
+        rows: 1,
+        waves: 1,
+        baseline: true,
+        threads: 0,
+        short: false,
+        async_k: false,
+        across: None,
+    };
+}
+
 /// What a kernel reads before the attention and writes after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Io {

@@ -510,11 +510,7 @@ pub(super) fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value)
         CacheType::Q8_0 => {
             let rb = b.u32(c.cache.row_bytes(c.d));
             let base = b.mul(r, rb);
-            let c32 = b.u32(32);
-            let bi = b.div(c.d0, c32);
-            let o = b.rem(c.d0, c32);
-            let c34 = b.u32(34);
-            let boff = b.mul(bi, c34);
+            let (boff, o) = lane_block(b, c);
             let blk = b.add(base, boff);
             let sc = b.load_with(p, blk, ScalarType::U16, IndexUnit::Byte, Some(2));
             let two = b.u32(2);
@@ -538,6 +534,17 @@ pub(super) fn load_row_raw(b: &mut KernelBuilder, c: &Ctx, p: Param, key: Value)
             }
         }
     }
+}
+
+/// Where the lane's quants (dimensions `d0 ..`) are in a Q8_0 row: the bytes to their block
+/// (`34 (d0 / 32)`: its scale, then its quants) and the first one's index in the block's quants
+/// (`d0 % 32`).
+pub(super) fn lane_block(b: &mut KernelBuilder, c: &Ctx) -> (Value, Value) {
+    let c32 = b.u32(32);
+    let bi = b.div(c.d0, c32);
+    let o = b.rem(c.d0, c32);
+    let c34 = b.u32(34);
+    (b.mul(bi, c34), o)
 }
 
 /// A Q8_0 block's scale bits (`u16`) as f32 (exact).
