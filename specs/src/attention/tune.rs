@@ -1,7 +1,9 @@
 //! The knob space of decode attention for `kiln tune`: rows a workgroup (`r`: the query rows of
 //! a KV head that share each K/V read), lanes a workgroup (`n`: a wave a split) and whether the
 //! K chunks come by async copies into two LDS buffers a wave (`a`: [`Shape::async_k`], Q8_0
-//! caches only: two f16 chunks a wave do not fit the LDS with the rest). The family's order
+//! caches only: two f16 chunks a wave do not fit the LDS with the rest) and across how many
+//! waves a split runs (`x`: 0, one; else [`Shape::across`], Q8_0 at wave 32, 128 lanes a group:
+//! the `rRx` variants). The family's order
 //! (chunks of `W` keys, at most [`super::decode::MAX_SPLITS`] splits, the maximum-first combine)
 //! depends on none of them, so every candidate gives the baseline's bits; the gate checks it.
 //!
@@ -9,15 +11,40 @@
 //! timed at the issue's shape (32 q / 8 kv heads, 4K and 32K keys); the head-dim-64 ones at
 //! SmolLM2-135M's (9 q / 3 kv heads, 512 and 2048 keys: the engine's contexts).
 
-use super::decode::{attention, Shape};
+use super::decode::{attention, Io, Shape};
 use super::CacheType;
 use crate::bench::{f32_arg, u32_arg, BenchCase};
 use crate::tune::{Bucket, Knob, TuneSpace};
 use kiln_ir::{Kernel, ScalarType, Target};
 
-/// A candidate: `r` rows and `n` lanes a workgroup, K chunks by async copies when `a` is 1.
+/// A candidate: `r` rows and `n` lanes a workgroup, K chunks by async copies when `a` is 1, a
+/// split across `x` waves when `x` is not 0 (then `n` is the 128 lanes of a group's waves at one
+/// wave a split: the workgroup has `128 x`).
 fn build<const Q8: bool, const D: u32>(t: &Target, wave: u32, k: &[u32]) -> Result<Kernel, String> {
-    let (rows, threads, async_k) = (k[0], k[1], k[2] == 1);
+    let (rows, threads, async_k, parts) = (k[0], k[1], k[2] == 1, k[3]);
+    if parts > 0 {
+        if !Q8 || wave != 32 || async_k || threads != super::decode::THREADS {
+            return Err(format!(
+                "a split across waves is built for Q8_0 at wave 32, staged K, n = {} (here {}, \
+                 wave {wave}, a{}, n{threads})",
+                super::decode::THREADS,
+                if Q8 { "Q8_0" } else { "f16" },
+                k[2]
+            ));
+        }
+        if !(D / 32).is_multiple_of(parts) {
+            return Err(format!(
+                "{parts} waves a split at head dim {D}: a wave takes whole blocks of 32 dimensions"
+            ));
+        }
+        if rows > 4 {
+            return Err(format!(
+                "{rows} rows a split across waves: the staged chunks, the blocks' sums and the \
+                 weights pass the 48 KiB of LDS at head dim 128"
+            ));
+        }
+        return Ok(super::decode::across::kernel(t, parts, rows, D, Io::Plain));
+    }
     if threads < super::decode::THREADS {
         return Err(format!(
             "{threads} lanes are less than the {} of a group of the combine",
@@ -112,6 +139,8 @@ fn space(
             // K chunks by async copies (`cp.async` on sm_80+; the plain staging elsewhere,
             // so there a candidate with `a1` is its `a0` twin).
             Knob { name: "a", values: vec![0, 1], omitted: None },
+            // A split across 2 or 4 waves (0: one wave; entries from before the knob: 0).
+            Knob { name: "x", values: vec![0, 2, 4], omitted: Some(0) },
         ],
         buckets,
         build,

@@ -23,9 +23,35 @@
 //! lanes. Three workgroup barriers a chunk.
 
 use super::scan::{block_dots, lane_block, scale_f32, stage_rows_by, v_loads};
-use super::{Ctx, Row};
+use super::{attention_io, CacheType, Ctx, Io, Row, Shape, THREADS};
 use crate::math::exp_sub;
-use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Type, Value};
+use kiln_ir::{
+    BarrierKind, IndexUnit, Kernel, KernelBuilder, LdsSlot, ReduceOp, ScalarType, Target, Type,
+    Value,
+};
+
+/// The `rRxP` kernel at wave 32 (`P` waves a split, `rows` rows, head dim `d`, Q8_0): the 4
+/// splits of a group a workgroup, `128 P` lanes. On NVIDIA capped at what the workgroup can
+/// launch with, or at two workgroups an SM where the split is across fewer waves than blocks
+/// (`r4x2`: 128 registers on sm_90, no spills).
+pub fn kernel(t: &Target, parts: u32, rows: u32, d: u32, io: Io) -> Kernel {
+    let waves = (THREADS / 32) * parts;
+    let shape = Shape {
+        rows,
+        waves,
+        baseline: false,
+        threads: waves * 32,
+        short: false,
+        async_k: false,
+        across: Some(parts),
+    };
+    let mut k = attention_io(t, 32, CacheType::Q8_0, d, shape, io);
+    if t.family == kiln_ir::target::Family::Nvidia {
+        let wgs = if parts < d / 32 { 2 } else { 1 };
+        k.max_registers = Some(t.registers_for_workgroup(wgs * waves * 32));
+    }
+    k
+}
 
 /// How the waves of a split share it.
 pub(super) struct Across {

@@ -58,24 +58,7 @@ fn build_across<const D: u32, const R: u32, const P: u32, const FUSED: bool>(
         }
         return k;
     }
-    let waves = (THREADS / wave) * p;
-    let shape = Shape {
-        rows: R,
-        waves,
-        baseline: false,
-        threads: waves * wave,
-        short: false,
-        async_k: false,
-        across: Some(p),
-    };
-    let mut k = attention_io(t, wave, CacheType::Q8_0, D, shape, Io::of(FUSED));
-    // NVIDIA: what the workgroup can launch with; two workgroups an SM where the split is
-    // across fewer waves than blocks (`r4x2`: 128 on sm_90, no spills).
-    if t.family == kiln_ir::target::Family::Nvidia {
-        let wgs = if p < D / 32 { 2 } else { 1 };
-        k.max_registers = Some(t.registers_for_workgroup(wgs * waves * wave));
-    }
-    k
+    super::across::kernel(t, p, R, D, Io::of(FUSED))
 }
 
 /// Builds a `short` variant (Q8_0, head dim `D`, `R` rows a workgroup: `short` has

@@ -89,7 +89,7 @@
 //! (docs/attention.md): at T = 8, `r8` is fastest at 32K keys and within 4% at 4K; at T = 1
 //! and 4, `r4t256` (Q8_0) and `r4` (f16) are.
 
-mod across;
+pub mod across;
 mod cases;
 mod combine;
 mod family;
