@@ -71,6 +71,10 @@ def main():
                 if v in c["variants"]:
                     lines[v][0].append(ctx)
                     lines[v][1].append(c["variants"][v]["graph_us"])
+        if not xs:
+            ax.set_title(f"T = {t}: not in this run")
+            ax.axis("off")
+            continue
         ax.plot(xs, routed, "o-", color="#c44e52", label="kiln, routed")
         ax.plot(xs, best, "s--", color="#dd8452", label="kiln, fastest variant")
         for x, y, n in zip(xs, best, names):
