@@ -7,7 +7,11 @@ edge: a branch to a lower address), by opcode. For comparing variants that give 
 issues when it takes every branch, not a time.
 
     python3 bench/sass_loops.py --package dist --kernel attention_prefill_f16_d128 \\
-        --variants w4g,w4gx [--arch sm_90] [--loops 2]
+        --variants w4g,w4gx [--arch sm_90] [--loops 2] [--blocks]
+
+`--blocks` also lists each loop's straight-line pieces in address order (cut at branch targets,
+and after branches, exits and barriers), with their sizes and what ends them, so the count of
+one path through the loop (a uniform branch's arm, a chunk inside the context) can be summed.
 """
 import argparse
 import collections
@@ -76,10 +80,31 @@ def profile(sass, loops):
             edges.add((labels[m.group(1)], addr))
     ranked = sorted(edges, key=lambda e: e[0] - e[1])[:loops]
     out = {"instructions": len(insts), "hot": len(hot), "loops": []}
+    targets = set(labels.values())
     for lo, hi in ranked:
-        body = [t for a, t in hot if lo <= a <= hi]
-        out["loops"].append((lo, hi, len(body), collections.Counter(opcode(t) for t in body)))
+        body = [(a, t) for a, t in hot if lo <= a <= hi]
+        ops = collections.Counter(opcode(t) for _, t in body)
+        out["loops"].append((lo, hi, len(body), ops, pieces(body, targets)))
     return out
+
+
+def pieces(body, targets):
+    """[(first address, instructions, the last one's text)] of `body` cut at branch targets and
+    after branches, exits and barriers."""
+    got, start, n = [], None, 0
+    for addr, text in body:
+        if addr in targets and n:
+            got.append((start, n, ""))
+            n = 0
+        if n == 0:
+            start = addr
+        n += 1
+        if re.search(r"\b(BRA|EXIT|BAR)\b", text):
+            got.append((start, n, text))
+            n = 0
+    if n:
+        got.append((start, n, ""))
+    return got
 
 
 def main():
@@ -90,6 +115,7 @@ def main():
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--loops", type=int, default=1, help="largest loops shown a variant")
     ap.add_argument("--opcodes", type=int, default=16, help="opcodes shown a loop")
+    ap.add_argument("--blocks", action="store_true", help="list each loop's pieces")
     a = ap.parse_args()
     ptxas, nvdisasm = tool("ptxas", "KILN_PTXAS"), tool("nvdisasm", "KILN_NVDISASM")
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,9 +130,12 @@ def main():
             p = profile(sass, a.loops)
             print(f"{a.kernel}/{v} on {a.arch}: {p['instructions']} instructions, "
                   f"{p['hot']} in the hot code")
-            for lo, hi, n, ops in p["loops"]:
+            for lo, hi, n, ops, parts in p["loops"]:
                 shown = ", ".join(f"{o} {c}" for o, c in ops.most_common(a.opcodes))
                 print(f"  loop {lo:#x}-{hi:#x}: {n} instructions: {shown}")
+                if a.blocks:
+                    for start, count, last in parts:
+                        print(f"    {start:#07x} {count:4d}  {last}")
 
 
 if __name__ == "__main__":
