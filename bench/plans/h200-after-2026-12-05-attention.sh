@@ -4,11 +4,12 @@
 # decode/across.rs, not timed yet, not routed), against the routes, at six contexts (1K to 32K,
 # T = 1, 4, 8: the issue's chart of time against context), with torch SDPA (bf16) and llama.cpp's
 # FLASH_ATTN_EXT (q8_0 K/V, `PEER_FA_KV`) on the same shapes in the same call. Not run yet.
-# Carry .carry/{kiln,lib.txz} (the runtime-only kiln and `tar cJf .carry/lib.txz -C /tmp/lib
+# Carry .carry/{kiln,lib.txz,lib-prev.txz} (the runtime-only kiln and `tar cJf .carry/lib.txz -C /tmp/lib
 # dist` of `kiln build --arch sm_90 --strict -o /tmp/lib/dist` at the commit to time) and
 # .peers/llamacpp (../shared/peers/llamacpp with bench/peers/peer-bench-kiln.patch applied: this
 # script applies it where it is missing), copy this file to .carry/c3.sh, then
-# `bash .carry/c3.sh`. About 8 minutes. Then:
+# `bash .carry/c3.sh`. About 9 minutes. lib-prev.txz: the
+# package of commit 43fa4ef, before the V rows' 64-bit indices, for an A / B of the routes. Then:
 #   python3 bench/context_chart.py $R/bench-attn.json docs/img/context-h200.png \
 #       --sdpa $R/sdpa.json --llama $R/peer/peer.txt --variants r4x,r4x2,r1x
 set -uo pipefail
@@ -33,6 +34,13 @@ A=${A#,}
 V=tuned_t2_5_short,tuned_t2_5_long,r4t256,r8,r8a,r1x,r4x,r4x2
 timeout 300 $K bench --package $P --kernel $A --variant $V --replays 10 --json $R/bench-attn.json > $R/bench-attn.log 2>&1
 echo "attn rc $?"; grep -E "^attn" $R/bench-attn.log | sort -u | cut -c1-220; ck
+# A / B: the routed variants with the package before the V rows' 64-bit indices (commit 43fa4ef).
+if [ -f .carry/lib-prev.txz ]; then
+  rm -rf /tmp/p3prev; mkdir -p /tmp/p3prev; tar xJf .carry/lib-prev.txz -C /tmp/p3prev
+  A2=attn_q8_0_ctx4k_t1,attn_q8_0_ctx4k_t4,attn_q8_0_ctx4k_t8,attn_q8_0_ctx32k_t1,attn_q8_0_ctx32k_t4,attn_q8_0_ctx32k_t8
+  timeout 120 $K bench --package /tmp/p3prev/dist --kernel $A2 --variant tuned_t2_5_short,tuned_t2_5_long,r4t256,r8 --replays 10 --json $R/bench-attn-prev.json > $R/bench-attn-prev.log 2>&1
+  echo "attn prev rc $?"; grep -E "^attn" $R/bench-attn-prev.log | sort -u | cut -c1-220; ck
+fi
 timeout 150 python3 bench/attention_peers.py $R/sdpa.json 1024,2048,4096,8192,16384,32768 > $R/sdpa.log 2>&1
 echo "sdpa rc $?: $(tail -n 18 $R/sdpa.log | tr '\n' ' ' | cut -c1-600)"; ck
 wait $BPID; echo "peer build: $(tail -n 2 $R/peer/build.txt 2>/dev/null | tr '\n' ' ' | cut -c1-200)"

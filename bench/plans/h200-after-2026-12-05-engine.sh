@@ -2,10 +2,11 @@
 # The second device call the twenty-ninth session (2026-12-05, no device lent) left: the engine's
 # steps re-timed after the early-load fix (docs/gemv.md, "The activations stay after the wait"),
 # with llama-bench on the same files in the same call (issue 16's 2x), and (added in the
-# thirtieth session) the attention node forced to the new `r1x` / `r4x`. Not run yet. Carry
+# thirtieth session) the attention node forced to the new `r1x` / `r4x`, and the steps with the
+# package before the V rows' 64-bit indices (.carry/lib-prev.txz). Not run yet. Carry
 # .carry/{kiln,lib.txz,smol-vocab.gguf,llama-src.tgz} (lib.txz: the sm_90 package of the commit
 # to time; llama-src.tgz: the llama-cpp-python 0.3.36 sdist's vendor/llama.cpp, see
-# ../shared/peers/llamacpp/README.md), then `bash .carry/c2.sh`. About 10 minutes.
+# ../shared/peers/llamacpp/README.md), then `bash .carry/c2.sh`. About 11 minutes.
 set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/c2; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c2.tgz -C /tmp c2; }
@@ -47,6 +48,19 @@ for v in r1x r4x; do
   run q8-long-$v rs-q8_0 /tmp/long41.txt 2304 $A=$v
   run q4-mid-$v rs-q4_1 /tmp/long10.txt 1024 $A=$v
 done
+# A / B of the V rows' 64-bit indices (scan::v_rows_inside, thirtieth session: the routed Q8_0
+# attention variants' machine code changed, not their bits): the steps again with the package
+# before it (.carry/lib-prev.txz, commit 43fa4ef), where carried.
+if [ -f .carry/lib-prev.txz ]; then
+  rm -rf /tmp/p2prev; mkdir -p /tmp/p2prev; tar xJf .carry/lib-prev.txz -C /tmp/p2prev
+  PN=$P; P=/tmp/p2prev/dist
+  for pos in mid:/tmp/long10.txt:1024 long:/tmp/long41.txt:2304; do
+    IFS=: read tag pf ctx <<< "$pos"
+    run prev-q4-$tag rs-q4_1 $pf $ctx X=1
+    run prev-q8-$tag rs-q8_0 $pf $ctx X=1
+  done
+  P=$PN
+fi
 timeout 100 $K generate --model /tmp/r8b-q8_0.gguf --package $P --device cuda --prompt-file $S -n 64 --ctx 256 --profile --json $R/prof-r8b.json > $R/prof-r8b.log 2>&1
 line "r8b" $R/prof-r8b.log; ck
 wait $BPID; tail -n 2 $R/llama_build.log

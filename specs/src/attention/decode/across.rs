@@ -22,7 +22,7 @@
 //! variants'). A workgroup holds the 4 splits of a group of step 3's first level, `128 P`
 //! lanes. Three workgroup barriers a chunk.
 
-use super::scan::{block_dots, lane_block, scale_f32, stage_rows_by, v_loads};
+use super::scan::{block_dots, lane_block, scale_f32, stage_rows_by, v_loads_clamped};
 use super::{attention_io, CacheType, Ctx, Io, Row, Shape, THREADS};
 use crate::math::exp_sub;
 use kiln_ir::{
@@ -340,7 +340,7 @@ fn key_scale(b: &mut KernelBuilder, c: &Ctx, scales: &[Value], j: Value) -> Valu
 /// `dpl`, at most 2, so they do not cross a word), from one 64-bit index and constant offsets
 /// (one load instruction a key on NVIDIA, where 32-bit indices cost an address computation a
 /// load; a row is a multiple of 4 bytes, so the shift is the lane's for every key); else
-/// [`v_loads`]' (a key past the context reads the last row; its p is 0), shift 0. (The paths
+/// [`v_loads_clamped`]' (a key past the context reads the last row; its p is 0), shift 0. (The paths
 /// load different types, so LLVM does not merge their loads into one set behind a phi of 32
 /// addresses.)
 fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Value>, Value) {
@@ -377,7 +377,7 @@ fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Valu
             out
         },
         |b| {
-            let mut out: Vec<Value> = v_loads(b, c, k0, last)
+            let mut out: Vec<Value> = v_loads_clamped(b, c, k0, last)
                 .into_iter()
                 .map(|raw| b.convert(raw[1], Type::U32))
                 .collect();

@@ -303,15 +303,105 @@ fn preloads(c: &Ctx, rows: usize) -> bool {
     c.wave <= PRELOAD_WAVE && rows <= PRELOAD_ROWS
 }
 
+/// The raw loads of the V rows of keys `k0 .. k0 + W` ([`load_row_raw`]'s values a key). With a
+/// Q8_0 cache, where the chunk is inside the context (every chunk but a split's last), from
+/// 64-bit indices and constant offsets ([`v_rows_inside`]); else [`v_loads_clamped`].
+pub(super) fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Vec<Vec<Value>> {
+    if c.cache != CacheType::Q8_0 {
+        return v_loads_clamped(b, c, k0, last);
+    }
+    let wm1 = b.u32(c.wave - 1);
+    let end = b.add(k0, wm1);
+    let inside = b.le(end, last);
+    let flat = b.if_else(
+        inside,
+        |b| v_rows_inside(b, c, k0).concat(),
+        |b| v_loads_clamped(b, c, k0, last).concat(),
+    );
+    flat.chunks(2).map(<[Value]>::to_vec).collect()
+}
+
 /// The raw loads of the V rows of keys `k0 .. k0 + W` (a key past the context reads the last
 /// row; its p is 0).
-pub(super) fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Vec<Vec<Value>> {
+pub(super) fn v_loads_clamped(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    k0: Value,
+    last: Value,
+) -> Vec<Vec<Value>> {
     (0..c.wave)
         .map(|j| {
             let jj = b.u32(j);
             let kj = b.add(k0, jj);
             let kj = b.min(kj, last);
             load_row_raw(b, c, c.v_cache, kj)
+        })
+        .collect()
+}
+
+/// [`load_row_raw`]'s values (the scale bits, `u16`; the lane's `dpl` quants, `u8` / `u16` /
+/// `u32`) of the Q8_0 V rows of keys `k0 .. k0 + W`, every one inside the context: the aligned
+/// words around them, from 64-bit indices plus constant offsets (a row is a multiple of 4
+/// bytes, so a key's words are the first key's plus `j` rows: one load instruction each on
+/// NVIDIA, where a 32-bit index costs an address computation a load), shifted into place. Four
+/// quants may straddle two words; the second is the word at `qa` rounded up, the first again
+/// where `qa` is aligned (never past the row). The loads are of other types than
+/// [`v_loads_clamped`]'s, so LLVM does not merge the two paths' loads behind phis of addresses.
+fn v_rows_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> Vec<Vec<Value>> {
+    let rb = c.cache.row_bytes(c.d);
+    let hr = b.mul(c.h, c.ctx_max);
+    let r0 = b.add(hr, k0);
+    let rbv = b.u32(rb);
+    let base = b.mul(r0, rbv);
+    let (boff, o) = lane_block(b, c);
+    let three = b.u32(3);
+    // The aligned word at or below byte `at`, as a 64-bit index, and `at`'s bit offset in it.
+    let word = |b: &mut KernelBuilder, at: Value| {
+        let sub = b.and(at, three);
+        let w = b.sub(at, sub);
+        (b.convert(w, Type::U64), b.shl(sub, three))
+    };
+    let sa = b.add(base, boff);
+    let (sw, ssh) = word(b, sa);
+    let two = b.u32(2);
+    let qa = b.add(sa, two);
+    let qa = b.add(qa, o);
+    let (qw, qsh) = word(b, qa);
+    let qw1 = (c.dpl == 4).then(|| {
+        let up = b.add(qa, three);
+        word(b, up).0
+    });
+    let load = |b: &mut KernelBuilder, at: Value, j: u32| {
+        let off = b.u64(u64::from(j * rb));
+        let aj = b.add(at, off);
+        b.load_with(c.v_cache, aj, ScalarType::U32, IndexUnit::Byte, Some(4))
+    };
+    (0..c.wave)
+        .map(|j| {
+            let s = load(b, sw, j);
+            let s = b.shr(s, ssh);
+            let sc = b.convert(s, Type::scalar(ScalarType::U16));
+            let w0 = load(b, qw, j);
+            let q = match qw1 {
+                // `(w1 w0) >> qsh` of the two words as one 64-bit value.
+                Some(qw1) => {
+                    let w1 = load(b, qw1, j);
+                    let lo = b.convert(w0, Type::U64);
+                    let hi = b.convert(w1, Type::U64);
+                    let c32 = b.u64(32);
+                    let hi = b.shl(hi, c32);
+                    let both = b.or(hi, lo);
+                    let sh = b.convert(qsh, Type::U64);
+                    let q = b.shr(both, sh);
+                    b.convert(q, Type::U32)
+                }
+                None => {
+                    let q = b.shr(w0, qsh);
+                    let ty = if c.dpl == 2 { ScalarType::U16 } else { ScalarType::U8 };
+                    b.convert(q, Type::scalar(ty))
+                }
+            };
+            vec![sc, q]
         })
         .collect()
 }
