@@ -342,7 +342,9 @@ fn key_scale(b: &mut KernelBuilder, c: &Ctx, scales: &[Value], j: Value) -> Valu
 /// load; a row is a multiple of 4 bytes, so the shift is the lane's for every key); else
 /// [`v_loads_clamped`]' (a key past the context reads the last row; its p is 0), shift 0. (The paths
 /// load different types, so LLVM does not merge their loads into one set behind a phi of 32
-/// addresses.)
+/// addresses.) Not [`super::scan::v_loads`]: that one loads each key's scale word too and
+/// narrows the quants; taking its quants here (the scales are [`lane_scales`]') cost 12-15
+/// more registers on sm_90 (`r1x` 103 -> 115-118).
 fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Value>, Value) {
     let w = c.wave;
     let wm1 = b.u32(w - 1);
