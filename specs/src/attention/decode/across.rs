@@ -22,7 +22,9 @@
 //! variants'). A workgroup holds the 4 splits of a group of step 3's first level, `128 P`
 //! lanes. Three workgroup barriers a chunk.
 
-use super::scan::{block_dots, lane_block, scale_f32, stage_rows_by, v_loads_clamped};
+use super::scan::{
+    aligned_word, block_dots, scale_f32, stage_rows_by, v_lane_block_at, v_loads_clamped,
+};
 use super::{attention_io, CacheType, Ctx, Io, Row, Shape, THREADS};
 use crate::math::exp_sub;
 use kiln_ir::{
@@ -354,20 +356,11 @@ fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Valu
         inside,
         |b| {
             assert!(c.dpl <= 2, "a lane's quants in one word");
-            let rb = c.cache.row_bytes(c.d);
-            let hr = b.mul(c.h, c.ctx_max);
-            let r0 = b.add(hr, k0);
-            let rbv = b.u32(rb);
-            let base = b.mul(r0, rbv);
-            let (boff, o) = lane_block(b, c);
+            let (rb, at, o) = v_lane_block_at(b, c, k0);
             let two = b.u32(2);
-            let at = b.add(base, boff);
             let at = b.add(at, two);
             let at = b.add(at, o);
-            let three = b.u32(3);
-            let sub = b.and(at, three);
-            let word = b.sub(at, sub);
-            let word = b.convert(word, Type::U64);
+            let (word, shift) = aligned_word(b, at);
             let mut out: Vec<Value> = (0..w)
                 .map(|j| {
                     let off = b.u64(u64::from(j * rb));
@@ -375,7 +368,7 @@ fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Valu
                     b.load_with(c.v_cache, aj, ScalarType::U32, IndexUnit::Byte, Some(4))
                 })
                 .collect();
-            out.push(b.shl(sub, three));
+            out.push(shift);
             out
         },
         |b| {

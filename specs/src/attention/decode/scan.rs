@@ -348,28 +348,16 @@ pub(super) fn v_loads_clamped(
 /// where `qa` is aligned (never past the row). The loads are of other types than
 /// [`v_loads_clamped`]'s, so LLVM does not merge the two paths' loads behind phis of addresses.
 fn v_rows_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> Vec<Vec<Value>> {
-    let rb = c.cache.row_bytes(c.d);
-    let hr = b.mul(c.h, c.ctx_max);
-    let r0 = b.add(hr, k0);
-    let rbv = b.u32(rb);
-    let base = b.mul(r0, rbv);
-    let (boff, o) = lane_block(b, c);
-    let three = b.u32(3);
-    // The aligned word at or below byte `at`, as a 64-bit index, and `at`'s bit offset in it.
-    let word = |b: &mut KernelBuilder, at: Value| {
-        let sub = b.and(at, three);
-        let w = b.sub(at, sub);
-        (b.convert(w, Type::U64), b.shl(sub, three))
-    };
-    let sa = b.add(base, boff);
-    let (sw, ssh) = word(b, sa);
+    let (rb, sa, o) = v_lane_block_at(b, c, k0);
+    let (sw, ssh) = aligned_word(b, sa);
     let two = b.u32(2);
     let qa = b.add(sa, two);
     let qa = b.add(qa, o);
-    let (qw, qsh) = word(b, qa);
+    let (qw, qsh) = aligned_word(b, qa);
     let qw1 = (c.dpl == 4).then(|| {
+        let three = b.u32(3);
         let up = b.add(qa, three);
-        word(b, up).0
+        aligned_word(b, up).0
     });
     let load = |b: &mut KernelBuilder, at: Value, j: u32| {
         let off = b.u64(u64::from(j * rb));
@@ -404,6 +392,28 @@ fn v_rows_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> Vec<Vec<Value>> {
             vec![sc, q]
         })
         .collect()
+}
+
+/// Where the lane's block starts in key `k0`'s V row (Q8_0): `(row bytes, the block's byte in
+/// the cache, the lane's first quant's index in the block)`. Key `k0 + j`'s is `row bytes * j`
+/// further on.
+pub(super) fn v_lane_block_at(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> (u32, Value, Value) {
+    let rb = c.cache.row_bytes(c.d);
+    let hr = b.mul(c.h, c.ctx_max);
+    let r0 = b.add(hr, k0);
+    let rbv = b.u32(rb);
+    let base = b.mul(r0, rbv);
+    let (boff, o) = lane_block(b, c);
+    (rb, b.add(base, boff), o)
+}
+
+/// The aligned 32-bit word at or below byte `at` (u32), as a 64-bit byte index, and `at`'s bit
+/// offset in it.
+pub(super) fn aligned_word(b: &mut KernelBuilder, at: Value) -> (Value, Value) {
+    let three = b.u32(3);
+    let sub = b.and(at, three);
+    let w = b.sub(at, sub);
+    (b.convert(w, Type::U64), b.shl(sub, three))
 }
 
 /// Split `s`'s states of the rows (step 2): `m[R]`, `l[R]`, `acc[R][dpl]`. `active`
