@@ -16,7 +16,8 @@ set -uo pipefail
 O=${OUT:-/tmp/out}; R=/tmp/cA; rm -rf $R; mkdir -p $R/peer
 ck() { tar czf $O/cA.tgz -C /tmp cA; }
 T0=$SECONDS
-left() { echo $((575 - (SECONDS - T0))); }
+B=${BUDGET:-575}
+left() { echo $((B - (SECONDS - T0))); }
 lim() { local l; l=$(left); [ $l -gt $1 ] && echo $1 || echo $((l > 5 ? l : 5)); }
 K=$(pwd)/.carry/kiln
 rm -rf /tmp/pA; mkdir -p /tmp/pA; tar xJf .carry/lib.txz -C /tmp/pA
@@ -33,11 +34,22 @@ BPID=$!
   $K random-model --shape smollm2-135m --type q8_0 --vocab-from $V -o /tmp/rs-q8_0.gguf ) > $R/models.log 2>&1 &
 MPID=$!
 F=attention_decode_q8_0_d64,attention_decode_q8_0_d128,attention_decode_rope_q8_0_d64_q8_1s,attention_decode_rope_q8_0_d128_q8_1s
-timeout $(lim 150) $K parity --device cuda --package $P --kernel $F > $R/parity-attn.log 2>&1
+timeout $(lim 120) $K parity --device cuda --package $P --kernel $F > $R/parity-attn.log 2>&1
 echo "attn parity rc $? ($((SECONDS - T0)) s): $(tail -n 1 $R/parity-attn.log | cut -c1-120)"; grep -E "^FAIL" $R/parity-attn.log | head -3
 ck
+A=""
+for c in 1k 2k 4k 8k 16k 32k; do for t in 1 4 8; do A="$A,attn_q8_0_ctx${c}_t${t}"; done; done
+A=${A#,}
+VV=tuned_t2_5_short,tuned_t2_5_long,r4t256,r8,r1x,r4x,r4x2
+timeout $(lim 200) $K bench --package $P --kernel $A --variant $VV --replays 10 --json $R/bench-attn.json > $R/bench-attn.log 2>&1
+echo "attn rc $? ($((SECONDS - T0)) s)"; grep -E "^attn" $R/bench-attn.log | sort -u | cut -c1-220; ck
+if [ $(left) -gt 60 ]; then
+  timeout $(lim 90) python3 bench/attention_peers.py $R/sdpa.json 1024,2048,4096,8192,16384,32768 > $R/sdpa.log 2>&1
+  echo "sdpa rc $? ($((SECONDS - T0)) s): $(tail -n 18 $R/sdpa.log | tr '\n' ' ' | cut -c1-600)"; ck
+else echo "sdpa skipped: $(left) s left"; fi
+if [ $(left) -gt 90 ]; then
 F=gemv_q8_0_rp,gemv_q4_0_rp,gemv_q4_1_rp,gemv_q8_0_rp_res,gemv_q4_0_rp_res,gemv_q4_1_rp_res,gemv_q8_0_rp_res_rmsnorm,gemv_q8_0_rp_res_sq,gemv_q8_0_rp_swiglu_q8_1s,gemv_q8_0_rp_swiglu_q8_1s_rms,gemv_q8_0_rp_swiglu_q8_1s_norm,gemv_q8_0_rp_qkv_cache_norm,gemv_q4_1_rp_qkv_cache_norm,gemv_q8_0_rp_k4,gemv_moe_q8_0_rp,gemv_moe_q4_0_rp
-timeout $(lim 120) $K parity --device cuda --package $P --kernel $F > $R/parity-gemv.log 2>&1
+timeout $(lim 100) $K parity --device cuda --package $P --kernel $F > $R/parity-gemv.log 2>&1
 echo "gemv parity rc $? ($((SECONDS - T0)) s): $(tail -n 1 $R/parity-gemv.log | cut -c1-120)"; grep -E "^FAIL" $R/parity-gemv.log | head -3
 ck
 wait $MPID
@@ -50,16 +62,7 @@ for m in q4_1 q8_0; do
   done
 done
 ck
-A=""
-for c in 1k 2k 4k 8k 16k 32k; do for t in 1 4 8; do A="$A,attn_q8_0_ctx${c}_t${t}"; done; done
-A=${A#,}
-VV=tuned_t2_5_short,tuned_t2_5_long,r4t256,r8,r1x,r4x,r4x2
-timeout $(lim 200) $K bench --package $P --kernel $A --variant $VV --replays 10 --json $R/bench-attn.json > $R/bench-attn.log 2>&1
-echo "attn rc $? ($((SECONDS - T0)) s)"; grep -E "^attn" $R/bench-attn.log | sort -u | cut -c1-220; ck
-if [ $(left) -gt 60 ]; then
-  timeout $(lim 90) python3 bench/attention_peers.py $R/sdpa.json 1024,2048,4096,8192,16384,32768 > $R/sdpa.log 2>&1
-  echo "sdpa rc $? ($((SECONDS - T0)) s): $(tail -n 18 $R/sdpa.log | tr '\n' ' ' | cut -c1-600)"; ck
-else echo "sdpa skipped: $(left) s left"; fi
+else echo "gemv parity and digests skipped: $(left) s left"; fi
 if [ $(left) -gt 40 ]; then
   wait $BPID; echo "peer build: $(tail -n 2 $R/peer/build.txt 2>/dev/null | tr '\n' ' ' | cut -c1-200)"
   OUT=$R/peer STEPS="peer" PEER_FA_ONLY=1 PEER_FA_KV=1024,2048,4096,8192,16384,32768 timeout $(lim 150) bash .peers/llamacpp/run.sh > $R/peer-run.log 2>&1
