@@ -8,6 +8,9 @@
 # to time; llama-src.tgz: the llama-cpp-python 0.3.36 sdist's vendor/llama.cpp, see
 # ../shared/peers/llamacpp/README.md), then `bash .carry/c2.sh`. About 11 minutes.
 set -uo pipefail
+# REPS=1 PREV=0: one repetition, no A / B with the previous package, the forced split-across-waves
+# variants at ~2013 positions only (about 6 minutes: the thirty-first session's shortened call).
+REPS=${REPS:-2}; PREV=${PREV:-1}
 O=${OUT:-/tmp/out}; R=/tmp/c2; rm -rf $R; mkdir -p $R
 ck() { tar czf $O/c2.tgz -C /tmp c2; }
 K=$(pwd)/.carry/kiln
@@ -33,7 +36,7 @@ run() { local name=$1 m=$2 pf=$3 ctx=$4; shift 4
   env "$@" timeout 60 $K generate --model /tmp/$m.gguf --package $P --device cuda --prompt-file $pf -n 128 --ctx $ctx --profile --json $R/prof-$name.json > $R/prof-$name.log 2>&1
   line "$name" $R/prof-$name.log; ck; }
 S=tools/engine/ref/generate.txt
-for rep in 1 2; do
+for rep in $(seq $REPS); do
   for pos in short:$S:512 mid:/tmp/long10.txt:1024 long:/tmp/long41.txt:2304; do
     IFS=: read tag pf ctx <<< "$pos"
     run q4-$tag-$rep rs-q4_1 $pf $ctx X=1
@@ -46,12 +49,12 @@ A=KILN_ROUTE_ATTENTION_DECODE_ROPE_Q8_0_D64_Q8_1S
 for v in r1x r4x; do
   run q4-long-$v rs-q4_1 /tmp/long41.txt 2304 $A=$v
   run q8-long-$v rs-q8_0 /tmp/long41.txt 2304 $A=$v
-  run q4-mid-$v rs-q4_1 /tmp/long10.txt 1024 $A=$v
+  [ $REPS -gt 1 ] && run q4-mid-$v rs-q4_1 /tmp/long10.txt 1024 $A=$v
 done
 # A / B of the V rows' 64-bit indices (scan::v_rows_inside, thirtieth session: the routed Q8_0
 # attention variants' machine code changed, not their bits): the steps again with the package
 # before it (.carry/lib-prev.txz, commit 43fa4ef), where carried.
-if [ -f .carry/lib-prev.txz ]; then
+if [ $PREV = 1 ] && [ -f .carry/lib-prev.txz ]; then
   rm -rf /tmp/p2prev; mkdir -p /tmp/p2prev; tar xJf .carry/lib-prev.txz -C /tmp/p2prev
   PN=$P; P=/tmp/p2prev/dist
   for pos in mid:/tmp/long10.txt:1024 long:/tmp/long41.txt:2304; do
