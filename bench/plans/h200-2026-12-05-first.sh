@@ -5,7 +5,7 @@
 # 64-bit indices) and of the GEMV families (the early-load fix); the T = 1 / T = 8 decode
 # digests against the interpreter's; decode attention at six contexts with every candidate;
 # torch SDPA and llama.cpp's FLASH_ATTN_EXT on the same shapes. Steps that find too little time
-# left are skipped and say so.
+# left are skipped and say so. CTX="4k 32k": those contexts only; PEERS=0: no SDPA, no llama.cpp.
 # Carry: the tracked tree is about 30 MiB, so the carried files travel compressed in one
 # ignored folder .cx (kiln.xz: xz of the runtime-only kiln; peers.txz: tar cJf of
 # .peers/llamacpp; lib.txz; smol-vocab.gguf; this file as cA.sh), unpacked by the command:
@@ -38,12 +38,12 @@ timeout $(lim 120) $K parity --device cuda --package $P --kernel $F > $R/parity-
 echo "attn parity rc $? ($((SECONDS - T0)) s): $(tail -n 1 $R/parity-attn.log | cut -c1-120)"; grep -E "^FAIL" $R/parity-attn.log | head -3
 ck
 A=""
-for c in 1k 2k 4k 8k 16k 32k; do for t in 1 4 8; do A="$A,attn_q8_0_ctx${c}_t${t}"; done; done
+for c in ${CTX:-1k 2k 4k 8k 16k 32k}; do for t in 1 4 8; do A="$A,attn_q8_0_ctx${c}_t${t}"; done; done
 A=${A#,}
 VV=tuned_t2_5_short,tuned_t2_5_long,r4t256,r8,r1x,r4x,r4x2
 timeout $(lim 200) $K bench --package $P --kernel $A --variant $VV --replays 10 --json $R/bench-attn.json > $R/bench-attn.log 2>&1
 echo "attn rc $? ($((SECONDS - T0)) s)"; grep -E "^attn" $R/bench-attn.log | sort -u | cut -c1-220; ck
-if [ $(left) -gt 60 ]; then
+if [ "${PEERS:-1}" = 1 ] && [ $(left) -gt 60 ]; then
   timeout $(lim 90) python3 bench/attention_peers.py $R/sdpa.json 1024,2048,4096,8192,16384,32768 > $R/sdpa.log 2>&1
   echo "sdpa rc $? ($((SECONDS - T0)) s): $(tail -n 18 $R/sdpa.log | tr '\n' ' ' | cut -c1-600)"; ck
 else echo "sdpa skipped: $(left) s left"; fi
@@ -63,7 +63,7 @@ for m in q4_1 q8_0; do
 done
 ck
 else echo "gemv parity and digests skipped: $(left) s left"; fi
-if [ $(left) -gt 40 ]; then
+if [ "${PEERS:-1}" = 1 ] && [ $(left) -gt 40 ]; then
   wait $BPID; echo "peer build: $(tail -n 2 $R/peer/build.txt 2>/dev/null | tr '\n' ' ' | cut -c1-200)"
   OUT=$R/peer STEPS="peer" PEER_FA_ONLY=1 PEER_FA_KV=1024,2048,4096,8192,16384,32768 timeout $(lim 150) bash .peers/llamacpp/run.sh > $R/peer-run.log 2>&1
   echo "peer rc $? ($((SECONDS - T0)) s)"; grep -E "FLASH_ATTN_EXT type_KV=q8_0 layout=llama" $R/peer/peer.txt 2>/dev/null | grep "mode=rot" | cut -c1-160 | head -18
