@@ -28,8 +28,8 @@ cp "$0" $R/
 cat $R/env.log
 grep -q PEER_FA_KV .peers/llamacpp/ggml/tests/peer-bench.cpp ||
   patch -p1 -d .peers/llamacpp < bench/peers/peer-bench-kiln.patch > $R/peer-patch.log 2>&1
-( OUT=$R/peer STEPS="none" nice -n 5 bash .peers/llamacpp/run.sh > $R/peer-build.log 2>&1 ) &
-BPID=$!
+BPID=
+[ "${PEERS:-1}" = 1 ] && { ( OUT=$R/peer STEPS="none" nice -n 5 bash .peers/llamacpp/run.sh > $R/peer-build.log 2>&1 ) & BPID=$!; }
 ( $K random-model --shape smollm2-135m --type q4_1 --vocab-from $V -o /tmp/rs-q4_1.gguf
   $K random-model --shape smollm2-135m --type q8_0 --vocab-from $V -o /tmp/rs-q8_0.gguf ) > $R/models.log 2>&1 &
 MPID=$!
