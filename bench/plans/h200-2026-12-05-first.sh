@@ -5,7 +5,7 @@
 # 64-bit indices) and of the GEMV families (the early-load fix); the T = 1 / T = 8 decode
 # digests against the interpreter's; decode attention at six contexts with every candidate;
 # torch SDPA and llama.cpp's FLASH_ATTN_EXT on the same shapes. Steps that find too little time
-# left are skipped and say so. CTX="4k 32k": those contexts only; PEERS=0: no SDPA, no llama.cpp.
+# left are skipped and say so. AF: the attention families to check. CTX="4k 32k": those contexts only; PEERS=0: no SDPA, no llama.cpp.
 # Carry: the tracked tree is about 30 MiB, so the carried files travel compressed in one
 # ignored folder .cx (kiln.xz: xz of the runtime-only kiln; peers.txz: tar cJf of
 # .peers/llamacpp; lib.txz; smol-vocab.gguf; this file as cA.sh), unpacked by the command:
@@ -33,7 +33,7 @@ BPID=
 ( $K random-model --shape smollm2-135m --type q4_1 --vocab-from $V -o /tmp/rs-q4_1.gguf
   $K random-model --shape smollm2-135m --type q8_0 --vocab-from $V -o /tmp/rs-q8_0.gguf ) > $R/models.log 2>&1 &
 MPID=$!
-F=attention_decode_q8_0_d64,attention_decode_q8_0_d128,attention_decode_rope_q8_0_d64_q8_1s,attention_decode_rope_q8_0_d128_q8_1s
+F=${AF:-attention_decode_q8_0_d64,attention_decode_q8_0_d128,attention_decode_rope_q8_0_d64_q8_1s,attention_decode_rope_q8_0_d128_q8_1s}
 timeout $(lim 120) $K parity --device cuda --package $P --kernel $F > $R/parity-attn.log 2>&1
 echo "attn parity rc $? ($((SECONDS - T0)) s): $(tail -n 1 $R/parity-attn.log | cut -c1-120)"; grep -E "^FAIL" $R/parity-attn.log | head -3
 ck
