@@ -23,7 +23,8 @@
 //! lanes. Three workgroup barriers a chunk.
 
 use super::scan::{
-    aligned_word, block_dots, scale_f32, stage_rows_by, v_lane_block_at, v_loads_clamped,
+    aligned_word, block_dots, chunk_inside, quant_byte, scale_f32, stage_rows_by, v_lane_block_at,
+    v_loads_clamped,
 };
 use super::{attention_io, CacheType, Ctx, Io, Row, Shape, THREADS};
 use crate::math::exp_sub;
@@ -349,17 +350,13 @@ fn key_scale(b: &mut KernelBuilder, c: &Ctx, scales: &[Value], j: Value) -> Valu
 /// more registers on sm_90 (`r1x` 103 -> 115-118).
 fn v_quants(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> (Vec<Value>, Value) {
     let w = c.wave;
-    let wm1 = b.u32(w - 1);
-    let end = b.add(k0, wm1);
-    let inside = b.le(end, last);
+    let inside = chunk_inside(b, c, k0, last);
     let mut got = b.if_else(
         inside,
         |b| {
             assert!(c.dpl <= 2, "a lane's quants in one word");
-            let (rb, at, o) = v_lane_block_at(b, c, k0);
-            let two = b.u32(2);
-            let at = b.add(at, two);
-            let at = b.add(at, o);
+            let (rb, block, o) = v_lane_block_at(b, c, k0);
+            let at = quant_byte(b, block, o);
             let (word, shift) = aligned_word(b, at);
             let mut out: Vec<Value> = (0..w)
                 .map(|j| {

@@ -310,9 +310,7 @@ pub(super) fn v_loads(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) ->
     if c.cache != CacheType::Q8_0 {
         return v_loads_clamped(b, c, k0, last);
     }
-    let wm1 = b.u32(c.wave - 1);
-    let end = b.add(k0, wm1);
-    let inside = b.le(end, last);
+    let inside = chunk_inside(b, c, k0, last);
     let flat = b.if_else(
         inside,
         |b| v_rows_inside(b, c, k0).concat(),
@@ -350,9 +348,7 @@ pub(super) fn v_loads_clamped(
 fn v_rows_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> Vec<Vec<Value>> {
     let (rb, sa, o) = v_lane_block_at(b, c, k0);
     let (sw, ssh) = aligned_word(b, sa);
-    let two = b.u32(2);
-    let qa = b.add(sa, two);
-    let qa = b.add(qa, o);
+    let qa = quant_byte(b, sa, o);
     let (qw, qsh) = aligned_word(b, qa);
     let qw1 = (c.dpl == 4).then(|| {
         let three = b.u32(3);
@@ -394,6 +390,13 @@ fn v_rows_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// Whether keys `k0 .. k0 + W` are all inside the context (`last`: its last key).
+pub(super) fn chunk_inside(b: &mut KernelBuilder, c: &Ctx, k0: Value, last: Value) -> Value {
+    let wm1 = b.u32(c.wave - 1);
+    let end = b.add(k0, wm1);
+    b.le(end, last)
+}
+
 /// Where the lane's block starts in key `k0`'s V row (Q8_0): `(row bytes, the block's byte in
 /// the cache, the lane's first quant's index in the block)`. Key `k0 + j`'s is `row bytes * j`
 /// further on.
@@ -405,6 +408,13 @@ pub(super) fn v_lane_block_at(b: &mut KernelBuilder, c: &Ctx, k0: Value) -> (u32
     let base = b.mul(r0, rbv);
     let (boff, o) = lane_block(b, c);
     (rb, b.add(base, boff), o)
+}
+
+/// The byte of quant `o` of the Q8_0 block at byte `block` (past its 2-byte scale).
+pub(super) fn quant_byte(b: &mut KernelBuilder, block: Value, o: Value) -> Value {
+    let two = b.u32(2);
+    let at = b.add(block, two);
+    b.add(at, o)
 }
 
 /// The aligned 32-bit word at or below byte `at` (u32), as a 64-bit byte index, and `at`'s bit
