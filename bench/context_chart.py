@@ -49,7 +49,10 @@ def main():
     ap.add_argument("--llama")
     ap.add_argument("--variants", default="")
     a = ap.parse_args()
-    cases = json.load(open(a.bench))["cases"]
+    run = json.load(open(a.bench))
+    cases = run["cases"]
+    # "NVIDIA H100 80GB HBM3 (sm_90, driver 13.0)" -> "NVIDIA H100 80GB HBM3"
+    device = run.get("device", "the GPU").split(" (")[0]
     sdpa = json.load(open(a.sdpa)) if a.sdpa else {}
     fa = llama_fa(a.llama)
     extra = [v for v in a.variants.split(",") if v]
@@ -102,7 +105,7 @@ def main():
         ax.set_title(f"T = {t} (32 q / 8 kv heads, d 128, Q8_0 cache)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Decode attention against context on the H200 (graph replay, caches rotated)")
+    fig.suptitle(f"Decode attention against context on {device} (graph replay, caches rotated)")
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)
 

@@ -700,6 +700,49 @@ mod tests {
         }
     }
 
+    /// The decode attention's Q8_0 head-dim-64 routes (SmolLM2's 9 q / 3 kv; H200 figures in
+    /// the specs): one token from `R1X_FROM_POS` on takes `r1x` on the archs it was measured
+    /// on; shorter contexts keep `short_r1` / `short_r1t640`, more tokens and other archs `r1`.
+    #[test]
+    fn the_decode_attention_routes_r1x_past_r1x_from_pos_at_head_dim_64() {
+        use kiln_specs::attention::decode::{specs, R1X_ARCHS, R1X_FROM_POS};
+        let o = Overrides::none();
+        let all = |_: &str| true;
+        let d64 = ["attention_decode_q8_0_d64", "attention_decode_rope_q8_0_d64_q8_1s"];
+        let families: Vec<_> = specs().into_iter().filter(|s| d64.contains(&s.name)).collect();
+        assert_eq!(families.len(), d64.len());
+        let from = u32::try_from(R1X_FROM_POS).unwrap();
+        for spec in families {
+            let router = Router::new(spec.routes());
+            for arch in ["sm_90", "sm_80", "sm_89", "gfx1100", "gfx906"] {
+                let measured = R1X_ARCHS.contains(&arch);
+                for (t, pos) in [(1u32, 173u32), (1, from - 1), (1, from), (1, 2013), (2, 2013)] {
+                    let scalars = move |p: &str| match p {
+                        "n_tokens" => Some(Scalar::from(t)),
+                        "pos" => Some(Scalar::from(pos)),
+                        "group" => Some(Scalar::from(3u32)),
+                        _ => None,
+                    };
+                    let q = RouteQuery { arch, scalars: &scalars, built: &all, overrides: &o };
+                    let got = router.choose(&q).unwrap();
+                    let want_r1x = measured && t == 1 && pos >= from;
+                    assert_eq!(
+                        got == "r1x",
+                        want_r1x,
+                        "{} on {arch}, T {t} pos {pos}: {got}",
+                        spec.name
+                    );
+                    if pos == 173 {
+                        assert_eq!(got, "short_r1", "{} on {arch}", spec.name);
+                    }
+                    if pos == 2013 && !want_r1x {
+                        assert_eq!(got, "r1", "{} on {arch}, T {t}", spec.name);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn route_var_names() {
         assert_eq!(route_var("argmax_rows"), "KILN_ROUTE_ARGMAX_ROWS");

@@ -508,8 +508,12 @@ macro_rules! moe_family {
                     build: |t, w| build(t, w, $wt, Variant::Slot),
                     admit: Admission { archs: vec![], shapes: vec![("t".into(), 1, MAX_T as u64)] },
                 },
-                // After `slot`, which admits every call: not routed until timed (`kiln bench
-                // --variant` runs them by name).
+                // After `slot`, which admits every call (`kiln bench --variant` runs them by
+                // name). Timed on an H100 (bench/results/across-2026-12-05.md, call 2), Qwen3-like
+                // Q8_0: one token `slot_r2w2u2e` 5.99 and `slot_r2w4u2e` 6.04 us against `slot`'s
+                // 6.62; eight tokens 46.08 / 46.62 against 34.53. Not routed yet: one machine, and
+                // timed in a graph of copies of itself, where the node an early variant overlaps
+                // is its own copy, not the router's.
                 peeled!($wt, "slot_r2w4u2", 2, 4, 2, false),
                 peeled!($wt, "slot_r1w4u2e", 1, 4, 2, true),
                 peeled!($wt, "slot_r2w4u2e", 2, 4, 2, true),

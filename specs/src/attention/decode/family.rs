@@ -89,6 +89,11 @@ fn build_short<const D: u32, const R: u32, const N: u32, const FUSED: bool>(
     k
 }
 
+/// Where head dim 64's one-token calls on Q8_0 caches take `r1x`: from this position on ...
+pub const R1X_FROM_POS: u64 = 512;
+/// ... on the archs it was measured on.
+pub const R1X_ARCHS: &[&str] = &["sm_90"];
+
 /// The variants of a family and their routes (the fused families share them, so both route a
 /// call alike); parity and bench cases are the caller's.
 pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
@@ -131,6 +136,21 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
                     build_short::<D, { short::ROWS }, { short::THREADS }, FUSED>,
                     admit(shapes),
                 )
+            }))
+            // One token past 512 positions at head dim 64: the split across two waves
+            // ([`super::across`], `r1x`), each wave the dot products of one of the row's two
+            // blocks, so a split's chain is half as long. In SmolLM2's decode step on the H200
+            // (bench/results/across-2026-12-05.md, calls 4-6, against the routes of the time in
+            // the same calls): at ~587 positions the Q4_1 step 571.0 against `short_r1t640`'s
+            // 605.6 us and Q8_0 535.0 against 591.2; at ~1094 574.5 / 558.0 against `r1`'s
+            // 625.9 / 595.0; at ~2013 573.2 / 563.6 against `r1`'s 642.1 / 608.5. At ~173
+            // `short_r1` keeps it (535.7 against 557.4 us). Decode steps only (one token):
+            // the prompt's 8-token steps were not timed with it. Routed where measured
+            // ([`R1X_ARCHS`]); elsewhere `kiln bench` times it and the router does not take it.
+            .chain((Q8 && D == 64).then(|| {
+                let shapes = vec![("n_tokens".into(), 1, 1), ("pos".into(), R1X_FROM_POS, max)];
+                let archs = R1X_ARCHS.iter().map(|a| a.to_string()).collect();
+                v("r1x", build_across::<D, 1, 0, FUSED>, Admission { archs, shapes })
             }))
             // Past the short contexts at head dim 64 (SmolLM2's 9 q / 3 kv): `short_r1` with 640
             // lanes (20 waves, 96 registers on sm_90, 44.8 KB of LDS), so every split of up to
@@ -180,9 +200,15 @@ pub(super) fn family<const Q8: bool, const D: u32, const FUSED: bool>(
             )
             // A split across `D / W` waves ([`super::across`]): a `P`-th of the serial work a
             // split and `P` times the waves, for the latency-bound calls (one row a KV head's
-            // pass at 4K keys, SmolLM2's step at ~2013 positions). Not measured yet: after
-            // `r1`, so `kiln bench` times them and the router does not take them.
-            .chain(Q8.then(|| v("r1x", build_across::<D, 1, 0, FUSED>, Admission::default())))
+            // pass at 4K keys, SmolLM2's step at ~2013 positions). After `r1`, so `kiln bench`
+            // times them and the router does not take them: head dim 64's `r1x` is routed above;
+            // at head dim 128 the tuner's `x` knob routes the same code (`tuned_t1_short` and
+            // `tuned_t1_long` of sm_90 are `r4x2`'s knobs: 12.72 / 49.10 us against `r4t256`'s
+            // 13.01 / 58.00 at 4K / 32K keys on the H200, bench/results/across-2026-12-05.md).
+            .chain(
+                (Q8 && D != 64)
+                    .then(|| v("r1x", build_across::<D, 1, 0, FUSED>, Admission::default())),
+            )
             .chain(Q8.then(|| v("r4x", build_across::<D, 4, 0, FUSED>, Admission::default())))
             // Two waves a split at head dim 128 (two blocks a wave, two dimensions a lane):
             // 256 lanes a workgroup, two workgroups an H200 SM where `r4x`'s 512 lanes fit one.

@@ -106,7 +106,7 @@ use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, combine_direct, combine_groups, store_lds, LdsStates, States};
 use family::family;
-pub use family::{specs, MAX_VGPRS_RDNA};
+pub use family::{specs, MAX_VGPRS_RDNA, R1X_ARCHS, R1X_FROM_POS};
 use kiln_ir::{
     Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
     ScalarType, ShapeExpr, Target, Type, Value,
