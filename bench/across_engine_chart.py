@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """SmolLM2-shaped decode tokens/s against position with the attention node by the split across
 two waves (`r1x`) and by the routes it replaced, beside llama-bench on the same files in the
-same call (issue 16), from a folder of `bench/plans/h200-2026-12-05-sixth.sh`
-(`prof-{q4,q8}-{short,mid,long}[-r1x].json`, `llama-bench-rs-{q4_1,q8_0}.md`).
+same call (issue 16), from a call folder like `bench/results/across-2026-12-05/call6` (its script
+`cF.sh`: `prof-{q4,q8}-{short,mid,long}[-r1x].json`, `llama-bench-rs-{q4_1,q8_0}.md`).
 
 Usage: bench/across_engine_chart.py CALL_DIR OUT.png"""
 import json
