@@ -3,7 +3,7 @@
 //! device's copy bandwidth, measured in the same run ([`crate::measure::bandwidth`]) unless
 //! `--bandwidth` gives it; then the launch cost of a trivial kernel.
 
-use super::{check_known, entry_for, len_of, load_package, open_device, open_package};
+use super::{check_known, entry_for, len_of, load_package_only, open_device, open_package};
 use crate::measure::{bandwidth, launch_cost};
 use anyhow::{anyhow, bail, Context, Result};
 use kiln_ir::package::ObjectEntry;
@@ -297,9 +297,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let selected = select(&a.kernel)?;
     let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, None)?;
-    let probe = load_package(&dev, &pkg, &a.package, Overrides::none())?;
+    // Only the selected families' objects: loading a whole PTX package makes the driver compile
+    // every module first (tens of seconds on a machine whose JIT cache is cold), and the other
+    // modules on the device are not what a decode step that uses these kernels has there.
+    let mut wanted: Vec<&str> = selected.iter().map(|s| s.kernel).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let probe = load_package_only(&dev, &pkg, &a.package, Overrides::none(), &wanted)?;
     let arch = probe.arch().to_string();
-    let in_package = probe.kernels();
+    let in_package: Vec<&str> = pkg
+        .kernels()
+        .into_iter()
+        .filter(|k| pkg.manifest().objects.iter().any(|o| o.kernel == *k && o.arch == arch))
+        .collect();
     for k in &a.kernel {
         if let Some(s) = selected.iter().find(|s| s.case.name == k || s.kernel == k) {
             if !in_package.contains(&s.kernel) {

@@ -5,7 +5,9 @@
 
 mod copy_table;
 
-use super::{check_known, len_of, load_package, open_device, open_package, rule_len};
+use super::{
+    check_known, len_of, load_package, load_package_only, open_device, open_package, rule_len,
+};
 use anyhow::{anyhow, bail, Result};
 use kiln_ir::interp;
 use kiln_ir::package::ObjectEntry;
@@ -212,12 +214,19 @@ fn compare(what: &str, a: &Outputs, b: &Outputs) -> Result<(), String> {
 pub fn parity(a: ParityArgs) -> Result<()> {
     let pkg = open_package(&a.package)?;
     let dev = open_device(&a.device, a.arch.clone())?;
-    let rt = load_package(&dev, &pkg, &a.package, Overrides::none())?;
-    let arch = rt.arch().to_string();
     // The package's kernels, not only this arch's: a family not built for the arch is reported
     // as not run, never passed over in silence.
     let kernels: Vec<String> = pkg.kernels().into_iter().map(String::from).collect();
     check_known("--kernel", &a.kernel, &kernels, "the package has")?;
+    // With --kernel, only those families' objects (a whole PTX package is compiled by the driver
+    // at load: tens of seconds on a machine whose JIT cache is cold).
+    let rt = if a.kernel.is_empty() {
+        load_package(&dev, &pkg, &a.package, Overrides::none())?
+    } else {
+        let only: Vec<&str> = a.kernel.iter().map(String::as_str).collect();
+        load_package_only(&dev, &pkg, &a.package, Overrides::none(), &only)?
+    };
+    let arch = rt.arch().to_string();
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
