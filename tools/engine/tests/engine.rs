@@ -537,8 +537,9 @@ fn the_norms_run_apart_where_the_package_cannot_fold_them_with_the_same_logits()
 
 /// The fused attention's routes for the engine's calls (Q8_0 cache): a workgroup a row for one
 /// or two tokens at short contexts (`short_r1`), four rows for more (`short`), at head dim 64 on
-/// sm_90 a 640-lane workgroup a row up to 632 positions (`short_r1t640`), and at head dim 64
-/// `r1` past them (each measured faster in SmolLM2's step); head dim 128 keeps `r4t256` / `r8`.
+/// sm_90 a 640-lane workgroup a row up to 632 positions (`short_r1t640`) but one token from 512
+/// positions on a row split across two waves (`r1x`), and at head dim 64 `r1` past them (each
+/// measured faster in SmolLM2's step); head dim 128 keeps `r4t256` / `r8`.
 #[test]
 #[cfg_attr(
     not(kiln_engine_package),
@@ -563,15 +564,21 @@ fn the_attention_routes_take_a_workgroup_a_row_where_it_was_measured_faster() {
     let (d64, d128) =
         ("attention_decode_rope_q8_0_d64_q8_1s", "attention_decode_rope_q8_0_d128_q8_1s");
     // Routed on sm_90 alone (measured there).
-    let wide = if rt.arch() == "sm_90" { "short_r1t640" } else { "r1" };
+    let sm_90 = rt.arch() == "sm_90";
+    let wide = if sm_90 { "short_r1t640" } else { "r1" };
+    let across = if sm_90 { "r1x" } else { "r1" };
     for (kernel, pos, t, group, want) in [
         (d64, 0, 1, 3, "short_r1"),
         (d64, 248, 2, 3, "short_r1"),
         (d64, 100, 8, 3, "short"),
         (d64, 249, 1, 3, wide),
+        (d64, 511, 1, 3, wide),
+        (d64, 512, 1, 3, across),
         (d64, 632, 2, 3, wide),
-        (d64, 600, 1, 1, wide),
-        (d64, 633, 1, 3, "r1"),
+        (d64, 600, 1, 1, across),
+        (d64, 633, 1, 3, across),
+        (d64, 2000, 1, 3, across),
+        (d64, 633, 2, 3, "r1"),
         (d64, 600, 3, 3, "r1"),
         (d64, 2000, 8, 3, "r1"),
         (d128, 100, 1, 4, "short_r1"),
