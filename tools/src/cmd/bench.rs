@@ -146,15 +146,20 @@ fn random_bytes(ty: ScalarType, n: usize, rng: &mut kiln_specs::cases::Rng) -> V
     }
 }
 
-/// Where the floor's bandwidth came from.
-struct Floor {
-    gbps: f64,
-    json: serde_json::Value,
-    line: String,
+/// The copy bandwidth a floor is counted at: given, or measured in this run.
+pub(crate) struct Floor {
+    /// GB/s (bytes read plus written).
+    pub gbps: f64,
+    /// Where it comes from, for a JSON report.
+    pub json: serde_json::Value,
+    /// The same for a person.
+    pub line: String,
 }
 
-fn floor(a: &BenchArgs, dev: &Device) -> Result<Floor> {
-    if let Some(gbps) = a.bandwidth {
+/// `--bandwidth` when given (refused unless positive), else a device-to-device copy of
+/// `bytes` (default: 1 GiB on a GPU, 4 MiB on the cpu device) timed now.
+pub(crate) fn floor(given: Option<f64>, bytes: Option<u64>, dev: &Device) -> Result<Floor> {
+    if let Some(gbps) = given {
         if !(gbps.is_finite() && gbps > 0.0) {
             bail!("--bandwidth {gbps}: expected a positive number of GB/s");
         }
@@ -164,7 +169,7 @@ fn floor(a: &BenchArgs, dev: &Device) -> Result<Floor> {
             line: format!("bandwidth {gbps:.0} GB/s (given with --bandwidth)"),
         });
     }
-    let bytes = a.bandwidth_bytes.unwrap_or(match dev.kind() {
+    let bytes = bytes.unwrap_or(match dev.kind() {
         kiln_runtime::DeviceKind::Cpu => 4 << 20,
         kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 1 << 30,
     });
@@ -321,7 +326,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             }
         }
     }
-    let floor = floor(&a, &dev)?;
+    let floor = floor(a.bandwidth, a.bandwidth_bytes, &dev)?;
     println!("{}", floor.line);
     let mut rng = kiln_specs::cases::Rng::new(0x6b696c6e);
     let mut rows = vec![];

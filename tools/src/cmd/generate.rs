@@ -63,9 +63,10 @@ pub struct GenerateArgs {
     /// nodes), against the bandwidth floor of the weights.
     #[arg(long)]
     profile: bool,
-    /// With --profile: the copy bandwidth for the floor, GB/s (measure it with `kiln bench`).
-    #[arg(long, default_value_t = 4200.0)]
-    bandwidth: f64,
+    /// With --profile: the copy bandwidth for the floor, GB/s (default: measured in this run by
+    /// a device-to-device copy, as `kiln bench` does; needed on hip).
+    #[arg(long)]
+    bandwidth: Option<f64>,
     /// Where the layers' RMSNorms run: `folded` into the GEMVs that read them, `residual` in the
     /// tails of the residual GEMVs that write their input (slower on the H200: for comparing),
     /// `split` between the residual GEMV that writes their input (its squares and quants) and
@@ -225,7 +226,10 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     })?;
     println!();
     let profile = match a.profile {
-        true => Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, a.bandwidth)?),
+        true => {
+            let floor = super::bench::floor(a.bandwidth, None, rt.device())?;
+            Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, &floor)?)
+        }
         false => None,
     };
     if let Some(path) = &a.json {
@@ -266,8 +270,9 @@ fn profile(
     step: &mut StepGraph,
     weight_bytes: usize,
     g: &kiln_engine::generate::Generation,
-    bandwidth: f64,
+    bw: &super::bench::Floor,
 ) -> Result<serde_json::Value> {
+    let bandwidth = bw.gbps;
     let med = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -306,11 +311,12 @@ fn profile(
         "profile of a decode step at position {} ({} nodes):\n  wall time a token {wall:.1} us; \
          the step's graph replay on the device {replay:.1} us (median of {}); the nodes each \
          alone (in a graph of {reps} copies) sum to {sum:.1} us; the weights' bandwidth floor \
-         {floor:.1} us ({:.1} MB at {bandwidth} GB/s)",
+         {floor:.1} us ({:.1} MB at {bandwidth:.0} GB/s: {})",
         dec.pos,
         nodes.len(),
         iters * 10,
-        weight_bytes as f64 / 1e6
+        weight_bytes as f64 / 1e6,
+        bw.json["source"].as_str().unwrap_or("?")
     );
     eprintln!(
         "  the step as decode replays it: {moving:.1} us with `pos` moving (its nodes rewritten \
@@ -371,6 +377,7 @@ fn profile(
         "nodes_sum_us": sum,
         "floor_us": floor,
         "bandwidth_gbs": bandwidth,
+        "bandwidth": bw.json,
         "weight_bytes": weight_bytes,
         "kernels": rows.iter().map(|(k, v, c, us)| serde_json::json!({
             "kernel": k, "variant": v, "nodes": c, "us": us})).collect::<Vec<_>>(),

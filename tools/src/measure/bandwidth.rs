@@ -53,9 +53,10 @@ DONE:
 }
 "#;
 
-/// The copy kernel's IR (the ABI of [`STREAM_COPY_PTX`]): `dst` and `src` of `4 * n16` u32s.
-pub fn stream_copy_ir() -> Kernel {
-    let mut b = KernelBuilder::new(STREAM_COPY, 32);
+/// The copy kernel's IR (the ABI of [`STREAM_COPY_PTX`]): `dst` and `src` of `4 * n16` u32s,
+/// in waves of `wave` lanes (32 for the PTX; the cpu device emulating a wave-64 arch needs 64).
+pub fn stream_copy_ir(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new(STREAM_COPY, wave);
     b.workgroup_size([BLOCK, 1, 1]);
     // Parameters in the PTX's order (dst, src, n16): the runtime passes them in the IR's.
     let dst = b.buffer("dst", ScalarType::U32, Access::Write);
@@ -88,19 +89,25 @@ pub fn stream_copy_ir() -> Kernel {
 /// A package holding [`STREAM_COPY`] for the device (PTX for its arch on cuda, the IR on the
 /// cpu device); hip has none.
 pub fn stream_copy_package(device: &Device) -> Result<Package, RuntimeError> {
-    let ir = stream_copy_ir();
+    let ptx = |arch: &str| {
+        let ir = stream_copy_ir(32);
+        let ptx = STREAM_COPY_PTX.replace("{target}", arch);
+        built_in_package(&ir, arch, ObjectFormat::Ptx, ptx.into_bytes())
+    };
     match device.kind() {
-        DeviceKind::Cpu => built_in_package(
-            &ir,
-            "gfx1100",
-            ObjectFormat::Hsaco,
-            kiln_runtime::package::cpu_only_hsaco("gfx1100", &ir.name),
-        ),
-        DeviceKind::Cuda => {
-            let arch = device.arch().unwrap_or_default();
-            let ptx = STREAM_COPY_PTX.replace("{target}", &arch);
-            built_in_package(&ir, &arch, ObjectFormat::Ptx, ptx.into_bytes())
-        }
+        // The cpu device runs the IR; the object is for the arch it emulates (an NVIDIA one
+        // gets the real PTX, an AMD one a stand-in HSACO), so that the package loads there.
+        DeviceKind::Cpu => match device.arch() {
+            Some(arch) if arch.starts_with("sm_") => ptx(&arch),
+            arch => {
+                let arch = arch.unwrap_or_else(|| "gfx1100".into());
+                let wave = kiln_ir::Target::by_name(&arch).map_or(32, |t| t.default_wave());
+                let ir = stream_copy_ir(wave);
+                let hsaco = kiln_runtime::package::cpu_only_hsaco(&arch, &ir.name);
+                built_in_package(&ir, &arch, ObjectFormat::Hsaco, hsaco)
+            }
+        },
+        DeviceKind::Cuda => ptx(&device.arch().unwrap_or_default()),
         DeviceKind::Hip => Err(DeviceError::Unavailable {
             kind: DeviceKind::Hip,
             reason: "no built-in copy kernel for hip (an HSACO needs LLVM): give the device's \
@@ -159,7 +166,7 @@ mod tests {
             .skip(1)
             .map(|p| p.split_whitespace().nth(1).unwrap().trim_end_matches(','))
             .collect();
-        let ir = stream_copy_ir();
+        let ir = stream_copy_ir(32);
         let names: Vec<String> = ir.params.values().map(|p| format!("p_{}", p.name)).collect();
         assert_eq!(ptx, names);
     }
@@ -185,6 +192,16 @@ mod tests {
     #[test]
     fn copies_and_measures_on_cpu() {
         copies_and_measures(&Device::cpu(CpuOptions::default()), 64 << 10);
+    }
+
+    /// The cpu device emulating an NVIDIA arch or an AMD one other than the default
+    /// (`kiln generate --device cpu --arch sm_90 --profile` measures its floor there).
+    #[test]
+    fn copies_and_measures_on_cpu_emulating_any_arch() {
+        for arch in ["sm_90", "sm_80", "gfx906", "gfx1201"] {
+            let opts = CpuOptions { arch: Some(arch.into()), ..CpuOptions::default() };
+            copies_and_measures(&Device::cpu(opts), 16 << 10);
+        }
     }
 
     #[test]

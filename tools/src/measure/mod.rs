@@ -107,7 +107,7 @@ mod tests {
     /// `kiln bench --device cuda` could not measure its floor).
     #[test]
     fn built_in_ptx_packages_pass_the_package_check_on_every_nvidia_arch() {
-        let copy = stream_copy_ir();
+        let copy = stream_copy_ir(32);
         let touch = launch_cost::trivial_ir();
         for t in kiln_ir::TARGETS.iter().filter(|t| t.vendor == kiln_ir::target::Vendor::Nvidia) {
             for (ir, ptx) in [(&copy, STREAM_COPY_PTX), (&touch, launch_cost::TRIVIAL_PTX)] {
