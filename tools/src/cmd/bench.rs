@@ -3,8 +3,8 @@
 //! device's copy bandwidth, measured in the same run ([`crate::measure::bandwidth`]) unless
 //! `--bandwidth` gives it; then the launch cost of a trivial kernel.
 
-use super::{check_known, entry_for, len_of, load_package_only, open_device, open_package};
-use crate::measure::{bandwidth, launch_cost};
+use super::{check_known, entry_for, floor, len_of, load_package_only, open_device, open_package};
+use crate::measure::launch_cost;
 use anyhow::{anyhow, bail, Context, Result};
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{Access, ParamKind, ScalarType};
@@ -146,47 +146,6 @@ fn random_bytes(ty: ScalarType, n: usize, rng: &mut kiln_specs::cases::Rng) -> V
     }
 }
 
-/// The copy bandwidth a floor is counted at: given, or measured in this run.
-pub(crate) struct Floor {
-    /// GB/s (bytes read plus written).
-    pub gbps: f64,
-    /// Where it comes from, for a JSON report.
-    pub json: serde_json::Value,
-    /// The same for a person.
-    pub line: String,
-}
-
-/// `--bandwidth` when given (refused unless positive), else a device-to-device copy of
-/// `bytes` (default: 1 GiB on a GPU, 4 MiB on the cpu device) timed now.
-pub(crate) fn floor(given: Option<f64>, bytes: Option<u64>, dev: &Device) -> Result<Floor> {
-    if let Some(gbps) = given {
-        if !(gbps.is_finite() && gbps > 0.0) {
-            bail!("--bandwidth {gbps}: expected a positive number of GB/s");
-        }
-        return Ok(Floor {
-            gbps,
-            json: json!({"gbps": gbps, "source": "--bandwidth"}),
-            line: format!("bandwidth {gbps:.0} GB/s (given with --bandwidth)"),
-        });
-    }
-    let bytes = bytes.unwrap_or(match dev.kind() {
-        kiln_runtime::DeviceKind::Cpu => 4 << 20,
-        kiln_runtime::DeviceKind::Cuda | kiln_runtime::DeviceKind::Hip => 1 << 30,
-    });
-    let b = bandwidth::copy_bandwidth(dev, bytes, 10)
-        .context("measuring the copy bandwidth for the floor (or give it with --bandwidth)")?;
-    Ok(Floor {
-        gbps: b.gbps,
-        json: json!({"gbps": b.gbps, "source": "measured", "copy_bytes": b.bytes, "copy_us": b.us}),
-        line: format!(
-            "bandwidth {:.1} GB/s (measured: a {} MiB device-to-device copy, {:.1} us, median of 10)",
-            b.gbps,
-            b.bytes >> 20,
-            b.us
-        ),
-    })
-}
-
 /// A bench case's inputs on the device: `sets` copies of every input (random, fresh from the
 /// generator; valid data where the case says), enough to rotate through more than the GPU's
 /// caches, and the outputs, as graph buffers `<param><set>`; with the case's scalars as the
@@ -310,14 +269,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     wanted.dedup();
     let probe = load_package_only(&dev, &pkg, &a.package, Overrides::none(), &wanted)?;
     let arch = probe.arch().to_string();
-    let in_package: Vec<&str> = pkg
-        .kernels()
-        .into_iter()
-        .filter(|k| pkg.manifest().objects.iter().any(|o| o.kernel == *k && o.arch == arch))
-        .collect();
     for k in &a.kernel {
         if let Some(s) = selected.iter().find(|s| s.case.name == k || s.kernel == k) {
-            if !in_package.contains(&s.kernel) {
+            if entry_for(&pkg, s.kernel, &arch).is_err() {
+                let in_package: Vec<&str> = pkg
+                    .kernels()
+                    .into_iter()
+                    .filter(|k| entry_for(&pkg, k, &arch).is_ok())
+                    .collect();
                 bail!(
                     "--kernel {k}: kernel {} is not in the package for {arch} (it has: {})",
                     s.kernel,

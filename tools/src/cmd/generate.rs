@@ -227,7 +227,7 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
     println!();
     let profile = match a.profile {
         true => {
-            let floor = super::bench::floor(a.bandwidth, None, rt.device())?;
+            let floor = super::floor(a.bandwidth, None, rt.device())?;
             Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, &floor)?)
         }
         false => None,
@@ -270,7 +270,7 @@ fn profile(
     step: &mut StepGraph,
     weight_bytes: usize,
     g: &kiln_engine::generate::Generation,
-    bw: &super::bench::Floor,
+    bw: &super::Floor,
 ) -> Result<serde_json::Value> {
     let bandwidth = bw.gbps;
     let med = |mut v: Vec<f64>| {

@@ -1,5 +1,5 @@
-//! The commands of `kiln`, one a file, and what several of them share: opening a device, finding
-//! an object, reading `NAME=VALUE` arguments and scalar values, and sizing outputs by the ABI's
+//! The commands of `kiln`, one a file, and what several of them share: opening a device, the
+//! bandwidth a floor is counted at, finding an object, reading `NAME=VALUE` arguments and scalar values, and sizing outputs by the ABI's
 //! length rules.
 
 pub mod bench;
@@ -12,10 +12,10 @@ pub mod random_model;
 pub mod run;
 pub mod tune;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use kiln_ir::package::ObjectEntry;
 use kiln_ir::{EntityRef, ParamKind, ScalarType};
-use kiln_runtime::{Catalog, CpuOptions, Device, Overrides, Package, Runtime, Scalar};
+use kiln_runtime::{Catalog, CpuOptions, Device, DeviceKind, Overrides, Package, Runtime, Scalar};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -73,6 +73,47 @@ fn in_package(e: anyhow::Error, dir: &Path) -> anyhow::Error {
     } else {
         e.context(format!("package {shown}"))
     }
+}
+
+/// The copy bandwidth a floor is counted at: given, or measured in this run.
+pub struct Floor {
+    /// GB/s (bytes read plus written).
+    pub gbps: f64,
+    /// Where it comes from, for a JSON report.
+    pub json: serde_json::Value,
+    /// The same for a person.
+    pub line: String,
+}
+
+/// `--bandwidth` when given (refused unless positive), else a device-to-device copy of
+/// `bytes` (default: 1 GiB on a GPU, 4 MiB on the cpu device) timed now.
+pub fn floor(given: Option<f64>, bytes: Option<u64>, dev: &Device) -> Result<Floor> {
+    if let Some(gbps) = given {
+        if !(gbps.is_finite() && gbps > 0.0) {
+            bail!("--bandwidth {gbps}: expected a positive number of GB/s");
+        }
+        return Ok(Floor {
+            gbps,
+            json: serde_json::json!({"gbps": gbps, "source": "--bandwidth"}),
+            line: format!("bandwidth {gbps:.0} GB/s (given with --bandwidth)"),
+        });
+    }
+    let bytes = bytes.unwrap_or(match dev.kind() {
+        DeviceKind::Cpu => 4 << 20,
+        DeviceKind::Cuda | DeviceKind::Hip => 1 << 30,
+    });
+    let b = crate::measure::bandwidth::copy_bandwidth(dev, bytes, 10)
+        .context("measuring the copy bandwidth for the floor (or give it with --bandwidth)")?;
+    Ok(Floor {
+        gbps: b.gbps,
+        json: serde_json::json!({"gbps": b.gbps, "source": "measured", "copy_bytes": b.bytes, "copy_us": b.us}),
+        line: format!(
+            "bandwidth {:.1} GB/s (measured: a {} MiB device-to-device copy, {:.1} us, median of 10)",
+            b.gbps,
+            b.bytes >> 20,
+            b.us
+        ),
+    })
 }
 
 /// The object of `kernel` for `arch` (any variant), or an error listing the package's kernels.
