@@ -102,6 +102,14 @@ impl Rope {
         rotated: Value,
         p: Value,
     ) -> Value {
+        let sc = self.angle(b, i, p);
+        self.rotate(b, (x, partner), sc, first, rotated)
+    }
+
+    /// `(sin, cos)` of pair `i`'s angle at position `p`: `sin_cos_portable(f32(p) *
+    /// exp_portable(-(f32(2i) / f32(n)) * ln_base))`. It reads no value, so a kernel may compute
+    /// it ahead (before its grid-dependency wait).
+    pub(crate) fn angle(&self, b: &mut KernelBuilder, i: Value, p: Value) -> (Value, Value) {
         let two = b.u32(2);
         let i2 = b.mul(i, two);
         let i2 = b.convert(i2, Type::F32);
@@ -112,7 +120,20 @@ impl Rope {
         let inv = exp_portable(b, na);
         let pf = b.convert(p, Type::F32);
         let theta = b.mul(pf, inv);
-        let (s, c) = sin_cos_portable(b, theta);
+        sin_cos_portable(b, theta)
+    }
+
+    /// `x` rotated by the angle whose `(sin, cos)` is `(s, c)`, `partner` its pair's other
+    /// value: `fma(x, c, -(partner s))` for the first of a pair, `fma(partner, s, x c)` for the
+    /// second; `x` itself where the dimension is not rotated.
+    pub(crate) fn rotate(
+        &self,
+        b: &mut KernelBuilder,
+        (x, partner): (Value, Value),
+        (s, c): (Value, Value),
+        first: Value,
+        rotated: Value,
+    ) -> Value {
         let ps = b.mul(partner, s);
         let nps = b.neg(ps);
         let y_first = b.fma(x, c, nps);

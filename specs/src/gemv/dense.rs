@@ -30,7 +30,7 @@ use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::norm::Norm;
 use super::res_norm::Tail;
 use super::split_norm::{self, RmsScale};
-use super::tile::{quantize_pass, CacheAt};
+use super::tile::{quantize_pass, CacheAt, FirstAngle};
 use crate::math::silu;
 use crate::prefetch;
 use kiln_ir::target::Family;
@@ -259,6 +259,8 @@ pub(crate) enum Out {
         rope: bool,
         /// Where and how.
         at: CacheAt,
+        /// K's rotation of the first pass, computed ahead ([`super::tile::first_angle`]).
+        first: Option<FirstAngle>,
     },
     /// f32 `y`, and through `lds` the next norm's quants and sums of squares
     /// ([`Epilogue::ResidualSquares`]).
@@ -765,6 +767,19 @@ pub(super) fn row_block(
         // One token a pass: the split norm's partial sums are loaded before the block loop (in
         // flight beside it), and added after it.
         let parts = m.rms.filter(|_| pn == 1 && !g.rms_late).map(|rs| rs.load(b, k, tok0));
+        // One token a pass: each row's residual too, so its round trip overlaps the loop's
+        // loads instead of following the sums (the same values, so the same bits). With more
+        // tokens a pass it is loaded after the sums, by the lanes that store.
+        let res_early = m.res.filter(|_| pn == 1 && g.tokens.is_some()).map(|rp| {
+            let base = b.mul(tok0, n);
+            row_of
+                .iter()
+                .map(|&(_, _, row_c, _)| {
+                    let i = b.add(base, row_c);
+                    b.load(rp, i, Type::F32)
+                })
+                .collect::<Vec<_>>()
+        });
         let mut from = lane;
         // The trips whose weights were loaded before the wait, peeled: trip `j` is block
         // `lane + j W`, which adds nothing past `nb` (read clamped, its sums dropped). The
@@ -849,18 +864,21 @@ pub(super) fn row_block(
                     b.if_then(ok, |b| {
                         // A token past `t` (the quantizing tiles fill the pass) reads the last
                         // token's residual; its output is never stored.
-                        let res = m.res.map(|rp| {
-                            let tok = match m.out {
-                                Out::Squares { .. } => {
-                                    let tl = b.sub(t, one);
-                                    b.min(tok, tl)
-                                }
-                                Out::F32(_) | Out::Q8 { .. } | Out::Cache { .. } => tok,
-                            };
-                            let i = b.mul(tok, n);
-                            let i = b.add(i, row);
-                            b.load(rp, i, Type::F32)
-                        });
+                        let res = match &res_early {
+                            Some(v) => Some(v[r]),
+                            None => m.res.map(|rp| {
+                                let tok = match m.out {
+                                    Out::Squares { .. } => {
+                                        let tl = b.sub(t, one);
+                                        b.min(tok, tl)
+                                    }
+                                    Out::F32(_) | Out::Q8 { .. } | Out::Cache { .. } => tok,
+                                };
+                                let i = b.mul(tok, n);
+                                let i = b.add(i, row);
+                                b.load(rp, i, Type::F32)
+                            }),
+                        };
                         let out = finish(b, g.epi, &sums, res);
                         emit(b, m.out, n, (tok, Some(in_t)), row, j, local_row, out);
                     });

@@ -8,7 +8,7 @@ use super::dense::{
 };
 use super::format::{Weights, QK};
 use super::split_norm::RmsScale;
-use super::tile::CacheAt;
+use super::tile::{first_angle, CacheAt};
 use crate::prefetch;
 use kiln_ir::target::Family;
 use kiln_ir::{
@@ -59,7 +59,7 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
         CacheAt { pos, head_dim: kv_rows[1], ctx_max, n_dims, base }
     });
     // Each matrix's rows and where its outputs go.
-    let mats: Vec<(Weights, Vec<Param>, Out)> = weights
+    let mut mats: Vec<(Weights, Vec<Param>, Out)> = weights
         .into_iter()
         .zip(named)
         .map(|(w, (name, n))| {
@@ -72,7 +72,7 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
                     b.set_buffer_len(c, ShapeExpr::scaled(&dims, 34, QK as u64));
                     let per = g.tokens.unwrap_or(1);
                     let lds = b.lds(format!("{name}_pass"), ScalarType::F32, per * Q8_ROWS);
-                    Out::Cache { cache: c, lds, rope: name == "k", at }
+                    Out::Cache { cache: c, lds, rope: name == "k", at, first: None }
                 }
                 _ => {
                     let y = b.buffer(format!("{name}_y"), ScalarType::F32, Access::Write);
@@ -108,6 +108,17 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
     let which = b.workgroup_id(Dim::Y);
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
+    // An early variant's wait comes after its first weight blocks (below).
+    let early = g.early && g.norm && g.tokens == Some(1);
+    // There K's rotation of the first row block is computed before the wait too, so the cache
+    // epilogue after the block loop only applies it (the same ops, so the same bits).
+    let mut ahead = None;
+    if early {
+        if let (Some(at), Out::Cache { first, .. }) = (cache_at, &mut mats[1].2) {
+            *first = Some(first_angle(&mut b, at, x));
+            ahead = *first;
+        }
+    }
     let rows_of = |b: &mut KernelBuilder, n: &[Param]| {
         let mut v = b.arg(n[0]);
         for &p in &n[1..] {
@@ -144,7 +155,6 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
     // limit, so prefetching nothing) measured 6.92 us without this code and 7.26-7.27 with it.
     // An early variant ([`Gemv::early`], one token with the norm prologue) loads those first
     // blocks before the wait and holds them there.
-    let early = g.early && g.norm && g.tokens == Some(1);
     if g.norm {
         let small = prefetch::small_grid(&mut b);
         for (mi, (w, n, _)) in mats.iter().enumerate() {
@@ -191,6 +201,8 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
                 },
             );
             if early {
+                let mut vals = vals.clone();
+                vals.extend(ahead.iter().flat_map(|f| f.values()));
                 prefetch::hold(&mut b, mats[0].0.first_param(), &vals);
                 b.grid_dependency_wait();
             }

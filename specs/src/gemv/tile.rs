@@ -19,6 +19,47 @@ pub(crate) struct CacheAt {
     pub(super) base: Param,
 }
 
+/// K's rotation for a lane of the cache epilogue's first pass (token 0) of row block `wg`,
+/// computed ahead: it reads only scalars, so an early kernel computes it before its
+/// grid-dependency wait and the epilogue after the block loop only applies it.
+#[derive(Clone, Copy)]
+pub(crate) struct FirstAngle {
+    /// The row block it is for.
+    wg: Value,
+    /// The rotation's constants.
+    rope: Rope,
+    /// The lane's `(sin, cos)` ([`Rope::angle`]).
+    sc: (Value, Value),
+}
+
+impl FirstAngle {
+    /// The values computed ahead, for [`crate::prefetch::hold`] (which keeps them before the
+    /// wait: without it LLVM sinks their arithmetic to where they are used).
+    pub(super) fn values(&self) -> [Value; 3] {
+        [self.sc.0, self.sc.1, self.rope.ln_base]
+    }
+}
+
+/// [`FirstAngle`] of row block `wg` for this lane: the pair of the lane's row of the tile at
+/// the position [`walk_tile`] gives it at token 0 (`pos` plus the lane's token of the pass).
+pub(super) fn first_angle(b: &mut KernelBuilder, at: CacheAt, wg: Value) -> FirstAngle {
+    let zero = b.u32(0);
+    let c32 = b.u32(QK);
+    let lane = b.lane();
+    let sub = b.div(lane, c32);
+    let r = b.rem(lane, c32);
+    let (hd, pos) = (b.arg(at.head_dim), b.arg(at.pos));
+    let row0 = b.mul(wg, c32);
+    let row = b.add(row0, r);
+    let d = b.rem(row, hd);
+    let p = b.add(pos, sub);
+    let (nd, bs) = (b.arg(at.n_dims), b.arg(at.base));
+    let rope = Rope::new(b, nd, hd, bs, zero);
+    let (i, ..) = rope.pair(b, d);
+    let sc = rope.angle(b, i, p);
+    FirstAngle { wg, rope, sc }
+}
+
 /// One lane's place in a tile epilogue.
 #[derive(Clone, Copy)]
 pub(super) struct TileLane {
@@ -205,7 +246,7 @@ fn cache_pass(
     tok0: Value,
     wg: Value,
 ) {
-    let Out::Cache { cache, lds, rope, at } = out else { return };
+    let Out::Cache { cache, lds, rope, at, first } = out else { return };
     walk_tile(b, lds, wave, (per, tok0, t), |b, TileLane { tok, stores, r, base, v: x }| {
         let zero = b.u32(0);
         let c32 = b.u32(QK);
@@ -218,16 +259,39 @@ fn cache_pass(
         let d = b.rem(row, hd);
         let p = b.add(pos, tok);
         let x = if rope {
-            let (nd, bs) = (b.arg(at.n_dims), b.arg(at.base));
             // The normal pairing: (2i, 2i + 1), in the same block.
-            let rp = Rope::new(b, nd, hd, bs, zero);
-            let (i, first, partner, rotated) = rp.pair(b, d);
+            let rp = match first {
+                Some(f) => f.rope,
+                None => {
+                    let (nd, bs) = (b.arg(at.n_dims), b.arg(at.base));
+                    Rope::new(b, nd, hd, bs, zero)
+                }
+            };
+            let (i, is_first, partner, rotated) = rp.pair(b, d);
             // The partner's lane in the block: `r + partner - d` (`partner` is `d ^ 1` or `d`).
             let pr = b.add(r, partner);
             let pr = b.sub(pr, d);
             let pi = b.add(base, pr);
             let pv = b.load(lds, pi, Type::F32);
-            rp.value(b, x, pv, i, first, rotated, p)
+            let sc = match first {
+                // The angle computed ahead, in the pass and row block it was computed for.
+                Some(f) => {
+                    let first_pass = b.eq(tok0, zero);
+                    let same = b.eq(wg, f.wg);
+                    let ahead = b.and(first_pass, same);
+                    let v = b.if_else(
+                        ahead,
+                        |_| vec![f.sc.0, f.sc.1],
+                        |b| {
+                            let (s, c) = rp.angle(b, i, p);
+                            vec![s, c]
+                        },
+                    );
+                    (v[0], v[1])
+                }
+                None => rp.angle(b, i, p),
+            };
+            rp.rotate(b, (x, pv), sc, is_first, rotated)
         } else {
             x
         };
