@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""SmolLM2-shaped decode tokens/s against position with the attention node by the split across
-two waves (`r1x`) and by the routes it replaced, beside llama-bench on the same files in the
-same call (issue 16), from a call folder like `bench/results/across-2026-12-05/call6` (its script
-`cF.sh`: `prof-{q4,q8}-{short,mid,long}[-r1x].json`, `llama-bench-rs-{q4_1,q8_0}.md`).
+"""SmolLM2-shaped decode tokens/s against position for two or more builds or routes timed in
+one call, beside llama-bench on the same files in the same call (issue 16), from a call folder
+like `bench/results/across-2026-12-05/call6` (`prof-{q4,q8}-{short,mid,long}[SUFFIX].json`,
+`llama-bench-rs-{q4_1,q8_0}.md`). Each run is `SUFFIX=LABEL`; where a suffixed run has no file
+at a position, the plain run's point stands for it (the call timed the same code there once).
+The default runs are the thirty-second session's: the routes before `r1x` (plain) and `r1x`.
 
-Usage: bench/across_engine_chart.py CALL_DIR OUT.png"""
+Usage: bench/across_engine_chart.py CALL_DIR OUT.png [SUFFIX=LABEL ...]"""
 import json
 import os
 import sys
@@ -25,20 +27,20 @@ def point(path):
     return j["profile"]["position"], j["decode_tokens_per_s"]
 
 
-def main(folder, out):
+DEFAULT_RUNS = (("", "kiln, the routes before"), ("-r1x", "kiln, `r1x` (now routed past 512)"))
+STYLES = (("s-", "C3"), ("^-", "C1"), ("o-", "C2"), ("v-", "C4"))
+
+
+def main(folder, out, runs=DEFAULT_RUNS):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     for ax, (q, model) in zip(axes, (("q4", "q4_1"), ("q8", "q8_0"))):
         title = f"SmolLM2-135M shape, {model.upper()}"
         draw_tokens_panel(ax, f"{folder}/llama-bench-rs-{model}.md", title)
-        runs = (
-            ("", "kiln, the routes before", "s-", "C3"),
-            ("-r1x", "kiln, `r1x` (now routed past 512)", "^-", "C1"),
-        )
-        for suffix, label, style, color in runs:
-            pts = [point(f"{folder}/prof-{q}-{tag}{suffix}.json") for tag in ("short", "mid", "long")]
-            if suffix:
-                # At ~173 positions `short_r1` keeps the route: the plain run is the routed one.
-                pts[0] = point(f"{folder}/prof-{q}-short.json")
+        for (suffix, label), (style, color) in zip(runs, STYLES):
+            pts = []
+            for tag in ("short", "mid", "long"):
+                p = point(f"{folder}/prof-{q}-{tag}{suffix}.json")
+                pts.append(p or point(f"{folder}/prof-{q}-{tag}.json"))
             pts = [p for p in pts if p]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=label)
         ax.legend(fontsize=7)
@@ -50,4 +52,5 @@ def main(folder, out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    given = [tuple(a.split("=", 1)) for a in sys.argv[3:]]
+    main(sys.argv[1], sys.argv[2], given or DEFAULT_RUNS)

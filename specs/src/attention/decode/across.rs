@@ -23,8 +23,8 @@
 //! lanes. Three workgroup barriers a chunk.
 
 use super::scan::{
-    aligned_word, block_dots, chunk_inside, quant_byte, scale_f32, stage_rows_by, v_lane_block_at,
-    v_loads_clamped,
+    aligned_word, block_dots, chunk_inside, quant_byte, scale_f32, stage_loads_by, stage_rows_by,
+    stage_stores_by, v_lane_block_at, v_loads_clamped,
 };
 use super::{attention_io, CacheType, Ctx, Io, Row, Shape, THREADS};
 use crate::math::exp_sub;
@@ -133,6 +133,44 @@ fn by_part(
     b.if_else(is, |b| arm(b, k), |b| by_part(b, x, k + 1, arm))
 }
 
+/// A split's first chunk asked for before the rows' q (so that the latencies of q's loads, the
+/// chunk's K rows and its V values overlap instead of following each other): the K units of
+/// its staging by the split's lanes, not yet stored, and the lane's V quants and scales. Every
+/// address is clamped into the caches, so a wave without a split loads harmlessly.
+pub(super) struct First {
+    k: Vec<Value>,
+    vq: Vec<Value>,
+    shift: Value,
+    scales: Vec<Value>,
+}
+
+/// [`First`] of split `split` (built only here), where it was measured: on NVIDIA with one
+/// row a workgroup (`r1x`; with more rows the loads would live across q's beside the rows'
+/// state, not measured). On an H100 (bench/results/residual-2026-12-05.md, call 3) SmolLM2's
+/// node 6.82 -> 6.64 us at ~587 positions, its Q8_0 step 593.0 -> 580.5 us at ~2013.
+pub(super) fn first_loads(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    x: &Across,
+    rows: u32,
+    split: impl FnOnce(&mut KernelBuilder) -> Value,
+) -> Option<First> {
+    if !c.nvidia || rows != 1 {
+        return None;
+    }
+    let s = split(b);
+    let c0 = b.mul(s, c.cps);
+    let wv = b.u32(c.wave);
+    let k0 = b.mul(c0, wv);
+    let by = (x.index, x.parts * c.wave);
+    let k = stage_loads_by(b, c, c.k_cache, k0, c.wave, by);
+    let one = b.u32(1);
+    let last = b.sub(c.kv_len, one);
+    let (vq, shift) = v_quants(b, c, k0, last);
+    let scales = lane_scales(b, c, x, k0, last);
+    Some(First { k, vq, shift, scales })
+}
+
 /// Split `s`'s states of the rows (step 2), as [`super::scan`] returns them (`m[R]`, `l[R]`,
 /// `acc[R][dpl]`: the wave's dimensions from `d0`), `m` and `l` the same in each of the split's
 /// waves. `active` (uniform
@@ -145,6 +183,7 @@ pub(super) fn scan(
     rows: &[Row],
     s: Value,
     active: Value,
+    first: Option<&First>,
 ) -> Vec<Value> {
     let n = rows.len();
     let nr = n as u32;
@@ -167,14 +206,19 @@ pub(super) fn scan(
         let rp = b.u32(r % x.parts);
         b.eq(x.part, rp)
     };
-    let st = b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
+    let step = |b: &mut KernelBuilder, i: Value, st: &[Value], first: Option<&First>| {
         let chunk = b.add(c0, i);
         let inside = b.lt(chunk, c.n_chunks);
         let go = b.and(active, inside);
         let k0 = b.mul(chunk, wv);
         // 1. The chunk's K rows by the split's lanes; the lane's V values (every address
-        // clamped into the caches, so a chunk outside the split reads harmlessly).
-        stage_rows_by(b, c, (c.k_cache, c.k_lds, c.region), k0, w, false, (x.index, x.parts * w));
+        // clamped into the caches, so a chunk outside the split reads harmlessly). Chunk 0's
+        // with [`First`] were asked for before q.
+        let by = (x.index, x.parts * w);
+        match first {
+            Some(f) => stage_stores_by(b, c, (c.k_lds, c.region), &f.k, w, by),
+            None => stage_rows_by(b, c, (c.k_cache, c.k_lds, c.region), k0, w, false, by),
+        }
         b.barrier(BarrierKind::Lds);
         // 2. The part's blocks' sums of every row, to LDS.
         let key = b.add(k0, c.lane);
@@ -197,8 +241,13 @@ pub(super) fn scan(
         // The V values of the lane's dimensions, asked for once the scores' registers are
         // free: in flight through the softmax step. A wave's dimensions are `dpl` whole blocks:
         // lane `j` loads key `j`'s scales of them, which the keys' values take by a shuffle.
-        let (vq, shift) = v_quants(b, c, k0, last);
-        let scales = lane_scales(b, c, x, k0, last);
+        let (vq, shift, scales) = match first {
+            Some(f) => (f.vq.clone(), f.shift, f.scales.clone()),
+            None => {
+                let (vq, shift) = v_quants(b, c, k0, last);
+                (vq, shift, lane_scales(b, c, x, k0, last))
+            }
+        };
         b.barrier(BarrierKind::Lds);
         // 3. The owned rows' softmax step; `p`, `a`, `m'` to LDS.
         let mut ls = vec![];
@@ -271,8 +320,16 @@ pub(super) fn scan(
             }
         }
         let next: Vec<Value> = ms.into_iter().chain(ls).chain(accs).collect();
-        next.iter().zip(st).map(|(&new, &old)| b.select(go, new, old)).collect()
-    });
+        next.iter().zip(st).map(|(&new, &old)| b.select(go, new, old)).collect::<Vec<_>>()
+    };
+    let st = match first {
+        // Chunk 0 (every split has one) from the loads issued before q's, then the rest.
+        Some(f) => {
+            let st = step(b, zero, &init, Some(f));
+            b.for_range(one, c.cps, one, 1, &st, |b, i, st| step(b, i, st, None))
+        }
+        None => b.for_range(zero, c.cps, one, 1, &init, |b, i, st| step(b, i, st, None)),
+    };
     // The owners' `l`, to every wave of the split.
     for r in 0..nr {
         let lane_sum = st[n + r as usize];

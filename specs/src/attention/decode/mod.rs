@@ -749,6 +749,8 @@ pub(super) fn attention_order(
         let i0 = b.mul(rg, rv);
         // The split's first K (and V) rows are asked for before q, so the latencies overlap.
         let first = first_loads(b, &c, |b| b.add(s0, wave_id), r as usize);
+        let x_first =
+            c.across.as_ref().and_then(|x| across::first_loads(b, &c, x, r, |b| b.add(s0, sw)));
         load_q(b, &c, i0, r);
         b.barrier(BarrierKind::Lds);
         let rows: Vec<Row> = (0..r)
@@ -762,7 +764,7 @@ pub(super) fn attention_order(
         let mine = b.lt(s, n_splits);
         // Ends with a barrier: `k_lds` is free for the states.
         let st = match &c.across {
-            Some(x) => across::scan(b, &c, x, &rows, s, mine),
+            Some(x) => across::scan(b, &c, x, &rows, s, mine, x_first.as_ref()),
             None => scan(b, &c, &rows, s, mine, first.as_ref()),
         };
         let grouped = c.grouped(b);

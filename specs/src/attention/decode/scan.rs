@@ -164,7 +164,7 @@ pub(super) fn stage_rows_by(
     by: (Value, u32),
 ) {
     let (unit, ty) = (stage_unit(c), stage_type(c));
-    stage_units(b, c, k0, rows, by, |b, at, off| {
+    stage_units(b, c, k0, rows, by, false, |b, at, off| {
         let dst = b.add(to, off);
         if copy_async {
             b.async_copy(lds, dst, p, at, unit);
@@ -194,13 +194,16 @@ fn stage_type(c: &Ctx) -> Type {
 }
 
 /// Calls `each` with the lane's units of [`stage_rows`] in order: the (clamped) byte address in
-/// the cache and the byte offset in the staged rows.
+/// the cache and the byte offset in the staged rows. A last trip with units for only some lanes
+/// runs in those lanes, or with `whole` in every lane (a lane past the units gets a clamped
+/// address too).
 fn stage_units(
     b: &mut KernelBuilder,
     c: &Ctx,
     k0: Value,
     rows: u32,
     (index, lanes): (Value, u32),
+    whole: bool,
     mut each: impl FnMut(&mut KernelBuilder, Value, Value),
 ) {
     let rb = c.cache.row_bytes(c.d);
@@ -220,7 +223,7 @@ fn stage_units(
         let off = b.mul(u, uv);
         let at = b.add(base, off);
         let at = b.min(at, last);
-        if (j + 1) * lanes <= units {
+        if whole || (j + 1) * lanes <= units {
             each(b, at, off);
         } else {
             let uv = b.u32(units);
@@ -232,9 +235,22 @@ fn stage_units(
 
 /// The loads of [`stage_rows`] (every address in the cache: any `k0` is safe), not yet stored.
 fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -> Vec<Value> {
+    stage_loads_by(b, c, p, k0, rows, (c.lane, c.wave))
+}
+
+/// [`stage_loads`] by `lanes` lanes, this one the `index`-th ([`stage_rows_by`]'s units): a
+/// last trip with units for only some lanes loads a clamped unit in the others (stored by none).
+pub(super) fn stage_loads_by(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    p: Param,
+    k0: Value,
+    rows: u32,
+    (index, lanes): (Value, u32),
+) -> Vec<Value> {
     let (unit, ty) = (stage_unit(c), stage_type(c));
     let mut loaded = vec![];
-    stage_units(b, c, k0, rows, (c.lane, c.wave), |b, at, _| {
+    stage_units(b, c, k0, rows, (index, lanes), true, |b, at, _| {
         loaded.push(b.load_with(p, at, ty, IndexUnit::Byte, Some(unit)));
     });
     loaded
@@ -244,14 +260,37 @@ fn stage_loads(b: &mut KernelBuilder, c: &Ctx, p: Param, k0: Value, rows: u32) -
 /// rebuilt here rather than kept from the loads: kept, they live across q's loads, and the PTX
 /// the H200 timed is the one with them rebuilt.
 fn stage_stores(b: &mut KernelBuilder, c: &Ctx, (lds, to): (LdsSlot, Value), loaded: &[Value]) {
+    stage_stores_by(b, c, (lds, to), loaded, c.wave, (c.lane, c.wave));
+}
+
+/// [`stage_stores`] of [`stage_loads_by`]'s values for `rows` rows (the units past them not
+/// stored).
+pub(super) fn stage_stores_by(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    (lds, to): (LdsSlot, Value),
+    loaded: &[Value],
+    rows: u32,
+    (index, lanes): (Value, u32),
+) {
     let unit = stage_unit(c);
+    let units = rows * c.cache.row_bytes(c.d) / unit;
     let uv = b.u32(unit);
-    let lo = b.mul(c.lane, uv);
+    let lo = b.mul(index, uv);
     for (j, &x) in loaded.iter().enumerate() {
-        let off = b.u32(j as u32 * c.wave * unit);
+        let j = j as u32;
+        let off = b.u32(j * lanes * unit);
         let off = b.add(off, lo);
         let dst = b.add(to, off);
-        b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+        if (j + 1) * lanes <= units {
+            b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit));
+        } else {
+            let jl = b.u32(j * lanes);
+            let u = b.add(jl, index);
+            let n = b.u32(units);
+            let some = b.lt(u, n);
+            b.if_then(some, |b| b.store_with(lds, dst, x, IndexUnit::Byte, Some(unit)));
+        }
     }
 }
 
@@ -275,7 +314,7 @@ const FIRST_THREADS: u32 = 256;
 /// positions (`short_r1`) from 476 to 466 us, while the 128-lane variants and the f16 cache lost:
 /// `r8` 305 -> 323 us at 32K keys and 8 rows, f16 `r4` 16.0 -> 17.0 us at 4K, and `r1` in
 /// SmolLM2's step at ~2013 positions 601 -> 622 us (the node alone 7.43 -> 7.27 us: not
-/// explained).
+/// explained). The split across waves has its own ([`super::across::first_loads`]).
 pub(super) fn first_loads(
     b: &mut KernelBuilder,
     c: &Ctx,
