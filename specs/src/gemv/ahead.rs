@@ -156,11 +156,10 @@ pub(super) fn add_early_twins(v: &mut [KernelSpec]) {
     // 572.6 / 624.5; the Q8_0 step with its Q/K/V early 490.0 / 544.9 / 551.2 against 506.0 /
     // 565.8 / 576.0. The Q4 gate/up's early twin is not built: it takes 216 registers (157
     // without; every cap from 160 to 192 spills on sm_90) and made the Q4_1 step slower at 173
-    // and 587 positions (500.1 / 587.6 us alone, 511.9 / 562.6 with the other two). Since the
-    // race fix its eight blocks a lane fit (216 registers, no spills), and it is not faster:
-    // on an H100 (bench/results/residual-2026-12-05.md, call 1) the Q4_1 step at ~173 / ~587 /
-    // ~2013 positions 551.8 / 590.5 / 615.0 us with it, 544.9 / 592.0 / 607.7 with `p1`.
-    // Not built.
+    // and 587 positions (500.1 / 587.6 us alone, 511.9 / 562.6 with the other two). Timed
+    // again after the race fix (216 registers, no spills), it is still not faster: on an H100
+    // (bench/results/residual-2026-12-05.md, call 1) the Q4_1 step at ~173 / ~587 / ~2013
+    // positions 551.8 / 590.5 / 615.0 us with it, 544.9 / 592.0 / 607.7 with `p1`.
     early_by("gemv_q4_0_rp_res", "p1u16w4e", res_early::<1, false>, "n", 1024);
     early_by("gemv_q4_0_rp_res_rmsnorm", "p1u16w4e", res_early::<1, true>, "n", 1024);
     early_by("gemv_q4_1_rp_res", "p1u16w4e", res_early::<2, false>, "n", 1024);
