@@ -170,6 +170,14 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         );
     }
     let mut step = StepGraph::build_with(&rt, &m.config, &weights, ctx, read)?;
+    // The floor's copy bandwidth is measured before the step's L2 window: with its persisting
+    // part set aside the copy measured far less on an H100 (1345-1365 GB/s with 28 MB set aside
+    // at ~2013 positions, about 3000 with 6 MB: bench/results/residual-2026-12-05.md), while the
+    // 8B step's LM head GEMV, which only reads, read 3.17 TB/s with 17.8 MB set aside.
+    let floor = match a.profile {
+        true => Some(super::floor(a.bandwidth, None, rt.device())?),
+        false => None,
+    };
     let plan = match a.l2.as_str() {
         "stream" => L2Plan::StreamWeights,
         "keep" => L2Plan::KeepCache,
@@ -225,12 +233,9 @@ pub fn generate_cmd(a: GenerateArgs) -> Result<()> {
         let _ = std::io::stdout().flush();
     })?;
     println!();
-    let profile = match a.profile {
-        true => {
-            let floor = super::floor(a.bandwidth, None, rt.device())?;
-            Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, &floor)?)
-        }
-        false => None,
+    let profile = match &floor {
+        Some(floor) => Some(profile(&rt, &mut dec, &mut step, weights.bytes, &g, floor)?),
+        None => None,
     };
     if let Some(path) = &a.json {
         let v = serde_json::json!({
