@@ -112,12 +112,9 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
     let early = g.early && g.norm && g.tokens == Some(1);
     // There K's rotation of the first row block is computed before the wait too, so the cache
     // epilogue after the block loop only applies it (the same ops, so the same bits).
-    let mut ahead = None;
-    if early {
-        if let (Some(at), Out::Cache { first, .. }) = (cache_at, &mut mats[1].2) {
-            *first = Some(first_angle(&mut b, at, x));
-            ahead = *first;
-        }
+    let ahead = cache_at.filter(|_| early).map(|at| first_angle(&mut b, at, x));
+    if let Out::Cache { first, .. } = &mut mats[1].2 {
+        *first = ahead;
     }
     let rows_of = |b: &mut KernelBuilder, n: &[Param]| {
         let mut v = b.arg(n[0]);

@@ -49,15 +49,22 @@ pub(super) fn first_angle(b: &mut KernelBuilder, at: CacheAt, wg: Value) -> Firs
     let sub = b.div(lane, c32);
     let r = b.rem(lane, c32);
     let (hd, pos) = (b.arg(at.head_dim), b.arg(at.pos));
-    let row0 = b.mul(wg, c32);
-    let row = b.add(row0, r);
-    let d = b.rem(row, hd);
+    let (_, d) = head_dim_of(b, wg, r, hd);
     let p = b.add(pos, sub);
     let (nd, bs) = (b.arg(at.n_dims), b.arg(at.base));
     let rope = Rope::new(b, nd, hd, bs, zero);
     let (i, ..) = rope.pair(b, d);
     let sc = rope.angle(b, i, p);
     FirstAngle { wg, rope, sc }
+}
+
+/// Row `r` of row block `wg`'s tile in the cache's rows (`head_dim` a head): its head and its
+/// dimension in the head.
+fn head_dim_of(b: &mut KernelBuilder, wg: Value, r: Value, hd: Value) -> (Value, Value) {
+    let c32 = b.u32(QK);
+    let row0 = b.mul(wg, c32);
+    let row = b.add(row0, r);
+    (b.div(row, hd), b.rem(row, hd))
 }
 
 /// One lane's place in a tile epilogue.
@@ -253,10 +260,7 @@ fn cache_pass(
         let hd = b.arg(at.head_dim);
         let ctx = b.arg(at.ctx_max);
         let pos = b.arg(at.pos);
-        let row0 = b.mul(wg, c32);
-        let row = b.add(row0, r);
-        let h = b.div(row, hd);
-        let d = b.rem(row, hd);
+        let (h, d) = head_dim_of(b, wg, r, hd);
         let p = b.add(pos, tok);
         let x = if rope {
             // The normal pairing: (2i, 2i + 1), in the same block.

@@ -1,6 +1,6 @@
 //! The commands of `kiln`, one a file, and what several of them share: opening a device, the
-//! bandwidth a floor is counted at, finding an object, reading `NAME=VALUE` arguments and scalar values, and sizing outputs by the ABI's
-//! length rules.
+//! bandwidth a floor is counted at, finding an object, reading `NAME=VALUE` arguments and scalar
+//! values, and sizing outputs by the ABI's length rules.
 
 pub mod bench;
 #[cfg(feature = "llvm")]

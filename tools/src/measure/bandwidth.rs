@@ -97,16 +97,17 @@ pub fn stream_copy_package(device: &Device) -> Result<Package, RuntimeError> {
     match device.kind() {
         // The cpu device runs the IR; the object is for the arch it emulates (an NVIDIA one
         // gets the real PTX, an AMD one a stand-in HSACO), so that the package loads there.
-        DeviceKind::Cpu => match device.arch() {
-            Some(arch) if arch.starts_with("sm_") => ptx(&arch),
-            arch => {
-                let arch = arch.unwrap_or_else(|| "gfx1100".into());
-                let wave = kiln_ir::Target::by_name(&arch).map_or(32, |t| t.default_wave());
-                let ir = stream_copy_ir(wave);
-                let hsaco = kiln_runtime::package::cpu_only_hsaco(&arch, &ir.name);
-                built_in_package(&ir, &arch, ObjectFormat::Hsaco, hsaco)
+        DeviceKind::Cpu => {
+            let arch = device.arch().unwrap_or_else(|| "gfx1100".into());
+            match kiln_ir::Target::by_name(&arch).ok() {
+                Some(t) if t.vendor == kiln_ir::target::Vendor::Nvidia => ptx(&arch),
+                t => {
+                    let ir = stream_copy_ir(t.map_or(32, |t| t.default_wave()));
+                    let hsaco = kiln_runtime::package::cpu_only_hsaco(&arch, &ir.name);
+                    built_in_package(&ir, &arch, ObjectFormat::Hsaco, hsaco)
+                }
             }
-        },
+        }
         DeviceKind::Cuda => ptx(&device.arch().unwrap_or_default()),
         DeviceKind::Hip => Err(DeviceError::Unavailable {
             kind: DeviceKind::Hip,
