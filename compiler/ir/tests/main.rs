@@ -18,6 +18,7 @@ mod interp_mma;
 mod interp_numerics;
 mod interp_ops;
 mod interp_packed;
+mod interp_races;
 mod interp_sanitizer;
 mod interp_speed;
 mod launch_checks;

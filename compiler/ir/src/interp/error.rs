@@ -218,6 +218,36 @@ pub enum InterpError {
         /// The allocation, byte, and the copy's instruction.
         detail: String,
     },
+    /// Two different waves of a workgroup touched the same global bytes with no `barrier all`
+    /// between, one of them writing.
+    #[error("{site}: global memory race between waves: {detail}, {lanes}")]
+    WaveRace {
+        /// Where (the second access).
+        site: Box<Site>,
+        /// The lanes of the second access that race.
+        lanes: Lanes,
+        /// The buffer, byte, and the other wave.
+        detail: String,
+    },
+    /// A kernel with global atomics gave other bytes with its workgroups run in reverse order
+    /// (the sanitizer runs it both ways): a GPU runs them in any order, so it would not match.
+    #[error("kernel `{kernel}`: the result depends on the order of the workgroups: {detail}")]
+    OrderDependent {
+        /// The kernel's name.
+        kernel: String,
+        /// The buffer, the byte and its two values.
+        detail: String,
+    },
+    /// Global memory one workgroup wrote, read or wrote again by another in the same launch with
+    /// no device-scope atomic ordering the two (the sanitizer's check across workgroups,
+    /// [`crate::interp`]'s module docs): on a GPU the workgroups run at once, in any order.
+    #[error("{site}: race between workgroups: {detail}")]
+    WorkgroupRace {
+        /// Where (the second access).
+        site: Box<Site>,
+        /// The buffer, byte, the other access and the lanes.
+        detail: String,
+    },
     /// A load, store or atomic whose address is not a multiple of the alignment it assumes
     /// (stated, or natural): hardware faults or reads other bytes.
     #[error("{site}: misaligned access: {detail}, {lanes}")]

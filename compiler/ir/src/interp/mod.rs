@@ -26,7 +26,8 @@
 //! - Workgroups run in parallel (rayon) over shared global memory, accessed byte by byte with
 //!   relaxed atomics, so even a racy kernel is well defined here. A kernel with atomics on global
 //!   memory runs its workgroups one after another in workgroup order instead, so that patterns
-//!   like "the last workgroup to finish does the final step" give the same answer on every run.
+//!   like "the last workgroup to finish does the final step" give the same answer on every run
+//!   (with the sanitizer, in reverse order too: see below).
 //!   Kernels that spin waiting for another workgroup are not supported (they would hang).
 //!   Within a workgroup, the lanes of an atomic apply their updates in lane order.
 //! - When several workgroups fail, the error of the lowest workgroup (x fastest) is returned, so
@@ -55,6 +56,17 @@
 //! - a store or atomic to a buffer declared read-only: through the parameter, or through a raw
 //!   address into a buffer argument's span (regions are writable whatever the parameters that
 //!   name them declare: a raw address carries no access).
+//! - a race between workgroups (`races.rs`): global bytes one workgroup writes and another
+//!   reads or writes in the same launch with no device atomic ordering the two. A GPU runs the
+//!   workgroups at once; here they run one after another, so without the check such a kernel
+//!   would pass here and differ on a device.
+//! - a race between the waves of a workgroup on global memory: two waves touch the same bytes
+//!   of a buffer the kernel writes with no `barrier all` between, one writing (the LDS rule,
+//!   with the barrier that orders global memory).
+//! - a result that depends on the order of the workgroups: a kernel with global atomics runs
+//!   twice from the same memory, its workgroups in order and then in reverse order, and the
+//!   bytes of the buffers it writes must be the same (the reverse run's are kept). Which
+//!   workgroup is last, or which slot an atomic hands out, is up to a GPU.
 //!
 //! # Numerics
 //! - f32 and f64: the host's IEEE arithmetic, denormals kept; f32 FMA is `f32::mul_add` (one
@@ -75,6 +87,7 @@ mod error;
 mod exec;
 mod packed;
 mod prepare;
+mod races;
 
 pub use error::{InterpError, Lanes, Site};
 
@@ -181,9 +194,20 @@ pub(crate) struct Launch<'a> {
     pub scalars: Vec<u64>,
     pub grid: [u32; 3],
     pub sanitize: bool,
+    /// With the sanitizer: the check across workgroups.
+    pub races: Option<races::Races>,
 }
 
 impl Launch<'_> {
+    /// For messages: the buffer parameter bound to span `s` (a region given to a parameter is
+    /// named by it), else what the span is.
+    pub fn name_span(&self, kernel: &Kernel, s: usize) -> String {
+        match self.params.iter().position(|&x| x == Some(s)) {
+            Some(p) => format!("buffer `{}`", kernel.params[Param::new(p)].name),
+            None => self.spans[s].what(),
+        }
+    }
+
     /// The span with the highest base at or below `addr`: the one that holds `addr` if any does
     /// (spans do not overlap), else the one `addr` is past the end of.
     pub fn span_below(&self, addr: u64) -> Option<usize> {
@@ -369,29 +393,46 @@ pub fn run_with_memory(
             s.bytes.len()
         )));
     }
-    let launch = Launch {
+    let total = grid
+        .iter()
+        .try_fold(1u64, |n, &g| n.checked_mul(g as u64))
+        .ok_or_else(|| launch_err(format!("a grid of {grid:?} workgroups")))?;
+    let sequential = !opts.parallel || prepared.global_atomics || total <= 1;
+    let tracked = races::tracked_spans(kernel, &spans, &params);
+    let races = opts.sanitize.then(|| races::Races::new(tracked.clone(), sequential));
+    // With the sanitizer, a kernel with global atomics runs a second time with its workgroups in
+    // reverse order, from the same memory: its result must not depend on the order.
+    let reverse = opts.sanitize && prepared.global_atomics && total > 1;
+    let before = reverse.then(|| races::snapshot(&spans, &tracked));
+    let mut launch = Launch {
         spans,
         by_address,
         params,
         scalars: scalars.clone(),
         grid,
         sanitize: opts.sanitize,
+        races,
     };
-    let total = grid
-        .iter()
-        .try_fold(1u64, |n, &g| n.checked_mul(g as u64))
-        .ok_or_else(|| launch_err(format!("a grid of {grid:?} workgroups")))?;
-    let wg_of = |n: u64| {
-        let (gx, gy) = (grid[0] as u64, grid[1] as u64);
-        [(n % gx) as u32, ((n / gx) % gy) as u32, (n / (gx * gy)) as u32]
-    };
-    let sequential = !opts.parallel || prepared.global_atomics || total <= 1;
-    let lane_ops = if sequential {
-        let mut ex = Exec::new(&prepared, &launch);
-        for n in 0..total {
+    let wg_of = |n: u64| workgroup_at(grid, n);
+    let in_order = |launch: &Launch, order: &mut dyn Iterator<Item = u64>| {
+        let mut ex = Exec::new(&prepared, launch);
+        for n in order {
             ex.run_workgroup(wg_of(n))?;
         }
-        ex.lane_ops
+        Ok::<u64, InterpError>(ex.lane_ops)
+    };
+    let lane_ops = if sequential {
+        let lane_ops = in_order(&launch, &mut (0..total))?;
+        if let Some(before) = &before {
+            let forward = races::snapshot(&launch.spans, &tracked);
+            races::restore(&launch.spans, before);
+            launch.races = Some(races::Races::new(tracked, true));
+            in_order(&launch, &mut (0..total).rev())?;
+            if let Some(e) = races::order_dependence(kernel, &launch, &forward) {
+                return Err(e);
+            }
+        }
+        lane_ops
     } else {
         let first_failed = AtomicU64::new(u64::MAX);
         let lane_ops = AtomicU64::new(0);
@@ -420,7 +461,18 @@ pub fn run_with_memory(
         }
         lane_ops.into_inner()
     };
+    if let Some(races::Model::Parallel(r)) = launch.races.as_ref().map(|r| &r.model) {
+        if let Some(c) = r.first_conflict() {
+            return Err(races::parallel_race(kernel, &launch, c));
+        }
+    }
     Ok(RunStats { workgroups: total, lane_ops })
+}
+
+/// The id of the `n`th workgroup of `grid` (x fastest).
+pub(crate) fn workgroup_at(grid: [u32; 3], n: u64) -> [u32; 3] {
+    let (gx, gy) = (grid[0] as u64, grid[1] as u64);
+    [(n % gx) as u32, ((n / gx) % gy) as u32, (n / (gx * gy)) as u32]
 }
 
 /// Buffer parameters that name the same memory (one region given to two parameters) where one of

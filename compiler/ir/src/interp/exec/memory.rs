@@ -29,6 +29,46 @@ pub(super) const FRESH: Shadow = Shadow {
 };
 
 impl Shadow {
+    /// Records an access of wave `wave` in barrier interval `e`; the other wave's access it
+    /// races with, if any: two different waves in one interval, one of them writing (atomics of
+    /// different waves do not race with each other).
+    pub(super) fn touch(&mut self, e: u32, wave: u32, touch: Touch) -> Option<(u32, Touch)> {
+        let bit = 1u64 << (wave % 64);
+        let others = |mask: u64| (mask & !bit).trailing_zeros();
+        let race = if self.w_epoch == e && self.w_wave != wave {
+            Some((self.w_wave, Touch::Write))
+        } else if touch != Touch::Read && self.r_epoch == e && self.r_mask & !bit != 0 {
+            Some((others(self.r_mask), Touch::Read))
+        } else if touch != Touch::Atomic && self.a_epoch == e && self.a_mask & !bit != 0 {
+            Some((others(self.a_mask), Touch::Atomic))
+        } else {
+            None
+        };
+        match touch {
+            Touch::Read => {
+                if self.r_epoch != e {
+                    self.r_epoch = e;
+                    self.r_mask = 0;
+                }
+                self.r_mask |= bit;
+            }
+            Touch::Write => {
+                self.init = true;
+                self.w_epoch = e;
+                self.w_wave = wave;
+            }
+            Touch::Atomic => {
+                self.init = true;
+                if self.a_epoch != e {
+                    self.a_epoch = e;
+                    self.a_mask = 0;
+                }
+                self.a_mask |= bit;
+            }
+        }
+        race
+    }
+
     /// Whether this is [`FRESH`] (the interpreter's tests).
     #[cfg(test)]
     pub(super) fn is_fresh(&self) -> bool {
@@ -98,9 +138,9 @@ pub(super) struct How {
 /// One lane's resolved access.
 #[derive(Clone, Copy)]
 pub(super) struct Loc {
-    lane: usize,
-    place: Place,
-    off: usize,
+    pub(super) lane: usize,
+    pub(super) place: Place,
+    pub(super) off: usize,
 }
 
 impl Exec<'_> {
@@ -305,45 +345,17 @@ impl Exec<'_> {
     ) -> Option<Issue> {
         self.lds_used(off, n);
         let e = self.epoch;
-        let bit = 1u64 << (wave % 64);
         let mut issue = None;
         for byte in off..off + n {
             let s = &mut self.shadow[byte];
-            let others = |mask: u64| (mask & !bit).trailing_zeros();
+            let uninit = touch != Touch::Write && !s.init;
+            let race = s.touch(e, wave, touch);
             if issue.is_none() {
-                issue = if touch != Touch::Write && !s.init {
-                    Some(Issue::Uninit { byte })
-                } else if s.w_epoch == e && s.w_wave != wave {
-                    Some(Issue::Race { byte, other_wave: s.w_wave, other: Touch::Write })
-                } else if touch != Touch::Read && s.r_epoch == e && s.r_mask & !bit != 0 {
-                    Some(Issue::Race { byte, other_wave: others(s.r_mask), other: Touch::Read })
-                } else if touch != Touch::Atomic && s.a_epoch == e && s.a_mask & !bit != 0 {
-                    Some(Issue::Race { byte, other_wave: others(s.a_mask), other: Touch::Atomic })
-                } else {
-                    None
+                issue = match race {
+                    _ if uninit => Some(Issue::Uninit { byte }),
+                    Some((other_wave, other)) => Some(Issue::Race { byte, other_wave, other }),
+                    None => None,
                 };
-            }
-            match touch {
-                Touch::Read => {
-                    if s.r_epoch != e {
-                        s.r_epoch = e;
-                        s.r_mask = 0;
-                    }
-                    s.r_mask |= bit;
-                }
-                Touch::Write => {
-                    s.init = true;
-                    s.w_epoch = e;
-                    s.w_wave = wave;
-                }
-                Touch::Atomic => {
-                    s.init = true;
-                    if s.a_epoch != e {
-                        s.a_epoch = e;
-                        s.a_mask = 0;
-                    }
-                    s.a_mask |= bit;
-                }
             }
         }
         issue
@@ -454,6 +466,7 @@ impl Exec<'_> {
         let step = how.unit.stride(ty) as usize;
         self.resolve(inst, m, mem, index, step, n, how.align, "load")?;
         self.check_in_flight(inst, n, "read")?;
+        self.check_global(inst, n, GlobalTouch::Read)?;
         let (d, lp, mask) = (self.p.slot(res), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -481,6 +494,7 @@ impl Exec<'_> {
         self.resolve(inst, m, mem, index, step, n, how.align, "store")?;
         self.check_in_flight(inst, n, "written")?;
         self.check_writable(inst, mem)?;
+        self.check_global(inst, n, GlobalTouch::Write)?;
         let (s, lp, mask) = (self.p.slot(value), self.lp, width_mask(ty.scalar));
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -498,7 +512,7 @@ impl Exec<'_> {
         inst: Inst,
         m: &Mask,
         op: AtomicOp,
-        mem: MemRef,
+        (mem, scope): (MemRef, crate::Scope),
         index: Value,
         value: Value,
         res: Value,
@@ -511,6 +525,7 @@ impl Exec<'_> {
         self.resolve(inst, m, mem, index, n, n, n as u32, "atomic")?;
         self.check_in_flight(inst, n, "updated atomically")?;
         self.check_writable(inst, mem)?;
+        self.check_global(inst, n, GlobalTouch::Atomic(scope))?;
         let (sv, d, lp, mask) = (self.p.slot(value), self.p.slot(res), self.lp, width_mask(t));
         // Lanes apply their updates one after another in lane order.
         for i in 0..self.locs.len() {
@@ -605,6 +620,7 @@ impl Exec<'_> {
         let named = m.subset(|l| l % w < named_rows);
         self.resolve(inst, &named, mem, index, 2, 16, 16, "ld_matrix row read")?;
         self.check_in_flight(inst, 16, "read")?;
+        self.check_global(inst, 16, GlobalTouch::Read)?;
         let mut rows = vec![0u128; self.lp];
         for i in 0..self.locs.len() {
             let loc = self.locs[i];
@@ -645,6 +661,7 @@ impl Exec<'_> {
     ) -> Result<(), InterpError> {
         let n = bytes as usize;
         self.resolve(inst, m, MemRef::Buffer(src), src_index, 1, n, bytes, "async copy read")?;
+        self.check_global(inst, n, GlobalTouch::Read)?;
         let data: Vec<(usize, u128)> =
             self.locs.iter().map(|l| (l.lane, self.read_bytes(l.place, l.off, n))).collect();
         self.resolve(inst, m, MemRef::Lds(dst), dst_index, 1, n, bytes, "async copy write")?;

@@ -12,8 +12,10 @@
 //! arithmetic.
 
 mod cross_lane;
+mod global;
 mod memory;
 
+use global::GlobalTouch;
 use memory::{How, Loc, Shadow, FRESH, NEVER};
 
 use super::arith::{self, as_i128, width_mask};
@@ -135,6 +137,14 @@ pub(crate) struct Exec<'a> {
     copies: Vec<memory::LaneCopies>,
     /// Async copies not yet landed, over all lanes.
     pending_copies: usize,
+    /// The workgroup's state for the check across workgroups (in-order model).
+    sync: super::races::WgSync,
+    /// With the sanitizer, per global byte the workgroup touched of a span the check across
+    /// workgroups tracks: its waves' accesses, by interval between `barrier all`s
+    /// ([`Exec::global_epoch`]), as [`Exec::shadow`] keeps LDS's.
+    global_shadow: std::collections::HashMap<(usize, usize), Shadow>,
+    /// `barrier all`s run by the workgroup.
+    global_epoch: u32,
 }
 
 impl<'a> Exec<'a> {
@@ -166,6 +176,9 @@ impl<'a> Exec<'a> {
             in_flight: vec![0; lds_bytes],
             copies: (0..lp).map(|_| memory::LaneCopies::default()).collect(),
             pending_copies: 0,
+            sync: Default::default(),
+            global_shadow: Default::default(),
+            global_epoch: 0,
         }
     }
 
@@ -189,6 +202,9 @@ impl<'a> Exec<'a> {
         }
         self.private.fill(0);
         self.epoch = 0;
+        self.sync.reset(self.lp, self.w);
+        self.global_shadow.clear();
+        self.global_epoch = 0;
         #[cfg(test)]
         self.assert_fresh();
         self.fill_fixed();
@@ -405,7 +421,8 @@ impl<'a> Exec<'a> {
         let res = |n: usize| data.results[n];
         match &data.op {
             Op::Const { .. } | Op::Arg(_) | Op::BufferAddr(_) | Op::Id(_) | Op::Yield(_) => {}
-            Op::Fence(_) | Op::GridDependencyWait => {}
+            Op::Fence(crate::Scope::Device) => self.sync_point(m, None),
+            Op::Fence(crate::Scope::Workgroup) | Op::GridDependencyWait => {}
             // A hint: no value changes, but the address must be one a load could read.
             Op::Prefetch { mem, index } => {
                 self.resolve(inst, m, *mem, *index, 1, 1, 1, "prefetch")?
@@ -515,15 +532,19 @@ impl<'a> Exec<'a> {
                 let how = How { unit: *unit, align: align.unwrap_or(natural_align(ty)) };
                 self.store(inst, m, *mem, *index, *value, how)?
             }
-            Op::Atomic { op, mem, index, value, .. } => {
-                self.atomic(inst, m, *op, *mem, *index, *value, res(0))?
+            Op::Atomic { op, mem, index, value, scope } => {
+                self.atomic(inst, m, *op, (*mem, *scope), *index, *value, res(0))?
             }
-            Op::Barrier(_) => {
+            Op::Barrier(kind) => {
                 if self.launch.sanitize && m.count != self.l {
                     let lanes = self.lanes((0..self.l).filter(|&l| !m.on[l]));
                     return Err(InterpError::DivergentBarrier { site: self.site(inst), lanes });
                 }
                 self.epoch = self.epoch.wrapping_add(1) % NEVER;
+                if *kind == crate::BarrierKind::All {
+                    self.global_epoch = self.global_epoch.wrapping_add(1) % NEVER;
+                }
+                self.sync_point(m, Some(*kind == crate::BarrierKind::All));
             }
             Op::Shuffle { mode, value, offset } => {
                 self.shuffle(inst, m, *mode, *value, *offset, res(0))?
