@@ -68,6 +68,30 @@ fn raw_addresses_reach_regions() {
     }
 }
 
+#[test]
+fn two_workgroups_scattering_to_one_word_race() {
+    // Entry W (workgroup 1, lane 0) sends its word where entry 0 (workgroup 0) sent its own: a
+    // race between workgroups in a region no parameter names, found through the raw addresses.
+    for w in WAVES {
+        let wu = w as usize;
+        let mut t = table(wu);
+        t[2 * wu + 1] = t[1];
+        let mut mem = regions(wu);
+        let mut args = [Arg::Buffer(u64_bytes(&t))];
+        let e = interp::run_with_memory(
+            &gather_scatter(w),
+            &mut args,
+            &mut mem,
+            &RunOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, InterpError::WorkgroupRace { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(&format!("byte 4 of region at {DST:#x}")), "{msg}");
+        assert!(msg.contains("workgroup (1, 0, 0)") && msg.contains("(0, 0, 0)"), "{msg}");
+    }
+}
+
 /// Asserts that an out-of-bounds error names the kernel, the op, workgroup 1 and the lanes.
 fn assert_oob(e: &InterpError, op: &str, lanes: &str, detail: &str) {
     assert!(matches!(e, InterpError::OutOfBounds { .. }), "{e}");

@@ -35,7 +35,7 @@
 
 use super::error::{InterpError, Site};
 use super::{workgroup_at, Launch, Span};
-use crate::{Inst, Kernel, MemRef, Op, ParamData, ParamKind};
+use crate::{Inst, Kernel, MemRef, ParamData, ParamKind};
 use cranelift_entity::EntityRef;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,12 +92,11 @@ pub(crate) fn tracked_spans(
     spans: &[Span],
     params: &[Option<usize>],
 ) -> Vec<Option<usize>> {
-    let raw_writes = kernel.insts.values().any(|d| match &d.op {
-        Op::Store { mem, .. } | Op::Atomic { mem, .. } => {
-            matches!(mem, MemRef::Global(_))
-        }
-        _ => false,
-    });
+    // A store or atomic through a raw address (of the memory ops, the ones with side effects).
+    let raw_writes = kernel
+        .insts
+        .values()
+        .any(|d| d.op.has_side_effects() && matches!(d.op.memory(), Some(MemRef::Global(_))));
     let writes = |d: &ParamData| match &d.kind {
         ParamKind::Buffer { access, .. } => access.writes(),
         ParamKind::Scalar(_) => false,
