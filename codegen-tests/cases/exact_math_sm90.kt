@@ -1,5 +1,5 @@
 ; Exact math on NVIDIA: correctly rounded div and sqrt, no flush-to-zero, native bf16 fma (sm_80+),
-; fences around the atomics, redux.sync for the integer reduction.
+; the device atomic as atom.acq_rel.gpu, redux.sync for the integer reduction.
 ; kernel: op_zoo
 ; arch: sm_90
 ; check: asm
@@ -10,7 +10,6 @@ CHECK: ex2.approx.f32
 CHECK: rcp.approx.f32
 CHECK: fma.rn.f16
 CHECK: fma.rn.bf16
-CHECK: fence.acq_rel.gpu;
-CHECK: atom.global.add.u32
+CHECK: atom.acq_rel.gpu.global.add.u32
 CHECK: fence.acq_rel.gpu;
 CHECK: redux.sync.max.u32

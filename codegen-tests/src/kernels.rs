@@ -228,8 +228,33 @@ pub fn by_name(name: &str, variant: &str, wave: u32) -> Option<Kernel> {
         "packed" => packed(variant, wave)?,
         "q8_0_quants" => q8_0_quants(wave),
         "index64" => index64(wave),
+        "handshake" => handshake(wave),
         _ => return None,
     })
+}
+
+/// The last-workgroup handshake's arrival as the library writes it
+/// (`common::last_of_workgroups`): every lane of a 256-lane workgroup stores its word, a
+/// `barrier all`, then lane 0 alone adds one to the counter with a device atomic, which must
+/// publish every lane's store (the IR's rule): on NVIDIA by the PTX model's cumulativity, on
+/// gfx9 by the barrier's wait for the stores.
+pub fn handshake(wave: u32) -> Kernel {
+    let mut b = KernelBuilder::new("handshake", wave);
+    b.workgroup_size([256, 1, 1]);
+    let out = b.buffer("out", ScalarType::U32, Access::Write);
+    let count = b.buffer("count", ScalarType::U32, Access::ReadWrite);
+    let tid = b.local_id();
+    b.store(out, tid, tid);
+    b.barrier(BarrierKind::All);
+    let zero = b.u32(0);
+    let first = b.eq(tid, zero);
+    b.if_then(first, |b| {
+        let z = b.u32(0);
+        let one = b.u32(1);
+        let old = b.atomic(AtomicOp::Add, count, z, one, Scope::Device);
+        b.store(out, z, old);
+    });
+    b.finish()
 }
 
 /// The 32 quants of Q8_0 block `lane` (34 bytes: an f16 scale, then the quants) read as two

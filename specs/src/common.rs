@@ -135,10 +135,10 @@ pub(crate) fn workgroup_argmax(
 }
 
 /// The last-workgroup handshake of a split kernel, run by wave 0 after lane 0 has stored this
-/// workgroup's partial result: lane 0 makes the partial visible (`fence(Device)`), adds one to
-/// `counters[index]`; the workgroup that brings the count to `total` runs `finish` in wave 0 after
-/// another `fence(Device)`. `finish` must reset the counter (see [`reset_counter`]) so the next
-/// launch (a graph replay) starts from zero.
+/// workgroup's partial result: lane 0 adds one to `counters[index]` (a device atomic, which
+/// publishes the lane's earlier writes: no fence of its own before it); the workgroup that brings
+/// the count to `total` runs `finish` in wave 0 after a `fence(Device)`. `finish` must reset the
+/// counter (see [`reset_counter`]) so the next launch (a graph replay) starts from zero.
 pub(crate) fn last_workgroup(
     b: &mut KernelBuilder,
     lane: Value,
@@ -152,7 +152,6 @@ pub(crate) fn last_workgroup(
     let old = b.if_else(
         first,
         |b| {
-            b.fence(Scope::Device);
             let one = b.u32(1);
             vec![b.atomic(AtomicOp::Add, counters, index, one, Scope::Device)]
         },
@@ -168,11 +167,17 @@ pub(crate) fn last_workgroup(
 }
 
 /// The last-workgroup handshake for a workgroup of several waves (`tid`: the lane's index in the
-/// workgroup), with a count known only at run time (`total`, uniform): every lane's stores are
-/// made visible, lane 0 of the workgroup counts it and shares the count through LDS (`flag`);
-/// the workgroup that brings the count to `total` runs `finish` after another device fence.
+/// workgroup), with a count known only at run time (`total`, uniform): a `barrier all`, then
+/// lane 0 of the workgroup counts it with a device atomic, which publishes every lane's writes
+/// before that barrier (the IR's rule, the PTX model's cumulativity, the pattern of CUTLASS's
+/// split-K semaphore), and shares the count through LDS (`flag`); the workgroup that brings the
+/// count to `total` runs `finish` after a device fence in every lane (each wave acquires).
 /// `finish` must set `counters[index]` back to zero (the next launch, a graph replay, starts
 /// from it).
+///
+/// No lane fences before the barrier, and lane 0 not before its atomic (whose lowering fences
+/// on both sides): on sm_90 each `fence.acq_rel.gpu` is a `MEMBAR.ALL.GPU` with an L1
+/// invalidation, and the handshake had five of them in a row on lane 0's path.
 pub(crate) fn last_of_workgroups(
     b: &mut KernelBuilder,
     tid: Value,
@@ -182,12 +187,10 @@ pub(crate) fn last_of_workgroups(
     total: Value,
     finish: impl FnOnce(&mut KernelBuilder),
 ) {
-    b.fence(Scope::Device);
     b.barrier(BarrierKind::All);
     let zero = b.u32(0);
     let first = b.eq(tid, zero);
     b.if_then(first, |b| {
-        b.fence(Scope::Device);
         let one = b.u32(1);
         let old = b.atomic(AtomicOp::Add, counters, index, one, Scope::Device);
         let z = b.u32(0);

@@ -41,7 +41,7 @@ use inkwell::values::{IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAs;
 use kiln_ir::matrix::{AmdMmaOperands, FragmentRole, MmaKind, MmaLowering};
 use kiln_ir::package::ObjectFormat;
-use kiln_ir::target::{Capability, DotKind};
+use kiln_ir::target::{Capability, DotKind, Family};
 use kiln_ir::{AtomicOp, BarrierKind, Dim, IdKind, Kernel, ReduceOp, Scope, Target, Type};
 use std::process::Command;
 
@@ -352,13 +352,26 @@ fn sync_scope(scope: Scope) -> &'static str {
     }
 }
 
+/// A barrier between workgroup fences. `barrier all` on gfx9 also waits for the wave's
+/// vector memory operations (`s_waitcnt vmcnt(0)`) before `s_barrier`: LLVM 19's workgroup
+/// release there (gfx90a, gfx942 outside tgsplit mode) waits for none, so another wave's
+/// agent-scope release after the barrier (the last-workgroup handshake's one atomic) would not
+/// cover this wave's stores still in flight, and the IR promises that a device atomic
+/// publishes every lane's writes before the last `barrier all` (the interpreter's race check
+/// holds kernels to it). gfx906's and RDNA's (WGP mode) workgroup releases already wait; on
+/// gfx12 it is `global_wb` and `s_wait_storecnt`.
 fn barrier(l: &mut Lowering, kind: BarrierKind) -> LResult<()> {
     let (name, mmra) = match kind {
         BarrierKind::Lds => ("kiln.barrier.lds", ", !mmra !0"),
         BarrierKind::All => ("kiln.barrier.all", ""),
     };
+    let wait = if kind == BarrierKind::All && l.t.family == Family::Gfx9 {
+        "  call void asm sideeffect \"s_waitcnt vmcnt(0)\", \"~{memory}\"()\n"
+    } else {
+        ""
+    };
     let body = format!(
-        "  fence syncscope(\"workgroup\") release{mmra}\n  call void @llvm.amdgcn.s.barrier()\n  fence syncscope(\"workgroup\") acquire{mmra}\n  ret void"
+        "  fence syncscope(\"workgroup\") release{mmra}\n{wait}  call void @llvm.amdgcn.s.barrier()\n  fence syncscope(\"workgroup\") acquire{mmra}\n  ret void"
     );
     let f = l.helper(name, None, &[], &body, &["declare void @llvm.amdgcn.s.barrier()"]);
     l.call(f, &[])?;

@@ -210,12 +210,12 @@ impl Isa for Nvptx {
         l: &mut Lowering<'ctx, '_>,
         op: AtomicOp,
         ptr: PointerValue<'ctx>,
-        _space: u16,
+        space: u16,
         v: Bv<'ctx>,
         ty: Type,
         scope: Scope,
     ) -> LResult<Bv<'ctx>> {
-        atomic(l, op, ptr, v, ty, scope)
+        atomic(l, op, ptr, space, v, ty, scope)
     }
     fn approx<'ctx>(
         &self,
@@ -446,15 +446,51 @@ fn fence(l: &mut Lowering, scope: Scope) -> LResult<()> {
     Ok(())
 }
 
+/// A device-scope atomic on global memory is one `atom.acq_rel.gpu.global` (sm_70+): ptxas
+/// gives `MEMBAR.ALL.GPU`, the atomic and `CCTL.IVALL` (the L1 invalidation of the acquire),
+/// where a fence each side (what other scopes and spaces take: LLVM 19 lowers an
+/// `atomicrmw`'s ordering on NVPTX to nothing) adds a second `MEMBAR.ALL.GPU` after the
+/// atomic, on the last-workgroup handshake's path.
 fn atomic<'ctx>(
     l: &mut Lowering<'ctx, '_>,
     op: AtomicOp,
     ptr: PointerValue<'ctx>,
+    space: u16,
     v: Bv<'ctx>,
     ty: Type,
     scope: Scope,
 ) -> LResult<Bv<'ctx>> {
     let signed = ty.scalar.is_signed();
+    let bits = ty.scalar.bits();
+    if space == crate::lower::AS_GLOBAL && scope == Scope::Device {
+        let (name, kind) = match op {
+            AtomicOp::Add => ("add", 'u'),
+            AtomicOp::Min => ("min", if signed { 's' } else { 'u' }),
+            AtomicOp::Max => ("max", if signed { 's' } else { 'u' }),
+            AtomicOp::Exchange => ("exch", 'b'),
+            AtomicOp::And => ("and", 'b'),
+            AtomicOp::Or => ("or", 'b'),
+        };
+        let it = l.int_type(bits);
+        let i64t = l.ctx.i64_type();
+        let fty = it.fn_type(&[i64t.into(), it.into()], false);
+        let reg = if bits == 64 { 'l' } else { 'r' };
+        let asm = l.ctx.create_inline_asm(
+            fty,
+            format!("atom.acq_rel.gpu.global.{name}.{kind}{bits} $0, [$1], $2;"),
+            format!("={reg},l,{reg},~{{memory}}"),
+            true,
+            false,
+            None,
+            false,
+        );
+        let addr = l.b.build_ptr_to_int(ptr, i64t, "")?;
+        let r = l.b.build_indirect_call(fty, asm, &[addr.into(), v.into()], "")?;
+        return r
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LowerError::Llvm("IR building", "atom asm".into()));
+    }
     let rmw = match op {
         AtomicOp::Add => AtomicRMWBinOp::Add,
         AtomicOp::Min if signed => AtomicRMWBinOp::Min,
