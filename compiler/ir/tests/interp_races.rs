@@ -251,6 +251,66 @@ fn a_broken_handshake_is_a_race() {
     }
 }
 
+/// Every workgroup's lane 0 reads `x[0]` into `seen[g]` and adds one to `count[0]`; with
+/// `reread`, the first to count reads `x[0]` again after its atomic (into `seen[GROUPS]`); the
+/// last to count writes `x[0]` after a device fence. The read before each atomic is published
+/// by it, so the last workgroup's write is ordered after it; the first's read after its atomic
+/// is ordered by nothing: on a GPU it may come after the write.
+fn reread(w: u32, reread: bool) -> Kernel {
+    let mut b = KernelBuilder::new("reread", w);
+    let x = b.buffer("x", ScalarType::U32, Access::ReadWrite);
+    let count = b.buffer("count", ScalarType::U32, Access::ReadWrite);
+    let seen = b.buffer("seen", ScalarType::U32, Access::Write);
+    b.grid([ShapeExpr::constant(GROUPS as u64), ShapeExpr::constant(1), ShapeExpr::constant(1)]);
+    let g = b.workgroup_id(Dim::X);
+    let lane = b.lane();
+    let zero = b.u32(0);
+    let first = b.eq(lane, zero);
+    b.if_then(first, |b| {
+        let v = b.load(x, zero, Type::U32);
+        b.store(seen, g, v);
+        let one = b.u32(1);
+        let old = b.atomic(AtomicOp::Add, count, zero, one, Scope::Device);
+        let is_first = b.eq(old, zero);
+        if reread {
+            b.if_then(is_first, |b| {
+                let v = b.load(x, zero, Type::U32);
+                let at = b.u32(GROUPS);
+                b.store(seen, at, v);
+            });
+        }
+        let last = b.u32(GROUPS - 1);
+        let is_last = b.eq(old, last);
+        b.if_then(is_last, |b| {
+            b.fence(Scope::Device);
+            let seven = b.u32(7);
+            b.store(x, zero, seven);
+        });
+    });
+    b.finish()
+}
+
+#[test]
+fn a_write_is_checked_against_every_workgroup_that_read_the_byte() {
+    for w in WAVES {
+        let args = || {
+            let seen = vec![0; 4 * (GROUPS as usize + 1)];
+            [Arg::Buffer(vec![3, 0, 0, 0]), Arg::Buffer(vec![0; 4]), Arg::Buffer(seen)]
+        };
+        let mut a = args();
+        run(&reread(w, false), &mut a).unwrap();
+        assert_eq!(bytes_u32(buffer(&a[0])), vec![7]);
+        assert_eq!(bytes_u32(buffer(&a[2])), vec![3, 3, 3, 3, 3, 0]);
+        // The unordered read is neither the first nor the last read of the byte (in order and
+        // in reverse order): the workgroups between read it too, before their atomics.
+        let e = run(&reread(w, true), &mut args()).unwrap_err();
+        assert!(matches!(e, InterpError::WorkgroupRace { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("buffer `x`") && msg.contains("(store)"), "{msg}");
+        assert!(msg.contains("was read by workgroup (0, 0, 0)"), "{msg}");
+    }
+}
+
 /// One workgroup of two waves: lane `l` of wave 0 writes `out[l]`, then (after a barrier of
 /// `kind`, or none) lane `l` of wave 1 reads it into `seen[l]`.
 fn two_waves(w: u32, barrier: Option<BarrierKind>) -> Kernel {

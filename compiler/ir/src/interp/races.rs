@@ -26,9 +26,10 @@
 //!   `last_workgroup` in the library does, reads after the wave's fence what `K` acquired.) A
 //!   lane's access to a byte another workgroup last wrote (or, for a write, last read)
 //!   is a race unless the lane sees that access so. A byte another workgroup updated atomically
-//!   may be accessed plainly only by a workgroup that itself updated it atomically before. For
-//!   each byte only the last writer and the last reader are kept, so of several workgroups that
-//!   read a byte before another writes it only the last is checked.
+//!   may be accessed plainly only by a workgroup that itself updated it atomically before. Each
+//!   byte keeps its last writer and last reader, and a byte read by several workgroups since
+//!   its last write also the last read of each of the others (a side table), so a write is
+//!   checked against every workgroup that read the byte, not only the last.
 //!
 //! A workgroup-scope atomic on global memory orders nothing across workgroups: here it counts as
 //! a write.
@@ -68,7 +69,7 @@ impl Races {
     pub fn new(tracked: Vec<Option<usize>>, in_order: bool) -> Races {
         let model = if in_order {
             let spans = tracked.iter().map(|t| t.map(|n| vec![None; n.div_ceil(PAGE)])).collect();
-            Model::InOrder(Mutex::new(InOrder { spans, pubs: HashMap::new() }))
+            Model::InOrder(Mutex::new(InOrder::new(spans)))
         } else {
             let spans = tracked
                 .iter()
@@ -291,6 +292,8 @@ struct Byte {
     read: Access,
     /// The last workgroup (plus one) to update the byte atomically.
     atomic: u32,
+    /// Whether [`InOrder::readers`] holds earlier readers of the byte.
+    shared: bool,
 }
 
 /// What a device atomic published: lane `lane`'s writes before clock `own` and every lane's
@@ -315,6 +318,9 @@ pub(crate) struct InOrder {
     spans: Vec<Option<Vec<Option<Box<[Byte]>>>>>,
     /// Per atomically updated address, what its atomics published, in order.
     pubs: HashMap<Addr, Vec<Pub>>,
+    /// Per byte read by several workgroups since its last write: the last read of each
+    /// workgroup but the latest reader's ([`Byte::read`]).
+    readers: HashMap<Addr, Vec<Access>>,
 }
 
 /// What an access found.
@@ -336,8 +342,16 @@ pub(crate) enum Touch {
 }
 
 impl InOrder {
-    fn byte(&mut self, (span, off): Addr) -> Option<&mut Byte> {
-        let pages = self.spans.get_mut(span)?.as_mut()?;
+    /// Fresh state for `spans` (per span: its length if tracked).
+    fn new(spans: Vec<Option<Vec<Option<Box<[Byte]>>>>>) -> InOrder {
+        InOrder { spans, pubs: HashMap::new(), readers: HashMap::new() }
+    }
+
+    fn byte(
+        spans: &mut [Option<Vec<Option<Box<[Byte]>>>>],
+        (span, off): Addr,
+    ) -> Option<&mut Byte> {
+        let pages = spans.get_mut(span)?.as_mut()?;
         let page = pages.get_mut(off / PAGE)?;
         let p = page.get_or_insert_with(|| vec![Byte::default(); PAGE].into_boxed_slice());
         Some(&mut p[off % PAGE])
@@ -354,13 +368,21 @@ impl InOrder {
     ) -> Option<Found> {
         let mut found = None;
         for byte in off..off + n {
-            let b = self.byte((span, byte))?;
+            let addr = (span, byte);
+            let b = Self::byte(&mut self.spans, addr)?;
             let other = |a: Access| a.wg != 0 && a.wg != me.wg;
+            let unseen = |a: &&Access| other(**a) && !sync.sees(**a, me.lane);
+            let earlier = match (touch, b.shared) {
+                (Touch::Read, _) | (_, false) => None,
+                _ => self.readers.get(&addr).and_then(|r| r.iter().find(unseen)).copied(),
+            };
             if found.is_none() {
                 found = if other(b.write) && !sync.sees(b.write, me.lane) {
                     Some(Found::Unordered { other: b.write, writes: true })
                 } else if touch != Touch::Read && other(b.read) && !sync.sees(b.read, me.lane) {
                     Some(Found::Unordered { other: b.read, writes: false })
+                } else if let Some(a) = earlier {
+                    Some(Found::Unordered { other: a, writes: false })
                 } else if touch != Touch::Atomic
                     && b.atomic != 0
                     && b.atomic != me.wg
@@ -372,8 +394,24 @@ impl InOrder {
                 };
             }
             match touch {
-                Touch::Read => b.read = me,
-                Touch::Write => b.write = me,
+                Touch::Read => {
+                    if other(b.read) {
+                        // Another workgroup read it last: keep its read beside the new one.
+                        let r = self.readers.entry(addr).or_default();
+                        match r.iter_mut().find(|a| a.wg == b.read.wg) {
+                            Some(a) => *a = b.read,
+                            None => r.push(b.read),
+                        }
+                        b.shared = true;
+                    }
+                    b.read = me;
+                }
+                Touch::Write => {
+                    b.write = me;
+                    if std::mem::take(&mut b.shared) {
+                        self.readers.remove(&addr);
+                    }
+                }
                 Touch::Atomic => b.atomic = me.wg,
             }
         }
