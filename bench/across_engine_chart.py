@@ -6,6 +6,9 @@ like `bench/results/across-2026-12-05/call6` (`prof-{q4,q8}-{short,mid,long}[SUF
 at a position, the plain run's point stands for it (the call timed the same code there once).
 The default runs are the thirty-second session's: the routes before `r1x` (plain) and `r1x`.
 
+`LLAMA_DIR=D` in the environment takes llama-bench's files from folder D instead (a call right
+after on the same machine, held between; the title says so).
+
 Usage: bench/across_engine_chart.py CALL_DIR OUT.png [SUFFIX=LABEL ...]"""
 import json
 import os
@@ -32,10 +35,11 @@ STYLES = (("s-", "C3"), ("^-", "C1"), ("o-", "C2"), ("v-", "C4"))
 
 
 def main(folder, out, runs=DEFAULT_RUNS):
+    llama = os.environ.get("LLAMA_DIR", folder)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     for ax, (q, model) in zip(axes, (("q4", "q4_1"), ("q8", "q8_0"))):
         title = f"SmolLM2-135M shape, {model.upper()}"
-        draw_tokens_panel(ax, f"{folder}/llama-bench-rs-{model}.md", title)
+        draw_tokens_panel(ax, f"{llama}/llama-bench-rs-{model}.md", title)
         for (suffix, label), (style, color) in zip(runs, STYLES):
             pts = []
             for tag in ("short", "mid", "long"):
@@ -46,7 +50,8 @@ def main(folder, out, runs=DEFAULT_RUNS):
         ax.legend(fontsize=7)
     with open(f"{folder}/env.log") as f:
         device = f.read().splitlines()[-1].split(",")[0]
-    fig.suptitle(f"Decode tokens/s on {device}: kiln (one CUDA graph a step) and llama-bench, same call")
+    when = "same call" if llama == folder else "the next call on the same machine"
+    fig.suptitle(f"Decode tokens/s on {device}: kiln (one CUDA graph a step) and llama-bench, {when}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
