@@ -229,11 +229,11 @@ impl Package {
     fn check(
         manifest: Manifest,
         mpath: &Path,
-        read: impl Fn(&str) -> std::io::Result<Vec<u8>>,
+        read: impl Fn(&str) -> std::io::Result<Vec<u8>> + Sync,
     ) -> Result<Package, LoadError> {
         let objects = check::check_package(&manifest, mpath, read)?
             .into_iter()
-            .map(|o| PackageObject { entry: o.entry, bytes: o.bytes.into(), ir: Arc::new(o.ir) })
+            .map(|o| PackageObject { entry: o.entry, bytes: o.bytes.into(), ir: o.ir })
             .collect();
         Ok(Package { dir: None, manifest, objects })
     }

@@ -232,13 +232,14 @@ pub fn toolchain() -> Toolchain {
 /// The whole toolchain is in it, so a new ld.lld or ptxas (or ptxas appearing, which turns
 /// unmeasured NVIDIA resources into measured ones) never reuses an entry of the old one.
 pub fn cache_key(job: &Job, tc: &Toolchain, opts: &Options) -> String {
-    key_of(&job.ir, job.target, tc, opts)
+    key_of(&job.ir, &job.ir.content_hash(), job.target, tc, opts)
 }
 
-fn key_of(ir: &Kernel, target: &Target, tc: &Toolchain, opts: &Options) -> String {
+/// The key of `ir` (whose content hash is `ir_hash`) for `target`.
+fn key_of(ir: &Kernel, ir_hash: &str, target: &Target, tc: &Toolchain, opts: &Options) -> String {
     let text = format!(
         "{}|{}|{}|{}|{}|ld.lld {:?}|ptxas {:?}|{}",
-        ir.content_hash(),
+        ir_hash,
         target.name,
         ir.wave_size,
         tc.kiln,
@@ -270,7 +271,19 @@ pub fn compile_cached(
     cache_dir: &Path,
     tc: &Toolchain,
 ) -> Result<CachedCompile, PackageError> {
-    let key = key_of(ir, target, tc, opts);
+    compile_cached_hashed(ir, &ir.content_hash(), target, opts, cache_dir, tc)
+}
+
+/// [`compile_cached`] of `ir` whose content hash the caller has (`ir_hash`).
+fn compile_cached_hashed(
+    ir: &Kernel,
+    ir_hash: &str,
+    target: &'static Target,
+    opts: &Options,
+    cache_dir: &Path,
+    tc: &Toolchain,
+) -> Result<CachedCompile, PackageError> {
+    let key = key_of(ir, ir_hash, target, tc, opts);
     let obj_path = cache_dir.join(format!("{key}.obj"));
     let meta_path = cache_dir.join(format!("{key}.ron"));
     let found = read_cache_entry(&key, &obj_path, &meta_path);
@@ -495,8 +508,10 @@ pub fn build_package(
         .par_iter()
         .map(|job| {
             let t0 = Instant::now();
+            // One serialization of the IR a job: its file's text, its hash, the cache key.
+            let (ir_text, ir_hash) = job.ir.compact_ron_and_hash();
             let CachedCompile { object: o, cached: was_cached, refused_cache_entry } =
-                compile_cached(&job.ir, job.target, opts, cache_dir, &tc)?;
+                compile_cached_hashed(&job.ir, &ir_hash, job.target, opts, cache_dir, &tc)?;
             let mut unchecked = vec![];
             check_budget(job, &o.resources, budgets, &mut unchecked)?;
             let ext = match o.format {
@@ -504,7 +519,6 @@ pub fn build_package(
                 ObjectFormat::Ptx => "ptx",
             };
             let stem = format!("{}/{}.{}", job.kernel, job.variant, job.target.name);
-            let ir_hash = job.ir.content_hash();
             let entry = ObjectEntry {
                 kernel: job.kernel.clone(),
                 variant: job.variant.clone(),
@@ -532,7 +546,7 @@ pub fn build_package(
             Ok(Done {
                 entry,
                 bytes: o.bytes,
-                ir_text: ron::ser::to_string(&job.ir).expect("a kernel serializes"),
+                ir_text,
                 cached: was_cached,
                 refused_cache_entry,
                 unchecked,

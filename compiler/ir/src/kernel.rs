@@ -348,8 +348,15 @@ impl Kernel {
     /// The content hash: blake3 over the canonical (compact RON) serialization, hex.
     /// It depends only on the kernel, so it is the same on every run and machine.
     pub fn content_hash(&self) -> String {
+        self.compact_ron_and_hash().1
+    }
+
+    /// The canonical (compact RON) serialization and its [`Kernel::content_hash`], from one
+    /// serialization (a package build needs both for every object).
+    pub fn compact_ron_and_hash(&self) -> (String, String) {
         let text = ron::ser::to_string(self).expect("a kernel always serializes");
-        blake3::hash(text.as_bytes()).to_hex().to_string()
+        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        (text, hash)
     }
 }
 

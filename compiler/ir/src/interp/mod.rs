@@ -95,7 +95,6 @@ use crate::{Access, Kernel, Param, ParamKind, ShapeExpr};
 use cranelift_entity::EntityRef;
 use exec::Exec;
 use prepare::Prepared;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
@@ -434,15 +433,21 @@ pub fn run_with_memory(
         }
         lane_ops
     } else {
+        // One worker a thread, each with one `Exec` (its registers can be megabytes: rayon's
+        // splits of a parallel iterator would each allocate and zero their own), taking the next
+        // workgroup from a shared counter until none is left or an earlier one failed.
+        let next = AtomicU64::new(0);
         let first_failed = AtomicU64::new(u64::MAX);
         let lane_ops = AtomicU64::new(0);
         let errors = Mutex::new(Vec::new());
-        (0..total).into_par_iter().for_each_init(
-            || Exec::new(&prepared, &launch),
-            |ex, n| {
-                if n > first_failed.load(Ordering::Relaxed) {
-                    return;
+        let work = || {
+            let mut ex: Option<Exec> = None;
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= total || n > first_failed.load(Ordering::Relaxed) {
+                    break;
                 }
+                let ex = ex.get_or_insert_with(|| Exec::new(&prepared, &launch));
                 let before = ex.lane_ops;
                 match ex.run_workgroup(wg_of(n)) {
                     Ok(()) => {
@@ -453,8 +458,15 @@ pub fn run_with_memory(
                         errors.lock().unwrap_or_else(|p| p.into_inner()).push((n, e));
                     }
                 }
-            },
-        );
+            }
+        };
+        let workers = rayon::current_num_threads().min(total as usize);
+        rayon::scope(|s| {
+            for _ in 1..workers {
+                s.spawn(|_| work());
+            }
+            work();
+        });
         let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
         if let Some((_, e)) = errors.into_iter().min_by_key(|(n, _)| *n) {
             return Err(e);

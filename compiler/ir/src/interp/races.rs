@@ -38,7 +38,6 @@ use super::error::{InterpError, Site};
 use super::{workgroup_at, Launch, Span};
 use crate::{Inst, Kernel, MemRef, ParamData, ParamKind};
 use cranelift_entity::EntityRef;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -313,14 +312,18 @@ impl Pub {
     }
 }
 
+/// A map keyed by addresses, hashed fast and the same every run (no secret seed: the keys are
+/// the interpreter's own, not an attacker's).
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 /// The launch's state in the in-order model.
 pub(crate) struct InOrder {
     spans: Vec<Option<Vec<Option<Box<[Byte]>>>>>,
     /// Per atomically updated address, what its atomics published, in order.
-    pubs: HashMap<Addr, Vec<Pub>>,
+    pubs: FastMap<Addr, Vec<Pub>>,
     /// Per byte read by several workgroups since its last write: the last read of each
     /// workgroup but the latest reader's ([`Byte::read`]).
-    readers: HashMap<Addr, Vec<Access>>,
+    readers: FastMap<Addr, Vec<Access>>,
 }
 
 /// What an access found.
@@ -344,7 +347,7 @@ pub(crate) enum Touch {
 impl InOrder {
     /// Fresh state for `spans` (per span: its length if tracked).
     fn new(spans: Vec<Option<Vec<Option<Box<[Byte]>>>>>) -> InOrder {
-        InOrder { spans, pubs: HashMap::new(), readers: HashMap::new() }
+        InOrder { spans, pubs: FastMap::default(), readers: FastMap::default() }
     }
 
     fn byte(

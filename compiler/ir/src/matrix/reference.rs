@@ -157,27 +157,40 @@ pub fn mma_reference(
     c.check(kind, FragmentRole::C)?;
     let (m, n, k) = kind.shape.mnk();
     let mut d = Matrix::zeros(kind.shape.accumulator(), m, n);
-    for i in 0..m {
-        for j in 0..n {
-            let bits = match kind.shape.inputs() {
-                MmaInputs::F16 => {
+    // The operands' values once each (A by rows, B by columns), not once a product: the
+    // interpreter runs this for every MMA of every wave.
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let a_row = |i: u32| (0..k).map(move |kk| a.get(i, kk));
+    let b_col = |j: u32| (0..k).map(move |kk| b.get(kk, j));
+    match kind.shape.inputs() {
+        MmaInputs::F16 => {
+            let val = |x: u64| f16::from_bits(x as u16).to_f64();
+            let av: Vec<f64> = (0..m).flat_map(|i| a_row(i).map(val)).collect();
+            let bv: Vec<f64> = (0..n).flat_map(|j| b_col(j).map(val)).collect();
+            for (i, ar) in av.chunks(ku).enumerate().take(mu) {
+                for (j, bc) in bv.chunks(ku).enumerate().take(nu) {
+                    let (i, j) = (i as u32, j as u32);
                     let mut acc = f32::from_bits(c.get(i, j) as u32) as f64;
-                    for kk in 0..k {
-                        let x = f16::from_bits(a.get(i, kk) as u16).to_f64();
-                        let y = f16::from_bits(b.get(kk, j) as u16).to_f64();
+                    for (x, y) in ar.iter().zip(bc) {
                         acc += x * y;
                     }
-                    (acc as f32).to_bits() as u64
+                    d.set(i, j, (acc as f32).to_bits() as u64);
                 }
-                MmaInputs::Int8 => {
-                    let sum: i64 = (0..k)
-                        .map(|kk| int_value(kind.a, a.get(i, kk)) * int_value(kind.b, b.get(kk, j)))
-                        .sum();
+            }
+        }
+        MmaInputs::Int8 => {
+            let av: Vec<i64> =
+                (0..m).flat_map(|i| a_row(i).map(|x| int_value(kind.a, x))).collect();
+            let bv: Vec<i64> =
+                (0..n).flat_map(|j| b_col(j).map(|x| int_value(kind.b, x))).collect();
+            for (i, ar) in av.chunks(ku).enumerate().take(mu) {
+                for (j, bc) in bv.chunks(ku).enumerate().take(nu) {
+                    let (i, j) = (i as u32, j as u32);
+                    let sum: i64 = ar.iter().zip(bc).map(|(x, y)| x * y).sum();
                     let acc = int_value(ScalarType::I32, c.get(i, j)) as i32;
-                    acc.wrapping_add(sum as i32) as u32 as u64
+                    d.set(i, j, acc.wrapping_add(sum as i32) as u32 as u64);
                 }
-            };
-            d.set(i, j, bits);
+            }
         }
     }
     Ok(d)

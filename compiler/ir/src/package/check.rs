@@ -26,7 +26,8 @@
 use super::{Abi, KernelRoutes, Manifest, ObjectEntry, ObjectFormat, MANIFEST_FORMAT};
 use crate::target::{UnknownTarget, Vendor};
 use crate::{Kernel, Target};
-use std::collections::BTreeSet;
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 /// Why a package is not one that any loader accepts. Each variant names the file or the
@@ -253,8 +254,8 @@ pub struct CheckedObject {
     pub entry: ObjectEntry,
     /// The code object's bytes.
     pub bytes: Vec<u8>,
-    /// The kernel IR.
-    pub ir: Kernel,
+    /// The kernel IR (shared by the objects built from it for other archs).
+    pub ir: std::sync::Arc<Kernel>,
 }
 
 /// Parses a manifest; `path` names it in errors. A format other than [`MANIFEST_FORMAT`] is
@@ -288,7 +289,7 @@ fn check_format(format: u32, path: &Path) -> Result<(), InvalidPackage> {
 pub fn check_package(
     manifest: &Manifest,
     mpath: &Path,
-    read: impl Fn(&str) -> std::io::Result<Vec<u8>>,
+    read: impl Fn(&str) -> std::io::Result<Vec<u8>> + Sync,
 ) -> Result<Vec<CheckedObject>, InvalidPackage> {
     check_format(manifest.format, mpath)?;
     for (what, v) in [
@@ -299,17 +300,59 @@ pub fn check_package(
             return Err(InvalidPackage::Toolchain { path: mpath.to_path_buf(), what });
         }
     }
+    // An IR is built for many archs (the whole library: 1050 IR files for 4944 objects): each
+    // file inside the package is read, parsed, hashed and verified once, and every object that
+    // lists it is checked against that. Files and objects are checked in parallel; the error
+    // reported is the first object's in manifest order, as a check one object at a time gives.
+    let mut files: Vec<&str> = manifest
+        .objects
+        .iter()
+        .filter(|e| relative(e, &e.ir_file).is_ok())
+        .map(|e| e.ir_file.as_str())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let irs: HashMap<&str, IrFile> =
+        files.par_iter().map(|&f| (f, IrFile::load(f, &read))).collect();
+    let checked: Vec<Result<CheckedObject, InvalidPackage>> =
+        manifest.objects.par_iter().map(|e| check_object(e, &read, &irs)).collect();
     let mut seen = BTreeSet::new();
-    let mut objects = Vec::with_capacity(manifest.objects.len());
-    for e in &manifest.objects {
+    let mut objects = Vec::with_capacity(checked.len());
+    for (e, r) in manifest.objects.iter().zip(checked) {
         if !seen.insert((&e.kernel, &e.variant, &e.arch)) {
             let (kernel, variant, arch) = who(e);
             return Err(InvalidPackage::Duplicate { kernel, variant, arch });
         }
-        objects.push(check_object(e, &read)?);
+        objects.push(r?);
     }
     check_routes(manifest, &manifest.routes)?;
     Ok(objects)
+}
+
+/// What an IR file of the package is, for every object that lists it.
+enum IrFile {
+    /// Not readable: the reader's message.
+    Missing(String),
+    /// Not a kernel's RON: the parser's message.
+    Parse(String),
+    /// A kernel, its content hash, and what the verifier says of it.
+    Parsed { ir: std::sync::Arc<Kernel>, hash: String, verified: Result<(), String> },
+}
+
+impl IrFile {
+    fn load(file: &str, read: &impl Fn(&str) -> std::io::Result<Vec<u8>>) -> IrFile {
+        let bytes = match read(file) {
+            Ok(b) => b,
+            Err(err) => return IrFile::Missing(err.to_string()),
+        };
+        let ir = match Kernel::from_ron(&String::from_utf8_lossy(&bytes)) {
+            Ok(ir) => ir,
+            Err(err) => return IrFile::Parse(err.to_string()),
+        };
+        let hash = ir.content_hash();
+        let verified = crate::verify(&ir, None).map_err(|errs| errs.to_string());
+        IrFile::Parsed { ir: std::sync::Arc::new(ir), hash, verified }
+    }
 }
 
 fn check_routes(m: &Manifest, routes: &[KernelRoutes]) -> Result<(), InvalidPackage> {
@@ -490,6 +533,7 @@ fn check_object_bytes(
 fn check_object(
     e: &ObjectEntry,
     read: &impl Fn(&str) -> std::io::Result<Vec<u8>>,
+    irs: &HashMap<&str, IrFile>,
 ) -> Result<CheckedObject, InvalidPackage> {
     let missing = |file: &str, err: std::io::Error| {
         let (kernel, variant, arch) = who(e);
@@ -547,15 +591,26 @@ fn check_object(
     }
     check_object_bytes(e, target, &bytes)?;
 
-    let ir_bytes = read(&e.ir_file).map_err(|err| missing(&e.ir_file, err))?;
-    let ir_text = String::from_utf8_lossy(&ir_bytes);
     let ir_error = |message: String| {
         let (kernel, variant, arch) = who(e);
         InvalidPackage::IrParse { kernel, variant, arch, file: e.ir_file.clone(), message }
     };
-    let ir = Kernel::from_ron(&ir_text).map_err(|err| ir_error(err.to_string()))?;
-    let found = ir.content_hash();
-    if found != e.ir_hash {
+    // Every relative IR file was loaded by `check_package`.
+    let (ir, found, verified) = match &irs[e.ir_file.as_str()] {
+        IrFile::Missing(message) => {
+            let (kernel, variant, arch) = who(e);
+            return Err(InvalidPackage::MissingFile {
+                kernel,
+                variant,
+                arch,
+                file: e.ir_file.clone(),
+                message: message.clone(),
+            });
+        }
+        IrFile::Parse(message) => return Err(ir_error(message.clone())),
+        IrFile::Parsed { ir, hash, verified } => (ir, hash, verified),
+    };
+    if *found != e.ir_hash {
         let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::IrHash {
             kernel,
@@ -563,17 +618,17 @@ fn check_object(
             arch,
             file: e.ir_file.clone(),
             expected: e.ir_hash.clone(),
-            found,
+            found: found.clone(),
         });
     }
-    if let Err(errs) = crate::verify(&ir, None) {
+    if let Err(message) = verified {
         let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::IrVerify {
             kernel,
             variant,
             arch,
             file: e.ir_file.clone(),
-            message: errs.to_string(),
+            message: message.clone(),
         });
     }
 
@@ -588,7 +643,7 @@ fn check_object(
             found: format!("hash {}", e.abi.hash),
         });
     }
-    let ir_abi = Abi::of(&ir);
+    let ir_abi = Abi::of(ir);
     if ir_abi != e.abi {
         let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::Abi {
@@ -628,7 +683,7 @@ fn check_object(
             format!("{:?}", e.grid),
         ));
     }
-    Ok(CheckedObject { entry: e.clone(), bytes, ir })
+    Ok(CheckedObject { entry: e.clone(), bytes, ir: ir.clone() })
 }
 
 /// `x: f32 buffer (read), n: u32, ...`

@@ -6,9 +6,11 @@ use super::*;
 pub(super) const NEVER: u32 = u32::MAX;
 
 /// Sanitizer state of one LDS byte: who wrote, read and atomically updated it in which barrier
-/// interval (epoch).
+/// interval (epoch), in which workgroup run by its `Exec` (`gen`: a byte of an earlier one's is
+/// [`FRESH`], so a workgroup starts without resetting its shadow, forty bytes an LDS byte).
 #[derive(Clone, Copy)]
 pub(super) struct Shadow {
+    gen: u32,
     init: bool,
     w_epoch: u32,
     w_wave: u32,
@@ -19,6 +21,7 @@ pub(super) struct Shadow {
 }
 
 pub(super) const FRESH: Shadow = Shadow {
+    gen: 0,
     init: false,
     w_epoch: NEVER,
     w_wave: 0,
@@ -69,9 +72,20 @@ impl Shadow {
         race
     }
 
-    /// Whether this is [`FRESH`] (the interpreter's tests).
+    /// This byte's state in workgroup `gen`: fresh if it was last touched by an earlier one.
+    pub(super) fn of(&mut self, gen: u32) -> &mut Shadow {
+        if self.gen != gen {
+            *self = Shadow { gen, ..FRESH };
+        }
+        self
+    }
+
+    /// Whether this is [`FRESH`] in workgroup `gen` (the interpreter's tests).
     #[cfg(test)]
-    pub(super) fn is_fresh(&self) -> bool {
+    pub(super) fn is_fresh(&self, gen: u32) -> bool {
+        if self.gen != gen {
+            return true;
+        }
         let f = FRESH;
         (self.init, self.w_epoch, self.w_wave, self.r_epoch, self.r_mask, self.a_epoch, self.a_mask)
             == (f.init, f.w_epoch, f.w_wave, f.r_epoch, f.r_mask, f.a_epoch, f.a_mask)
@@ -344,10 +358,10 @@ impl Exec<'_> {
         touch: Touch,
     ) -> Option<Issue> {
         self.lds_used(off, n);
-        let e = self.epoch;
+        let (e, gen) = (self.epoch, self.gen);
         let mut issue = None;
         for byte in off..off + n {
-            let s = &mut self.shadow[byte];
+            let s = self.shadow[byte].of(gen);
             let uninit = touch != Touch::Write && !s.init;
             let race = s.touch(e, wave, touch);
             if issue.is_none() {

@@ -115,6 +115,8 @@ pub(crate) struct Exec<'a> {
     w: usize,
     lds: Vec<u8>,
     shadow: Vec<Shadow>,
+    /// The workgroup's number among those this `Exec` ran (from 1): its [`Shadow`]s' `gen`.
+    gen: u32,
     epoch: u32,
     private: Vec<u8>,
     wg: [u32; 3],
@@ -142,7 +144,7 @@ pub(crate) struct Exec<'a> {
     /// With the sanitizer, per global byte the workgroup touched of a span the check across
     /// workgroups tracks: its waves' accesses, by interval between `barrier all`s
     /// ([`Exec::global_epoch`]), as [`Exec::shadow`] keeps LDS's.
-    global_shadow: std::collections::HashMap<(usize, usize), Shadow>,
+    global_shadow: super::races::FastMap<(usize, usize), Shadow>,
     /// `barrier all`s run by the workgroup.
     global_epoch: u32,
 }
@@ -164,6 +166,7 @@ impl<'a> Exec<'a> {
             w,
             lds: vec![0; lds_bytes],
             shadow: vec![FRESH; if launch.sanitize { lds_bytes } else { 0 }],
+            gen: 0,
             epoch: 0,
             private: vec![0; p.private_bytes * lp],
             wg: [0; 3],
@@ -192,13 +195,16 @@ impl<'a> Exec<'a> {
             self.dirty[s] = false;
             self.regs[s * lp..(s + 1) * lp].fill(0);
         }
-        // LDS starts zeroed and its shadow fresh: the bytes the last workgroup touched again.
+        // LDS starts zeroed (the bytes the last workgroup touched again) and its shadow fresh
+        // (a new generation; once in four billion workgroups, every byte reset).
         let (lo, hi) = std::mem::replace(&mut self.lds_touched, (usize::MAX, 0));
         if lo < hi {
             self.lds[lo..hi].fill(0);
-            if !self.shadow.is_empty() {
-                self.shadow[lo..hi].fill(FRESH);
-            }
+        }
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.shadow.fill(FRESH);
+            self.gen = 1;
         }
         self.private.fill(0);
         self.epoch = 0;
@@ -234,7 +240,7 @@ impl<'a> Exec<'a> {
             assert!(fixed[s] || row.iter().all(|&x| x == 0), "register row {s} left over");
         }
         assert!(self.lds.iter().all(|&b| b == 0), "LDS left over");
-        assert!(self.shadow.iter().all(|s| s.is_fresh()), "LDS shadow left over");
+        assert!(self.shadow.iter().all(|s| s.is_fresh(self.gen)), "LDS shadow left over");
         assert!(self.written.is_empty() && self.dirty.iter().all(|&d| !d));
     }
 
