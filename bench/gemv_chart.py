@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Draws bench/results/gemv-h200-2026-11-30.md's table (kiln, llama.cpp, cuBLAS bf16, floor) as a
-PNG. Usage: gemv_chart.py OUT.png (the figures are the ones in the results file)."""
+"""Draws a GEMV results table (kiln, llama.cpp, cuBLAS bf16, floor) as a PNG.
+Usage: gemv_chart.py OUT.png [h200-2026-11-30 | h100-2026-12-06] (default the first): the
+figures are the ones in bench/results/gemv-h200-2026-11-30.md or gemv-h100-2026-12-06.md."""
 import sys
 
 import matplotlib
@@ -23,16 +24,35 @@ ROWS = {
     "MoE Qwen3 T=8": (24.83, 32.81, None, 20.65),
     "MoE Mixtral T=8": (121.08, 241.63, None, 103.74),
 }
+# The same cases on an H100, 2026-12-06 (kiln's fastest variant of the routed family, llama.cpp's
+# peer-bench in the same call; floor at the call's 2999 GB/s copy bandwidth).
+ROWS_H100 = {
+    "Q8_0 14336 T=1": (21.86, 24.60, None, 20.82),
+    "Q8_0 14336 T=8": (24.25, 43.84, None, 20.97),
+    "Q8_0 4096 T=1": (7.50, 9.16, None, 5.93),
+    "Q8_0 4096 T=8": (9.82, 16.12, None, 6.00),
+    "Q4_0 14336 T=1": (12.15, 17.03, None, 11.00),
+    "Q4_1 14336 T=1": (13.18, 15.74, None, 12.22),
+    "MoE Qwen3 T=1": (5.97, 9.10, None, 4.45),
+    "MoE Qwen3 T=8": (34.48, 39.49, None, 28.95),
+}
+which = sys.argv[2] if len(sys.argv) > 2 else "h200-2026-11-30"
+if which == "h100-2026-12-06":
+    ROWS = ROWS_H100
+elif which != "h200-2026-11-30":
+    sys.exit(f"gemv_chart.py: unknown table {which!r} (h200-2026-11-30 or h100-2026-12-06)")
+gpu, bw = ("H100", 2999) if ROWS is ROWS_H100 else ("H200", 4219)
 series = [("kiln", 0, "#d9480f"), ("llama.cpp (incl. its quantize)", 1, "#1c7ed6"), ("cuBLAS bf16", 2, "#37b24d")]
+series = [s for s in series if any(r[s[1]] is not None for r in ROWS.values())]
 fig, ax = plt.subplots(figsize=(11, 4.5))
 # Percent of the floor (floor time / time): 100 is the copy bandwidth; labels give the us.
 cases = floor_bars(ax, ROWS, series, 3, 0.26)
-ax.axhline(100, color="k", ls="--", lw=1, label="floor: bytes / copy bandwidth (4219 GB/s)")
+ax.axhline(100, color="k", ls="--", lw=1, label=f"floor: bytes / copy bandwidth ({bw} GB/s)")
 ax.set_xticks(range(len(cases)))
 ax.set_xticklabels(cases, rotation=15, fontsize=8)
 ax.set_ylabel("% of the floor (labels: us a call)")
 ax.set_ylim(0, 110)
-ax.set_title("GEMV on an H200, weights rotated over > L2 (K = 4096; MoE: 128 experts top-8, 768x2048)")
+ax.set_title(f"GEMV on an {gpu}, weights rotated over > L2 (K = 4096; MoE: 128 experts top-8, 768x2048)")
 ax.set_ylim(0, 125)
 ax.legend(fontsize=8, loc="upper center", ncol=4)
 fig.tight_layout()
