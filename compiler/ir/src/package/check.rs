@@ -535,15 +535,9 @@ fn check_object(
     read: &impl Fn(&str) -> std::io::Result<Vec<u8>>,
     irs: &HashMap<&str, IrFile>,
 ) -> Result<CheckedObject, InvalidPackage> {
-    let missing = |file: &str, err: std::io::Error| {
+    let missing = |file: &str, message: String| {
         let (kernel, variant, arch) = who(e);
-        InvalidPackage::MissingFile {
-            kernel,
-            variant,
-            arch,
-            file: file.to_string(),
-            message: err.to_string(),
-        }
+        InvalidPackage::MissingFile { kernel, variant, arch, file: file.to_string(), message }
     };
     let inconsistent = |what: &'static str, expected: String, found: String| {
         let (kernel, variant, arch) = who(e);
@@ -576,7 +570,7 @@ fn check_object(
         return Err(inconsistent("symbol", "a symbol name".into(), "an empty string".into()));
     }
 
-    let bytes = read(&e.file).map_err(|err| missing(&e.file, err))?;
+    let bytes = read(&e.file).map_err(|err| missing(&e.file, err.to_string()))?;
     let found = blake3::hash(&bytes).to_hex().to_string();
     if found != e.content_hash {
         let (kernel, variant, arch) = who(e);
@@ -597,16 +591,7 @@ fn check_object(
     };
     // Every relative IR file was loaded by `check_package`.
     let (ir, found, verified) = match &irs[e.ir_file.as_str()] {
-        IrFile::Missing(message) => {
-            let (kernel, variant, arch) = who(e);
-            return Err(InvalidPackage::MissingFile {
-                kernel,
-                variant,
-                arch,
-                file: e.ir_file.clone(),
-                message: message.clone(),
-            });
-        }
+        IrFile::Missing(message) => return Err(missing(&e.ir_file, message.clone())),
         IrFile::Parse(message) => return Err(ir_error(message.clone())),
         IrFile::Parsed { ir, hash, verified } => (ir, hash, verified),
     };
