@@ -155,45 +155,52 @@ pub fn mma_reference(
     a.check(kind, FragmentRole::A)?;
     b.check(kind, FragmentRole::B)?;
     c.check(kind, FragmentRole::C)?;
-    let (m, n, k) = kind.shape.mnk();
-    let mut d = Matrix::zeros(kind.shape.accumulator(), m, n);
-    // The operands' values once each (A by rows, B by columns), not once a product: the
-    // interpreter runs this for every MMA of every wave.
-    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-    let a_row = |i: u32| (0..k).map(move |kk| a.get(i, kk));
-    let b_col = |j: u32| (0..k).map(move |kk| b.get(kk, j));
-    match kind.shape.inputs() {
+    let d = match kind.shape.inputs() {
         MmaInputs::F16 => {
             let val = |x: u64| f16::from_bits(x as u16).to_f64();
-            let av: Vec<f64> = (0..m).flat_map(|i| a_row(i).map(val)).collect();
-            let bv: Vec<f64> = (0..n).flat_map(|j| b_col(j).map(val)).collect();
-            for (i, ar) in av.chunks(ku).enumerate().take(mu) {
-                for (j, bc) in bv.chunks(ku).enumerate().take(nu) {
-                    let (i, j) = (i as u32, j as u32);
-                    let mut acc = f32::from_bits(c.get(i, j) as u32) as f64;
-                    for (x, y) in ar.iter().zip(bc) {
-                        acc += x * y;
-                    }
-                    d.set(i, j, (acc as f32).to_bits() as u64);
+            each_element(kind, a, b, c, val, val, |acc, ar, br| {
+                let mut acc = f32::from_bits(acc as u32) as f64;
+                for (x, y) in ar.iter().zip(br) {
+                    acc += x * y;
                 }
-            }
+                (acc as f32).to_bits() as u64
+            })
         }
         MmaInputs::Int8 => {
-            let av: Vec<i64> =
-                (0..m).flat_map(|i| a_row(i).map(|x| int_value(kind.a, x))).collect();
-            let bv: Vec<i64> =
-                (0..n).flat_map(|j| b_col(j).map(|x| int_value(kind.b, x))).collect();
-            for (i, ar) in av.chunks(ku).enumerate().take(mu) {
-                for (j, bc) in bv.chunks(ku).enumerate().take(nu) {
-                    let (i, j) = (i as u32, j as u32);
-                    let sum: i64 = ar.iter().zip(bc).map(|(x, y)| x * y).sum();
-                    let acc = int_value(ScalarType::I32, c.get(i, j)) as i32;
-                    d.set(i, j, acc.wrapping_add(sum as i32) as u32 as u64);
-                }
-            }
+            let (va, vb) = (|x| int_value(kind.a, x), |x| int_value(kind.b, x));
+            each_element(kind, a, b, c, va, vb, |acc, ar, br| {
+                let sum: i64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+                let acc = int_value(ScalarType::I32, acc) as i32;
+                acc.wrapping_add(sum as i32) as u32 as u64
+            })
+        }
+    };
+    Ok(d)
+}
+
+/// D with `D[i][j] = element(C[i][j], row i of A, column j of B)`, the operands' values
+/// converted once each (A by rows, B by columns), not once a product: the interpreter runs
+/// this for every MMA of every wave.
+fn each_element<T>(
+    kind: MmaKind,
+    a: &Matrix,
+    b: &Matrix,
+    c: &Matrix,
+    val_a: impl Fn(u64) -> T,
+    val_b: impl Fn(u64) -> T,
+    element: impl Fn(u64, &[T], &[T]) -> u64,
+) -> Matrix {
+    let (m, n, k) = kind.shape.mnk();
+    let (val_a, val_b) = (&val_a, &val_b);
+    let rows: Vec<T> = (0..m).flat_map(|i| (0..k).map(move |kk| val_a(a.get(i, kk)))).collect();
+    let cols: Vec<T> = (0..n).flat_map(|j| (0..k).map(move |kk| val_b(b.get(kk, j)))).collect();
+    let mut d = Matrix::zeros(kind.shape.accumulator(), m, n);
+    for (i, ar) in (0..m).zip(rows.chunks(k as usize)) {
+        for (j, bc) in (0..n).zip(cols.chunks(k as usize)) {
+            d.set(i, j, element(c.get(i, j), ar, bc));
         }
     }
-    Ok(d)
+    d
 }
 
 /// The fragment-level model the interpreter calls: each argument is one operand over the wave,
