@@ -81,7 +81,19 @@ fn early_loads_stay_before_the_wait_in_the_sass() {
                  ACQBULK in the SASS: ptxas moved a load made after the wait above it",
                 k.name
             );
-            checked.push(format!("{} ({sass_loads} LDG before ACQBULK)", k.name));
+            // The L2 prefetches of the weights (the MoE `p` variants) stay before it too.
+            let ptx_pf = ptx[..wait].matches("prefetch.global.L2").count();
+            let sass_pf = sass[..acq].matches("CCTL.E.PF2").count();
+            assert!(
+                sass_pf >= ptx_pf,
+                "{}: {ptx_pf} prefetches before the wait in the PTX, {sass_pf} before ACQBULK \
+                 in the SASS",
+                k.name
+            );
+            checked.push(format!(
+                "{} ({sass_loads} LDG, {sass_pf} prefetches before ACQBULK)",
+                k.name
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
