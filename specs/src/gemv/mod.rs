@@ -343,6 +343,7 @@ pub fn specs() -> Vec<KernelSpec> {
     };
     one_token_by_k("gemv_q8_0_rp", "p1r4w2", p1r4w2, (0, 1024));
     // A k4 variant admitted on `archs` (the baseline on every arch).
+    let sm90 = || vec!["sm_90".to_string()];
     let k4v = |name, build: crate::BuildFn, archs| VariantSpec {
         name,
         build,
@@ -386,7 +387,7 @@ pub fn specs() -> Vec<KernelSpec> {
                     shapes: vec![("n".to_string(), 16, k4::MANY_SLOTS_UP_TO as u64)],
                 },
             },
-            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), vec!["sm_90".to_string()]),
+            k4v("wide_t2_g4", |t, w| k4::build_wide(t, w, 2, 4), sm90()),
             // Built 2026-12-05 (twenty-ninth session, no device lent): not timed, so after
             // `wide_t1_g4_w8`, which admits the same calls (bench and parity run them). Eight
             // waves under a register cap low enough that two calls' workgroups share an SM (at
@@ -394,8 +395,16 @@ pub fn specs() -> Vec<KernelSpec> {
             // programmatic launch the next call's workgroups cannot start, and stream their
             // first trip, until these leave), holding one group and asking L2 for the rest of
             // the slot before the wait (k4::build_wide8_ahead).
-            k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), vec![]),
-            k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), vec![]),
+            // Admitted on sm_90 only, where `wide_t1_g4_w8` and `wide_t2_g4` before them take
+            // every call: never routed (with no arch listed they admitted every arch, and so
+            // took the calls past 8192 rows on the other wide archs).
+            k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), sm90()),
+            k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
+            // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
+            // workgroups so that two calls' fit an SM at once, the second pass one group in
+            // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an
+            // H100: 14.25 / 15.43 us at N = 4096, T = 1 / 8, against 9.06 / 9.80; removed.
+            // bench/results/passes-h100-2026-12-06.md)
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),

@@ -685,3 +685,44 @@ fn early_loads_read_only_weights_before_the_wait() {
         }
     }
 }
+
+/// The k4 variants built for a measurement only (`wide_t1_g1_w8_r64`, `_r80`) are never what a
+/// call is routed to: on sm_90 the variants before them take every call, elsewhere they are not
+/// admitted. (Until 2026-12-06 they admitted every arch, so a call past 8192 rows on sm_80,
+/// sm_86, sm_89, gfx942 or gfx12 took `_r64`, never measured there.) First admitted wins, as
+/// the runtime's router does.
+#[test]
+fn the_k4_measurement_variants_are_never_routed() {
+    let f = fam("gemv_q8_0_rp_k4");
+    for t in TARGETS {
+        for n in [16u64, 4096, 8192, 8208, 14336, 65536] {
+            for tok in [1u64, 4, 8] {
+                let shape = |name: &str| match name {
+                    "n" => n,
+                    "k" => 4096,
+                    "t" => tok,
+                    other => panic!("no shape rule on {other} expected"),
+                };
+                let chosen = f
+                    .variants
+                    .iter()
+                    .find(|v| {
+                        let arch =
+                            v.admit.archs.is_empty() || v.admit.archs.iter().any(|a| a == t.name);
+                        let shapes = v
+                            .admit
+                            .shapes
+                            .iter()
+                            .all(|(s, lo, hi)| (*lo..=*hi).contains(&shape(s)));
+                        arch && shapes && v.name != "baseline"
+                    })
+                    .map_or("baseline", |v| v.name);
+                assert!(
+                    !chosen.contains("_r"),
+                    "{} n={n} t={tok}: routed to {chosen}, a variant built for a measurement",
+                    t.name
+                );
+            }
+        }
+    }
+}
