@@ -260,28 +260,39 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
     }
 }
 
-/// A family of the i8 order: the plain Q8_0 family's ABI and parity cases, `mma` routed first
-/// where the arch has it (NVIDIA sm_80+), else the baseline.
+/// A family of the i8 order: the plain Q8_0 family's ABI and parity cases; where the arch has
+/// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8_lds` first for one or two
+/// tokens at long contexts), else the baseline.
+///
+/// Measured on an H100 (bench/results/i8-routes-h100-2026-12-06.md, us, 32 q / 8 kv heads):
+/// `mma8` beat `mma` at every case (4K T = 8 69.3 against 110.8; 32K T = 1 / 4 / 8 94.5 / 112.2
+/// / 196.0 against 94.3 / 172.7 / 252.3), and `mma8_lds` was faster still at 32K with 1 and 8
+/// tokens (69.6, 184.6) and slower with 4 (130.5). On the H200 (2026-12-01) `mma8` had beaten
+/// `mma` at 4K with 4 and 8 tokens too (50.1 / 71.0 against 80.0 / 102.6). Until then `mma8`
+/// was routed only where `T group <= 8` (one tile) and `mma` elsewhere.
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
+    let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
+    // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from 16K keys
+    // (the figures above); else last, so only taken when forced (for the bench).
+    let long =
+        || vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 16_384, u32::MAX as u64)];
+    let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long() } else { vec![] }));
+    let mut variants = vec![v("baseline", build_i8::<D, 0>, Admission::default())];
+    if D == 128 {
+        variants.push(staged8.clone());
+    }
+    // Tiles of 8 rows, as many as `T group` needs.
+    variants.push(v("mma8", build_i8::<D, 3>, mma(vec![])));
+    // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
+    variants.push(v("mma", build_i8::<D, 1>, mma(vec![])));
+    variants.push(v("mma_lds", build_i8::<D, 2>, mma(vec![])));
+    if D != 128 {
+        variants.push(staged8);
+    }
     KernelSpec {
         name,
-        variants: vec![
-            v("baseline", build_i8::<D, 0>, Admission::default()),
-            // At most 8 rows a KV head (`T group <= 8`): one tile of 8 rows.
-            v(
-                "mma8",
-                build_i8::<D, 3>,
-                Admission {
-                    archs: i8::mma_archs(),
-                    shapes: vec![("n_tokens".into(), 1, 2), ("group".into(), 1, 4)],
-                },
-            ),
-            v("mma", build_i8::<D, 1>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
-            // Chunks staged in LDS: last, so only taken when forced (for the bench).
-            v("mma_lds", build_i8::<D, 2>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
-            v("mma8_lds", build_i8::<D, 4>, Admission { archs: i8::mma_archs(), shapes: vec![] }),
-        ],
+        variants,
         parity: Parity::Buffers(|rng, large| parity_cases(rng, large, true, D)),
         bench: if D == 128 {
             Bench::Cases(i8_bench_cases)

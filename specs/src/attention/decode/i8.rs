@@ -45,13 +45,16 @@
 //!   lane its key's quant ([`p_quant`]); lanes across dimensions for `P V` (each `qw_j` by a
 //!   shuffle from lane `j`).
 //! - `mma` (NVIDIA sm_80+; elsewhere the baseline's code, not routed): [`super::i8_mma`].
-//! - `mma8` (NVIDIA sm_80+, routed first where `T <= 2` and `group <= 4`): `mma` with tiles of
-//!   8 rows (M's upper half zeros, never computed beyond the `mma`s nor stored): at `T group <=
-//!   8` the 16-row tile's second half is padding, and without its code the kernel fits in 128
-//!   registers on sm_90 at head dim 128 instead of 255.
+//! - `mma8` (NVIDIA sm_80+, routed; since 2026-12-06 for every `T group`, before only where
+//!   `T <= 2` and `group <= 4`): `mma` with tiles of 8 rows (M's upper half zeros, never computed
+//!   beyond the `mma`s nor stored): at `T group <= 8` the 16-row tile's second half is padding,
+//!   and without its code the kernel fits in 128 registers on sm_90 at head dim 128 instead of
+//!   255, so twice the warps an SM; more rows take more tiles.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
-//!   in the chunk's arithmetic); after the others, so taken only when forced (for the bench).
+//!   in the chunk's arithmetic). `mma8_lds` is routed first at head dim 128 for one or two tokens
+//!   from 16K keys; `mma` and `mma_lds` come after `mma8`, so only forced calls take them (the
+//!   bench). The figures are in `family.rs` (`i8_family`).
 
 use super::combine::{combine, States};
 use super::i8_mma;
