@@ -164,7 +164,7 @@ impl PackageObject {
         &self.ir
     }
 
-    pub(crate) fn who(&self) -> (String, String, String) {
+    pub(crate) fn who(&self) -> check::ObjectId {
         check::who(&self.entry)
     }
 }

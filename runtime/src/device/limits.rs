@@ -4,6 +4,7 @@
 
 use super::{Backend, Code, Device, DeviceError, DeviceKind};
 use crate::package::{LoadError, PackageObject};
+use kiln_ir::package::check::ObjectId;
 use kiln_ir::package::ObjectFormat;
 use kiln_ir::Target;
 use std::sync::Arc;
@@ -55,7 +56,7 @@ impl Device {
         };
         check_capability(obj, arch, &limits, self.kind(), formats)?;
         let driver = |e: DeviceError| {
-            let (kernel, variant, arch) = obj.who();
+            let ObjectId { kernel, variant, arch } = obj.who();
             LoadError::Driver { kernel, variant, arch, source: Box::new(e) }
         };
         match self.backend() {
@@ -74,7 +75,7 @@ impl Device {
                 ];
                 for (resource, found, limit) in after_jit {
                     if found > limit {
-                        let (kernel, variant, arch) = obj.who();
+                        let ObjectId { kernel, variant, arch } = obj.who();
                         return Err(LoadError::Resource {
                             kernel,
                             variant,
@@ -102,7 +103,7 @@ pub(crate) fn check_capability(
     formats: &[ObjectFormat],
 ) -> Result<(), LoadError> {
     let e = &obj.entry;
-    let (kernel, variant, oarch) = obj.who();
+    let ObjectId { kernel, variant, arch: oarch } = obj.who();
     if e.arch != arch {
         return Err(LoadError::WrongArch {
             kernel,

@@ -61,40 +61,28 @@ pub enum InvalidPackage {
         what: &'static str,
     },
     /// A path in the manifest leaves the package directory.
-    #[error("{kernel}/{variant} for {arch}: path `{path}` leaves the package directory")]
+    #[error("{at}: path `{path}` leaves the package directory")]
     PathOutside {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The path as written.
         path: String,
     },
     /// A file named in the manifest is missing or unreadable.
-    #[error("{kernel}/{variant} for {arch}: cannot read `{file}`: {message}")]
+    #[error("{at}: cannot read `{file}`: {message}")]
     MissingFile {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The file, relative to the package.
         file: String,
         /// Why.
         message: String,
     },
     /// Two entries for the same kernel, variant and arch.
-    #[error("{kernel}/{variant} for {arch}: listed twice in the manifest")]
+    #[error("{at}: listed twice in the manifest")]
     Duplicate {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
     },
     /// An object listed for an arch that is not in the target table.
     #[error("{kernel}/{variant}: {source}")]
@@ -108,16 +96,12 @@ pub enum InvalidPackage {
     },
     /// A code object's bytes do not hash to the manifest's `content_hash`.
     #[error(
-        "{kernel}/{variant} for {arch}: code object `{file}` was modified: blake3 expected \
+        "{at}: code object `{file}` was modified: blake3 expected \
          {expected}, found {found}"
     )]
     ContentHash {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The object file.
         file: String,
         /// The manifest's hash.
@@ -126,16 +110,10 @@ pub enum InvalidPackage {
         found: String,
     },
     /// A code object that is not what its entry says (format, arch, symbol).
-    #[error(
-        "{kernel}/{variant} for {arch}: code object `{file}`: expected {expected}, found {found}"
-    )]
+    #[error("{at}: code object `{file}`: expected {expected}, found {found}")]
     Object {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The object file.
         file: String,
         /// What the entry implies.
@@ -144,14 +122,10 @@ pub enum InvalidPackage {
         found: String,
     },
     /// An IR file does not parse.
-    #[error("{kernel}/{variant} for {arch}: IR file `{file}` does not parse: {message}")]
+    #[error("{at}: IR file `{file}` does not parse: {message}")]
     IrParse {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The IR file.
         file: String,
         /// The parser's message.
@@ -159,16 +133,12 @@ pub enum InvalidPackage {
     },
     /// An IR file's kernel does not hash to the manifest's `ir_hash`.
     #[error(
-        "{kernel}/{variant} for {arch}: IR file `{file}` does not match the manifest: ir_hash \
+        "{at}: IR file `{file}` does not match the manifest: ir_hash \
          expected {expected}, found {found}"
     )]
     IrHash {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The IR file.
         file: String,
         /// The manifest's hash.
@@ -177,14 +147,10 @@ pub enum InvalidPackage {
         found: String,
     },
     /// The IR fails the verifier.
-    #[error("{kernel}/{variant} for {arch}: IR file `{file}` fails verification: {message}")]
+    #[error("{at}: IR file `{file}` fails verification: {message}")]
     IrVerify {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// The IR file.
         file: String,
         /// The verifier's errors.
@@ -192,28 +158,20 @@ pub enum InvalidPackage {
     },
     /// The manifest's ABI hash is not the hash of the parameters it lists, or the parameters
     /// are not the IR kernel's.
-    #[error("{kernel}/{variant} for {arch}: ABI mismatch: expected {expected}, found {found}")]
+    #[error("{at}: ABI mismatch: expected {expected}, found {found}")]
     Abi {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// What the ABI should be (re-derived).
         expected: String,
         /// What the manifest says.
         found: String,
     },
     /// A field of the manifest entry disagrees with the IR or the target table.
-    #[error("{kernel}/{variant} for {arch}: {what}: expected {expected}, found {found}")]
+    #[error("{at}: {what}: expected {expected}, found {found}")]
     Inconsistent {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object entry.
+        at: ObjectId,
         /// Which field.
         what: &'static str,
         /// The expected value.
@@ -320,8 +278,7 @@ pub fn check_package(
     let mut objects = Vec::with_capacity(checked.len());
     for (e, r) in manifest.objects.iter().zip(checked) {
         if !seen.insert((&e.kernel, &e.variant, &e.arch)) {
-            let (kernel, variant, arch) = who(e);
-            return Err(InvalidPackage::Duplicate { kernel, variant, arch });
+            return Err(InvalidPackage::Duplicate { at: who(e) });
         }
         objects.push(r?);
     }
@@ -405,9 +362,27 @@ fn check_routes(m: &Manifest, routes: &[KernelRoutes]) -> Result<(), InvalidPack
     Ok(())
 }
 
-/// The kernel, variant and arch an entry is about, as the errors name them.
-pub fn who(e: &ObjectEntry) -> (String, String, String) {
-    (e.kernel.clone(), e.variant.clone(), e.arch.clone())
+/// The kernel, variant and arch an object entry is about, as the errors name them
+/// (`kernel/variant for arch`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectId {
+    /// Kernel.
+    pub kernel: String,
+    /// Variant.
+    pub variant: String,
+    /// Arch.
+    pub arch: String,
+}
+
+impl std::fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{} for {}", self.kernel, self.variant, self.arch)
+    }
+}
+
+/// The [`ObjectId`] of an entry.
+pub fn who(e: &ObjectEntry) -> ObjectId {
+    ObjectId { kernel: e.kernel.clone(), variant: e.variant.clone(), arch: e.arch.clone() }
 }
 
 fn relative(e: &ObjectEntry, rel: &str) -> Result<(), InvalidPackage> {
@@ -416,8 +391,7 @@ fn relative(e: &ObjectEntry, rel: &str) -> Result<(), InvalidPackage> {
     if ok {
         Ok(())
     } else {
-        let (kernel, variant, arch) = who(e);
-        Err(InvalidPackage::PathOutside { kernel, variant, arch, path: rel.to_string() })
+        Err(InvalidPackage::PathOutside { at: who(e), path: rel.to_string() })
     }
 }
 
@@ -460,9 +434,11 @@ fn check_object_bytes(
     target: &Target,
     bytes: &[u8],
 ) -> Result<(), InvalidPackage> {
-    let refuse = |expected: String, found: String| {
-        let (kernel, variant, arch) = who(e);
-        InvalidPackage::Object { kernel, variant, arch, file: e.file.clone(), expected, found }
+    let refuse = |expected: String, found: String| InvalidPackage::Object {
+        at: who(e),
+        file: e.file.clone(),
+        expected,
+        found,
     };
     let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
     match e.format {
@@ -535,13 +511,13 @@ fn check_object(
     read: &impl Fn(&str) -> std::io::Result<Vec<u8>>,
     irs: &HashMap<&str, IrFile>,
 ) -> Result<CheckedObject, InvalidPackage> {
-    let missing = |file: &str, message: String| {
-        let (kernel, variant, arch) = who(e);
-        InvalidPackage::MissingFile { kernel, variant, arch, file: file.to_string(), message }
+    let missing = |file: &str, message: String| InvalidPackage::MissingFile {
+        at: who(e),
+        file: file.to_string(),
+        message,
     };
     let inconsistent = |what: &'static str, expected: String, found: String| {
-        let (kernel, variant, arch) = who(e);
-        InvalidPackage::Inconsistent { kernel, variant, arch, what, expected, found }
+        InvalidPackage::Inconsistent { at: who(e), what, expected, found }
     };
     relative(e, &e.file)?;
     relative(e, &e.ir_file)?;
@@ -573,11 +549,8 @@ fn check_object(
     let bytes = read(&e.file).map_err(|err| missing(&e.file, err.to_string()))?;
     let found = blake3::hash(&bytes).to_hex().to_string();
     if found != e.content_hash {
-        let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::ContentHash {
-            kernel,
-            variant,
-            arch,
+            at: who(e),
             file: e.file.clone(),
             expected: e.content_hash.clone(),
             found,
@@ -585,10 +558,8 @@ fn check_object(
     }
     check_object_bytes(e, target, &bytes)?;
 
-    let ir_error = |message: String| {
-        let (kernel, variant, arch) = who(e);
-        InvalidPackage::IrParse { kernel, variant, arch, file: e.ir_file.clone(), message }
-    };
+    let ir_error =
+        |message: String| InvalidPackage::IrParse { at: who(e), file: e.ir_file.clone(), message };
     // Every relative IR file was loaded by `check_package`.
     let (ir, found, verified) = match &irs[e.ir_file.as_str()] {
         IrFile::Missing(message) => return Err(missing(&e.ir_file, message.clone())),
@@ -596,22 +567,16 @@ fn check_object(
         IrFile::Parsed { ir, hash, verified } => (ir, hash, verified),
     };
     if *found != e.ir_hash {
-        let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::IrHash {
-            kernel,
-            variant,
-            arch,
+            at: who(e),
             file: e.ir_file.clone(),
             expected: e.ir_hash.clone(),
             found: found.clone(),
         });
     }
     if let Err(message) = verified {
-        let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::IrVerify {
-            kernel,
-            variant,
-            arch,
+            at: who(e),
             file: e.ir_file.clone(),
             message: message.clone(),
         });
@@ -619,22 +584,16 @@ fn check_object(
 
     let rehash = Abi::hash_params(&e.abi.params);
     if rehash != e.abi.hash {
-        let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::Abi {
-            kernel,
-            variant,
-            arch,
+            at: who(e),
             expected: format!("hash {rehash} (of the listed parameters)"),
             found: format!("hash {}", e.abi.hash),
         });
     }
     let ir_abi = Abi::of(ir);
     if ir_abi != e.abi {
-        let (kernel, variant, arch) = who(e);
         return Err(InvalidPackage::Abi {
-            kernel,
-            variant,
-            arch,
+            at: who(e),
             expected: format!("the IR's parameters ({})", describe_params(&ir_abi)),
             found: format!("({})", describe_params(&e.abi)),
         });
