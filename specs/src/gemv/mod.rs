@@ -396,8 +396,9 @@ pub fn specs() -> Vec<KernelSpec> {
             // first trip, until these leave), holding one group and asking L2 for the rest of
             // the slot before the wait (k4::build_wide8_ahead).
             // Admitted on sm_90 only, where `wide_t1_g4_w8` and `wide_t2_g4` before them take
-            // every call: never routed (with no arch listed they admitted every arch, and so
-            // took the calls past 8192 rows on the other wide archs).
+            // every call: never routed. (Until 2026-12-06 they admitted every arch, and so took
+            // every call on the archs without a wide map and the calls past 8192 rows on the
+            // wide archs other than sm_90; test `the_k4_measurement_variants_are_never_routed`.)
             k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), sm90()),
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
             // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
