@@ -36,12 +36,12 @@ ROWS_H100 = {
     "MoE Qwen3 T=1": (5.97, 9.10, None, 4.45),
     "MoE Qwen3 T=8": (34.48, 39.49, None, 28.95),
 }
+# Per results file: its rows, the GPU and the call's copy bandwidth (GB/s).
+TABLES = {"h200-2026-11-30": (ROWS, "H200", 4219), "h100-2026-12-06": (ROWS_H100, "H100", 2999)}
 which = sys.argv[2] if len(sys.argv) > 2 else "h200-2026-11-30"
-if which == "h100-2026-12-06":
-    ROWS = ROWS_H100
-elif which != "h200-2026-11-30":
-    sys.exit(f"gemv_chart.py: unknown table {which!r} (h200-2026-11-30 or h100-2026-12-06)")
-gpu, bw = ("H100", 2999) if ROWS is ROWS_H100 else ("H200", 4219)
+if which not in TABLES:
+    sys.exit(f"gemv_chart.py: unknown table {which!r} ({' or '.join(TABLES)})")
+ROWS, gpu, bw = TABLES[which]
 series = [("kiln", 0, "#d9480f"), ("llama.cpp (incl. its quantize)", 1, "#1c7ed6"), ("cuBLAS bf16", 2, "#37b24d")]
 series = [s for s in series if any(r[s[1]] is not None for r in ROWS.values())]
 fig, ax = plt.subplots(figsize=(11, 4.5))

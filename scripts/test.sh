@@ -39,6 +39,15 @@ kiln_parity_pair() {
     [ "$sa" -eq 0 ] && [ "$sb" -eq 0 ]
 }
 
+# Waits for background job $1, whose output went to file $2, prints that output and fails as the
+# job did.
+finish() {
+    local status=0
+    wait "$1" || status=$?
+    cat "$2"
+    return "$status"
+}
+
 step "lints"
 cargo fmt --all -- --check
 # The lints check in a target directory of their own, removed after them: their metadata serves
@@ -66,11 +75,8 @@ fetch_log=$(mktemp)
 fetch_pid=$!
 cargo test "${tests[@]}" --no-run
 KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --arch sm_90,gfx906 --strict -o target/ci-engine
-fetch_status=0
-wait "$fetch_pid" || fetch_status=$?
-cat "$fetch_log"
+finish "$fetch_pid" "$fetch_log"
 rm -f "$fetch_log"
-[ "$fetch_status" -eq 0 ]
 export KILN_ENGINE_PACKAGE=$PWD/target/ci-engine KILN_MODELS=$PWD/models
 # `kiln random-model` (the timing models of the engine's benchmarks) read by an outside reader.
 for q in q8_0 q4_0 q4_1; do
@@ -122,9 +128,6 @@ KILN_CACHE_DIR=target/ci-cache ./target/debug/kiln build --matrix specs/checks.r
 # gfx1100 (wave 32) has every op, WMMA included; gfx942 (wave 64) has MFMA.
 kiln_parity_pair "$checks" gfx1100 gfx942
 step "library parity, wave 32 and wave 64 (waiting for it)"
-parity_status=0
-wait "$parity_pid" || parity_status=$?
+finish "$parity_pid" "$pkg.parity.log"
 trap - EXIT
-cat "$pkg.parity.log"
-[ "$parity_status" -eq 0 ]
 step "done"

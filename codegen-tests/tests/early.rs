@@ -81,7 +81,8 @@ fn early_loads_stay_before_the_wait_in_the_sass() {
                  ACQBULK in the SASS: ptxas moved a load made after the wait above it",
                 k.name
             );
-            // The L2 prefetches of the weights (the MoE `p` variants) stay before it too.
+            // The L2 prefetches of the weights (`kiln_specs::prefetch::rows`, the dense early
+            // twins') stay before it too.
             let ptx_pf = ptx[..wait].matches("prefetch.global.L2").count();
             let sass_pf = sass[..acq].matches("CCTL.E.PF2").count();
             assert!(

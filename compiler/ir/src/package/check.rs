@@ -558,12 +558,13 @@ fn check_object(
     }
     check_object_bytes(e, target, &bytes)?;
 
-    let ir_error =
-        |message: String| InvalidPackage::IrParse { at: who(e), file: e.ir_file.clone(), message };
     // Every relative IR file was loaded by `check_package`.
     let (ir, found, verified) = match &irs[e.ir_file.as_str()] {
         IrFile::Missing(message) => return Err(missing(&e.ir_file, message.clone())),
-        IrFile::Parse(message) => return Err(ir_error(message.clone())),
+        IrFile::Parse(message) => {
+            let (file, message) = (e.ir_file.clone(), message.clone());
+            return Err(InvalidPackage::IrParse { at: who(e), file, message });
+        }
         IrFile::Parsed { ir, hash, verified } => (ir, hash, verified),
     };
     if *found != e.ir_hash {

@@ -275,21 +275,18 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
     // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from 16K keys
     // (the figures above); else last, so only taken when forced (for the bench).
-    let long =
-        || vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 16_384, u32::MAX as u64)];
-    let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long() } else { vec![] }));
-    let mut variants = vec![v("baseline", build_i8::<D, 0>, Admission::default())];
-    if D == 128 {
-        variants.push(staged8.clone());
-    }
-    // Tiles of 8 rows, as many as `T group` needs.
-    variants.push(v("mma8", build_i8::<D, 3>, mma(vec![])));
-    // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
-    variants.push(v("mma", build_i8::<D, 1>, mma(vec![])));
-    variants.push(v("mma_lds", build_i8::<D, 2>, mma(vec![])));
-    if D != 128 {
-        variants.push(staged8);
-    }
+    let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 16_384, u32::MAX as u64)];
+    let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long } else { vec![] }));
+    let mut variants = vec![
+        v("baseline", build_i8::<D, 0>, Admission::default()),
+        // Tiles of 8 rows, as many as `T group` needs.
+        v("mma8", build_i8::<D, 3>, mma(vec![])),
+        // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
+        v("mma", build_i8::<D, 1>, mma(vec![])),
+        v("mma_lds", build_i8::<D, 2>, mma(vec![])),
+    ];
+    let at = if D == 128 { 1 } else { variants.len() };
+    variants.insert(at, staged8);
     KernelSpec {
         name,
         variants,
