@@ -262,20 +262,26 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 
 /// A family of the i8 order: the plain Q8_0 family's ABI and parity cases; where the arch has
 /// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8_lds` first for one or two
-/// tokens at long contexts), else the baseline.
+/// tokens from about 4K keys), else the baseline.
 ///
 /// Measured on an H100 (bench/results/i8-routes-h100-2026-12-06.md, us, 32 q / 8 kv heads):
 /// `mma8` beat `mma` at every case (4K T = 8 69.3 against 110.8; 32K T = 1 / 4 / 8 94.5 / 112.2
 /// / 196.0 against 94.3 / 172.7 / 252.3), and `mma8_lds` was faster still at 32K with 1 and 8
 /// tokens (69.6, 184.6) and slower with 4 (130.5). On the H200 (2026-12-01) `mma8` had beaten
 /// `mma` at 4K with 4 and 8 tokens too (50.1 / 71.0 against 80.0 / 102.6). Until then `mma8`
-/// was routed only where `T group <= 8` (one tile) and `mma` elsewhere.
+/// was routed only where `T group <= 8` (one tile) and `mma` elsewhere. `mma8_lds` is also
+/// ahead with one token at 4K: 27.7 against 30.0-30.4 us in two H100 calls of 2026-12-06 (two
+/// runs each; bench/results/i8-combine-2026-12-06.md), 27.6 against 31.8 on the H200
+/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384). With 8 tokens at 32K it is
+/// 6% ahead too (183-185 against 196-197) but not routed: an admission is one box, and 5-7
+/// tokens are not measured.
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
-    // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from 16K keys
-    // (the figures above); else last, so only taken when forced (for the bench).
-    let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 16_384, u32::MAX as u64)];
+    // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from about 4K
+    // keys (the 4K bench case is at `pos` 4095; the figures above); else last, so only taken
+    // when forced (for the bench).
+    let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
     let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long } else { vec![] }));
     let mut variants = vec![
         v("baseline", build_i8::<D, 0>, Admission::default()),

@@ -53,8 +53,8 @@
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
 //!   in the chunk's arithmetic). `mma8_lds` is routed first at head dim 128 for one or two tokens
-//!   from 16K keys; `mma` and `mma_lds` come after `mma8`, so only forced calls take them (the
-//!   bench). The figures are in `family.rs` (`i8_family`).
+//!   from about 4K keys (`pos >= 4000`); `mma` and `mma_lds` come after `mma8`, so only forced
+//!   calls take them (the bench). The figures are in `family.rs` (`i8_family`).
 
 use super::combine::{combine, States};
 use super::i8_mma;
@@ -461,6 +461,53 @@ fn chunk_step(
 
 #[cfg(test)]
 mod tests {
+    use crate::attention::decode::specs;
+
+    /// The variant the family's admissions give a call (the first admitted, else the baseline),
+    /// as the runtime's router takes them.
+    fn routed(family: &str, arch: &str, n_tokens: u64, pos: u64) -> &'static str {
+        let f = specs().into_iter().find(|f| f.name == family).expect("the family");
+        let shape = |name: &str| match name {
+            "n_tokens" => n_tokens,
+            "pos" => pos,
+            other => panic!("no shape rule on {other} expected"),
+        };
+        f.variants
+            .iter()
+            .filter(|v| v.name != "baseline")
+            .find(|v| {
+                let a = &v.admit;
+                (a.archs.is_empty() || a.archs.iter().any(|x| x == arch))
+                    && a.shapes.iter().all(|(s, lo, hi)| (*lo..=*hi).contains(&shape(s)))
+            })
+            .map_or("baseline", |v| v.name)
+    }
+
+    /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
+    /// `mma8_lds` for one or two tokens from the 4K bench case (`pos` 4095) on, `mma8` for the
+    /// rest; at head dim 64 `mma8`; the baseline where the arch has no `mma`.
+    #[test]
+    fn the_i8_routes_follow_the_measurements() {
+        let d128 = "attention_decode_q8_0_i8_d128";
+        for (t, pos, want) in [
+            (1, 4095, "mma8_lds"),
+            (2, 32766, "mma8_lds"),
+            (1, 3999, "mma8"),
+            (1, 100, "mma8"),
+            (3, 32765, "mma8"),
+            (4, 4092, "mma8"),
+            (8, 32760, "mma8"),
+        ] {
+            assert_eq!(routed(d128, "sm_90", t, pos), want, "d128 sm_90 T = {t} pos {pos}");
+            assert_eq!(routed(d128, "sm_80", t, pos), want, "d128 sm_80 T = {t} pos {pos}");
+            assert_eq!(routed(d128, "gfx1100", t, pos), "baseline", "d128 gfx1100 T = {t}");
+        }
+        let d64 = "attention_decode_q8_0_i8_d64";
+        for (t, pos) in [(1, 4095), (1, 32767), (8, 100)] {
+            assert_eq!(routed(d64, "sm_90", t, pos), "mma8", "d64 sm_90 T = {t} pos {pos}");
+            assert_eq!(routed(d64, "gfx906", t, pos), "baseline", "d64 gfx906 T = {t}");
+        }
+    }
     /// [`super::p_quant`]'s rounding on the host: `trunc(y + copysign(0.49999997, y))`.
     fn round_like_p_quant(y: f32) -> f32 {
         let half = f32::from_bits(0x3EFF_FFFF).copysign(y);
