@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Draws the thirteenth session's H200 timing of the decode attention's combine
-(bench/results/bytes-h200-2026-12-03/call3/): for each Q8_0 head-dim-128 case, the routed
-variant's time with the combine (package n3) split into the part without it (package x: the same
-code with the combine's body left out, wrong results, timed only) and the rest, beside the
-bandwidth floor.
+"""Draws what the decode attention's combine costs: for each case, a variant's time with the
+combine split into the part without it (a package with the combine's body left out, wrong
+results, timed only) and the rest, beside the bandwidth floor.
 
-Usage: bench/combine_share_chart.py RESULTS_DIR OUT.png"""
+Usage:
+  bench/combine_share_chart.py RESULTS_DIR OUT.png
+      the thirteenth session's H200 timing of the f32 order's routed variants
+      (bench/results/bytes-h200-2026-12-03/call3/: packages n3 and x)
+  bench/combine_share_chart.py WHOLE.json CUT.json VARIANT OUT.png TITLE
+      any two `kiln bench --json` files (e.g. the i8 order's `mma8_lds`,
+      bench/results/i8-combine-2026-12-06/cC/i8-F-1.json and cT/bench-1.json), over the
+      cases of CUT.json"""
 import json
 import os
 import sys
@@ -25,13 +30,21 @@ def cases(path):
 
 
 def main():
-    root, png = sys.argv[1], sys.argv[2]
-    whole = cases(os.path.join(root, "dec-n3-1.json"))
-    cut = cases(os.path.join(root, "dec-x.json"))
+    if len(sys.argv) == 3:
+        root, png = sys.argv[1], sys.argv[2]
+        whole = cases(os.path.join(root, "dec-n3-1.json"))
+        cut = cases(os.path.join(root, "dec-x.json"))
+        names, variant = CASES, None
+        title = ("Decode attention, Q8_0 K/V, 32 q / 8 kv heads, head dim 128, H200: "
+                 "what the combine costs")
+    else:
+        whole, cut = cases(sys.argv[1]), cases(sys.argv[2])
+        variant, png, title = sys.argv[3], sys.argv[4], sys.argv[5]
+        names = sorted(cut, key=lambda c: (len(c), c))
     fig, ax = plt.subplots(figsize=(11, 4.8))
     labels, rest, comb, floor = [], [], [], []
-    for c in CASES:
-        v = whole[c]["variant"]
+    for c in names:
+        v = variant or whole[c]["variant"]
         w = whole[c]["variants"][v]["graph_us"]
         x = cut[c]["variants"][v]["graph_us"]
         labels.append(c.replace("attn_q8_0_", "") + f"\n{v}")
@@ -48,8 +61,7 @@ def main():
     ax.set_xticks(list(idx))
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("us (graph replay, median)")
-    ax.set_title("Decode attention, Q8_0 K/V, 32 q / 8 kv heads, head dim 128, H200: "
-                 "what the combine costs")
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
