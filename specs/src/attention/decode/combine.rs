@@ -16,8 +16,29 @@ use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
 
 /// States a trip of [`fold`] (loaded together; 64 was slower on the H200).
 const COMBINE_LOADS: u32 = 32;
-/// Unroll of [`fold_unrolled`]'s loop.
+/// Unroll of [`fold_unrolled`]'s loop in [`Fold::UNROLLED`].
 const COMBINE_UNROLL: u32 = 16;
+/// Unroll of [`fold_unrolled`]'s loop in [`Fold::Batched`] with more than one pass: 32 states
+/// a trip made every `rR` variant timed 0.5-6% faster than 16 on an H100 (the i8 `mma`
+/// variants 4-9%; bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
+pub(super) const BATCHED_UNROLL: u32 = 32;
+
+/// How [`combine`]'s lanes fold their `(row, dimension)` pairs over the states: the same ops in
+/// the same order whichever it is, so the same bits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fold {
+    /// Pass after pass, each a loop over the states unrolled this many times
+    /// ([`fold_unrolled`]; a trip waits for one round trip to its states).
+    Unrolled(u32),
+    /// States in `partials`: a lane with one pair in batches of [`COMBINE_LOADS`] states
+    /// ([`fold`]); with more pairs `Unrolled(BATCHED_UNROLL)`.
+    Batched,
+}
+
+impl Fold {
+    /// Pass after pass, unrolled [`COMBINE_UNROLL`] times.
+    pub const UNROLLED: Fold = Fold::Unrolled(COMBINE_UNROLL);
+}
 
 /// States kept in `k_lds` (a word array) from word `base`: row `k`'s `acc[D]` of slot `s` at
 /// `base + (k slots + s) D`, after all of them its `(m, l)` at `base + rows slots D + 2 (k slots
@@ -276,9 +297,7 @@ fn pick(b: &mut KernelBuilder, rows: &[Row], k: Value, get: &dyn Fn(&Row) -> Val
 /// workgroup, over the states in `from` ([`Ctx::n_groups`] of them: the groups' from
 /// [`combine_groups`], or the splits' own): wave `k % N` finds row `k`'s maximum and weights
 /// (lanes across states) into LDS; then each lane combines some `(row, dimension)` pairs over
-/// the states in order, and stores `out`. `batched` (states in `partials`): a lane with one
-/// pair folds them in batches ([`fold`]); else, and with more pairs, a loop
-/// ([`fold_unrolled`]): the same ops in the same order.
+/// the states in order, and stores `out`, folding as `how` says ([`Fold`]).
 pub(super) fn combine(
     b: &mut KernelBuilder,
     c: &Ctx,
@@ -286,7 +305,7 @@ pub(super) fn combine(
     wave_id: Value,
     waves: u32,
     from: States,
-    batched: bool,
+    how: Fold,
 ) {
     let d = c.d;
     let partials = c.partials;
@@ -345,19 +364,25 @@ pub(super) fn combine(
     b.barrier(BarrierKind::Lds);
     let total = rows.len() as u32 * d;
     let passes = total.div_ceil(c.threads);
-    // `batched` (the `rR` variants) with one pass (`r1`): the batched fold. Else a loop a pass (H200, 2026-12-02: two passes batched together made
-    // `r4t256` at head dim 128 ~19 us slower; the batched fold pass by pass made it 2% faster
-    // but `r4` and `r8` 1.1-4.6x slower, bench/results/attn-combine-passes-h200-2026-12-02.md;
-    // neither explained, measured with 128 states a row; 8 spill the i8 `mma` at head dim 64).
-    if batched && passes == 1 {
-        let p = pair(b, c, rows, 0);
-        let y = fold(b, c, rows, &p);
-        output(b, c, total, &p, |_| y);
-    } else {
-        for j in 0..passes {
-            let p = pair(b, c, rows, j);
-            output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from));
+    // `Batched` (the `rR` variants) with one pass (`r1`): the batched fold. Else a loop a pass
+    // (H200, 2026-12-02: two passes batched together made `r4t256` at head dim 128 ~19 us
+    // slower; the batched fold pass by pass made it 2% faster but `r4` and `r8` 1.1-4.6x slower,
+    // bench/results/attn-combine-passes-h200-2026-12-02.md; neither explained, measured with
+    // 128 states a row; 8 spill the i8 `mma` at head dim 64. The i8 `mma` variants pass by pass
+    // batched: 1.3-3.6x slower on an H100, bench/results/i8-combine-2026-12-06.md).
+    let unroll = match how {
+        Fold::Batched if passes == 1 => {
+            let p = pair(b, c, rows, 0);
+            let y = fold(b, c, rows, &p);
+            output(b, c, total, &p, |_| y);
+            return;
         }
+        Fold::Batched => BATCHED_UNROLL,
+        Fold::Unrolled(n) => n,
+    };
+    for j in 0..passes {
+        let p = pair(b, c, rows, j);
+        output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from, unroll));
     }
 }
 
@@ -581,16 +606,16 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
     b.div(sums[0], sums[1])
 }
 
-/// The fold of one pair as a loop unrolled `COMBINE_UNROLL` times (the same ops as [`fold`]):
-/// a trip of the unrolled body waits for one round trip to the states, but each state of the
-/// remainder (`n_groups % COMBINE_UNROLL`) for one of its own.
-fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States) -> Value {
+/// The fold of one pair as a loop unrolled `unroll` times (the same ops as [`fold`]): a trip of
+/// the unrolled body waits for one round trip to the states, but each state of the remainder
+/// (`n_groups % unroll`) for one of its own.
+fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Value {
     let (zero, one) = (b.u32(0), b.u32(1));
     let fz = b.f32(0.0);
     let ms = b.u32(MAX_SPLITS);
     let kb = b.mul(p.kc, ms);
     let n_groups = c.n_groups(b);
-    let sums = b.for_range(zero, n_groups, one, COMBINE_UNROLL, &[fz, fz], |b, s, x| {
+    let sums = b.for_range(zero, n_groups, one, unroll, &[fz, fz], |b, s, x| {
         let ws = b.add(kb, s);
         let w = b.load(c.w_lds, ws, Type::F32);
         let l = b.load(c.l_lds, ws, Type::F32);

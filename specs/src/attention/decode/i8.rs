@@ -56,7 +56,7 @@
 //!   from about 4K keys (`pos >= 4000`); `mma` and `mma_lds` come after `mma8`, so only forced
 //!   calls take them (the bench). The figures are in `family.rs` (`i8_family`).
 
-use super::combine::{combine, States};
+use super::combine::{combine, Fold, States};
 use super::i8_mma;
 use super::{
     attention_order, load_q, row, store_state, CacheType, Ctx, Io, Order, Row, Shape, THREADS,
@@ -312,7 +312,7 @@ fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target, wave_id: Value) {
             vec![]
         });
         b.barrier(BarrierKind::All);
-        combine(b, c, &rows, wave_id, 1, States::Partials, false);
+        combine(b, c, &rows, wave_id, 1, States::Partials, Fold::UNROLLED);
         // The next row writes the LDS and the workspace again.
         b.barrier(BarrierKind::All);
         vec![]

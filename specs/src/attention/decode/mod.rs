@@ -104,7 +104,7 @@ use super::CacheType;
 use crate::common::{last_of_workgroups, reset_counter};
 use crate::quantize::{quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
-use combine::{combine, combine_direct, combine_groups, store_lds, LdsStates, States};
+use combine::{combine, combine_direct, combine_groups, store_lds, Fold, LdsStates, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA, R1X_ARCHS, R1X_FROM_POS};
 use kiln_ir::{
@@ -792,7 +792,7 @@ pub(super) fn attention_order(
         let hr = b.mul(h, rows_per_head);
         let counter = b.add(hr, rg);
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
-            combine(b, &c, &rows, wave_id, shape.waves, States::Partials, true);
+            combine(b, &c, &rows, wave_id, shape.waves, States::Partials, Fold::Batched);
             reset_counter(b, tid, counters, counter);
         });
     });

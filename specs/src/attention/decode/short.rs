@@ -14,7 +14,7 @@
 //! workgroup holds every split). `counters` is never touched.
 
 use super::{
-    combine, combine_direct, first_loads, load_q, row, scan, store_lds, store_state, Ctx,
+    combine, combine_direct, first_loads, load_q, row, scan, store_lds, store_state, Ctx, Fold,
     LdsStates, Row, States, GROUPED_ABOVE,
 };
 use kiln_ir::{BarrierKind, KernelBuilder, Value};
@@ -79,7 +79,7 @@ pub(super) fn body(
             let st = scan(b, c, &rows, wave_id, mine, first.as_ref());
             b.if_then(mine, |b| store_lds(b, c, &rows, splits, wave_id, &st));
             b.barrier(BarrierKind::Lds);
-            combine(b, c, &rows, wave_id, waves, States::Lds(splits), false);
+            combine(b, c, &rows, wave_id, waves, States::Lds(splits), Fold::UNROLLED);
             vec![]
         },
         |b| {
