@@ -117,6 +117,19 @@ impl KernelSpec {
     pub fn variant(&self, name: &str) -> Option<&VariantSpec> {
         self.variants.iter().find(|v| v.name == name)
     }
+    /// The variant the admissions give a call on `arch`, as the runtime's router takes them
+    /// from a package: the first variant after the baseline whose admission takes the arch and
+    /// whose shape rules all hold (`shape` gives each rule's scalar), else the baseline.
+    pub fn routed(&self, arch: &str, shape: &dyn Fn(&str) -> u64) -> &'static str {
+        self.variants[1..]
+            .iter()
+            .find(|v| {
+                let a = &v.admit;
+                (a.archs.is_empty() || a.archs.iter().any(|x| x == arch))
+                    && a.shapes.iter().all(|(s, lo, hi)| (*lo..=*hi).contains(&shape(s)))
+            })
+            .map_or(self.baseline().name, |v| v.name)
+    }
     /// True when the family is built for `t`.
     pub fn builds_for(&self, t: &Target) -> bool {
         self.archs.as_ref().is_none_or(|a| a.iter().any(|n| n == t.name))

@@ -703,20 +703,7 @@ fn the_k4_measurement_variants_are_never_routed() {
                     "t" => tok,
                     other => panic!("no shape rule on {other} expected"),
                 };
-                let chosen = f
-                    .variants
-                    .iter()
-                    .find(|v| {
-                        let arch =
-                            v.admit.archs.is_empty() || v.admit.archs.iter().any(|a| a == t.name);
-                        let shapes = v
-                            .admit
-                            .shapes
-                            .iter()
-                            .all(|(s, lo, hi)| (*lo..=*hi).contains(&shape(s)));
-                        arch && shapes && v.name != "baseline"
-                    })
-                    .map_or("baseline", |v| v.name);
+                let chosen = f.routed(t.name, &shape);
                 assert!(
                     !chosen.contains("_r"),
                     "{} n={n} t={tok}: routed to {chosen}, a variant built for a measurement",

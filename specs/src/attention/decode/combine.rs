@@ -18,10 +18,10 @@ use kiln_ir::{BarrierKind, KernelBuilder, ReduceOp, ScalarType, Type, Value};
 const COMBINE_LOADS: u32 = 32;
 /// Unroll of [`fold_unrolled`]'s loop in [`Fold::UNROLLED`].
 const COMBINE_UNROLL: u32 = 16;
-/// Unroll of [`fold_unrolled`]'s loop in [`Fold::Batched`] with more than one pass: 32 states
-/// a trip made every `rR` variant timed 0.5-6% faster than 16 on an H100 (the i8 `mma`
-/// variants 4-9%; bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
-pub(super) const BATCHED_UNROLL: u32 = 32;
+/// Unroll of [`fold_unrolled`]'s loop in [`Fold::Batched`] with more than one pass, and in the
+/// i8 `mma` variants: 32 states a trip made every `rR` variant timed 0.5-6% faster than 16 on
+/// an H100, the i8 `mma` variants 4-9% (bench/results/i8-combine-2026-12-06.md, calls 5-7).
+pub(super) const LONG_UNROLL: u32 = 32;
 
 /// How [`combine`]'s lanes fold their `(row, dimension)` pairs over the states: the same ops in
 /// the same order whichever it is, so the same bits.
@@ -31,7 +31,7 @@ pub(super) enum Fold {
     /// ([`fold_unrolled`]; a trip waits for one round trip to its states).
     Unrolled(u32),
     /// States in `partials`: a lane with one pair in batches of [`COMBINE_LOADS`] states
-    /// ([`fold`]); with more pairs `Unrolled(BATCHED_UNROLL)`.
+    /// ([`fold`]); with more pairs `Unrolled(LONG_UNROLL)`.
     Batched,
 }
 
@@ -377,7 +377,7 @@ pub(super) fn combine(
             output(b, c, total, &p, |_| y);
             return;
         }
-        Fold::Batched => BATCHED_UNROLL,
+        Fold::Batched => LONG_UNROLL,
         Fold::Unrolled(n) => n,
     };
     for j in 0..passes {

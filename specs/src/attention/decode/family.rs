@@ -272,9 +272,9 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 /// was routed only where `T group <= 8` (one tile) and `mma` elsewhere. `mma8_lds` is also
 /// ahead with one token at 4K: 27.7 against 30.0-30.4 us in two H100 calls of 2026-12-06 (two
 /// runs each; bench/results/i8-combine-2026-12-06.md), 27.6 against 31.8 on the H200
-/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384). With 8 tokens at 32K it is
-/// 6% ahead too (183-185 against 196-197) but not routed: an admission is one box, and 5-7
-/// tokens are not measured.
+/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384). With 8
+/// tokens at 32K it is 6% ahead too (183-185 against 196-197) but not routed: an admission is
+/// one box, and 5-7 tokens are not measured.
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };

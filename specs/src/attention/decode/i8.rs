@@ -463,24 +463,14 @@ fn chunk_step(
 mod tests {
     use crate::attention::decode::specs;
 
-    /// The variant the family's admissions give a call (the first admitted, else the baseline),
-    /// as the runtime's router takes them.
+    /// The variant the family's admissions give a call ([`crate::KernelSpec::routed`]).
     fn routed(family: &str, arch: &str, n_tokens: u64, pos: u64) -> &'static str {
         let f = specs().into_iter().find(|f| f.name == family).expect("the family");
-        let shape = |name: &str| match name {
+        f.routed(arch, &|name| match name {
             "n_tokens" => n_tokens,
             "pos" => pos,
             other => panic!("no shape rule on {other} expected"),
-        };
-        f.variants
-            .iter()
-            .filter(|v| v.name != "baseline")
-            .find(|v| {
-                let a = &v.admit;
-                (a.archs.is_empty() || a.archs.iter().any(|x| x == arch))
-                    && a.shapes.iter().all(|(s, lo, hi)| (*lo..=*hi).contains(&shape(s)))
-            })
-            .map_or("baseline", |v| v.name)
+        })
     }
 
     /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
@@ -508,6 +498,7 @@ mod tests {
             assert_eq!(routed(d64, "gfx906", t, pos), "baseline", "d64 gfx906 T = {t}");
         }
     }
+
     /// [`super::p_quant`]'s rounding on the host: `trunc(y + copysign(0.49999997, y))`.
     fn round_like_p_quant(y: f32) -> f32 {
         let half = f32::from_bits(0x3EFF_FFFF).copysign(y);

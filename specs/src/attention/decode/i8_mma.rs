@@ -19,7 +19,7 @@
 //!   `[34b + 2 + 4g, +4)` of the lane's 8 keys transposed by 8 byte permutes a 4 keys. C element
 //!   `e` of tile `i` is row `g + 8(e/2)`, dimension `32b + 8t + 4(e%2) + i`.
 
-use super::combine::{combine, Fold, States, BATCHED_UNROLL};
+use super::combine::{combine, Fold, States, LONG_UNROLL};
 use super::i8::{
     abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
 };
@@ -114,7 +114,7 @@ pub(super) fn body(
                 .collect();
             // 32 states a trip: 4-9% faster than 16 at every bench case on an H100
             // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
-            let how = Fold::Unrolled(BATCHED_UNROLL);
+            let how = Fold::Unrolled(LONG_UNROLL);
             combine(b, c, &rows, wave_id, shape.waves, States::Partials, how);
             reset_counter(b, c.tid, counters, counter);
         });
