@@ -20,7 +20,8 @@ const COMBINE_LOADS: u32 = 32;
 const COMBINE_UNROLL: u32 = 16;
 /// Unroll of [`fold_unrolled`]'s loop in [`Fold::Batched`] with more than one pass, and in the
 /// i8 `mma` variants: 32 states a trip made every `rR` variant timed 0.5-6% faster than 16 on
-/// an H100, the i8 `mma` variants 4-9% (bench/results/i8-combine-2026-12-06.md, calls 5-7).
+/// an H100, the i8 `mma` variants 4-9%; 64 made the `rR` variants 1.2-2x slower
+/// (bench/results/i8-combine-2026-12-06.md, calls 5-8).
 pub(super) const LONG_UNROLL: u32 = 32;
 
 /// How [`combine`]'s lanes fold their `(row, dimension)` pairs over the states: the same ops in
