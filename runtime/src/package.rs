@@ -8,7 +8,7 @@
 //! the objects of its arch, and report through the same [`LoadError`].
 
 use crate::RuntimeError;
-use kiln_ir::package::check::{self, InvalidPackage};
+use kiln_ir::package::check::{self, InvalidPackage, ObjectId};
 use kiln_ir::package::{Abi, KernelRoutes, Manifest, ObjectEntry, MANIFEST_FILE};
 use kiln_ir::Kernel;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,33 +70,22 @@ pub enum LoadError {
     },
     /// An object whose wave size the device does not run.
     #[error(
-        "{kernel}/{variant} for {arch}: wave size {found}, the device runs waves of {}",
+        "{object}: wave size {found}, the device runs waves of {}",
         expected.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(" or ")
     )]
     WrongWave {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object.
+        object: ObjectId,
         /// The wave sizes the device runs.
         expected: Vec<u32>,
         /// The object's wave size.
         found: u32,
     },
     /// An object needing more of a resource than the device has.
-    #[error(
-        "{kernel}/{variant} for {arch}: needs {found} {resource}, the device allows at most \
-         {limit}"
-    )]
+    #[error("{object}: needs {found} {resource}, the device allows at most {limit}")]
     Resource {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object.
+        object: ObjectId,
         /// What (`LDS bytes`, `VGPRs per lane`, ...).
         resource: &'static str,
         /// The device's limit.
@@ -105,40 +94,28 @@ pub enum LoadError {
         found: u64,
     },
     /// An object in a format the device cannot load.
-    #[error("{kernel}/{variant} for {arch}: a {found} object cannot load on a {device} device")]
+    #[error("{object}: a {found} object cannot load on a {device} device")]
     WrongFormat {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object.
+        object: ObjectId,
         /// The device kind.
         device: String,
         /// The object's format.
         found: String,
     },
     /// The IR fails the verifier (cpu device).
-    #[error("{kernel}/{variant} for {arch}: the IR fails verification: {message}")]
+    #[error("{object}: the IR fails verification: {message}")]
     Verify {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object.
+        object: ObjectId,
         /// The verifier's errors.
         message: String,
     },
     /// The driver refused the object.
-    #[error("{kernel}/{variant} for {arch}: the driver refused the object: {source}")]
+    #[error("{object}: the driver refused the object: {source}")]
     Driver {
-        /// Kernel.
-        kernel: String,
-        /// Variant.
-        variant: String,
-        /// Arch.
-        arch: String,
+        /// The object.
+        object: ObjectId,
         /// The driver's error (with the JIT log, when there is one).
         source: Box<crate::DeviceError>,
     },
@@ -164,7 +141,7 @@ impl PackageObject {
         &self.ir
     }
 
-    pub(crate) fn who(&self) -> check::ObjectId {
+    pub(crate) fn who(&self) -> ObjectId {
         check::who(&self.entry)
     }
 }

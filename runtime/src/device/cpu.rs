@@ -13,7 +13,6 @@
 use super::{Code, CpuOptions, DeviceError, KernelArg, Memory, PreparedLaunch};
 use crate::package::{LoadError, PackageObject};
 use kiln_ir::interp::{self, Arg, Region, RunOptions};
-use kiln_ir::package::check::ObjectId;
 use kiln_ir::{Kernel, Target};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -190,8 +189,7 @@ impl CpuDevice {
         let target = Target::by_name(arch)
             .map_err(|source| LoadError::UnknownArch { arch: arch.to_string(), source })?;
         if let Err(errs) = kiln_ir::verify(obj.ir(), Some(target)) {
-            let ObjectId { kernel, variant, arch } = obj.who();
-            return Err(LoadError::Verify { kernel, variant, arch, message: errs.to_string() });
+            return Err(LoadError::Verify { object: obj.who(), message: errs.to_string() });
         }
         Ok(Code::Cpu(obj.ir().clone()))
     }

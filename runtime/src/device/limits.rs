@@ -55,10 +55,7 @@ impl Device {
             DeviceKind::Hip => &[ObjectFormat::Hsaco],
         };
         check_capability(obj, arch, &limits, self.kind(), formats)?;
-        let driver = |e: DeviceError| {
-            let ObjectId { kernel, variant, arch } = obj.who();
-            LoadError::Driver { kernel, variant, arch, source: Box::new(e) }
-        };
+        let driver = |e: DeviceError| LoadError::Driver { object: obj.who(), source: Box::new(e) };
         match self.backend() {
             Backend::Cpu(c) => c.load(obj, arch),
             Backend::Cuda(c) => {
@@ -75,11 +72,8 @@ impl Device {
                 ];
                 for (resource, found, limit) in after_jit {
                     if found > limit {
-                        let ObjectId { kernel, variant, arch } = obj.who();
                         return Err(LoadError::Resource {
-                            kernel,
-                            variant,
-                            arch,
+                            object: obj.who(),
                             resource,
                             limit: limit as u64,
                             found: found as u64,
@@ -103,29 +97,21 @@ pub(crate) fn check_capability(
     formats: &[ObjectFormat],
 ) -> Result<(), LoadError> {
     let e = &obj.entry;
-    let ObjectId { kernel, variant, arch: oarch } = obj.who();
+    let object = obj.who();
     if e.arch != arch {
-        return Err(LoadError::WrongArch {
-            kernel,
-            variant,
-            expected: arch.to_string(),
-            found: oarch,
-        });
+        let ObjectId { kernel, variant, arch: found } = object;
+        return Err(LoadError::WrongArch { kernel, variant, expected: arch.to_string(), found });
     }
     if !limits.wave_sizes.contains(&e.wave_size) {
         return Err(LoadError::WrongWave {
-            kernel,
-            variant,
-            arch: oarch,
+            object,
             expected: limits.wave_sizes.clone(),
             found: e.wave_size,
         });
     }
     if !formats.contains(&e.format) {
         return Err(LoadError::WrongFormat {
-            kernel,
-            variant,
-            arch: oarch,
+            object,
             device: kind.to_string(),
             found: format!("{:?}", e.format).to_lowercase(),
         });
@@ -153,14 +139,7 @@ pub(crate) fn check_capability(
     for (resource, found, limit) in checks {
         if let Some(limit) = limit {
             if found > limit {
-                return Err(LoadError::Resource {
-                    kernel,
-                    variant,
-                    arch: oarch,
-                    resource,
-                    limit,
-                    found,
-                });
+                return Err(LoadError::Resource { object, resource, limit, found });
             }
         }
     }
