@@ -666,6 +666,40 @@ mod tests {
         }
     }
 
+    /// A variant listed twice (two admission boxes, as the i8 decode attention lists
+    /// `mma8_lds`): each entry is tried in its place, and the explanation gives each its reason.
+    #[test]
+    fn a_variant_with_two_admissions_is_taken_by_either() {
+        let spec = kiln_specs::attention::decode::specs()
+            .into_iter()
+            .find(|f| f.name == "attention_decode_q8_0_i8_d128")
+            .expect("the family");
+        let router = Router::new(spec.routes());
+        let o = Overrides::none();
+        let all = |_: &str| true;
+        for (t, pos, want) in [
+            (1u32, 4095u32, "mma8_lds"),
+            (8, 32760, "mma8_lds"),
+            (4, 32764, "mma8"),
+            (8, 4088, "mma8"),
+        ] {
+            let scalars = move |p: &str| match p {
+                "n_tokens" => Some(Scalar::from(t)),
+                "pos" => Some(Scalar::from(pos)),
+                _ => None,
+            };
+            let q = RouteQuery { arch: "sm_90", scalars: &scalars, built: &all, overrides: &o };
+            assert_eq!(router.choose(&q), Ok(want), "T = {t} pos {pos}");
+            let d = router.decide(&q);
+            assert_eq!(d.chosen(), Ok(want), "T = {t} pos {pos}");
+            if (t, pos) == (8, 32760) {
+                let text = d.explain();
+                assert!(text.contains("mma8_lds: not taken: n_tokens=8 outside 1..=2"), "{text}");
+                assert!(text.contains("mma8_lds: taken"), "{text}");
+            }
+        }
+    }
+
     /// The prompt attention's routes as the specs write them (H200 figures): on NVIDIA's wide
     /// archs `w4gx` below `LONG_CHUNK` rows and the long-chunk variant from there, the other Q /
     /// out types their one wide variant at every length, and no wide variant elsewhere.

@@ -45,7 +45,9 @@ pub struct VariantSpec {
     pub name: &'static str,
     /// Builds the IR.
     pub build: BuildFn,
-    /// When the router may take it.
+    /// When the router may take it. One admission is one box of shapes; a variant with two
+    /// (taken at two places of the preference order) is listed twice under one name with the
+    /// same `build` ([`KernelSpec::objects`] builds it once).
     pub admit: Admission,
 }
 
@@ -112,6 +114,15 @@ impl KernelSpec {
     /// The baseline variant.
     pub fn baseline(&self) -> &VariantSpec {
         &self.variants[0]
+    }
+    /// The variants to build, one each: a name listed again is a second admission of the same
+    /// variant (a second place in the routes, the same IR: [`VariantSpec`]), built once.
+    pub fn objects(&self) -> impl Iterator<Item = &VariantSpec> {
+        self.variants
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| !self.variants[..*i].iter().any(|w| w.name == v.name))
+            .map(|(_, v)| v)
     }
     /// A variant by name.
     pub fn variant(&self, name: &str) -> Option<&VariantSpec> {
@@ -387,6 +398,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A variant listed twice (two admissions) builds the same IR both times, and the
+    /// baseline is listed once.
+    #[test]
+    fn a_variant_named_twice_is_one_variant() {
+        let t = kiln_ir::Target::by_name("sm_90").unwrap();
+        let mut twice = 0;
+        for f in all_families() {
+            assert_eq!(f.objects().filter(|v| v.name == "baseline").count(), 1, "{}", f.name);
+            for (i, v) in f.variants.iter().enumerate() {
+                if let Some(w) = f.variants[..i].iter().find(|w| w.name == v.name) {
+                    let (a, b) = ((w.build)(t, 32), (v.build)(t, 32));
+                    assert_eq!(a, b, "{}/{} listed twice with two builds", f.name, v.name);
+                    twice += 1;
+                }
+            }
+        }
+        assert!(twice > 0, "no family lists a variant twice: the test checks nothing");
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub fn build(a: BuildArgs) -> Result<()> {
     for f in &families {
         // A family whose ops some targets lack is built only where it verifies.
         for &t in targets.iter().filter(|t| f.builds_for(t)) {
-            for v in &f.variants {
+            for v in f.objects() {
                 let ir = (v.build)(t, t.default_wave());
                 kiln_ir::verify(&ir, Some(t))
                     .with_context(|| format!("{}/{} for {}", f.name, v.name, t.name))?;

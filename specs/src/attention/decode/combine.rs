@@ -6,8 +6,9 @@
 //! (`short`, from LDS, one level) or by the last workgroup of a (row group, KV head) to finish
 //! (the `rR` variants: a counter, no float atomics, through
 //! [`crate::common::last_of_workgroups`]). [`combine_direct`]: both levels lane by lane from
-//! `partials` (the baseline, and `short` where its splits do not fit). The i8 order has one
-//! level everywhere.
+//! `partials` (the baseline, and `short` where its splits do not fit). The i8 order's groups are
+//! 4 splits at every wave size ([`super::group_splits`]). `w_lds` and `l_lds` hold
+//! `Ctx::w_stride` states a row.
 
 use super::{slot, Ctx, Output, Row, MAX_SPLITS};
 use crate::math::exp_sub;
@@ -61,7 +62,7 @@ impl LdsStates {
     }
 
     /// Word of slot `s`'s `acc[0]` of row `k`.
-    fn acc(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
+    pub fn acc(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
         let sv = b.u32(self.slots);
         let x = b.mul(k, sv);
         let x = b.add(x, s);
@@ -72,7 +73,7 @@ impl LdsStates {
     }
 
     /// Word of slot `s`'s `m` of row `k` (`l` is the next).
-    fn ml(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
+    pub fn ml(self, b: &mut KernelBuilder, c: &Ctx, k: Value, s: Value) -> Value {
         let sv = b.u32(self.slots);
         let x = b.mul(k, sv);
         let x = b.add(x, s);
@@ -89,7 +90,7 @@ fn lds_load(b: &mut KernelBuilder, c: &Ctx, at: Value) -> Value {
     b.bitcast(w, Type::F32)
 }
 
-fn lds_store(b: &mut KernelBuilder, c: &Ctx, at: Value, x: Value) {
+pub(super) fn lds_store(b: &mut KernelBuilder, c: &Ctx, at: Value, x: Value) {
     let w = b.bitcast(x, Type::U32);
     b.store(c.k_lds, at, w);
 }
@@ -207,7 +208,7 @@ pub(super) fn combine_groups(
             for &(_, _, m, _) in &held[1..] {
                 mg = b.max(mg, m);
             }
-            let ms = b.u32(MAX_SPLITS);
+            let ms = b.u32(c.w_stride);
             let kb = b.mul(k, ms);
             let mut sum = b.f32(0.0);
             for &(here, sl, m, l) in &held {
@@ -244,7 +245,7 @@ pub(super) fn combine_groups(
         let go = b.and(inside, valid);
         let go = b.and(go, some);
         b.if_then(go, |b| {
-            let ms = b.u32(MAX_SPLITS);
+            let ms = b.u32(c.w_stride);
             let kb = b.mul(k, ms);
             let mut acc = b.f32(0.0);
             for i in 0..g {
@@ -354,7 +355,7 @@ pub(super) fn combine(
                 let w = exp_sub(b, m, big);
                 let (w_lds, l_lds) = (c.w_lds, c.l_lds);
                 b.if_then(own, |b| {
-                    let kb = b.u32(k as u32 * MAX_SPLITS);
+                    let kb = b.u32(k as u32 * c.w_stride);
                     let at = b.add(kb, s);
                     b.store(w_lds, at, w);
                     b.store(l_lds, at, l);
@@ -565,7 +566,7 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
     let zero = b.u32(0);
     let kc = b.select(p.go, p.kc, zero);
     let global = b.select(p.go, p.global, rows[0].global);
-    let ms = b.u32(MAX_SPLITS);
+    let ms = b.u32(c.w_stride);
     let kb = b.mul(kc, ms);
     let base = slot(b, c, global, zero);
     let base = b.add(base, p.e);
@@ -613,7 +614,7 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
 fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Value {
     let (zero, one) = (b.u32(0), b.u32(1));
     let fz = b.f32(0.0);
-    let ms = b.u32(MAX_SPLITS);
+    let ms = b.u32(c.w_stride);
     let kb = b.mul(p.kc, ms);
     let n_groups = c.n_groups(b);
     let sums = b.for_range(zero, n_groups, one, unroll, &[fz, fz], |b, s, x| {

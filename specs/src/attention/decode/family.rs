@@ -272,9 +272,13 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 /// was routed only where `T group <= 8` (one tile) and `mma` elsewhere. `mma8_lds` is also
 /// ahead with one token at 4K: 27.7 against 30.0-30.4 us in two H100 calls of 2026-12-06 (two
 /// runs each; bench/results/i8-combine-2026-12-06.md), 27.6 against 31.8 on the H200
-/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384). With 8
-/// tokens at 32K it is 6% ahead too (183-185 against 196-197) but not routed: an admission is
-/// one box, and 5-7 tokens are not measured.
+/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384).
+///
+/// With step 3 in two levels (thirty-ninth session, bench/results/i8-groups-2026-12-06.md, H100,
+/// two runs): `mma8_lds` / `mma8` 4K T = 1 19.1 / 22.1-22.3, T = 4 34.1-34.2 / 26.4, T = 8 45.9 /
+/// 42.2-42.4; 32K T = 1 60.0 / 87.4, T = 4 103.9-104.1 / 95.1-95.3, T = 8 148.8-149.9 /
+/// 168.1-170.4. So `mma8_lds` is listed twice: for one or two tokens from `pos` 4000, and for
+/// eight from `pos` 16384 (measured at 32760 only; 5-7 tokens are not measured and take `mma8`).
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
@@ -283,6 +287,8 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     // when forced (for the bench).
     let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
     let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long } else { vec![] }));
+    let eight = vec![("n_tokens".to_string(), 8, 8), ("pos".to_string(), 16384, u32::MAX as u64)];
+    let staged8_t8 = v("mma8_lds", build_i8::<D, 4>, mma(eight));
     let mut variants = vec![
         v("baseline", build_i8::<D, 0>, Admission::default()),
         // Tiles of 8 rows, as many as `T group` needs.
@@ -293,6 +299,9 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     ];
     let at = if D == 128 { 1 } else { variants.len() };
     variants.insert(at, staged8);
+    if D == 128 {
+        variants.insert(at + 1, staged8_t8);
+    }
     KernelSpec {
         name,
         variants,

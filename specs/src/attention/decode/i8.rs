@@ -25,7 +25,9 @@
 //!    roundf(w_j id)` as `i8` (the quantize's rounding), `dot_d = sum_j qw_j vq_j[d]` (exact
 //!    `i32`) and `acc_d = fma(f32(dot_d), sc, acc_d * a)` for the block's dimensions `d`. The
 //!    split's state `(m, l, acc)` goes to `partials`.
-//! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`).
+//! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`), past 32
+//!    splits in two levels with groups of [`MMA_WAVES`] = 4 consecutive splits at every wave
+//!    size (since the thirty-ninth session; before, one level at every split count).
 //!
 //! Against float64 attention over the dequantized cache and the unquantized q (the derivation is
 //! in docs/attention.md, "The i8 order"; `specs/tests/attention_i8.rs` and
@@ -53,10 +55,11 @@
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
 //!   in the chunk's arithmetic). `mma8_lds` is routed first at head dim 128 for one or two tokens
-//!   from about 4K keys (`pos >= 4000`); `mma` and `mma_lds` come after `mma8`, so only forced
+//!   from about 4K keys (`pos >= 4000`) and for eight from `pos >= 16384` (listed twice: two
+//!   admissions); `mma` and `mma_lds` come after `mma8`, so only forced
 //!   calls take them (the bench). The figures are in `family.rs` (`i8_family`).
 
-use super::combine::{combine, Fold, States};
+use super::combine::combine_direct;
 use super::i8_mma;
 use super::{
     attention_order, load_q, row, store_state, CacheType, Ctx, Io, Order, Row, Shape, THREADS,
@@ -91,6 +94,18 @@ pub fn mma_archs() -> Vec<String> {
         .filter(|t| mma_kind(t, t.default_wave()).is_some())
         .map(|t| t.name.to_string())
         .collect()
+}
+
+/// Words of LDS the `mma` variants stage chunks in (`stage_k`: K, and V too with tiles of 8
+/// rows, a chunk a wave), before step 3's first level puts the waves' states there.
+pub(super) fn stage_words(shape: Shape, stage_k: bool, d: u32) -> u32 {
+    let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
+    let chunk_bytes = CHUNK * CacheType::Q8_0.row_bytes(d);
+    if stage_k {
+        shape.waves * staged * chunk_bytes / 4
+    } else {
+        0
+    }
 }
 
 /// The `baseline` kernel at head dim `d`.
@@ -158,7 +173,7 @@ pub(super) fn body(
     counters: Option<Param>,
 ) {
     match counters {
-        None => baseline(b, c, t, wave_id),
+        None => baseline(b, c, t),
         Some(counters) => {
             let kind = mma_kind(t, c.wave).expect("mma is built where the shape exists");
             i8_mma::body(b, c, kind, shape, stage_k, wave_id, rg, zg, counters);
@@ -299,7 +314,7 @@ pub(super) fn pack_low_bytes(b: &mut KernelBuilder, w: &[Value]) -> Value {
 }
 
 /// The baseline: every row alone, its splits in order, then the combine.
-fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target, wave_id: Value) {
+fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target) {
     let (zero, one) = (b.u32(0), b.u32(1));
     b.for_range(zero, c.rows_per_head, one, 1, &[], |b, i, _| {
         load_q(b, c, i, 1);
@@ -312,7 +327,7 @@ fn baseline(b: &mut KernelBuilder, c: &Ctx, t: &Target, wave_id: Value) {
             vec![]
         });
         b.barrier(BarrierKind::All);
-        combine(b, c, &rows, wave_id, 1, States::Partials, Fold::UNROLLED);
+        combine_direct(b, c, &rows);
         // The next row writes the LDS and the workspace again.
         b.barrier(BarrierKind::All);
         vec![]
@@ -474,8 +489,8 @@ mod tests {
     }
 
     /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
-    /// `mma8_lds` for one or two tokens from the 4K bench case (`pos` 4095) on, `mma8` for the
-    /// rest; at head dim 64 `mma8`; the baseline where the arch has no `mma`.
+    /// `mma8_lds` for one or two tokens from the 4K bench case (`pos` 4095) on and for eight
+    /// from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where the arch has no `mma`.
     #[test]
     fn the_i8_routes_follow_the_measurements() {
         let d128 = "attention_decode_q8_0_i8_d128";
@@ -486,7 +501,11 @@ mod tests {
             (1, 100, "mma8"),
             (3, 32765, "mma8"),
             (4, 4092, "mma8"),
-            (8, 32760, "mma8"),
+            (8, 32760, "mma8_lds"),
+            (8, 16384, "mma8_lds"),
+            (8, 16383, "mma8"),
+            (8, 4088, "mma8"),
+            (7, 32761, "mma8"),
         ] {
             assert_eq!(routed(d128, "sm_90", t, pos), want, "d128 sm_90 T = {t} pos {pos}");
             assert_eq!(routed(d128, "sm_80", t, pos), want, "d128 sm_80 T = {t} pos {pos}");

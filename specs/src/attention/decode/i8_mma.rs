@@ -19,7 +19,7 @@
 //!   `[34b + 2 + 4g, +4)` of the lane's 8 keys transposed by 8 byte permutes a 4 keys. C element
 //!   `e` of tile `i` is row `g + 8(e/2)`, dimension `32b + 8t + 4(e%2) + i`.
 
-use super::combine::{combine, Fold, States, LONG_UNROLL};
+use super::combine::{combine, combine_groups, lds_store, Fold, LdsStates, States, LONG_UNROLL};
 use super::i8::{
     abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
 };
@@ -62,11 +62,11 @@ pub(super) fn body(
     counters: Param,
 ) {
     let flag = b.lds("count", ScalarType::U32, 1);
-    // Chunks staged a wave: K, and V too with tiles of 8 rows.
+    // Chunks staged a wave: K, and V too with tiles of 8 rows, in `k_lds` (sized by
+    // `i8::stage_words`; after the scan it holds the waves' states).
     let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
     let chunk_bytes = CHUNK * c.cache.row_bytes(c.d);
-    let words = shape.waves * staged * chunk_bytes / 4;
-    let kv_lds = stage_k.then(|| b.lds("kv_chunks", ScalarType::U32, words));
+    let kv_lds = stage_k.then_some(c.k_lds);
     let nw = b.u32(shape.waves);
     let s0 = b.mul(zg, nw);
     let busy = b.lt(s0, c.n_splits);
@@ -98,20 +98,41 @@ pub(super) fn body(
         let rows = [row(b, c, ig), row(b, c, ig8)];
         let lr = LaneRows { rows, half, tile_rows, k_stage, v_stage };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
-        b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
+        let tile_of = |b: &mut KernelBuilder| -> Vec<Row> {
+            (0..tile)
+                .map(|k| {
+                    let kk = b.u32(k);
+                    let i = b.add(i0, kk);
+                    row(b, c, i)
+                })
+                .collect()
+        };
+        let grouped = c.grouped(b);
+        b.if_else(
+            grouped,
+            |b| {
+                // Step 3's first level: the waves' states through LDS (the staged chunks' room:
+                // the scan's last barrier is behind every wave's reads of it), the group into
+                // `partials` as state `zg`.
+                let to = LdsStates { base: 0, rows: tile, slots: shape.waves };
+                b.if_then(mine, |b| store_lds(b, c, &lr, g, t, to, wave_id, &st));
+                b.barrier(BarrierKind::Lds);
+                let rows = tile_of(b);
+                combine_groups(b, c, &rows, to, s0, 1, zg);
+                vec![]
+            },
+            |b| {
+                b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
+                vec![]
+            },
+        );
         let nwm1 = b.u32(shape.waves - 1);
         let total = b.add(c.n_splits, nwm1);
         let total = b.div(total, nw);
         let hr = b.mul(c.h, c.rows_per_head);
         let counter = b.add(hr, rg);
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
-            let rows: Vec<Row> = (0..tile)
-                .map(|k| {
-                    let kk = b.u32(k);
-                    let i = b.add(i0, kk);
-                    row(b, c, i)
-                })
-                .collect();
+            let rows = tile_of(b);
             // 32 states a trip: 4-9% faster than 16 at every bench case on an H100
             // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
             let how = Fold::Unrolled(LONG_UNROLL);
@@ -562,6 +583,54 @@ fn transpose(b: &mut KernelBuilder, w: &[Value]) -> [Value; 4] {
         b.perm(a_hi, b_hi, [0, 1, 4, 5]),
         b.perm(a_hi, b_hi, [2, 3, 6, 7]),
     ]
+}
+
+/// Stores the split's state of the lane's rows that exist into slot `sw` of `to` (row `g` of
+/// the tile is row `g` there): `acc` as 4 dimensions a store, `m` and `l` from lane `t = 0`
+/// of each group.
+#[allow(clippy::too_many_arguments)]
+fn store_lds(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    lr: &LaneRows,
+    g: Value,
+    t: Value,
+    to: LdsStates,
+    sw: Value,
+    st: &[Value],
+) {
+    let blocks = c.d / 32;
+    let eight = b.u32(8);
+    let t8 = b.mul(t, eight);
+    let zero = b.u32(0);
+    let first = b.eq(t, zero);
+    let n = if lr.half { 1 } else { 2 };
+    for (r, rw) in lr.rows.iter().enumerate().take(n) {
+        let rv = b.u32(8 * r as u32);
+        let k = b.add(g, rv);
+        let base = to.acc(b, c, k, sw);
+        b.if_then(rw.valid, |b| {
+            for bi in 0..blocks {
+                for h in 0..2u32 {
+                    let o = b.u32(32 * bi + 4 * h);
+                    let at = b.add(base, o);
+                    let at = b.add(at, t8);
+                    let xs: Vec<Value> = (0..4)
+                        .map(|i| b.bitcast(st[acc_index(bi, r as u32, 4 * h + i)], Type::U32))
+                        .collect();
+                    let x = b.make_vector(&xs);
+                    b.store(c.k_lds, at, x);
+                }
+            }
+            b.if_then(first, |b| {
+                let am = to.ml(b, c, k, sw);
+                lds_store(b, c, am, st[r]);
+                let one = b.u32(1);
+                let al = b.add(am, one);
+                lds_store(b, c, al, st[2 + r]);
+            });
+        });
+    }
 }
 
 /// Stores the split's state of the lane's rows that exist: `acc` as 4 dimensions a store, `m`

@@ -54,9 +54,9 @@
 //!
 //! The `attention_decode_q8_0_i8_*` families ([`i8`], [`Order::I8`]) share this ABI, the splits
 //! and the workspaces, with steps 1 and 2 in 8-bit integers (q and P quantized, 32-key chunks at
-//! every wave size) for NVIDIA's integer `mma.sync`, and step 3 with groups of one split (the
-//! second level alone: the order before the groups, so its bits do not depend on the wave
-//! size).
+//! every wave size) for NVIDIA's integer `mma.sync`, and step 3 with groups of `G = 4` splits
+//! at every wave size (the splits of an `mma` workgroup's 4 waves; since the thirty-ninth
+//! session, before it `G = 1`), so its bits do not depend on the wave size.
 //!
 //! # Variants
 //! - `baseline`: one workgroup of one wave a KV head; every row alone, its splits one after
@@ -260,9 +260,12 @@ struct Ctx {
     q_lds: LdsSlot,
     /// [`Order::I8`]: the scales of q's blocks, `[R][D / 32]` (f32 of the f16 scale).
     qd_lds: Option<LdsSlot>,
-    /// The combine's weights `w_s`, `[R][MAX_SPLITS]`.
+    /// States a row of `w_lds` and `l_lds`: [`MAX_SPLITS`] in the f32 order (as its objects were
+    /// measured), `max_states` in the i8 order (the 16-row `mma` variants fit 48 KiB so).
+    w_stride: u32,
+    /// The combine's weights `w_s`, `[R][w_stride]`.
     w_lds: LdsSlot,
-    /// The splits' sums `l_s`, `[R][MAX_SPLITS]`.
+    /// The splits' sums `l_s`, `[R][w_stride]`.
     l_lds: LdsSlot,
     /// [`Shape::across`]: how the waves of a split share it.
     across: Option<across::Across>,
@@ -277,8 +280,8 @@ impl Ctx {
         b.eq(who, zero)
     }
 
-    /// Step 3 has two levels: more than [`GROUPED_ABOVE`] splits (uniform; never in the i8
-    /// order). Computed where it is used, as [`Ctx::n_groups`].
+    /// Step 3 has two levels: more than [`GROUPED_ABOVE`] splits (uniform). Computed where it
+    /// is used, as [`Ctx::n_groups`].
     fn grouped(&self, b: &mut KernelBuilder) -> Value {
         if self.group_splits == 1 {
             return b.bool(false);
@@ -351,12 +354,12 @@ fn row(b: &mut KernelBuilder, c: &Ctx, i: Value) -> Row {
 }
 
 /// Splits a group of step 3's first level: those a workgroup of [`THREADS`] lanes holds in the
-/// f32 order (4 at wave 32, 2 at wave 64); one in the i8 order (no first level: its 32-key
-/// chunks give the same bits at both wave sizes).
+/// f32 order (4 at wave 32, 2 at wave 64); in the i8 order those of an `mma` workgroup's
+/// [`i8::MMA_WAVES`] waves at every wave size (its 32-key chunks give the same bits at both).
 pub(super) fn group_splits(order: Order, wave: u32) -> u32 {
     match order {
         Order::F32 => THREADS / wave,
-        Order::I8 { .. } => 1,
+        Order::I8 { .. } => i8::MMA_WAVES,
     }
 }
 
@@ -603,12 +606,15 @@ pub(super) fn attention_order(
         Order::I8 { .. } => b.lds("q_quants", ScalarType::U32, r * d / 4),
     };
     let qd_lds = order.is_i8().then(|| b.lds("q_scales", ScalarType::F32, r * d / 32));
-    let w_lds = b.lds("weights", ScalarType::F32, r * MAX_SPLITS);
-    let l_lds = b.lds("sums", ScalarType::F32, r * MAX_SPLITS);
-    // The waves' staged K chunks; after the scan, the splits' states for step 3's first level
-    // (the baseline keeps them in `partials`). The i8 order stages no K rows (its own scratch
-    // is [`i8`]'s).
     let gsplits = group_splits(order, wave);
+    let max_states =
+        if gsplits == 1 { MAX_SPLITS } else { GROUPED_ABOVE.max(MAX_SPLITS / gsplits) };
+    let w_stride = if order.is_i8() { max_states } else { MAX_SPLITS };
+    let w_lds = b.lds("weights", ScalarType::F32, r * w_stride);
+    let l_lds = b.lds("sums", ScalarType::F32, r * w_stride);
+    // The waves' staged K chunks; after the scan, the splits' states for step 3's first level
+    // (the baseline keeps them in `partials`). The i8 order's `mma` variants: their staged K
+    // (and V) chunks ([`i8::stage_words`]), then the states.
     let stage_words = spw * wave * cache.row_bytes(d) / 4;
     assert!(
         shape.baseline
@@ -622,7 +628,8 @@ pub(super) fn attention_order(
     let k_words = match order {
         Order::F32 if shape.baseline => stage_words,
         Order::F32 => (bufs * stage_words).max(splits_lds.words(d)),
-        Order::I8 { .. } => 1,
+        Order::I8 { .. } if shape.baseline => 1,
+        Order::I8 { stage_k } => i8::stage_words(shape, stage_k, d).max(splits_lds.words(d)),
     };
     let k_lds = b.lds("k_chunks", ScalarType::U32, k_words);
 
@@ -693,7 +700,8 @@ pub(super) fn attention_order(
         cps,
         n_splits,
         group_splits: gsplits,
-        max_states: if gsplits == 1 { MAX_SPLITS } else { GROUPED_ABOVE.max(MAX_SPLITS / gsplits) },
+        max_states,
+        w_stride,
         rows_per_head,
         d0,
         rt_zero,

@@ -32,7 +32,7 @@ pub fn build(
             .with_context(|| format!("{}: not a family of the library", space.family))?;
         budgets.extend(family.budgets.iter().cloned());
         let wave = target.default_wave();
-        for v in &family.variants {
+        for v in family.objects() {
             let ir = (v.build)(target, wave);
             kiln_ir::verify(&ir, Some(target))
                 .with_context(|| format!("{}/{} for {}", family.name, v.name, target.name))?;
