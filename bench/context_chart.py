@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Decode attention against context (issue 13's chart): the Q8_0 cache, head dim 128, 32 q / 8 kv
 heads, one panel per T (1, 4, 8); kiln's routed variant and its fastest variant in the same
-`kiln bench` run (cases `attn_q8_0_ctx{1k,2k,4k,8k,16k,32k}_t{1,4,8}`), torch SDPA bf16
+`kiln bench` run (cases `attn_q8_0_ctx{1k,2k,4k,8k,16k,32k}_t{1,4,8}`), the i8 order's routed
+variant where the run has its cases (`attn_q8_0_i8_ctx..._t...`), torch SDPA bf16
 (`bench/attention_peers.py OUT.json 1024,...`), llama.cpp FLASH_ATTN_EXT with a q8_0 cache
 (peer-bench with `PEER_FA_KV`, its layout, the `mode=rot` lines), the floor (the bytes at the run's copy
 bandwidth) and the issue's goals.
@@ -78,6 +79,11 @@ def main():
             ax.set_title(f"T = {t}: not in this run")
             ax.axis("off")
             continue
+        ix = [ctx for ctx, tag in CONTEXTS if f"attn_q8_0_i8_ctx{tag}_t{t}" in cases]
+        if ix:
+            iy = [cases[f"attn_q8_0_i8_ctx{tag}_t{t}"]["kiln_us"] for ctx, tag in CONTEXTS
+                  if ctx in ix]
+            ax.plot(ix, iy, "D-", color="#8172b3", label="kiln i8 order (8-bit q and P), routed")
         ax.plot(xs, routed, "o-", color="#c44e52", label="kiln, routed")
         ax.plot(xs, best, "s--", color="#dd8452", label="kiln, fastest variant")
         for x, y, n in zip(xs, best, names):

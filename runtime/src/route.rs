@@ -355,9 +355,15 @@ impl Router {
         &self.routes
     }
 
-    /// Every variant name, the baseline last.
+    /// Every variant name once (a variant with two admissions is listed twice in the routes),
+    /// the baseline last.
     pub fn variant_names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.routes.variants.iter().map(|v| v.variant.as_str()).collect();
+        let mut v: Vec<&str> = vec![];
+        for name in self.routes.variants.iter().map(|v| v.variant.as_str()) {
+            if !v.contains(&name) {
+                v.push(name);
+            }
+        }
         v.push(&self.routes.baseline);
         v
     }
@@ -692,6 +698,8 @@ mod tests {
             assert_eq!(router.choose(&q), Ok(want), "T = {t} pos {pos}");
             let d = router.decide(&q);
             assert_eq!(d.chosen(), Ok(want), "T = {t} pos {pos}");
+            let names = router.variant_names();
+            assert_eq!(names.iter().filter(|n| **n == "mma8_lds").count(), 1, "{names:?}");
             if (t, pos) == (8, 32760) {
                 let text = d.explain();
                 assert!(text.contains("mma8_lds: not taken: n_tokens=8 outside 1..=2"), "{text}");

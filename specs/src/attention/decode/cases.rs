@@ -129,10 +129,15 @@ pub(super) fn bench_cases(cache: CacheType) -> Vec<BenchCase> {
     named_bench_cases(cache, names)
 }
 
-/// [`bench_cases`] of the i8 order's family (Q8_0 head dim 128: the same shapes and bytes).
+/// [`bench_cases`] of the i8 order's family (Q8_0 head dim 128: the same shapes, contexts and
+/// bytes).
 pub(super) fn i8_bench_cases() -> Vec<BenchCase> {
     let names = [
+        (1024, ["attn_q8_0_i8_ctx1k_t1", "attn_q8_0_i8_ctx1k_t4", "attn_q8_0_i8_ctx1k_t8"]),
+        (2048, ["attn_q8_0_i8_ctx2k_t1", "attn_q8_0_i8_ctx2k_t4", "attn_q8_0_i8_ctx2k_t8"]),
         (4096, ["attn_q8_0_i8_ctx4k_t1", "attn_q8_0_i8_ctx4k_t4", "attn_q8_0_i8_ctx4k_t8"]),
+        (8192, ["attn_q8_0_i8_ctx8k_t1", "attn_q8_0_i8_ctx8k_t4", "attn_q8_0_i8_ctx8k_t8"]),
+        (16_384, ["attn_q8_0_i8_ctx16k_t1", "attn_q8_0_i8_ctx16k_t4", "attn_q8_0_i8_ctx16k_t8"]),
         (32_768, ["attn_q8_0_i8_ctx32k_t1", "attn_q8_0_i8_ctx32k_t4", "attn_q8_0_i8_ctx32k_t8"]),
     ];
     named_bench_cases(CacheType::Q8_0, &names)
