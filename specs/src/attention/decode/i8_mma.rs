@@ -115,14 +115,15 @@ pub(super) fn body(
                 // the scan's last barrier is behind every wave's reads of it), the group into
                 // `partials` as state `zg`.
                 let to = LdsStates { base: 0, rows: tile, slots: shape.waves };
-                b.if_then(mine, |b| store_lds(b, c, &lr, g, t, to, wave_id, &st));
+                let into = StateTo::Lds { to, g, sw: wave_id };
+                b.if_then(mine, |b| store(b, c, &lr, t, into, &st));
                 b.barrier(BarrierKind::Lds);
                 let rows = tile_of(b);
                 combine_groups(b, c, &rows, to, s0, 1, zg);
                 vec![]
             },
             |b| {
-                b.if_then(mine, |b| store(b, c, &lr, t, s, &st));
+                b.if_then(mine, |b| store(b, c, &lr, t, StateTo::Partials(s), &st));
                 vec![]
             },
         );
@@ -585,20 +586,18 @@ fn transpose(b: &mut KernelBuilder, w: &[Value]) -> [Value; 4] {
     ]
 }
 
-/// Stores the split's state of the lane's rows that exist into slot `sw` of `to` (row `g` of
-/// the tile is row `g` there): `acc` as 4 dimensions a store, `m` and `l` from lane `t = 0`
-/// of each group.
-#[allow(clippy::too_many_arguments)]
-fn store_lds(
-    b: &mut KernelBuilder,
-    c: &Ctx,
-    lr: &LaneRows,
-    g: Value,
-    t: Value,
-    to: LdsStates,
-    sw: Value,
-    st: &[Value],
-) {
+/// Where [`store`] puts a split's state.
+#[derive(Clone, Copy)]
+enum StateTo {
+    /// Split `s`'s slot of `partials`.
+    Partials(Value),
+    /// Slot `sw` of `to` in `k_lds` (row `g` of the tile is row `g` there; words, the f32 bits).
+    Lds { to: LdsStates, g: Value, sw: Value },
+}
+
+/// Stores the split's state of the lane's rows that exist: `acc` as 4 dimensions a store, `m`
+/// and `l` from lane `t = 0` of each group.
+fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, into: StateTo, st: &[Value]) {
     let blocks = c.d / 32;
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
@@ -606,9 +605,14 @@ fn store_lds(
     let first = b.eq(t, zero);
     let n = if lr.half { 1 } else { 2 };
     for (r, rw) in lr.rows.iter().enumerate().take(n) {
-        let rv = b.u32(8 * r as u32);
-        let k = b.add(g, rv);
-        let base = to.acc(b, c, k, sw);
+        let (base, k) = match into {
+            StateTo::Partials(s) => (slot(b, c, rw.global, s), None),
+            StateTo::Lds { to, g, sw } => {
+                let rv = b.u32(8 * r as u32);
+                let k = b.add(g, rv);
+                (to.acc(b, c, k, sw), Some(k))
+            }
+        };
         b.if_then(rw.valid, |b| {
             for bi in 0..blocks {
                 for h in 0..2u32 {
@@ -616,55 +620,37 @@ fn store_lds(
                     let at = b.add(base, o);
                     let at = b.add(at, t8);
                     let xs: Vec<Value> = (0..4)
-                        .map(|i| b.bitcast(st[acc_index(bi, r as u32, 4 * h + i)], Type::U32))
+                        .map(|i| {
+                            let x = st[acc_index(bi, r as u32, 4 * h + i)];
+                            match into {
+                                StateTo::Partials(_) => x,
+                                StateTo::Lds { .. } => b.bitcast(x, Type::U32),
+                            }
+                        })
                         .collect();
                     let x = b.make_vector(&xs);
-                    b.store(c.k_lds, at, x);
+                    match into {
+                        StateTo::Partials(_) => b.store(c.partials, at, x),
+                        StateTo::Lds { .. } => b.store(c.k_lds, at, x),
+                    }
                 }
             }
-            b.if_then(first, |b| {
-                let am = to.ml(b, c, k, sw);
-                lds_store(b, c, am, st[r]);
-                let one = b.u32(1);
-                let al = b.add(am, one);
-                lds_store(b, c, al, st[2 + r]);
-            });
-        });
-    }
-}
-
-/// Stores the split's state of the lane's rows that exist: `acc` as 4 dimensions a store, `m`
-/// and `l` from lane `t = 0` of each group.
-fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, s: Value, st: &[Value]) {
-    let blocks = c.d / 32;
-    let eight = b.u32(8);
-    let t8 = b.mul(t, eight);
-    let zero = b.u32(0);
-    let first = b.eq(t, zero);
-    let n = if lr.half { 1 } else { 2 };
-    for (r, rw) in lr.rows.iter().enumerate().take(n) {
-        let base = slot(b, c, rw.global, s);
-        let partials = c.partials;
-        let d = c.d;
-        b.if_then(rw.valid, |b| {
-            for bi in 0..blocks {
-                for h in 0..2u32 {
-                    let o = b.u32(32 * bi + 4 * h);
-                    let at = b.add(base, o);
-                    let at = b.add(at, t8);
-                    let xs: Vec<Value> =
-                        (0..4).map(|i| st[acc_index(bi, r as u32, 4 * h + i)]).collect();
-                    let x = b.make_vector(&xs);
-                    b.store(partials, at, x);
+            b.if_then(first, |b| match (into, k) {
+                (StateTo::Lds { to, sw, .. }, Some(k)) => {
+                    let am = to.ml(b, c, k, sw);
+                    lds_store(b, c, am, st[r]);
+                    let one = b.u32(1);
+                    let al = b.add(am, one);
+                    lds_store(b, c, al, st[2 + r]);
                 }
-            }
-            b.if_then(first, |b| {
-                let dm = b.u32(d);
-                let am = b.add(base, dm);
-                b.store(partials, am, st[r]);
-                let dl = b.u32(d + 1);
-                let al = b.add(base, dl);
-                b.store(partials, al, st[2 + r]);
+                _ => {
+                    let dm = b.u32(c.d);
+                    let am = b.add(base, dm);
+                    b.store(c.partials, am, st[r]);
+                    let dl = b.u32(c.d + 1);
+                    let al = b.add(base, dl);
+                    b.store(c.partials, al, st[2 + r]);
+                }
             });
         });
     }
