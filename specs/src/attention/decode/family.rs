@@ -262,7 +262,7 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 
 /// A family of the i8 order: the plain Q8_0 family's ABI and parity cases; where the arch has
 /// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8_lds` first for one or two
-/// tokens from about 4K keys), else the baseline.
+/// tokens from about 4K keys and for eight from 16K), else the baseline.
 ///
 /// Measured on an H100 (bench/results/i8-routes-h100-2026-12-06.md, us, 32 q / 8 kv heads):
 /// `mma8` beat `mma` at every case (4K T = 8 69.3 against 110.8; 32K T = 1 / 4 / 8 94.5 / 112.2
@@ -283,8 +283,9 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
     // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from about 4K
-    // keys (the 4K bench case is at `pos` 4095; the figures above); else last, so only taken
-    // when forced (for the bench).
+    // keys (the 4K bench case is at `pos` 4095; the figures above) and, as a second admission of
+    // the same variant, for eight from 16K; at head dim 64 last, so only taken when forced (for
+    // the bench).
     let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
     let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long } else { vec![] }));
     let eight = vec![("n_tokens".to_string(), 8, 8), ("pos".to_string(), 16384, u32::MAX as u64)];
