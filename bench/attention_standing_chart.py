@@ -10,25 +10,16 @@ Usage: bench/attention_standing_chart.py OUT.png TITLE BENCH.json [BENCH.json ..
 """
 import argparse
 import json
-import re
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from context_chart import llama_fa  # noqa: E402
+
 CASES = [(4096, "4k", t) for t in (1, 4, 8)] + [(32768, "32k", t) for t in (1, 4, 8)]
 GOALS = {(4096, 1): 4.0, (4096, 8): 6.0, (32768, 1): 20.0, (32768, 8): 25.0}
-
-
-def llama_fa(path):
-    """{(kv, rows): us} of the rotated q8_0 FLASH_ATTN_EXT lines in llama.cpp's layout."""
-    got = {}
-    for line in open(path) if path else []:
-        if all(w in line for w in ("FLASH_ATTN_EXT", "mode=rot", "type_KV=q8_0", "layout=llama")):
-            kv, nb, us = (re.search(p, line) for p in (r" kv=(\d+)", r" nb=(\d+)", r"us_per_op=([0-9.]+)"))
-            got.setdefault((int(kv.group(1)), int(nb.group(1))), float(us.group(1)))
-    return got
 
 
 def main():

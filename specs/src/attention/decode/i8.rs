@@ -56,8 +56,8 @@
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
 //!   in the chunk's arithmetic). `mma8_lds` is routed first at head dim 128 for one or two tokens
 //!   from about 4K keys (`pos >= 4000`) and for eight from `pos >= 16384` (listed twice: two
-//!   admissions); `mma` and `mma_lds` come after `mma8`, so only forced
-//!   calls take them (the bench). The figures are in `family.rs` (`i8_family`).
+//!   admissions); `mma` and `mma_lds` come after `mma8`, so only forced calls take them (the
+//!   bench). The figures are in `family.rs` (`i8_family`).
 
 use super::combine::combine_direct;
 use super::i8_mma;
@@ -96,13 +96,25 @@ pub fn mma_archs() -> Vec<String> {
         .collect()
 }
 
-/// Words of LDS the `mma` variants stage chunks in (`stage_k`: K, and V too with tiles of 8
-/// rows, a chunk a wave), before step 3's first level puts the waves' states there.
+/// Chunks the `_lds` variants stage a wave: K, and V too with tiles of 8 rows.
+pub(super) fn staged_chunks(shape: Shape) -> u32 {
+    if shape.rows < TILE_ROWS {
+        2
+    } else {
+        1
+    }
+}
+
+/// Bytes of one staged chunk at head dim `d` (`CHUNK` cache rows).
+pub(super) fn chunk_bytes(d: u32) -> u32 {
+    CHUNK * CacheType::Q8_0.row_bytes(d)
+}
+
+/// Words of LDS the `mma` variants stage chunks in (`stage_k`: [`staged_chunks`] a wave),
+/// before step 3's first level puts the waves' states there.
 pub(super) fn stage_words(shape: Shape, stage_k: bool, d: u32) -> u32 {
-    let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
-    let chunk_bytes = CHUNK * CacheType::Q8_0.row_bytes(d);
     if stage_k {
-        shape.waves * staged * chunk_bytes / 4
+        shape.waves * staged_chunks(shape) * chunk_bytes(d) / 4
     } else {
         0
     }
@@ -490,7 +502,8 @@ mod tests {
 
     /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
     /// `mma8_lds` for one or two tokens from the 4K bench case (`pos` 4095) on and for eight
-    /// from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where the arch has no `mma`.
+    /// from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where the arch
+    /// has no `mma`.
     #[test]
     fn the_i8_routes_follow_the_measurements() {
         let d128 = "attention_decode_q8_0_i8_d128";

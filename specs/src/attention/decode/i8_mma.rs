@@ -21,7 +21,8 @@
 
 use super::combine::{combine, combine_groups, lds_store, Fold, LdsStates, States, LONG_UNROLL};
 use super::i8::{
-    abs_bits, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base, CHUNK, TILE_ROWS,
+    abs_bits, chunk_bytes, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base,
+    staged_chunks, CHUNK, TILE_ROWS,
 };
 use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
 use crate::common::{last_of_workgroups, reset_counter};
@@ -62,10 +63,10 @@ pub(super) fn body(
     counters: Param,
 ) {
     let flag = b.lds("count", ScalarType::U32, 1);
-    // Chunks staged a wave: K, and V too with tiles of 8 rows, in `k_lds` (sized by
-    // `i8::stage_words`; after the scan it holds the waves' states).
-    let staged = if shape.rows < TILE_ROWS { 2 } else { 1 };
-    let chunk_bytes = CHUNK * c.cache.row_bytes(c.d);
+    // Chunks staged a wave, in `k_lds` (sized by `i8::stage_words`; after the scan it holds the
+    // waves' states).
+    let staged = staged_chunks(shape);
+    let chunk_bytes = chunk_bytes(c.d);
     let kv_lds = stage_k.then_some(c.k_lds);
     let nw = b.u32(shape.waves);
     let s0 = b.mul(zg, nw);
@@ -635,15 +636,16 @@ fn store(b: &mut KernelBuilder, c: &Ctx, lr: &LaneRows, t: Value, into: StateTo,
                     }
                 }
             }
-            b.if_then(first, |b| match (into, k) {
-                (StateTo::Lds { to, sw, .. }, Some(k)) => {
+            b.if_then(first, |b| match into {
+                StateTo::Lds { to, sw, .. } => {
+                    let k = k.expect("the tile row of an LDS state");
                     let am = to.ml(b, c, k, sw);
                     lds_store(b, c, am, st[r]);
                     let one = b.u32(1);
                     let al = b.add(am, one);
                     lds_store(b, c, al, st[2 + r]);
                 }
-                _ => {
+                StateTo::Partials(_) => {
                     let dm = b.u32(c.d);
                     let am = b.add(base, dm);
                     b.store(c.partials, am, st[r]);
