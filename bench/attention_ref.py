@@ -15,10 +15,11 @@ Checks, on fresh random data (seeded):
    at wave 32 or 64, `u = 2^-24` (derivation in docs/attention.md).
 4. `attention_decode_q8_0_i8_*` (the variants named by --i8-variants; the i8 order: q and P
    quantized to 8 bits) against float64 attention over the dequantized cache and the
-   UNQUANTIZED q, within `max|v| (exp(2e) - 1 + (3 (n_s + 128 + 6) + 4) u) + 1.01 exp(2e) E_P`,
-   `e` adding q's rounding `scale sum_d delta_b |k_d|` (`delta_b = d_b (1/2 + 1e-5) + 127 |d_b -
-   f16(d_b)|`, `d_b = amax_b / 127` of q's block) to the f32 terms (`(D/32 + 2) u` for the
-   fmas), and `E_P = sum_chunks max_j W_j |d_v(j)| / 254 * sum_j |vq_j[d]| / L` P's rounding
+   UNQUANTIZED q, within `max|v| (exp(2e) - 1 + (3 (n_s + 128 + 6) + 4) u + 2 n 4.5e-38) + 1.01
+   exp(2e) E_P` (`n` keys), `e` adding q's rounding `scale sum_d delta_b |k_d|` (`delta_b = d_b
+   (1/2 + 1e-5) + 127 |d_b - f16(d_b)|`, `d_b = amax_b / 127` of q's block) to the f32 terms
+   (`(D/32 + 2) u` for the fmas, `2u |s_k - m| + 1e-5` for the subtraction and the weight's exp,
+   which is off by at most 4.5e-38 below -86), and `E_P = sum_chunks max_j W_j |d_v(j)| / 254 * sum_j |vq_j[d]| / L` P's rounding
    (docs/attention.md, "The i8 order").
 
 Usage (from the repository root, after `cargo build -p kiln` and a package that holds the
@@ -43,6 +44,10 @@ from gguf.quants import dequantize, quantize
 
 U = 2.0**-24
 MAX_SPLITS = 128
+# The i8 order's weight exp (specs/src/math.rs, exp_sub_i8): relative error for d >= -86, absolute
+# below.
+EXP_I8_MAX_REL = 1.0e-5
+EXP_I8_MAX_ABS = 4.5e-38
 SIN_COS_MAX_ABS = 1.2e-7
 
 
@@ -219,10 +224,11 @@ def attention64_i8(q, kd, vd, vb, pos, t_n, kv, g, ctx, scale):
             want[t, qh] = (w @ vv) / lsum
             dl = delta[t, qh]
             e = (scale * (np.abs(kk) @ dl) + scale * (nb + 2) * U * (np.abs(kk) @ (np.abs(qv) + dl))
-                 + 2 * U * np.abs(s - m) + 2 * U).max()
+                 + 2 * U * np.abs(s - m) + EXP_I8_MAX_REL).max()
             n_s = min(keys // MAX_SPLITS + 128, keys)
             grow = np.exp(2 * e)
-            base = np.abs(vv).max() * (grow - 1 + (3 * (n_s + MAX_SPLITS + 6) + 4) * U)
+            base = np.abs(vv).max() * (grow - 1 + (3 * (n_s + MAX_SPLITS + 6) + 4) * U
+                                       + 2 * keys * EXP_I8_MAX_ABS)
             e_p = np.zeros(d)
             for c0 in range(0, keys, 32):
                 c1 = min(c0 + 32, keys)

@@ -110,18 +110,13 @@ pub fn exp_portable_f32(x: f32) -> f32 {
 /// `e^(x - r)`, with `r = -inf` read as 0 (so that a set of `-inf` logits contributes `e^-inf = 0`
 /// rather than `e^NaN`). This is the scaling step of a softmax: `r` is a running maximum, `x <= r`.
 pub fn exp_sub(b: &mut KernelBuilder, x: Value, r: Value) -> Value {
-    let ninf = b.f32(f32::NEG_INFINITY);
-    let zero = b.f32(0.0);
-    let is_ninf = b.eq(r, ninf);
-    let r = b.select(is_ninf, zero, r);
-    let d = b.sub(x, r);
+    let d = sub_max(b, x, r);
     exp_portable(b, d)
 }
 
 /// The host twin of [`exp_sub`].
 pub fn exp_sub_f32(x: f32, r: f32) -> f32 {
-    let r = if r == f32::NEG_INFINITY { 0.0 } else { r };
-    exp_portable_f32(x - r)
+    exp_portable_f32(sub_max_f32(x, r))
 }
 
 /// Most relative error of [`exp_sub_weight`] against the true `e^(x - r)` for `-18 <= x - r <=
@@ -135,19 +130,101 @@ const EXP2_POLY: [f32; 5] = [9.570_101e-3, 5.591_786_3e-2, 0.240_247_44, 0.693_1
 const WEIGHT_LO: f32 = -18.0;
 
 /// `e^(x - r)` for a softmax weight that is rounded to f16 next (`r = -inf` read as 0, as in
-/// [`exp_sub`]): `d = x - r` clamped to `[-18, 0]`, `t = d log2 e`, `n = roundeven(t)` (by the
-/// magic number), `2^(t - n)` by a degree-4 polynomial (fma), and `2^n` added to its exponent
-/// bits. About 16 exact ops against [`exp_portable`]'s 30, with a relative error of at most
-/// [`EXP_WEIGHT_MAX_REL`] (2^-17.9) instead of 1 ulp: far below the f16 rounding that follows.
-/// NaN gives NaN; `x - r = -inf` gives `e^-18`, whose f16 is 0. Exact ops only, so every device
-/// gives the interpreter's bits.
+/// [`exp_sub`]): `d = x - r` clamped to `[-18, 0]`, then [`exp2_parts`] and `2^n` added to the
+/// exponent bits. About 16 exact ops against [`exp_portable`]'s 30, with a relative error of at
+/// most [`EXP_WEIGHT_MAX_REL`] (2^-17.9) instead of 1 ulp: far below the f16 rounding that
+/// follows. NaN gives NaN; `x - r = -inf` gives `e^-18`, whose f16 is 0. Exact ops only, so every
+/// device gives the interpreter's bits.
 pub fn exp_sub_weight(b: &mut KernelBuilder, x: Value, r: Value) -> Value {
+    let d = sub_max(b, x, r);
+    let (p, ni) = exp2_parts(b, d, WEIGHT_LO);
+    let mant = b.i32(23);
+    let sh = b.shl(ni, mant);
+    let pb = b.bitcast(p, Type::I32);
+    let yb = b.add(pb, sh);
+    let y = b.bitcast(yb, Type::F32);
+    let nan = b.unary(UnaryOp::IsNan, d);
+    b.select(nan, d, y)
+}
+
+/// The host twin of [`exp_sub_weight`]: the same op sequence, so the same bits.
+pub fn exp_sub_weight_f32(x: f32, r: f32) -> f32 {
+    let d = sub_max_f32(x, r);
+    let (p, ni) = exp2_parts_f32(d, WEIGHT_LO);
+    let y = f32::from_bits((p.to_bits() as i32).wrapping_add(ni << 23) as u32);
+    if d.is_nan() {
+        d
+    } else {
+        y
+    }
+}
+
+/// Most relative error of [`exp_sub_i8`] against the true `e^(x - r)` for `-86 <= x - r <= 0`
+/// (checked on a dense sweep, `tests::exp_i8_error`): the polynomial's 3.4e-6 and the rounding of
+/// `t = d log2 e` (`ln 2 |t| 2^-24`, 5.1e-6 at `d = -86`). Below -86 its result is within
+/// [`EXP_I8_MAX_ABS`] of the true value.
+pub const EXP_I8_MAX_REL: f64 = 1.0e-5;
+/// Most absolute error of [`exp_sub_i8`] for `x - r < -86` (`e^-86` is 4.5e-38): there the
+/// result is `2^n` times the polynomial (subnormal from `n = -126`) or 0 from `t <= -126.5`.
+pub const EXP_I8_MAX_ABS: f64 = 4.5e-38;
+/// [`exp_sub_i8`]'s inputs are clamped to `[I8_LO, 0]`: `t = I8_LO log2 e` rounds to `n = -127`,
+/// whose power of two is 0, so `-inf` (a key a row does not see) gives exactly 0.
+const I8_LO: f32 = -88.0;
+
+/// `e^(x - r)` for a softmax weight that is quantized to 8 bits next (the i8 decode attention's
+/// `p`; `r = -inf` read as 0, as in [`exp_sub`]): `d = x - r` clamped to `[-88, 0]`,
+/// [`exp2_parts`], and `2^n` as the float of exponent field `max(n + 127, 0)` (0 for `n <= -127`)
+/// multiplied in. About 19 exact ops against [`exp_sub`]'s 33, with a relative error of at most
+/// [`EXP_I8_MAX_REL`] for `d >= -86` and an absolute one of [`EXP_I8_MAX_ABS`] below. `-inf` gives
+/// exactly 0, NaN gives NaN. Exact ops only, so every device gives the interpreter's bits.
+pub fn exp_sub_i8(b: &mut KernelBuilder, x: Value, r: Value) -> Value {
+    let d = sub_max(b, x, r);
+    let (p, ni) = exp2_parts(b, d, I8_LO);
+    let bias = b.i32(127);
+    let e = b.add(ni, bias);
+    let zero = b.i32(0);
+    let e = b.max(e, zero);
+    let mant = b.i32(23);
+    let e = b.shl(e, mant);
+    let two_n = b.bitcast(e, Type::F32);
+    let y = b.mul(p, two_n);
+    let nan = b.unary(UnaryOp::IsNan, d);
+    b.select(nan, d, y)
+}
+
+/// The host twin of [`exp_sub_i8`]: the same op sequence, so the same bits.
+pub fn exp_sub_i8_f32(x: f32, r: f32) -> f32 {
+    let d = sub_max_f32(x, r);
+    let (p, ni) = exp2_parts_f32(d, I8_LO);
+    let two_n = f32::from_bits(((ni + 127).max(0) << 23) as u32);
+    let y = p * two_n;
+    if d.is_nan() {
+        d
+    } else {
+        y
+    }
+}
+
+/// `x - r` with `r = -inf` read as 0 (the step before every `exp_sub*`).
+fn sub_max(b: &mut KernelBuilder, x: Value, r: Value) -> Value {
     let ninf = b.f32(f32::NEG_INFINITY);
     let zero = b.f32(0.0);
     let is_ninf = b.eq(r, ninf);
     let r = b.select(is_ninf, zero, r);
-    let d = b.sub(x, r);
-    let lo = b.f32(WEIGHT_LO);
+    b.sub(x, r)
+}
+
+/// The host twin of [`sub_max`].
+fn sub_max_f32(x: f32, r: f32) -> f32 {
+    let r = if r == f32::NEG_INFINITY { 0.0 } else { r };
+    x - r
+}
+
+/// `(2^(t - n), n)` for `t = dc log2 e`, `dc = d` clamped to `[lo, 0]` and `n = roundeven(t)` (by
+/// the magic number, as `i32`): `2^(t - n)` by a degree-4 polynomial in Horner form (fma).
+fn exp2_parts(b: &mut KernelBuilder, d: Value, lo: f32) -> (Value, Value) {
+    let lo = b.f32(lo);
+    let zero = b.f32(0.0);
     let dc = b.max(d, lo);
     let dc = b.min(dc, zero);
     let log2e = b.f32(std::f32::consts::LOG2_E);
@@ -163,21 +240,12 @@ pub fn exp_sub_weight(b: &mut KernelBuilder, x: Value, r: Value) -> Value {
     }
     let tmb = b.bitcast(tm, Type::I32);
     let magic_bits = b.i32(EXP_ROUND.to_bits() as i32);
-    let ni = b.sub(tmb, magic_bits);
-    let mant = b.i32(23);
-    let sh = b.shl(ni, mant);
-    let pb = b.bitcast(p, Type::I32);
-    let yb = b.add(pb, sh);
-    let y = b.bitcast(yb, Type::F32);
-    let nan = b.unary(UnaryOp::IsNan, d);
-    b.select(nan, d, y)
+    (p, b.sub(tmb, magic_bits))
 }
 
-/// The host twin of [`exp_sub_weight`]: the same op sequence, so the same bits.
-pub fn exp_sub_weight_f32(x: f32, r: f32) -> f32 {
-    let r = if r == f32::NEG_INFINITY { 0.0 } else { r };
-    let d = x - r;
-    let dc = ir_min(ir_max(d, WEIGHT_LO), 0.0);
+/// The host twin of [`exp2_parts`].
+fn exp2_parts_f32(d: f32, lo: f32) -> (f32, i32) {
+    let dc = ir_min(ir_max(d, lo), 0.0);
     let t = dc * std::f32::consts::LOG2_E;
     let tm = t + EXP_ROUND;
     let n = tm - EXP_ROUND;
@@ -186,13 +254,7 @@ pub fn exp_sub_weight_f32(x: f32, r: f32) -> f32 {
     for &k in &EXP2_POLY[1..] {
         p = p.mul_add(f, k);
     }
-    let ni = (tm.to_bits() as i32).wrapping_sub(EXP_ROUND.to_bits() as i32);
-    let y = f32::from_bits((p.to_bits() as i32).wrapping_add(ni << 23) as u32);
-    if d.is_nan() {
-        d
-    } else {
-        y
-    }
+    (p, (tm.to_bits() as i32).wrapping_sub(EXP_ROUND.to_bits() as i32))
 }
 
 /// `silu(x) = x / (1 + e^-x)`, with the portable exp and a correctly rounded division.
@@ -376,6 +438,76 @@ mod tests {
         assert_eq!(half::f16::from_f32(exp_sub_weight_f32(f32::NEG_INFINITY, 0.0)).to_bits(), 0);
         assert!(exp_sub_weight_f32(f32::NAN, 0.0).is_nan());
         assert_eq!(exp_sub_weight_f32(0.0, 0.0), EXP2_POLY[4]);
+    }
+
+    /// [`exp_sub_i8`] on the interpreter equals its host twin bit for bit, and the twin is within
+    /// [`EXP_I8_MAX_REL`] of `e^(x - r)` in float64 on `[-86, 0]` (every 2^-10, the rounding ties
+    /// of `t` and their neighbours, random values) and within [`EXP_I8_MAX_ABS`] below, with the
+    /// edges: `-inf` (exactly 0), NaN, `r = -inf`, a difference past the clamp.
+    #[test]
+    fn exp_i8_error() {
+        use crate::cases::{floats, rng_for, run, u32s};
+        use kiln_ir::ScalarType;
+        let k = probe("exp_i8_probe", &["x", "r"], |b, v| exp_sub_i8(b, v[0], v[1]));
+        let mut rng = rng_for("exp-i8", std::process::id() as u64);
+        let mut pairs: Vec<(f32, f32)> =
+            (0..=90 * 1024).map(|i| (-(i as f32) / 1024.0, 0.0)).collect();
+        for kk in -128..=0 {
+            let tie = (kk as f32 - 0.5) / std::f32::consts::LOG2_E;
+            for d in [tie, f32::from_bits(tie.to_bits() + 1), f32::from_bits(tie.to_bits() - 1)] {
+                pairs.push((d, 0.0));
+            }
+        }
+        pairs.extend((0..20_000).map(|_| {
+            let r = (rng.unit() * 40.0 - 20.0) as f32;
+            (r - (rng.unit() * 90.0) as f32, r)
+        }));
+        let edges = [
+            (f32::NEG_INFINITY, 3.0),
+            (f32::NAN, 0.0),
+            (0.0, f32::NAN),
+            (1.5, f32::NEG_INFINITY),
+            (f32::NEG_INFINITY, f32::NEG_INFINITY),
+            (-200.0, 0.0),
+            (0.0, 0.0),
+        ];
+        pairs.extend(edges);
+        let xs: Vec<f32> = pairs.iter().map(|p| p.0).collect();
+        let rs: Vec<f32> = pairs.iter().map(|p| p.1).collect();
+        let inputs = [floats("x", ScalarType::F32, &xs), floats("r", ScalarType::F32, &rs)];
+        let got = run(&k, &inputs, &[u32s("n", xs.len() as u32)])["y"]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect::<Vec<u32>>();
+        let mut worst = 0f64;
+        for (&(x, r), &g) in pairs.iter().zip(&got) {
+            let want = exp_sub_i8_f32(x, r);
+            assert!(
+                g == want.to_bits() || (want.is_nan() && f32::from_bits(g).is_nan()),
+                "exp_sub_i8({x:e}, {r:e}) = {:e} on the interpreter, {want:e} by the twin",
+                f32::from_bits(g)
+            );
+            let d = sub_max_f32(x, r);
+            if d.is_nan() {
+                assert!(want.is_nan(), "exp_sub_i8({x:e}, {r:e}) = {want:e}, not NaN");
+            } else if d > 0.0 {
+                // Past the maximum (never in a softmax): clamped to 0.
+                assert_eq!(want, exp_sub_i8_f32(0.0, 0.0), "exp_sub_i8({x:e}, {r:e})");
+            } else if d >= -86.0 {
+                let e = ((want as f64) / (d as f64).exp() - 1.0).abs();
+                assert!(e <= EXP_I8_MAX_REL, "exp_sub_i8({x:e}, {r:e}): {e:e} relative");
+                worst = worst.max(e);
+            } else {
+                let e = (want as f64 - (d as f64).exp()).abs();
+                assert!(e <= EXP_I8_MAX_ABS, "exp_sub_i8({x:e}, {r:e}): {e:e} absolute");
+            }
+        }
+        println!("exp_sub_i8: at most {worst:e} relative");
+        assert_eq!(exp_sub_i8_f32(f32::NEG_INFINITY, 3.0).to_bits(), 0);
+        assert_eq!(exp_sub_i8_f32(f32::NEG_INFINITY, f32::NEG_INFINITY).to_bits(), 0);
+        assert_eq!(exp_sub_i8_f32(-88.0, 0.0).to_bits(), 0);
+        assert!(exp_sub_i8_f32(f32::NAN, 0.0).is_nan());
+        assert_eq!(exp_sub_i8_f32(0.0, 0.0), EXP2_POLY[4]);
     }
 
     /// The constants are the exact f32 values of SLEEF's `expf_u10` (written shortest).

@@ -9,6 +9,7 @@ use common::*;
 use half::f16;
 use kiln_specs::attention::decode::{cache_bytes, MAX_SPLITS};
 use kiln_specs::attention::CacheType;
+use kiln_specs::math::{EXP_I8_MAX_ABS, EXP_I8_MAX_REL};
 use rand::Rng;
 
 fn normal(rng: &mut impl Rng, n: usize, scale: f32) -> Vec<f32> {
@@ -74,10 +75,13 @@ fn q_delta(x: &[f32]) -> f64 {
 }
 
 /// Float64 attention (the unquantized q, the dequantized cache) and each output element's bound:
-/// `max|v| (exp(2 e) - 1 + (3 (n_s + MAX_SPLITS + 6) + 4) u) + 1.01 exp(2 e) E_P`, where
+/// `max|v| (exp(2 e) - 1 + (3 (n_s + MAX_SPLITS + 6) + 4) u + 2 n EXP_I8_MAX_ABS) + 1.01 exp(2 e)
+/// E_P` (`n` keys), where
 /// - `e` bounds a score's error in the exponent: q's rounding `scale sum_d delta_b |k_d|`, the
 ///   f32 fmas over the `B = D / 32` blocks `scale (B + 2) u sum_d (|q_d| + delta_b) |k_d|`, the
-///   subtraction of the maximum and the portable exp `2 u |s - m| + 2 u`;
+///   subtraction of the maximum and the weight's exp `2 u |s - m| + EXP_I8_MAX_REL` (the
+///   rescale's portable exp, `2 u`, is less; below -86 the weight's exp is off by at most
+///   `EXP_I8_MAX_ABS`, the `2 n` term);
 /// - `n_s` the f32 order's count of roundings of `l` and `acc` a split (it covers the i8
 ///   order's tree of 5 additions and 2 roundings a chunk);
 /// - `E_P` P's rounding: a chunk's block quantizes `w_j = p_j d_v(j)` with the step `sc =
@@ -118,7 +122,10 @@ fn reference(p: &Problem) -> (Vec<f64>, Vec<f64>) {
                         qr += delta[dd / 32] * kv;
                         fl += (q[dd].abs() as f64 + delta[dd / 32]) * kv;
                     }
-                    sc * qr + sc * (nb + 2) as f64 * u * fl + 2.0 * u * (s[k] - m).abs() + 2.0 * u
+                    sc * qr
+                        + sc * (nb + 2) as f64 * u * fl
+                        + 2.0 * u * (s[k] - m).abs()
+                        + EXP_I8_MAX_REL
                 })
                 .fold(0.0, f64::max);
             let w: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
@@ -128,8 +135,8 @@ fn reference(p: &Problem) -> (Vec<f64>, Vec<f64>) {
                 .flat_map(|k| (0..d).map(move |dd| (k, dd)))
                 .fold(0.0f64, |a, (k, dd)| a.max(val(&vx[k], dd).abs()));
             let grow = (2.0 * e).exp();
-            let base =
-                vmax * (grow - 1.0 + (3.0 * (n_s + MAX_SPLITS as usize + 6) as f64 + 4.0) * u);
+            let rounding = (3.0 * (n_s + MAX_SPLITS as usize + 6) as f64 + 4.0) * u;
+            let base = vmax * (grow - 1.0 + rounding + 2.0 * keys as f64 * EXP_I8_MAX_ABS);
             for dd in 0..d {
                 let o = (t * nq + qh) * d + dd;
                 want[o] = (0..keys).map(|k| w[k] * val(&vx[k], dd)).sum::<f64>() / l;

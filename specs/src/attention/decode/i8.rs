@@ -17,12 +17,15 @@
 //!    does not see (row `t` sees keys `<= pos + t`).
 //! 2. A split runs its chunks in order from `(m, l, acc) = (-inf, 0, 0)`: `mc` = the max of
 //!    the chunk's 32 scores (exact), `m' = max(m, mc)`, `a = exp_sub(m, m')`, `p_j =
-//!    exp_sub(s_j, m')` (`p_j = 0` for a key past the context). `l = fma(l, a, l_chunk)` with
+//!    exp_sub_i8(s_j, m')` (the cheaper exp of a weight quantized next, [`exp_sub_i8`], since
+//!    the fortieth session; `p_j = 0` for a key past the context). `l = fma(l, a, l_chunk)` with
 //!    `l_chunk` a fixed tree over the chunk's keys `j`: `u_t = ((p[4t] + p[4t+1]) + (p[4t+2] +
 //!    p[4t+3])) + ((p[16+4t] + p[17+4t]) + (p[18+4t] + p[19+4t]))` for `t = 0..4`, `l_chunk =
 //!    (u_0 + u_1) + (u_2 + u_3)`. For each V block `b` (32 dimensions): `w_j = p_j *
-//!    f32(d_v(j, b))`, `amax = max_j |w_j|`, `sc = amax / 127`, `id = sc ? 1/sc : 0`, `qw_j =
-//!    roundf(w_j id)` as `i8` (the quantize's rounding), `dot_d = sum_j qw_j vq_j[d]` (exact
+//!    f32(d_v(j, b))`, `amax = max_j |w_j|`, `sc = amax / 127`, `id = min(sc ? 1/sc : 0,
+//!    f32::MAX)`, `qw_j` = the exact `w_j id` rounded to the nearest integer, ties to even
+//!    ([`p_quant`]: one fma; before the fortieth session `roundf` of the rounded product), as
+//!    `i8`, `dot_d = sum_j qw_j vq_j[d]` (exact
 //!    `i32`) and `acc_d = fma(f32(dot_d), sc, acc_d * a)` for the block's dimensions `d`. The
 //!    split's state `(m, l, acc)` goes to `partials`.
 //! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`), past 32
@@ -64,12 +67,12 @@ use super::i8_mma;
 use super::{
     attention_order, load_q, row, store_state, CacheType, Ctx, Io, Order, Row, Shape, THREADS,
 };
-use crate::math::exp_sub;
+use crate::math::{exp_sub, exp_sub_i8};
 use crate::quantize::scale_of;
 use kiln_ir::matrix::{MmaKind, MmaShape};
 use kiln_ir::{
     BarrierKind, DotOp, IndexUnit, Kernel, KernelBuilder, MemRef, Param, ReduceOp, ScalarType,
-    Target, Type, UnaryOp, Value,
+    Target, Type, Value,
 };
 
 /// Keys a chunk (every variant, every wave size).
@@ -290,31 +293,23 @@ pub(super) fn abs_bits(b: &mut KernelBuilder, w: Value) -> Value {
 }
 
 /// `(sc, id)` of a P block from the bits of its `amax` ([`abs_bits`]): the quantize's
-/// `sc = amax / 127`, `id = sc ? 1/sc : 0`.
+/// `sc = amax / 127`, `id = sc ? 1/sc : 0`, with `id` at most `f32::MAX` (`1 / sc` overflows
+/// for `sc < 2^-128`; capped, `|w id| <= amax f32::MAX < 127` still, and `0 * id` is 0, not NaN).
 pub(super) fn p_scale(b: &mut KernelBuilder, amax_bits: Value) -> (Value, Value) {
     let amax = b.bitcast(amax_bits, Type::F32);
-    scale_of(b, amax)
+    let (sc, id) = scale_of(b, amax);
+    let big = b.f32(f32::MAX);
+    (sc, b.min(id, big))
 }
 
 /// P's quant of `w` with the block's `id`, in the low byte of a word (`u32`; the other bytes are
-/// not the quant's): `roundf(y)`, `y = w id` (halves away from zero, the quantize's rule), as
-/// `trunc(y + copysign(0.49999997, y))` (the largest float below 1/2: equal to `roundf` for every
-/// f32 `|y| <= 130`, checked exhaustively), its low byte read from the bits of `r + 1.5 * 2^23`
-/// (exact for `|r| < 2^22`). Here `|y| <= 127` and a bit, unless `1 / sc` overflows, where
-/// `sc < 2^-128` weighs the bytes to nothing.
+/// not the quant's): the exact product `w id` rounded to the nearest integer, ties to even, by one
+/// `fma(w, id, 1.5 * 2^23)` (`|w id| <= 127` and a bit, so the sum lies in `[2^23, 2^24)`, where
+/// the f32 spacing is 1; the integer's two's complement is the low byte of the bits). Since the
+/// fortieth session; before, `roundf` of the rounded product (halves away from zero) in 7 ops.
 pub(super) fn p_quant(b: &mut KernelBuilder, w: Value, id: Value) -> Value {
-    let y = b.mul(w, id);
-    let yb = b.bitcast(y, Type::U32);
-    let sign = b.u32(0x8000_0000);
-    let sign = b.and(yb, sign);
-    // 0.49999997, the largest f32 below 1/2.
-    let half = b.u32(0x3EFF_FFFF);
-    let half = b.or(sign, half);
-    let half = b.bitcast(half, Type::F32);
-    let r = b.add(y, half);
-    let r = b.unary(UnaryOp::Trunc, r);
     let magic = b.f32(12_582_912.0);
-    let r = b.add(r, magic);
+    let r = b.fma(w, id, magic);
     b.bitcast(r, Type::U32)
 }
 
@@ -409,7 +404,7 @@ fn chunk_step(
     let mc = b.wave_reduce(ReduceOp::Max, sv);
     let m2 = b.max(st[0], mc);
     let a = exp_sub(b, st[0], m2);
-    let p = exp_sub(b, sv, m2);
+    let p = exp_sub_i8(b, sv, m2);
     let lc = chunk_sum_lanes(b, p);
     // Lane 0's (every lane of the first 32 holds it; lane 0 stores it).
     let l = b.fma(st[1], a, lc);
@@ -531,25 +526,65 @@ mod tests {
         }
     }
 
-    /// [`super::p_quant`]'s rounding on the host: `trunc(y + copysign(0.49999997, y))`.
-    fn round_like_p_quant(y: f32) -> f32 {
-        let half = f32::from_bits(0x3EFF_FFFF).copysign(y);
-        (y + half).trunc()
-    }
-
-    /// It is `roundf` (halves away from zero) at every half-integer of the quants' range, the
-    /// floats next to them and zero (the whole range `|y| <= 130` was checked exhaustively once,
-    /// with NumPy, when the formula was chosen).
+    /// [`super::p_scale`] then [`super::p_quant`] on the interpreter: each quant is the exact
+    /// `w id` rounded to the nearest integer, ties to even (the product in float64 is exact), with
+    /// `id` capped at `f32::MAX`; over random blocks, the ties `k + 1/2` (`id = 1`), zeros, and a
+    /// block whose `1 / sc` overflows (`0 * id` is 0, not NaN).
     #[test]
-    fn p_quant_rounding_is_roundf() {
-        for k in 0..=130 {
-            let h = k as f32 + 0.5;
-            for y in [h, h.next_down(), h.next_up(), k as f32, (k as f32).next_up()] {
-                for y in [y, -y] {
-                    assert_eq!(round_like_p_quant(y), y.round(), "y = {y:e}");
-                }
+    fn p_quant_rounds_the_exact_product_to_even() {
+        use crate::cases::{floats, over_lanes, rng_for, run, u32s};
+        use kiln_ir::{Access, KernelBuilder, ScalarType, ShapeExpr, Type};
+        let mut b = KernelBuilder::new("p_quant_probe", 32);
+        let n = b.scalar_param("n", ScalarType::U32);
+        let w = b.buffer("w", ScalarType::F32, Access::Read);
+        let amax = b.buffer("amax", ScalarType::F32, Access::Read);
+        let y = b.buffer("y", ScalarType::U32, Access::Write);
+        for p in [w, amax, y] {
+            b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
+        }
+        over_lanes(&mut b, n, |b, i| {
+            let x = b.load(w, i, Type::F32);
+            let a = b.load(amax, i, Type::F32);
+            let a = b.bitcast(a, Type::U32);
+            let (_, id) = super::p_scale(b, a);
+            let q = super::p_quant(b, x, id);
+            b.store(y, i, q);
+        });
+        let k = b.finish();
+        let mut rng = rng_for("p-quant", std::process::id() as u64);
+        let mut ws = vec![];
+        let mut amaxes = vec![];
+        for _ in 0..500 {
+            let block: Vec<f32> = (0..32).map(|_| (rng.unit() * 2.0 - 1.0) as f32).collect();
+            let am = block.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            ws.extend(&block);
+            amaxes.extend([am; 32]);
+        }
+        // Ties: with amax = 127, id = 1 and `w id` is `w`.
+        for k in -127..127 {
+            for x in [k as f32 + 0.5, (k as f32 + 0.5).next_up(), (k as f32 + 0.5).next_down()] {
+                ws.push(x);
+                amaxes.push(127.0);
             }
         }
-        assert_eq!(round_like_p_quant(0.0).to_bits(), 0.0f32.to_bits());
+        // `sc = 1e-37 / 127` is below 2^-128: `1 / sc` overflows and `id` is capped.
+        ws.extend([0.0, -0.0, 0.0, 1e-37, -5e-38, -1e-37]);
+        amaxes.extend([1.0, 1.0, 1e-37, 1e-37, 1e-37, 1e-37]);
+        assert!((1.0 / (1e-37f32 / 127.0)).is_infinite());
+        let got = run(
+            &k,
+            &[floats("w", ScalarType::F32, &ws), floats("amax", ScalarType::F32, &amaxes)],
+            &[u32s("n", ws.len() as u32)],
+        )["y"]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect::<Vec<u32>>();
+        for ((&x, &am), &g) in ws.iter().zip(&amaxes).zip(&got) {
+            let sc = am / 127.0;
+            let id = if sc != 0.0 { (1.0 / sc).min(f32::MAX) } else { 0.0 };
+            let want = (x as f64 * id as f64).round_ties_even();
+            assert!(want.abs() <= 127.0, "w {x:e} amax {am:e}: {want}");
+            assert_eq!(g as u8 as i8, want as i8, "w {x:e} amax {am:e} (id {id:e})");
+        }
     }
 }

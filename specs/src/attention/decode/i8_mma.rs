@@ -26,7 +26,7 @@ use super::i8::{
 };
 use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
 use crate::common::{last_of_workgroups, reset_counter};
-use crate::math::exp_sub;
+use crate::math::{exp_sub, exp_sub_i8};
 use kiln_ir::matrix::{FragmentRole, MmaKind};
 use kiln_ir::{BarrierKind, IndexUnit, KernelBuilder, LdsSlot, Param, ScalarType, Type, Value};
 
@@ -445,7 +445,7 @@ fn chunk_step(
         }
         let m2 = b.max(st[r], mc);
         let a = exp_sub(b, st[r], m2);
-        let p: Vec<Value> = sr.iter().map(|&x| exp_sub(b, x, m2)).collect();
+        let p: Vec<Value> = sr.iter().map(|&x| exp_sub_i8(b, x, m2)).collect();
         let x01 = b.add(p[0], p[1]);
         let x23 = b.add(p[2], p[3]);
         let lo = b.add(x01, x23);
