@@ -102,14 +102,14 @@ pub mod short;
 use super::rope::Rope;
 use super::CacheType;
 use crate::common::{last_of_workgroups, reset_counter};
-use crate::quantize::{quantize_values, Quantized, QK};
+use crate::quantize::{pack_word, quantize_values, Quantized, QK};
 pub use cases::{cache_bytes, case_shapes};
 use combine::{combine, combine_direct, combine_groups, store_lds, Fold, LdsStates, States};
 use family::family;
 pub use family::{specs, MAX_VGPRS_RDNA, R1X_ARCHS, R1X_FROM_POS};
 use kiln_ir::{
-    Access, BarrierKind, Dim, IndexUnit, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule,
-    ScalarType, ShapeExpr, Target, Type, Value,
+    Access, BarrierKind, Dim, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule, ScalarType,
+    ShapeExpr, Target, Type, Value,
 };
 use scan::{first_loads, scan, stage_rows};
 
@@ -373,8 +373,12 @@ fn slot(b: &mut KernelBuilder, c: &Ctx, global: Value, s: Value) -> Value {
     b.mul(x, st)
 }
 
-/// Loads the `R` rows' q (from `i0`) into LDS with every lane of the workgroup.
+/// Loads the `R` rows' q (from `i0`) into LDS with every lane of the workgroup: as f32 values
+/// (the f32 order), or quantized ([`Order::I8`], [`load_q_i8`]).
 fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
+    if c.qd_lds.is_some() {
+        return load_q_i8(b, c, i0, r);
+    }
     let rope = c.rope.map(|[head_dim, n_dims, base, neox]| {
         let (hd, nd, bs, nx) = (b.arg(head_dim), b.arg(n_dims), b.arg(base), b.arg(neox));
         Rope::new(b, nd, hd, bs, nx)
@@ -385,7 +389,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
         let f = b.add(c.tid, jj);
         let tv = b.u32(total);
         let inside = b.lt(f, tv);
-        let value = |b: &mut KernelBuilder| {
+        b.if_then(inside, |b| {
             let dd = b.u32(c.d);
             let k = b.div(f, dd);
             let e = b.rem(f, dd);
@@ -393,7 +397,7 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
             let rw = row(b, c, i);
             let at = b.add(rw.at, e);
             let x = b.load(c.q, at, Type::F32);
-            match rope {
+            let x = match rope {
                 None => x,
                 // `rope_f32`'s value of the element (`e` its dimension, `rw.at` its row).
                 Some(rope) => {
@@ -403,36 +407,67 @@ fn load_q(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
                     let p = b.add(c.pos, rw.token);
                     rope.value(b, x, px, pi, first, rotated, p)
                 }
-            }
-        };
-        match c.qd_lds {
-            None => b.if_then(inside, |b| {
-                let x = value(b);
-                b.store(c.q_lds, f, x);
-            }),
-            // [`Order::I8`]: a 32-value block is 32 aligned lanes (`D` and the workgroup are
-            // multiples of 32), all inside or all outside, so the block's shuffles run under
-            // uniform control; lanes outside quantize a 0 and store nothing.
-            Some(qd_lds) => {
-                let fz = b.f32(0.0);
-                let x = b.if_else(inside, |b| vec![value(b)], |_| vec![fz])[0];
-                let Quantized { d, bytes, .. } = quantize_values(b, &[x], QK, false);
-                b.if_then(inside, |b| {
-                    let byte = b.convert(bytes[0], Type::scalar(ScalarType::U8));
-                    b.store_with(c.q_lds, f, byte, IndexUnit::Byte, Some(1));
-                    let qk = b.u32(QK);
-                    let lane_in_block = b.rem(f, qk);
-                    let zero = b.u32(0);
-                    let head = b.eq(lane_in_block, zero);
-                    b.if_then(head, |b| {
-                        let h = b.convert(d, Type::F16);
-                        let sc = b.convert(h, Type::F32);
-                        let blk = b.div(f, qk);
-                        b.store(qd_lds, blk, sc);
-                    });
-                });
-            }
-        }
+            };
+            b.store(c.q_lds, f, x);
+        });
+    }
+}
+
+/// Values of q a lane loads and quantizes at once in the i8 order (one 16-byte load; rows of q
+/// start at multiples of `D` values, so it is aligned).
+const Q_VALUES: u32 = 4;
+
+/// [`load_q`] in the i8 order: each lane loads [`Q_VALUES`] consecutive values of a row, a
+/// 32-value block being 8 aligned lanes, quantized by ggml's arithmetic ([`quantize_values`]:
+/// its `amax` is a max, the same whatever the lanes' split) and stored as one word of quants;
+/// the block's first lane stores its scale `f32(f16(d))`. Since the fortieth session (before, a
+/// value a lane: 4 times the trips, each with the row's index arithmetic and the block's
+/// divisions); the same bytes.
+fn load_q_i8(b: &mut KernelBuilder, c: &Ctx, i0: Value, r: u32) {
+    assert!(c.rope.is_none(), "the i8 order has no fused RoPE");
+    let qd_lds = c.qd_lds.expect("the i8 order's q scales");
+    let words = r * c.d / Q_VALUES;
+    let lanes = QK / Q_VALUES;
+    for j in 0..words.div_ceil(c.threads) {
+        let jj = b.u32(j * c.threads);
+        let f = b.add(c.tid, jj);
+        let tv = b.u32(words);
+        let inside = b.lt(f, tv);
+        // A block is `lanes` aligned lanes (`D / 4` and the workgroup are multiples of 8), all
+        // inside or all outside, so the block's shuffles run under uniform control; lanes outside
+        // quantize zeros and store nothing.
+        let fz = b.f32(0.0);
+        let xs = b.if_else(
+            inside,
+            |b| {
+                let wd = b.u32(c.d / Q_VALUES);
+                let k = b.div(f, wd);
+                let e = b.rem(f, wd);
+                let i = b.add(i0, k);
+                let rw = row(b, c, i);
+                let qv = b.u32(Q_VALUES);
+                let e = b.mul(e, qv);
+                let at = b.add(rw.at, e);
+                let x = b.load(c.q, at, Type::vector(ScalarType::F32, Q_VALUES as u8));
+                (0..Q_VALUES as u8).map(|v| b.extract(x, v)).collect()
+            },
+            |_| vec![fz; Q_VALUES as usize],
+        );
+        let Quantized { d, bytes, .. } = quantize_values(b, &xs, lanes, false);
+        b.if_then(inside, |b| {
+            let w = pack_word(b, &bytes);
+            b.store(c.q_lds, f, w);
+            let lv = b.u32(lanes);
+            let lane_in_block = b.rem(f, lv);
+            let zero = b.u32(0);
+            let head = b.eq(lane_in_block, zero);
+            b.if_then(head, |b| {
+                let h = b.convert(d, Type::F16);
+                let sc = b.convert(h, Type::F32);
+                let blk = b.div(f, lv);
+                b.store(qd_lds, blk, sc);
+            });
+        });
     }
 }
 
