@@ -380,19 +380,21 @@ mod tests {
         }
     }
 
-    /// [`exp_sub_weight`] on the interpreter equals its host twin bit for bit, and the twin is
-    /// within [`EXP_WEIGHT_MAX_REL`] of `e^(x - r)` in float64 on a dense sweep of `[-18, 0]`
-    /// (every 2^-12, the rounding ties of `t` and their neighbours, random values), with the
-    /// edges: `-inf` (an f16 zero), NaN, `r = -inf`, and a difference below -18.
-    #[test]
-    fn exp_weight_error() {
-        use crate::cases::{floats, rng_for, run, u32s};
-        use kiln_ir::ScalarType;
-        let k = probe("exp_weight_probe", &["x", "r"], |b, v| exp_sub_weight(b, v[0], v[1]));
-        let mut rng = rng_for("exp-weight", std::process::id() as u64);
+    /// The pairs `(x, r)` of an `exp_sub*` sweep: `d = x - 0` every `1 / steps` over `[-span, 0]`,
+    /// the rounding ties of `t = d log2 e` for `n` in `ties` and their neighbours, 20000 random
+    /// pairs (`r` in `[-20, 20]`, `x` up to `span` below), then `edges`.
+    fn exp_sub_pairs(
+        seed: &str,
+        span: f32,
+        steps: u32,
+        ties: std::ops::RangeInclusive<i32>,
+        edges: &[(f32, f32)],
+    ) -> Vec<(f32, f32)> {
+        let mut rng = crate::cases::rng_for(seed, std::process::id() as u64);
+        let n = (span * steps as f32) as u32;
         let mut pairs: Vec<(f32, f32)> =
-            (0..=18 * 4096).map(|i| (-(i as f32) / 4096.0, 0.0)).collect();
-        for kk in -26..=0 {
+            (0..=n).map(|i| (-(i as f32) / steps as f32, 0.0)).collect();
+        for kk in ties {
             let tie = (kk as f32 - 0.5) / std::f32::consts::LOG2_E;
             for d in [tie, f32::from_bits(tie.to_bits() + 1), f32::from_bits(tie.to_bits() - 1)] {
                 pairs.push((d, 0.0));
@@ -400,16 +402,23 @@ mod tests {
         }
         pairs.extend((0..20_000).map(|_| {
             let r = (rng.unit() * 40.0 - 20.0) as f32;
-            (r - (rng.unit() * 18.0) as f32, r)
+            (r - (rng.unit() * span as f64) as f32, r)
         }));
-        let edges = [
-            (f32::NEG_INFINITY, 3.0),
-            (f32::NAN, 0.0),
-            (1.5, f32::NEG_INFINITY),
-            (-40.0, 0.0),
-            (0.0, 0.0),
-        ];
         pairs.extend(edges);
+        pairs
+    }
+
+    /// Runs `f(x, r)` on the interpreter over `pairs` and checks it against its host twin bit for
+    /// bit (NaN for NaN); returns the twin's values.
+    fn exp_sub_twin(
+        name: &str,
+        f: fn(&mut KernelBuilder, Value, Value) -> Value,
+        twin: fn(f32, f32) -> f32,
+        pairs: &[(f32, f32)],
+    ) -> Vec<f32> {
+        use crate::cases::{floats, run, u32s};
+        use kiln_ir::ScalarType;
+        let k = probe(name, &["x", "r"], |b, v| f(b, v[0], v[1]));
         let xs: Vec<f32> = pairs.iter().map(|p| p.0).collect();
         let rs: Vec<f32> = pairs.iter().map(|p| p.1).collect();
         let inputs = [floats("x", ScalarType::F32, &xs), floats("r", ScalarType::F32, &rs)];
@@ -417,14 +426,38 @@ mod tests {
             .chunks(4)
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
             .collect::<Vec<u32>>();
+        pairs
+            .iter()
+            .zip(&got)
+            .map(|(&(x, r), &g)| {
+                let want = twin(x, r);
+                assert!(
+                    g == want.to_bits() || (want.is_nan() && f32::from_bits(g).is_nan()),
+                    "{name}({x:e}, {r:e}) = {:e} on the interpreter, {want:e} by the twin",
+                    f32::from_bits(g)
+                );
+                want
+            })
+            .collect()
+    }
+
+    /// [`exp_sub_weight`] on the interpreter equals its host twin bit for bit, and the twin is
+    /// within [`EXP_WEIGHT_MAX_REL`] of `e^(x - r)` in float64 on a dense sweep of `[-18, 0]`
+    /// (every 2^-12, the rounding ties of `t` and their neighbours, random values), with the
+    /// edges: `-inf` (an f16 zero), NaN, `r = -inf`, and a difference below -18.
+    #[test]
+    fn exp_weight_error() {
+        let edges = [
+            (f32::NEG_INFINITY, 3.0),
+            (f32::NAN, 0.0),
+            (1.5, f32::NEG_INFINITY),
+            (-40.0, 0.0),
+            (0.0, 0.0),
+        ];
+        let pairs = exp_sub_pairs("exp-weight", 18.0, 4096, -26..=0, &edges);
+        let ys = exp_sub_twin("exp_sub_weight", exp_sub_weight, exp_sub_weight_f32, &pairs);
         let mut worst = 0f64;
-        for (&(x, r), &g) in pairs.iter().zip(&got) {
-            let want = exp_sub_weight_f32(x, r);
-            assert!(
-                g == want.to_bits() || (want.is_nan() && f32::from_bits(g).is_nan()),
-                "exp_sub_weight({x:e}, {r:e}) = {:e} on the interpreter, {want:e} by the twin",
-                f32::from_bits(g)
-            );
+        for (&(x, r), &want) in pairs.iter().zip(&ys) {
             let r0 = if r == f32::NEG_INFINITY { 0.0 } else { r };
             let d = x - r0;
             if d.is_finite() && (-18.0..=0.0).contains(&d) {
@@ -446,22 +479,6 @@ mod tests {
     /// edges: `-inf` (exactly 0), NaN, `r = -inf`, a difference past the clamp.
     #[test]
     fn exp_i8_error() {
-        use crate::cases::{floats, rng_for, run, u32s};
-        use kiln_ir::ScalarType;
-        let k = probe("exp_i8_probe", &["x", "r"], |b, v| exp_sub_i8(b, v[0], v[1]));
-        let mut rng = rng_for("exp-i8", std::process::id() as u64);
-        let mut pairs: Vec<(f32, f32)> =
-            (0..=90 * 1024).map(|i| (-(i as f32) / 1024.0, 0.0)).collect();
-        for kk in -128..=0 {
-            let tie = (kk as f32 - 0.5) / std::f32::consts::LOG2_E;
-            for d in [tie, f32::from_bits(tie.to_bits() + 1), f32::from_bits(tie.to_bits() - 1)] {
-                pairs.push((d, 0.0));
-            }
-        }
-        pairs.extend((0..20_000).map(|_| {
-            let r = (rng.unit() * 40.0 - 20.0) as f32;
-            (r - (rng.unit() * 90.0) as f32, r)
-        }));
         let edges = [
             (f32::NEG_INFINITY, 3.0),
             (f32::NAN, 0.0),
@@ -471,22 +488,10 @@ mod tests {
             (-200.0, 0.0),
             (0.0, 0.0),
         ];
-        pairs.extend(edges);
-        let xs: Vec<f32> = pairs.iter().map(|p| p.0).collect();
-        let rs: Vec<f32> = pairs.iter().map(|p| p.1).collect();
-        let inputs = [floats("x", ScalarType::F32, &xs), floats("r", ScalarType::F32, &rs)];
-        let got = run(&k, &inputs, &[u32s("n", xs.len() as u32)])["y"]
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect::<Vec<u32>>();
+        let pairs = exp_sub_pairs("exp-i8", 90.0, 1024, -128..=0, &edges);
+        let ys = exp_sub_twin("exp_sub_i8", exp_sub_i8, exp_sub_i8_f32, &pairs);
         let mut worst = 0f64;
-        for (&(x, r), &g) in pairs.iter().zip(&got) {
-            let want = exp_sub_i8_f32(x, r);
-            assert!(
-                g == want.to_bits() || (want.is_nan() && f32::from_bits(g).is_nan()),
-                "exp_sub_i8({x:e}, {r:e}) = {:e} on the interpreter, {want:e} by the twin",
-                f32::from_bits(g)
-            );
+        for (&(x, r), &want) in pairs.iter().zip(&ys) {
             let d = sub_max_f32(x, r);
             if d.is_nan() {
                 assert!(want.is_nan(), "exp_sub_i8({x:e}, {r:e}) = {want:e}, not NaN");
