@@ -25,9 +25,8 @@
 //!    f32(d_v(j, b))`, `amax = max_j |w_j|`, `sc = amax / 127`, `id = min(sc ? 1/sc : 0,
 //!    f32::MAX)`, `qw_j` = the exact `w_j id` rounded to the nearest integer, ties to even
 //!    ([`p_quant`]: one fma; before the fortieth session `roundf` of the rounded product), as
-//!    `i8`, `dot_d = sum_j qw_j vq_j[d]` (exact
-//!    `i32`) and `acc_d = fma(f32(dot_d), sc, acc_d * a)` for the block's dimensions `d`. The
-//!    split's state `(m, l, acc)` goes to `partials`.
+//!    `i8`, `dot_d = sum_j qw_j vq_j[d]` (exact `i32`) and `acc_d = fma(f32(dot_d), sc, acc_d *
+//!    a)` for the block's dimensions `d`. The split's state `(m, l, acc)` goes to `partials`.
 //! 3. The combine of [`super`] (maximum first, splits in order, `out = acc / L`), past 32
 //!    splits in two levels with groups of [`MMA_WAVES`] = 4 consecutive splits at every wave
 //!    size (since the thirty-ninth session; before, one level at every split count).
@@ -37,7 +36,8 @@
 //! `bench/attention_ref.py` check it), an output element is within
 //! `max|v| (exp(2e) - 1 + (3 (n_s + 128 + 6) + 4) u) + 1.01 exp(2e) E_P`: `e` bounds a score's
 //! error (q's rounding `scale sum_d delta_b |k_d|` with `delta_b = d_b (1/2 + 1e-5) + 127 |d_b -
-//! d_q(b)|` a dimension of block `b`, the f32 fmas, the maximum's subtraction and the exp),
+//! d_q(b)|` a dimension of block `b`, the f32 fmas, the maximum's subtraction and the weight's
+//! exp, 1e-5 relative: `2 n 4.5e-38 max|v|` more for its absolute error below -86),
 //! `n_s` the f32 order's count of roundings, and `E_P = sum_chunks max_j W_j |d_v(j, b)| / 254
 //! * sum_j |vq_j[d]| / L` P's rounding (half a step `sc / 2` a key, carried to the end with the
 //! float64 weights `W_j = exp(S_j - M)`, over their sum `L`).
