@@ -293,8 +293,9 @@ pub(super) fn abs_bits(b: &mut KernelBuilder, w: Value) -> Value {
 }
 
 /// `(sc, id)` of a P block from the bits of its `amax` ([`abs_bits`]): the quantize's
-/// `sc = amax / 127`, `id = sc ? 1/sc : 0`, with `id` at most `f32::MAX` (`1 / sc` overflows
-/// for `sc < 2^-128`; capped, `|w id| <= amax f32::MAX < 127` still, and `0 * id` is 0, not NaN).
+/// `sc = amax / 127`, `id = sc ? 1/sc : 0`, with `id` at most `f32::MAX`: `1 / sc` overflows for
+/// `sc < 2^-128`, where the capped `id` still keeps `|w id| <= amax f32::MAX < 127`, and `0 * id`
+/// is 0, not a NaN (whose payload, read as a quant's byte, would differ between devices).
 pub(super) fn p_scale(b: &mut KernelBuilder, amax_bits: Value) -> (Value, Value) {
     let amax = b.bitcast(amax_bits, Type::F32);
     let (sc, id) = scale_of(b, amax);
