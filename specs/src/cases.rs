@@ -207,6 +207,42 @@ pub(crate) fn over_lanes(
     b.if_then(inside, |b| body(b, i));
 }
 
+/// A test kernel of `n` lanes: `y[i] = f(inputs[i]...)` over f32 buffers named `inputs` (`y`
+/// f32 too: a result of another type is bitcast to it). Run it with [`run_probe`].
+#[cfg(test)]
+pub(crate) fn probe(
+    name: &str,
+    inputs: &[&str],
+    f: impl FnOnce(&mut kiln_ir::KernelBuilder, &[kiln_ir::Value]) -> kiln_ir::Value,
+) -> kiln_ir::Kernel {
+    use kiln_ir::{Access, KernelBuilder, ShapeExpr, Type, Value};
+    let mut b = KernelBuilder::new(name, 32);
+    let n = b.scalar_param("n", ScalarType::U32);
+    let ins: Vec<_> = inputs.iter().map(|&x| b.buffer(x, ScalarType::F32, Access::Read)).collect();
+    let y = b.buffer("y", ScalarType::F32, Access::Write);
+    for &p in ins.iter().chain([&y]) {
+        b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
+    }
+    over_lanes(&mut b, n, |b, i| {
+        let vs: Vec<Value> = ins.iter().map(|&p| b.load(p, i, Type::F32)).collect();
+        let e = f(b, &vs);
+        b.store(y, i, e);
+    });
+    b.finish()
+}
+
+/// Runs a [`probe`] kernel on the interpreter over `inputs` (by name, all of one length);
+/// returns the bits of `y`.
+#[cfg(test)]
+pub(crate) fn run_probe(k: &kiln_ir::Kernel, inputs: &[(&str, &[f32])]) -> Vec<u32> {
+    let n = inputs[0].1.len();
+    let bufs: Vec<_> = inputs.iter().map(|&(name, xs)| floats(name, ScalarType::F32, xs)).collect();
+    run(k, &bufs, &[u32s("n", n as u32)])["y"]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
 /// Runs `k` on the interpreter with inputs and scalars by name; returns every written buffer by
 /// name (sized by the ABI's length rules, filled with 0xA5 first). For the specs' own tests.
 #[cfg(test)]

@@ -309,32 +309,6 @@ mod tests {
         (y - t).abs() / ulp
     }
 
-    /// The IR's `exp_portable` on the interpreter gives the host twin's bits: a strided sweep
-    /// of every f32 pattern (NaNs, infinities, subnormals, the clamps' outsides), the inputs
-    /// whose `x log2 e` lies at a rounding tie (`k + 1/2`) or next to one, and random values.
-    /// A kernel of `n` lanes: `y[i] = f(inputs[i]...)` over f32 buffers named `inputs`.
-    fn probe(
-        name: &str,
-        inputs: &[&str],
-        f: impl FnOnce(&mut KernelBuilder, &[Value]) -> Value,
-    ) -> kiln_ir::Kernel {
-        use kiln_ir::{Access, ScalarType, ShapeExpr};
-        let mut b = KernelBuilder::new(name, 32);
-        let n = b.scalar_param("n", ScalarType::U32);
-        let ins: Vec<_> =
-            inputs.iter().map(|&x| b.buffer(x, ScalarType::F32, Access::Read)).collect();
-        let y = b.buffer("y", ScalarType::F32, Access::Write);
-        for &p in ins.iter().chain([&y]) {
-            b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
-        }
-        crate::cases::over_lanes(&mut b, n, |b, i| {
-            let vs: Vec<Value> = ins.iter().map(|&p| b.load(p, i, Type::F32)).collect();
-            let e = f(b, &vs);
-            b.store(y, i, e);
-        });
-        b.finish()
-    }
-
     /// A weight of a maximum against itself is exactly 1, and of `-inf` against `-inf` exactly
     /// 0: decode attention's combine relies on it (a group of one split is the split itself).
     /// Over every float exponent, random mantissas, both signs (the IR exp is its twin).
@@ -352,10 +326,12 @@ mod tests {
         assert_eq!(exp_sub_f32(f32::NEG_INFINITY, f32::NEG_INFINITY), 0.0);
     }
 
+    /// The IR's `exp_portable` on the interpreter gives the host twin's bits: a strided sweep
+    /// of every f32 pattern (NaNs, infinities, subnormals, the clamps' outsides), the inputs
+    /// whose `x log2 e` lies at a rounding tie (`k + 1/2`) or next to one, and random values.
     #[test]
     fn the_ir_exp_is_its_twin() {
-        use crate::cases::{floats, rng_for, run, u32s};
-        use kiln_ir::ScalarType;
+        use crate::cases::{probe, rng_for, run_probe};
         let k = probe("exp_probe", &["x"], |b, v| exp_portable(b, v[0]));
         let mut xs: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
         for kk in -151..130 {
@@ -366,10 +342,7 @@ mod tests {
         let mut rng = rng_for("exp-twin", std::process::id() as u64);
         xs.extend((0..20_000).map(|_| (rng.unit() * 205.0 - 110.0) as f32));
         xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -104.0, 89.0, 88.72284]);
-        let got = run(&k, &[floats("x", ScalarType::F32, &xs)], &[u32s("n", xs.len() as u32)])["y"]
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect::<Vec<u32>>();
+        let got = run_probe(&k, &[("x", &xs)]);
         for (&x, &g) in xs.iter().zip(&got) {
             let want = exp_portable_f32(x);
             assert!(
@@ -416,16 +389,11 @@ mod tests {
         twin: fn(f32, f32) -> f32,
         pairs: &[(f32, f32)],
     ) -> Vec<f32> {
-        use crate::cases::{floats, run, u32s};
-        use kiln_ir::ScalarType;
+        use crate::cases::{probe, run_probe};
         let k = probe(name, &["x", "r"], |b, v| f(b, v[0], v[1]));
         let xs: Vec<f32> = pairs.iter().map(|p| p.0).collect();
         let rs: Vec<f32> = pairs.iter().map(|p| p.1).collect();
-        let inputs = [floats("x", ScalarType::F32, &xs), floats("r", ScalarType::F32, &rs)];
-        let got = run(&k, &inputs, &[u32s("n", xs.len() as u32)])["y"]
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect::<Vec<u32>>();
+        let got = run_probe(&k, &[("x", &xs), ("r", &rs)]);
         pairs
             .iter()
             .zip(&got)
@@ -458,8 +426,7 @@ mod tests {
         let ys = exp_sub_twin("exp_sub_weight", exp_sub_weight, exp_sub_weight_f32, &pairs);
         let mut worst = 0f64;
         for (&(x, r), &want) in pairs.iter().zip(&ys) {
-            let r0 = if r == f32::NEG_INFINITY { 0.0 } else { r };
-            let d = x - r0;
+            let d = sub_max_f32(x, r);
             if d.is_finite() && (-18.0..=0.0).contains(&d) {
                 let e = ((want as f64) / (d as f64).exp() - 1.0).abs();
                 assert!(e <= EXP_WEIGHT_MAX_REL, "exp_sub_weight({x:e}, {r:e}): {e:e} relative");

@@ -533,25 +533,15 @@ mod tests {
     /// block whose `1 / sc` overflows (`0 * id` is 0, not NaN).
     #[test]
     fn p_quant_rounds_the_exact_product_to_even() {
-        use crate::cases::{floats, over_lanes, rng_for, run, u32s};
-        use kiln_ir::{Access, KernelBuilder, ScalarType, ShapeExpr, Type};
-        let mut b = KernelBuilder::new("p_quant_probe", 32);
-        let n = b.scalar_param("n", ScalarType::U32);
-        let w = b.buffer("w", ScalarType::F32, Access::Read);
-        let amax = b.buffer("amax", ScalarType::F32, Access::Read);
-        let y = b.buffer("y", ScalarType::U32, Access::Write);
-        for p in [w, amax, y] {
-            b.set_buffer_len(p, ShapeExpr::scaled(&[n], 1, 1));
-        }
-        over_lanes(&mut b, n, |b, i| {
-            let x = b.load(w, i, Type::F32);
-            let a = b.load(amax, i, Type::F32);
-            let a = b.bitcast(a, Type::U32);
+        use crate::cases::{probe, rng_for, run_probe};
+        use kiln_ir::Type;
+        // `y` holds the quant's word (bitcast); `amax` is the block's, as a float.
+        let k = probe("p_quant_probe", &["w", "amax"], |b, v| {
+            let a = b.bitcast(v[1], Type::U32);
             let (_, id) = super::p_scale(b, a);
-            let q = super::p_quant(b, x, id);
-            b.store(y, i, q);
+            let q = super::p_quant(b, v[0], id);
+            b.bitcast(q, Type::F32)
         });
-        let k = b.finish();
         let mut rng = rng_for("p-quant", std::process::id() as u64);
         let mut ws = vec![];
         let mut amaxes = vec![];
@@ -572,14 +562,7 @@ mod tests {
         ws.extend([0.0, -0.0, 0.0, 1e-37, -5e-38, -1e-37]);
         amaxes.extend([1.0, 1.0, 1e-37, 1e-37, 1e-37, 1e-37]);
         assert!((1.0 / (1e-37f32 / 127.0)).is_infinite());
-        let got = run(
-            &k,
-            &[floats("w", ScalarType::F32, &ws), floats("amax", ScalarType::F32, &amaxes)],
-            &[u32s("n", ws.len() as u32)],
-        )["y"]
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect::<Vec<u32>>();
+        let got = run_probe(&k, &[("w", &ws), ("amax", &amaxes)]);
         for ((&x, &am), &g) in ws.iter().zip(&amaxes).zip(&got) {
             let sc = am / 127.0;
             let id = if sc != 0.0 { (1.0 / sc).min(f32::MAX) } else { 0.0 };
