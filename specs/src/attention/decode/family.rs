@@ -248,15 +248,17 @@ fn plain<const Q8: bool, const D: u32>(name: &'static str) -> KernelSpec {
 }
 
 /// Builds a variant of the i8 order ([`i8`]) at head dim `D`: `V` 0 `baseline`, 1 `mma`, 2
-/// `mma_lds`, 3 `mma8`, 4 `mma8_lds`.
+/// `mma_lds`, 3 `mma8`, 4 `mma8_lds`, 5 `mma8a`.
 fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
+    use i8::Staging::{Async, Cache, Lds};
     let tile = i8::TILE_ROWS;
     match V {
         0 => i8::baseline_kernel(t, wave, D),
-        1 => i8::mma_kernel(t, wave, D, tile, false),
-        2 => i8::mma_kernel(t, wave, D, tile, true),
-        3 => i8::mma_kernel(t, wave, D, tile / 2, false),
-        _ => i8::mma_kernel(t, wave, D, tile / 2, true),
+        1 => i8::mma_kernel(t, wave, D, tile, Cache),
+        2 => i8::mma_kernel(t, wave, D, tile, Lds),
+        3 => i8::mma_kernel(t, wave, D, tile / 2, Cache),
+        4 => i8::mma_kernel(t, wave, D, tile / 2, Lds),
+        _ => i8::mma_kernel(t, wave, D, tile / 2, Async),
     }
 }
 
@@ -297,6 +299,8 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
         // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
         v("mma", build_i8::<D, 1>, mma(vec![])),
         v("mma_lds", build_i8::<D, 2>, mma(vec![])),
+        // `mma8_lds` with async staging (only when forced: not yet measured).
+        v("mma8a", build_i8::<D, 5>, mma(vec![])),
     ];
     let at = if D == 128 { 1 } else { variants.len() };
     variants.insert(at, staged8);

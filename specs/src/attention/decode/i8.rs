@@ -129,18 +129,33 @@ pub fn baseline_kernel(t: &Target, wave: u32, d: u32) -> Kernel {
     attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, Order::I8 { stage_k: false })
 }
 
-/// The `mma` kernel at head dim `d` with tiles of `rows` rows (16, or 8: `mma8`) (`stage_k`:
-/// `mma_lds`, K chunks staged in LDS): the baseline's code (renamed) where `t` has no
-/// [`mma_kind`].
-pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Kernel {
+/// How the `mma` variants read the cache's K and V chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staging {
+    /// Every lane loads its keys' quants and scales from the cache (`mma`, `mma8`).
+    Cache,
+    /// Each chunk's K rows (and V with tiles of 8 rows) staged in the wave's LDS by coalesced
+    /// loads, then read (`mma_lds`, `mma8_lds`).
+    Lds,
+    /// `mma8_lds`'s staging by async copies, K and V each issued half a step ahead of the
+    /// arithmetic that reads it (`mma8a`; tiles of 8 rows).
+    Async,
+}
+
+/// The `mma` kernel at head dim `d` with tiles of `rows` rows (16, or 8: `mma8`), its chunks
+/// read as `staging` says: the baseline's code (renamed) where `t` has no [`mma_kind`].
+pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, staging: Staging) -> Kernel {
     assert!(rows == TILE_ROWS || rows == TILE_ROWS / 2, "mma tiles are 16 or 8 rows");
+    assert!(staging != Staging::Async || rows < TILE_ROWS, "async staging takes tiles of 8 rows");
+    let stage_k = staging != Staging::Cache;
     if mma_kind(t, wave).is_none() {
         let mut k = baseline_kernel(t, wave, d);
-        k.name.push_str(match (rows, stage_k) {
-            (TILE_ROWS, true) => "_mma_lds",
-            (_, true) => "_mma8_lds",
-            (TILE_ROWS, false) => "_mma",
-            (_, false) => "_mma8",
+        k.name.push_str(match (rows, staging) {
+            (TILE_ROWS, Staging::Lds) => "_mma_lds",
+            (_, Staging::Lds) => "_mma8_lds",
+            (_, Staging::Async) => "_mma8a",
+            (TILE_ROWS, Staging::Cache) => "_mma",
+            (_, Staging::Cache) => "_mma8",
         });
         return k;
     }
@@ -150,12 +165,14 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, stage_k: bool) -> Ke
         baseline: false,
         threads: THREADS,
         short: false,
-        async_k: false,
+        async_k: staging == Staging::Async,
         across: None,
     };
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
-    if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
+    if staging == Staging::Async && t.name == "sm_90" {
+        k.max_registers = Some(MMA8A_SM90_REGISTERS);
+    } else if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
         k.max_registers = Some(MMA_SM90_REGISTERS);
     } else if rows < TILE_ROWS && t.name == "sm_90" {
         k.max_registers = Some(MMA8_LDS_SM90_REGISTERS);
@@ -172,6 +189,12 @@ pub const MMA_SM90_REGISTERS: u32 = 128;
 /// Registers a lane of `mma8_lds` at head dim 128 on sm_90: 193 uncapped (10 warps an SM), 168
 /// without spills (12; 128 spills 8 bytes).
 pub const MMA8_LDS_SM90_REGISTERS: u32 = 168;
+
+/// Registers a lane of `mma8a` on sm_90 (both head dims): 220 / 213 uncapped at head dim 128 /
+/// 64, 176 without spills (11 warps an SM: 2 workgroups; 168 spills 8 bytes at 128, 128 spills
+/// 136 at 64). Async staging holds no chunk in registers, but ptxas keeps more of the copies'
+/// addresses and the split step's values than `mma8_lds`'s one block.
+pub const MMA8A_SM90_REGISTERS: u32 = 176;
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).

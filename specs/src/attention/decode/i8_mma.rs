@@ -46,6 +46,8 @@ struct LaneRows {
     /// `mma8_lds`: the same for V. With tiles of 16 rows V is read from the cache (the K and V
     /// chunks of 4 waves with the combine's 16 rows exceed sm_90's 48 KiB a workgroup).
     v_stage: Option<(LdsSlot, Value)>,
+    /// `mma8a`: K and V staged by async copies, half a step ahead ([`scan_async`]).
+    async_kv: bool,
 }
 
 /// The `mma` variants' kernel body: tiles of `shape.rows` rows (16 or 8), `stage_k` the `_lds`
@@ -97,7 +99,8 @@ pub(super) fn body(
         });
         let half = tile == TILE_ROWS / 2;
         let rows = [row(b, c, ig), row(b, c, ig8)];
-        let lr = LaneRows { rows, half, tile_rows, k_stage, v_stage };
+        let async_kv = shape.async_k && v_stage.is_some();
+        let lr = LaneRows { rows, half, tile_rows, k_stage, v_stage, async_kv };
         let st = scan(b, c, kind, &lr, g, t, s, mine);
         let tile_of = |b: &mut KernelBuilder| -> Vec<Row> {
             (0..tile)
@@ -168,6 +171,9 @@ fn scan(
     init.extend((0..2 + n_acc).map(|_| b.f32(0.0)));
     let c0 = b.mul(s, c.cps);
     let (zero, one) = (b.u32(0), b.u32(1));
+    if lr.async_kv {
+        return scan_async(b, c, kind, lr, (g, t), (c0, mine), &init);
+    }
     // Every wave runs `cps` steps (`mma_lds`: the staging's barriers), computing only on its own
     // chunks.
     b.for_range(zero, c.cps, one, 1, &init, |b, i, st| {
@@ -195,7 +201,7 @@ fn scan(
                 let kz = b.shr(chunk, c31);
                 let kz = b.and(kz, c.rt_zero);
                 let (qa, dq) = q_operands(b, c, kind, lr.half, g, t, kz);
-                chunk_step(b, c, kind, lr, g, t, chunk, &qa, &dq, st)
+                chunk_step(b, c, kind, lr, (g, t), chunk, (&qa, &dq), st)
             },
             |_| st.to_vec(),
         );
@@ -205,6 +211,84 @@ fn scan(
         }
         next
     })
+}
+
+/// [`scan`] of `mma8a`: the K and V chunks staged by async copies, each half a step ahead of the
+/// arithmetic that reads it, in the `mma8_lds` regions (no second buffer). A step waits for
+/// chunk `i`'s K, issues its V copies and computes the scores; then waits for the V, issues
+/// chunk `i + 1`'s K copies and computes P V. So each chunk's loads are in flight while the
+/// other half of a step computes; two barriers a step, as `mma8_lds`.
+fn scan_async(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    lr: &LaneRows,
+    (g, t): (Value, Value),
+    (c0, mine): (Value, Value),
+    init: &[Value],
+) -> Vec<Value> {
+    let ((k_slot, k_region), (v_slot, v_region)) = match (lr.k_stage, lr.v_stage) {
+        (Some(k), Some(v)) => (k, v),
+        _ => unreachable!("async staging is built with K and V staged"),
+    };
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let ck = b.u32(CHUNK);
+    let c31 = b.u32(31);
+    // Chunk `i` of the split: whether this wave computes it, its index, its first key and a zero
+    // the compiler cannot see (added to the copies' LDS offsets, which would otherwise be
+    // hoisted out of the loop: 34 64-bit addresses held across it, 241 registers a lane).
+    let chunk_of = |b: &mut KernelBuilder, i: Value| {
+        let chunk = b.add(c0, i);
+        let inside = b.lt(chunk, c.n_chunks);
+        let go = b.and(mine, inside);
+        let kz = b.shr(chunk, c31);
+        let kz = b.and(kz, c.rt_zero);
+        (go, chunk, b.mul(chunk, ck), kz)
+    };
+    let (go0, _, k00, kz0) = chunk_of(b, zero);
+    b.if_then(go0, |b| {
+        let to = b.add(k_region, kz0);
+        stage_rows(b, c, (c.k_cache, k_slot, to), k00, CHUNK, true)
+    });
+    let st = b.for_range(zero, c.cps, one, 1, init, |b, i, st| {
+        let (go, chunk, k0, kz) = chunk_of(b, i);
+        // Chunk `i`'s K (the only group in flight) lands; every lane's P V of the last step is
+        // done with the V region.
+        b.async_wait(0);
+        b.barrier(BarrierKind::Lds);
+        b.if_then(go, |b| {
+            let to = b.add(v_region, kz);
+            stage_rows(b, c, (c.v_cache, v_slot, to), k0, CHUNK, true)
+        });
+        let rs = b.if_else(
+            go,
+            |b| {
+                // q's operands from LDS each chunk, as in `scan`.
+                let (qa, dq) = q_operands(b, c, kind, lr.half, g, t, kz);
+                chunk_scores(b, c, kind, lr, (g, t), chunk, (&qa, &dq), st)
+            },
+            |b| {
+                let mut idle = idle_softmax(b);
+                idle.extend(idle_softmax(b));
+                idle
+            },
+        );
+        // Chunk `i`'s V lands; every lane's scores are done with the K region.
+        b.async_wait(0);
+        b.barrier(BarrierKind::Lds);
+        let i1 = b.add(i, one);
+        let (go1, _, k1, kz1) = chunk_of(b, i1);
+        let in_split = b.lt(i1, c.cps);
+        let go1 = b.and(go1, in_split);
+        b.if_then(go1, |b| {
+            let to = b.add(k_region, kz1);
+            stage_rows(b, c, (c.k_cache, k_slot, to), k1, CHUNK, true)
+        });
+        b.if_else(go, |b| chunk_pv(b, c, kind, lr, (g, t), chunk, &rs, st), |_| st.to_vec())
+    });
+    // The last step's P V is done with the V region before step 3 puts states there.
+    b.barrier(BarrierKind::Lds);
+    st
 }
 
 /// The f32 scale of the Q8_0 block at byte `o` of the staged row at byte `base` (a multiple of 4)
@@ -300,20 +384,54 @@ fn q_operands(
     (qa, dq)
 }
 
-/// One chunk folded into the lane's rows' state. The work of row `g + 8` (its scores, softmax,
-/// P quants and accumulators) runs only where the tile has it (`hi`, wave-uniform): at `T group
-/// <= 8` (T = 1 at group 4) half of the tile is padding.
+/// One chunk folded into the lane's rows' state: [`chunk_scores`], then [`chunk_pv`].
 #[allow(clippy::too_many_arguments)]
 fn chunk_step(
     b: &mut KernelBuilder,
     c: &Ctx,
     kind: MmaKind,
     lr: &LaneRows,
-    g: Value,
-    t: Value,
+    (g, t): (Value, Value),
     chunk: Value,
-    qa: &[Value],
-    dq: &[Value],
+    (qa, dq): (&[Value], &[Value]),
+    st: &[Value],
+) -> Vec<Value> {
+    let rs = chunk_scores(b, c, kind, lr, (g, t), chunk, (qa, dq), st);
+    chunk_pv(b, c, kind, lr, (g, t), chunk, &rs, st)
+}
+
+/// Values a row of [`chunk_scores`] gives: `m'`, `a`, `l` and the lane's 8 weights.
+const ROW_SOFTMAX: usize = 3 + LANE_KEYS;
+
+/// Row `g + 8`'s `hi`: whether the tile has it (wave-uniform), `None` in a tile of 8 rows.
+fn upper_row(b: &mut KernelBuilder, lr: &LaneRows) -> Option<Value> {
+    (!lr.half).then(|| {
+        let hr = b.u32(TILE_ROWS / 2);
+        b.lt(hr, lr.tile_rows)
+    })
+}
+
+/// The chunk's first key and the lane's key `k` of it (`4t + c`, `16 + 4t + c`), relative.
+fn lane_key(b: &mut KernelBuilder, t: Value, k: u32) -> Value {
+    let four = b.u32(4);
+    let t4 = b.mul(t, four);
+    let o = b.u32(16 * (k / 4) + k % 4);
+    b.add(t4, o)
+}
+
+/// A chunk's scores and softmax of the lane's rows (steps 1 and 2 up to P): `[m', a, l, p_0..8]`
+/// of row `g`, then of row `g + 8` ([`ROW_SOFTMAX`] each). Reads K (staged or from the cache),
+/// not V. The work of row `g + 8` (here and in [`chunk_pv`]) runs only where the tile has it
+/// (`hi`, wave-uniform): at `T group <= 8` (T = 1 at group 4) half of the tile is padding.
+#[allow(clippy::too_many_arguments)]
+fn chunk_scores(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    lr: &LaneRows,
+    (g, t): (Value, Value),
+    chunk: Value,
+    (qa, dq): (&[Value], &[Value]),
     st: &[Value],
 ) -> Vec<Value> {
     let blocks = c.d / 32;
@@ -322,34 +440,18 @@ fn chunk_step(
     let one = b.u32(1);
     let last = b.sub(c.kv_len, one);
     let four = b.u32(4);
-    let t4 = b.mul(t, four);
-    // The lane's keys (unclamped, for the mask), their staged K rows and their V rows in the
-    // cache (clamped to the context: a key past it has p = 0 and reads the last key's row).
+    // The lane's keys (unclamped, for the mask) and their K rows (staged, or in the cache
+    // clamped to the context: a key past it has p = 0 and reads the last key's row).
     let rb = b.u32(c.cache.row_bytes(c.d));
     let mut keys = vec![];
     let mut bases = vec![];
-    let mut v_bases = vec![];
     for k in 0..LANE_KEYS as u32 {
-        let o = b.u32(16 * (k / 4) + k % 4);
-        let kk = b.add(t4, o);
+        let kk = lane_key(b, t, k);
         keys.push(b.add(k0, kk));
         bases.push(match lr.k_stage {
             Some((_, region)) => {
                 let kb = b.mul(kk, rb);
                 b.add(region, kb)
-            }
-            None => {
-                let key = b.add(k0, kk);
-                let kc = b.min(key, last);
-                row_base(b, c, kc)
-            }
-        });
-        v_bases.push(match lr.v_stage {
-            Some((_, region)) => {
-                let last_j = b.sub(last, k0);
-                let kc = b.min(kk, last_j);
-                let vb = b.mul(kc, rb);
-                b.add(region, vb)
             }
             None => {
                 let key = b.add(k0, kk);
@@ -385,11 +487,7 @@ fn chunk_step(
         .collect();
     let eight = b.u32(8);
     let t8 = b.mul(t, eight);
-    // Whether row g + 8 exists (wave-uniform; never in a tile of 8 rows).
-    let hi = (!lr.half).then(|| {
-        let hr = b.u32(TILE_ROWS / 2);
-        b.lt(hr, lr.tile_rows)
-    });
+    let hi = upper_row(b, lr);
     let fz = b.f32(0.0);
     let ninf = b.f32(f32::NEG_INFINITY);
     // The scores before the scale, `s[r][k]` (row g + r 8, the lane's key `k`), folded a block
@@ -462,10 +560,63 @@ fn chunk_step(
         out.extend(p);
         out
     };
-    let r0 = softmax(b, 0);
-    let idle = vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect::<Vec<_>>();
-    let r1 = upper(b, hi, |b| softmax(b, 1), idle);
-    let rs = [&r0, &r1];
+    let mut rs = softmax(b, 0);
+    let idle = idle_softmax(b);
+    rs.extend(upper(b, hi, |b| softmax(b, 1), idle));
+    rs
+}
+
+/// [`chunk_scores`]' values of a row that is not computed.
+fn idle_softmax(b: &mut KernelBuilder) -> Vec<Value> {
+    let (ninf, fz) = (b.f32(f32::NEG_INFINITY), b.f32(0.0));
+    vec![ninf, fz, fz].into_iter().chain([fz; LANE_KEYS]).collect()
+}
+
+/// A chunk's P V folded into the lane's rows' state, from [`chunk_scores`]' `rs`: P quantized a
+/// V block at a time. Reads V (staged or from the cache), not K.
+#[allow(clippy::too_many_arguments)]
+fn chunk_pv(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    kind: MmaKind,
+    lr: &LaneRows,
+    (g, t): (Value, Value),
+    chunk: Value,
+    rs: &[Value],
+    st: &[Value],
+) -> Vec<Value> {
+    let blocks = c.d / 32;
+    let ck = b.u32(CHUNK);
+    let k0 = b.mul(chunk, ck);
+    let one = b.u32(1);
+    let last = b.sub(c.kv_len, one);
+    let four = b.u32(4);
+    let rb = b.u32(c.cache.row_bytes(c.d));
+    let fz = b.f32(0.0);
+    let zc = b.i32(0);
+    let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
+    let hi = upper_row(b, lr);
+    // The lane's V rows: staged, or in the cache (both clamped to the context: a key past it has
+    // p = 0 and reads the last key's row).
+    let v_bases: Vec<Value> = (0..LANE_KEYS as u32)
+        .map(|k| {
+            let kk = lane_key(b, t, k);
+            match lr.v_stage {
+                Some((_, region)) => {
+                    let last_j = b.sub(last, k0);
+                    let kc = b.min(kk, last_j);
+                    let vb = b.mul(kc, rb);
+                    b.add(region, vb)
+                }
+                None => {
+                    let key = b.add(k0, kk);
+                    let kc = b.min(key, last);
+                    row_base(b, c, kc)
+                }
+            }
+        })
+        .collect();
+    let rs = [&rs[..ROW_SOFTMAX], &rs[ROW_SOFTMAX..]];
     let mut next = vec![fz; st.len()];
     for r in 0..2 {
         next[r] = rs[r][0];

@@ -535,7 +535,8 @@ pub(super) fn attention_order(
         (false, _, _) if order.is_i8() => {
             let m = if shape.rows == i8::TILE_ROWS { "_mma" } else { "_mma8" };
             let staged = order == Order::I8 { stage_k: true };
-            format!("{m}{}", if staged { "_lds" } else { "" })
+            // `mma8a`: the async staging's `a` below stands for `_lds`.
+            format!("{m}{}", if staged && !shape.async_k { "_lds" } else { "" })
         }
         (false, true, _) if shape.rows == short::ROWS => "_short".to_string(),
         (false, true, short::THREADS) => format!("_short_r{}", shape.rows),
@@ -743,7 +744,7 @@ pub(super) fn attention_order(
         n_kv: kv_v,
         k_lds,
         region,
-        k_second: async_k.then(|| b.u32(stage_words * 4)),
+        k_second: (async_k && !order.is_i8()).then(|| b.u32(stage_words * 4)),
         nvidia: t.family == kiln_ir::target::Family::Nvidia,
         q_lds,
         qd_lds,
