@@ -228,14 +228,21 @@ pub(super) fn combine_groups(
         });
     });
     b.barrier(BarrierKind::Lds);
-    let total = nr * groups * d;
+    // The groups' `acc`, 4 dimensions a lane and trip (16-byte LDS loads and stores to
+    // `partials`: `from.base`, `D` and the `partials` stride are multiples of 4 words); each
+    // dimension's sum as it was one a lane, so the same bits.
+    assert!(from.base.is_multiple_of(4) && d.is_multiple_of(4), "16-byte group states");
+    let v4 = Type::vector(ScalarType::U32, 4);
+    let total = nr * groups * d / 4;
     for p in 0..total.div_ceil(c.threads) {
         let pv = b.u32(p * c.threads);
         let f = b.add(c.tid, pv);
         let tv = b.u32(total);
         let inside = b.lt(f, tv);
-        let dd = b.u32(d);
+        let dd = b.u32(d / 4);
         let e = b.rem(f, dd);
+        let four = b.u32(4);
+        let e = b.mul(e, four);
         let rest = b.div(f, dd);
         let (k, j) = row_group(b, rest);
         let nm1 = b.u32(nr - 1);
@@ -247,21 +254,26 @@ pub(super) fn combine_groups(
         b.if_then(go, |b| {
             let ms = b.u32(c.w_stride);
             let kb = b.mul(k, ms);
-            let mut acc = b.f32(0.0);
+            let mut acc = [b.f32(0.0); 4];
             for i in 0..g {
                 let (here, _, read) = split(b, jg, first, i);
                 let at = from.acc(b, c, k, read);
                 let at = b.add(at, e);
-                let v = lds_load(b, c, at);
+                let v = b.load(c.k_lds, at, v4);
                 let ws = b.add(kb, read);
                 let w = b.load(c.w_lds, ws, Type::F32);
-                let a = b.fma(v, w, acc);
-                acc = b.select(here, a, acc);
+                for (x, a) in acc.iter_mut().enumerate() {
+                    let vx = b.extract(v, x as u8);
+                    let vx = b.bitcast(vx, Type::F32);
+                    let y = b.fma(vx, w, *a);
+                    *a = b.select(here, y, *a);
+                }
             }
             let gs = b.add(g0, j);
             let base = slot(b, c, global, gs);
             let at = b.add(base, e);
-            b.store(c.partials, at, acc);
+            let x = b.make_vector(&acc);
+            b.store(c.partials, at, x);
         });
     }
 }
@@ -382,6 +394,26 @@ pub(super) fn combine(
         Fold::Batched => LONG_UNROLL,
         Fold::Unrolled(n) => n,
     };
+    if let (Output::F32(out), true) = (c.out, d.is_multiple_of(4)) {
+        // 4 dimensions a lane: a quarter of the passes, one 16-byte load a state (`partials`'
+        // stride and `D` are multiples of 4 words) and one `L` a state for the 4 (each
+        // dimension's `acc` and `L` the same fmas in the same order: the same bits). Half the
+        // unroll: twice the bytes a trip of the scalar fold's.
+        let passes = (total / 4).div_ceil(c.threads);
+        for j in 0..passes {
+            let p = pair_by(b, c, rows, j, 4);
+            b.if_then(p.go, |b| {
+                let ys = fold_quad(b, c, &p, from, unroll.div_ceil(2));
+                let o = b.add(p.at, p.e);
+                for (i, &y) in ys.iter().enumerate() {
+                    let iv = b.u32(i as u32);
+                    let oi = b.add(o, iv);
+                    b.store(out, oi, y);
+                }
+            });
+        }
+        return;
+    }
     for j in 0..passes {
         let p = pair(b, c, rows, j);
         output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from, unroll));
@@ -537,14 +569,21 @@ struct Pair {
 
 /// The lane's pair of pass `j` (pairs `tid + j threads` of the `rows x D` outputs).
 fn pair(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32) -> Pair {
-    let total = rows.len() as u32 * c.d;
+    pair_by(b, c, rows, j, 1)
+}
+
+/// [`pair`] with `per` consecutive dimensions a lane (`per` divides `D`): `e` the first.
+fn pair_by(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32, per: u32) -> Pair {
+    let total = rows.len() as u32 * c.d / per;
     let jj = b.u32(j * c.threads);
     let f = b.add(c.tid, jj);
     let tv = b.u32(total);
     let inside = b.lt(f, tv);
-    let dd = b.u32(c.d);
+    let dd = b.u32(c.d / per);
     let k = b.div(f, dd);
     let e = b.rem(f, dd);
+    let pv = b.u32(per);
+    let e = b.mul(e, pv);
     // The row `k` (dynamic): its validity and places.
     let nr = b.u32(rows.len() as u32 - 1);
     let kc = b.min(k, nr);
@@ -606,6 +645,44 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
         vec![acc, sum]
     });
     b.div(sums[0], sums[1])
+}
+
+/// [`fold_unrolled`] for 4 dimensions from `p.e`: `acc / L` of each, `L` once a state.
+fn fold_quad(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Vec<Value> {
+    let (zero, one) = (b.u32(0), b.u32(1));
+    let fz = b.f32(0.0);
+    let ms = b.u32(c.w_stride);
+    let kb = b.mul(p.kc, ms);
+    let n_groups = c.n_groups(b);
+    let v4 = |t| Type::vector(t, 4);
+    let sums = b.for_range(zero, n_groups, one, unroll, &[fz; 5], |b, s, x| {
+        let ws = b.add(kb, s);
+        let w = b.load(c.w_lds, ws, Type::F32);
+        let l = b.load(c.l_lds, ws, Type::F32);
+        let v = match from {
+            States::Partials => {
+                let base = slot(b, c, p.global, s);
+                let a = b.add(base, p.e);
+                b.load(c.partials, a, v4(ScalarType::F32))
+            }
+            States::Lds(st) => {
+                assert!(st.base.is_multiple_of(4), "16-byte states in LDS");
+                let a = st.acc(b, c, p.kc, s);
+                let a = b.add(a, p.e);
+                b.load(c.k_lds, a, v4(ScalarType::U32))
+            }
+        };
+        let mut next: Vec<Value> = (0..4u8)
+            .map(|i| {
+                let vi = b.extract(v, i);
+                let vi = b.bitcast(vi, Type::F32);
+                b.fma(vi, w, x[i as usize])
+            })
+            .collect();
+        next.push(b.fma(l, w, x[4]));
+        next
+    });
+    (0..4).map(|i| b.div(sums[i], sums[4])).collect()
 }
 
 /// The fold of one pair as a loop unrolled `unroll` times (the same ops as [`fold`]): a trip of

@@ -263,8 +263,8 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 }
 
 /// A family of the i8 order: the plain Q8_0 family's ABI and parity cases; where the arch has
-/// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8_lds` first for one or two
-/// tokens from about 4K keys and for eight from 16K), else the baseline.
+/// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8a` first for one or two tokens
+/// from about 4K keys and `mma8_lds` for eight from 16K), else the baseline.
 ///
 /// Measured on an H100 (bench/results/i8-routes-h100-2026-12-06.md, us, 32 q / 8 kv heads):
 /// `mma8` beat `mma` at every case (4K T = 8 69.3 against 110.8; 32K T = 1 / 4 / 8 94.5 / 112.2
@@ -274,24 +274,29 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 /// was routed only where `T group <= 8` (one tile) and `mma` elsewhere. `mma8_lds` is also
 /// ahead with one token at 4K: 27.7 against 30.0-30.4 us in two H100 calls of 2026-12-06 (two
 /// runs each; bench/results/i8-combine-2026-12-06.md), 27.6 against 31.8 on the H200
-/// (2026-12-01), so since then it takes one or two tokens from `pos` 4000 (was 16384).
+/// (2026-12-01), so since then it took one or two tokens from `pos` 4000 (was 16384).
 ///
 /// With step 3 in two levels (thirty-ninth session, bench/results/i8-groups-2026-12-06.md, H100,
 /// two runs): `mma8_lds` / `mma8` 4K T = 1 19.1 / 22.1-22.3, T = 4 34.1-34.2 / 26.4, T = 8 45.9 /
 /// 42.2-42.4; 32K T = 1 60.0 / 87.4, T = 4 103.9-104.1 / 95.1-95.3, T = 8 148.8-149.9 /
-/// 168.1-170.4. So `mma8_lds` is listed twice: for one or two tokens from `pos` 4000, and for
+/// 168.1-170.4. So `mma8_lds` was listed twice: for one or two tokens from `pos` 4000, and for
 /// eight from `pos` 16384 (measured at 32760 only; 5-7 tokens are not measured and take `mma8`).
+///
+/// `mma8a` (forty-first session, bench/results/i8-async-2026-12-06.md, H100, four runs):
+/// `mma8a` / `mma8_lds` 4K T = 1 13.4-14.2 / 14.6-15.1, 32K T = 1 39.7-39.9 / 49.1-50.0, but
+/// 32K T = 8 137.6-140.1 / 121.6-125.8 and 4K T = 4, 8 24.0-25.2, 38.1-40.3 (`mma8` 20.4-21.1,
+/// 31.1-32.8). So `mma8a` takes the one- and two-token admission, `mma8_lds` keeps eight.
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
-    // K and V chunks staged in LDS: first at head dim 128 for one or two tokens from about 4K
-    // keys (the 4K bench case is at `pos` 4095; the figures above) and, as a second admission of
-    // the same variant, for eight from 16K; at head dim 64 last, so only taken when forced (for
-    // the bench).
+    // K and V chunks staged in LDS: at head dim 128 by async copies for one or two tokens from
+    // about 4K keys (the 4K bench case is at `pos` 4095; the figures above), by loads for eight
+    // from 16K; at head dim 64 last, so only taken when forced (for the bench).
     let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
-    let staged8 = v("mma8_lds", build_i8::<D, 4>, mma(if D == 128 { long } else { vec![] }));
     let eight = vec![("n_tokens".to_string(), 8, 8), ("pos".to_string(), 16384, u32::MAX as u64)];
-    let staged8_t8 = v("mma8_lds", build_i8::<D, 4>, mma(eight));
+    let (long, eight) = if D == 128 { (long, eight) } else { (vec![], vec![]) };
+    let staged: Vec<VariantSpec> =
+        vec![v("mma8a", build_i8::<D, 5>, mma(long)), v("mma8_lds", build_i8::<D, 4>, mma(eight))];
     let mut variants = vec![
         v("baseline", build_i8::<D, 0>, Admission::default()),
         // Tiles of 8 rows, as many as `T group` needs.
@@ -299,14 +304,9 @@ fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
         // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
         v("mma", build_i8::<D, 1>, mma(vec![])),
         v("mma_lds", build_i8::<D, 2>, mma(vec![])),
-        // `mma8_lds` with async staging (only when forced: not yet measured).
-        v("mma8a", build_i8::<D, 5>, mma(vec![])),
     ];
     let at = if D == 128 { 1 } else { variants.len() };
-    variants.insert(at, staged8);
-    if D == 128 {
-        variants.insert(at + 1, staged8_t8);
-    }
+    variants.splice(at..at, staged);
     KernelSpec {
         name,
         variants,

@@ -520,15 +520,15 @@ mod tests {
     }
 
     /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
-    /// `mma8_lds` for one or two tokens from the 4K bench case (`pos` 4095) on and for eight
-    /// from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where the arch
-    /// has no `mma`.
+    /// `mma8a` for one or two tokens from the 4K bench case (`pos` 4095) on and `mma8_lds` for
+    /// eight from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where
+    /// the arch has no `mma`.
     #[test]
     fn the_i8_routes_follow_the_measurements() {
         let d128 = "attention_decode_q8_0_i8_d128";
         for (t, pos, want) in [
-            (1, 4095, "mma8_lds"),
-            (2, 32766, "mma8_lds"),
+            (1, 4095, "mma8a"),
+            (2, 32766, "mma8a"),
             (1, 3999, "mma8"),
             (1, 100, "mma8"),
             (3, 32765, "mma8"),
