@@ -171,7 +171,7 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, staging: Staging) ->
     let order = Order::I8 { stage_k };
     let mut k = attention_order(t, wave, CacheType::Q8_0, d, shape, Io::Plain, order);
     if staging == Staging::Async && t.name == "sm_90" {
-        k.max_registers = Some(MMA8A_SM90_REGISTERS);
+        k.max_registers = Some(MMA8A_SM90_REGISTERS[usize::from(d > 64)]);
     } else if (d <= 64 || (rows < TILE_ROWS && !stage_k)) && t.name == "sm_90" {
         k.max_registers = Some(MMA_SM90_REGISTERS);
     } else if rows < TILE_ROWS && t.name == "sm_90" {
@@ -186,15 +186,15 @@ pub fn mma_kernel(t: &Target, wave: u32, d: u32, rows: u32, staging: Staging) ->
 /// sm_80's ptxas spills 8 bytes at 128, so the other archs are uncapped (142-170).
 pub const MMA_SM90_REGISTERS: u32 = 128;
 
-/// Registers a lane of `mma8_lds` at head dim 128 on sm_90: 193 uncapped (10 warps an SM), 168
-/// without spills (12; 128 spills 8 bytes).
+/// Registers a lane of `mma8_lds` at head dim 128 on sm_90: 168 uncapped since the staging's
+/// lane carries a zero the compiler cannot see (was 193, 10 warps an SM; 128 spills).
 pub const MMA8_LDS_SM90_REGISTERS: u32 = 168;
 
-/// Registers a lane of `mma8a` on sm_90 (both head dims): 220 / 213 uncapped at head dim 128 /
-/// 64, 176 without spills (11 warps an SM: 2 workgroups; 168 spills 8 bytes at 128, 128 spills
-/// 136 at 64). Async staging holds no chunk in registers, but ptxas keeps more of the copies'
-/// addresses and the split step's values than `mma8_lds`'s one block.
-pub const MMA8A_SM90_REGISTERS: u32 = 176;
+/// Registers a lane of `mma8a` on sm_90: 168 at head dim 128 (as `mma8_lds`; 12 warps an SM)
+/// and 128 at 64 (130 uncapped; 16 warps). Both fit without spills since the staging's lane
+/// carries a zero the compiler cannot see (`i8_mma::scan_async`); before, its 17 copies' offsets
+/// were hoisted out of the chunk loop and held: 220 / 213 registers uncapped.
+pub const MMA8A_SM90_REGISTERS: [u32; 2] = [128, 168];
 
 /// The kernel's body after [`super::attention_order`]'s declarations: the baseline's, or
 /// `mma`'s (a workgroup a (row tile, KV head, group of splits), `counters` for the combine).

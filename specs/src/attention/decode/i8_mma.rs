@@ -24,7 +24,7 @@ use super::i8::{
     abs_bits, chunk_bytes, load_scale, p_quant, p_scale, pack_low_bytes, quant_words, row_base,
     staged_chunks, CHUNK, TILE_ROWS,
 };
-use super::{load_q, row, slot, stage_rows, Ctx, Row, Shape};
+use super::{load_q, row, slot, stage_rows_by, Ctx, Row, Shape};
 use crate::common::{last_of_workgroups, reset_counter};
 use crate::math::{exp_sub, exp_sub_i8};
 use kiln_ir::matrix::{FragmentRole, MmaKind};
@@ -184,9 +184,15 @@ fn scan(
             b.if_then(go, |b| {
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
-                stage_rows(b, c, (c.k_cache, slot, region), k0, CHUNK, false);
+                // The lane with a zero the compiler cannot see, as in `scan_async`.
+                let c31 = b.u32(31);
+                let kz = b.shr(chunk, c31);
+                let kz = b.and(kz, c.rt_zero);
+                let lz = b.add(c.lane, kz);
+                let by = (lz, c.wave);
+                stage_rows_by(b, c, (c.k_cache, slot, region), k0, CHUNK, false, by);
                 if let Some((slot, region)) = lr.v_stage {
-                    stage_rows(b, c, (c.v_cache, slot, region), k0, CHUNK, false);
+                    stage_rows_by(b, c, (c.v_cache, slot, region), k0, CHUNK, false, by);
                 }
             });
             b.barrier(BarrierKind::Lds);
@@ -235,8 +241,9 @@ fn scan_async(
     let ck = b.u32(CHUNK);
     let c31 = b.u32(31);
     // Chunk `i` of the split: whether this wave computes it, its index, its first key and a zero
-    // the compiler cannot see (added to the copies' LDS offsets, which would otherwise be
-    // hoisted out of the loop: 34 64-bit addresses held across it, 241 registers a lane).
+    // the compiler cannot see. Added to the copies' LDS offsets and to the lane that places
+    // them: else LLVM hoists the 17 units' offsets out of the loop and holds them (220 registers
+    // a lane at head dim 128 instead of 168; 241 with the LDS offsets too, 64-bit).
     let chunk_of = |b: &mut KernelBuilder, i: Value| {
         let chunk = b.add(c0, i);
         let inside = b.lt(chunk, c.n_chunks);
@@ -248,7 +255,8 @@ fn scan_async(
     let (go0, _, k00, kz0) = chunk_of(b, zero);
     b.if_then(go0, |b| {
         let to = b.add(k_region, kz0);
-        stage_rows(b, c, (c.k_cache, k_slot, to), k00, CHUNK, true)
+        let lz = b.add(c.lane, kz0);
+        stage_rows_by(b, c, (c.k_cache, k_slot, to), k00, CHUNK, true, (lz, c.wave))
     });
     let st = b.for_range(zero, c.cps, one, 1, init, |b, i, st| {
         let (go, chunk, k0, kz) = chunk_of(b, i);
@@ -258,7 +266,8 @@ fn scan_async(
         b.barrier(BarrierKind::Lds);
         b.if_then(go, |b| {
             let to = b.add(v_region, kz);
-            stage_rows(b, c, (c.v_cache, v_slot, to), k0, CHUNK, true)
+            let lz = b.add(c.lane, kz);
+            stage_rows_by(b, c, (c.v_cache, v_slot, to), k0, CHUNK, true, (lz, c.wave))
         });
         let rs = b.if_else(
             go,
@@ -282,7 +291,8 @@ fn scan_async(
         let go1 = b.and(go1, in_split);
         b.if_then(go1, |b| {
             let to = b.add(k_region, kz1);
-            stage_rows(b, c, (c.k_cache, k_slot, to), k1, CHUNK, true)
+            let lz = b.add(c.lane, kz1);
+            stage_rows_by(b, c, (c.k_cache, k_slot, to), k1, CHUNK, true, (lz, c.wave))
         });
         b.if_else(go, |b| chunk_pv(b, c, kind, lr, (g, t), chunk, &rs, st), |_| st.to_vec())
     });

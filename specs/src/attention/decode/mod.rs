@@ -111,7 +111,7 @@ use kiln_ir::{
     Access, BarrierKind, Dim, Kernel, KernelBuilder, LdsSlot, Param, ScalarRule, ScalarType,
     ShapeExpr, Target, Type, Value,
 };
-use scan::{first_loads, scan, stage_rows};
+use scan::{first_loads, scan, stage_rows_by};
 
 /// Most splits a row's context is cut into (the workspace holds this many states a row).
 pub const MAX_SPLITS: u32 = 128;
