@@ -35,6 +35,9 @@ pub(super) enum Fold {
     /// States in `partials`: a lane with one pair in batches of [`COMBINE_LOADS`] states
     /// ([`fold`]); with more pairs `Unrolled(LONG_UNROLL)`.
     Batched,
+    /// With f32 output, 4 dimensions a lane, pass after pass, each a loop over the states
+    /// unrolled this many times ([`fold_quad`]); else as `Unrolled`.
+    Quad(u32),
 }
 
 impl Fold {
@@ -392,18 +395,17 @@ pub(super) fn combine(
             return;
         }
         Fold::Batched => LONG_UNROLL,
-        Fold::Unrolled(n) => n,
+        Fold::Unrolled(n) | Fold::Quad(n) => n,
     };
-    if let (Output::F32(out), true) = (c.out, d.is_multiple_of(4)) {
+    if let (Fold::Quad(_), Output::F32(out), true) = (how, c.out, d.is_multiple_of(4)) {
         // 4 dimensions a lane: a quarter of the passes, one 16-byte load a state (`partials`'
         // stride and `D` are multiples of 4 words) and one `L` a state for the 4 (each
-        // dimension's `acc` and `L` the same fmas in the same order: the same bits). Half the
-        // unroll: twice the bytes a trip of the scalar fold's.
+        // dimension's `acc` and `L` the same fmas in the same order: the same bits).
         let passes = (total / 4).div_ceil(c.threads);
         for j in 0..passes {
             let p = pair_by(b, c, rows, j, 4);
             b.if_then(p.go, |b| {
-                let ys = fold_quad(b, c, &p, from, unroll.div_ceil(2));
+                let ys = fold_quad(b, c, &p, from, unroll);
                 let o = b.add(p.at, p.e);
                 for (i, &y) in ys.iter().enumerate() {
                     let iv = b.u32(i as u32);
