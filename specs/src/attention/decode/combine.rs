@@ -649,54 +649,38 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
     b.div(sums[0], sums[1])
 }
 
-/// [`fold_unrolled`] for 4 dimensions from `p.e`: `acc / L` of each, `L` once a state.
-fn fold_quad(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Vec<Value> {
-    let (zero, one) = (b.u32(0), b.u32(1));
-    let fz = b.f32(0.0);
-    let ms = b.u32(c.w_stride);
-    let kb = b.mul(p.kc, ms);
-    let n_groups = c.n_groups(b);
-    let v4 = |t| Type::vector(t, 4);
-    let sums = b.for_range(zero, n_groups, one, unroll, &[fz; 5], |b, s, x| {
-        let ws = b.add(kb, s);
-        let w = b.load(c.w_lds, ws, Type::F32);
-        let l = b.load(c.l_lds, ws, Type::F32);
-        let v = match from {
-            States::Partials => {
-                let base = slot(b, c, p.global, s);
-                let a = b.add(base, p.e);
-                b.load(c.partials, a, v4(ScalarType::F32))
-            }
-            States::Lds(st) => {
-                assert!(st.base.is_multiple_of(4), "16-byte states in LDS");
-                let a = st.acc(b, c, p.kc, s);
-                let a = b.add(a, p.e);
-                b.load(c.k_lds, a, v4(ScalarType::U32))
-            }
-        };
-        let mut next: Vec<Value> = (0..4u8)
-            .map(|i| {
-                let vi = b.extract(v, i);
-                let vi = b.bitcast(vi, Type::F32);
-                b.fma(vi, w, x[i as usize])
-            })
-            .collect();
-        next.push(b.fma(l, w, x[4]));
-        next
-    });
-    (0..4).map(|i| b.div(sums[i], sums[4])).collect()
-}
-
 /// The fold of one pair as a loop unrolled `unroll` times (the same ops as [`fold`]): a trip of
 /// the unrolled body waits for one round trip to the states, but each state of the remainder
 /// (`n_groups % unroll`) for one of its own.
 fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Value {
+    fold_dims(b, c, p, from, unroll, 1)[0]
+}
+
+/// [`fold_unrolled`] for 4 dimensions from `p.e` (one 16-byte load a state, `L` once a state
+/// for the 4): `acc / L` of each.
+fn fold_quad(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Vec<Value> {
+    fold_dims(b, c, p, from, unroll, 4)
+}
+
+/// The fold of `n` (1 or 4) consecutive dimensions from `p.e` over the states, unrolled
+/// `unroll` times: each dimension's `acc = fma(acc_g, w_g, acc)` and the shared `L = fma(L_g,
+/// w_g, L)`, then `acc / L`.
+fn fold_dims(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    p: &Pair,
+    from: States,
+    unroll: u32,
+    n: u32,
+) -> Vec<Value> {
     let (zero, one) = (b.u32(0), b.u32(1));
     let fz = b.f32(0.0);
     let ms = b.u32(c.w_stride);
     let kb = b.mul(p.kc, ms);
     let n_groups = c.n_groups(b);
-    let sums = b.for_range(zero, n_groups, one, unroll, &[fz, fz], |b, s, x| {
+    let ty = |t| if n == 1 { Type::scalar(t) } else { Type::vector(t, n as u8) };
+    let init = vec![fz; n as usize + 1];
+    let sums = b.for_range(zero, n_groups, one, unroll, &init, |b, s, x| {
         let ws = b.add(kb, s);
         let w = b.load(c.w_lds, ws, Type::F32);
         let l = b.load(c.l_lds, ws, Type::F32);
@@ -704,15 +688,28 @@ fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll:
             States::Partials => {
                 let base = slot(b, c, p.global, s);
                 let a = b.add(base, p.e);
-                b.load(c.partials, a, Type::F32)
+                b.load(c.partials, a, ty(ScalarType::F32))
             }
             States::Lds(st) => {
+                assert!(n == 1 || st.base.is_multiple_of(4), "16-byte states in LDS");
                 let a = st.acc(b, c, p.kc, s);
                 let a = b.add(a, p.e);
-                lds_load(b, c, a)
+                b.load(c.k_lds, a, ty(ScalarType::U32))
             }
         };
-        vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
+        let mut next: Vec<Value> = (0..n as u8)
+            .map(|i| {
+                let vi = if n == 1 { v } else { b.extract(v, i) };
+                let vi = match from {
+                    States::Lds(_) => b.bitcast(vi, Type::F32),
+                    States::Partials => vi,
+                };
+                b.fma(vi, w, x[i as usize])
+            })
+            .collect();
+        next.push(b.fma(l, w, x[n as usize]));
+        next
     });
-    b.div(sums[0], sums[1])
+    let sum = sums[n as usize];
+    (0..n as usize).map(|i| b.div(sums[i], sum)).collect()
 }

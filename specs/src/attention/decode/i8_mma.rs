@@ -423,12 +423,50 @@ fn upper_row(b: &mut KernelBuilder, lr: &LaneRows) -> Option<Value> {
     })
 }
 
-/// The chunk's first key and the lane's key `k` of it (`4t + c`, `16 + 4t + c`), relative.
+/// The lane's key `k` of the chunk (`4t + c`, `16 + 4t + c`), relative to its first.
 fn lane_key(b: &mut KernelBuilder, t: Value, k: u32) -> Value {
     let four = b.u32(4);
     let t4 = b.mul(t, four);
     let o = b.u32(16 * (k / 4) + k % 4);
     b.add(t4, o)
+}
+
+/// The byte offsets of the lane's keys' rows (chunk from key `k0`, context's last key `last`):
+/// in the staged chunk (`stage`; clamped to the context where `clamp`), else in the cache
+/// (clamped: a key past the context has p = 0 and reads the last key's row).
+#[allow(clippy::too_many_arguments)]
+fn lane_rows(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    stage: Option<(LdsSlot, Value)>,
+    t: Value,
+    k0: Value,
+    last: Value,
+    clamp: bool,
+) -> Vec<Value> {
+    let rb = b.u32(c.cache.row_bytes(c.d));
+    (0..LANE_KEYS as u32)
+        .map(|k| {
+            let kk = lane_key(b, t, k);
+            match stage {
+                Some((_, region)) => {
+                    let kc = if clamp {
+                        let last_j = b.sub(last, k0);
+                        b.min(kk, last_j)
+                    } else {
+                        kk
+                    };
+                    let kb = b.mul(kc, rb);
+                    b.add(region, kb)
+                }
+                None => {
+                    let key = b.add(k0, kk);
+                    let kc = b.min(key, last);
+                    row_base(b, c, kc)
+                }
+            }
+        })
+        .collect()
 }
 
 /// A chunk's scores and softmax of the lane's rows (steps 1 and 2 up to P): `[m', a, l, p_0..8]`
@@ -452,26 +490,15 @@ fn chunk_scores(
     let one = b.u32(1);
     let last = b.sub(c.kv_len, one);
     let four = b.u32(4);
-    // The lane's keys (unclamped, for the mask) and their K rows (staged, or in the cache
-    // clamped to the context: a key past it has p = 0 and reads the last key's row).
+    // The lane's keys (unclamped, for the mask) and their K rows.
     let rb = b.u32(c.cache.row_bytes(c.d));
-    let mut keys = vec![];
-    let mut bases = vec![];
-    for k in 0..LANE_KEYS as u32 {
-        let kk = lane_key(b, t, k);
-        keys.push(b.add(k0, kk));
-        bases.push(match lr.k_stage {
-            Some((_, region)) => {
-                let kb = b.mul(kk, rb);
-                b.add(region, kb)
-            }
-            None => {
-                let key = b.add(k0, kk);
-                let kc = b.min(key, last);
-                row_base(b, c, kc)
-            }
-        });
-    }
+    let keys: Vec<Value> = (0..LANE_KEYS as u32)
+        .map(|k| {
+            let kk = lane_key(b, t, k);
+            b.add(k0, kk)
+        })
+        .collect();
+    let bases = lane_rows(b, c, lr.k_stage, t, k0, last, false);
     // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
     let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
@@ -603,31 +630,12 @@ fn chunk_pv(
     let one = b.u32(1);
     let last = b.sub(c.kv_len, one);
     let four = b.u32(4);
-    let rb = b.u32(c.cache.row_bytes(c.d));
     let fz = b.f32(0.0);
     let zc = b.i32(0);
     let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
     let hi = upper_row(b, lr);
-    // The lane's V rows: staged, or in the cache (both clamped to the context: a key past it has
-    // p = 0 and reads the last key's row).
-    let v_bases: Vec<Value> = (0..LANE_KEYS as u32)
-        .map(|k| {
-            let kk = lane_key(b, t, k);
-            match lr.v_stage {
-                Some((_, region)) => {
-                    let last_j = b.sub(last, k0);
-                    let kc = b.min(kk, last_j);
-                    let vb = b.mul(kc, rb);
-                    b.add(region, vb)
-                }
-                None => {
-                    let key = b.add(k0, kk);
-                    let kc = b.min(key, last);
-                    row_base(b, c, kc)
-                }
-            }
-        })
-        .collect();
+    // The lane's V rows (the staged ones clamped too).
+    let v_bases = lane_rows(b, c, lr.v_stage, t, k0, last, true);
     let rs = [&rs[..ROW_SOFTMAX], &rs[ROW_SOFTMAX..]];
     let mut next = vec![fz; st.len()];
     for r in 0..2 {
