@@ -672,14 +672,21 @@ mod tests {
         }
     }
 
-    /// A variant listed twice (two admission boxes, as the i8 decode attention lists
-    /// `mma8_lds`): each entry is tried in its place, and the explanation gives each its reason.
+    /// A variant listed twice (two admission boxes, as the i8 decode attention listed
+    /// `mma8_lds` from the thirty-ninth to the fortieth session; here its eight-token entry with
+    /// a second, for one or two tokens, put first): each entry is tried in its place, and the
+    /// explanation gives each its reason.
     #[test]
     fn a_variant_with_two_admissions_is_taken_by_either() {
-        let spec = kiln_specs::attention::decode::specs()
+        let mut spec = kiln_specs::attention::decode::specs()
             .into_iter()
             .find(|f| f.name == "attention_decode_q8_0_i8_d128")
             .expect("the family");
+        let mut twice =
+            spec.variants.iter().find(|v| v.name == "mma8_lds").cloned().expect("mma8_lds");
+        twice.admit.shapes =
+            vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
+        spec.variants.insert(1, twice);
         let router = Router::new(spec.routes());
         let o = Overrides::none();
         let all = |_: &str| true;
