@@ -139,10 +139,8 @@ pub(super) fn body(
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             let rows = tile_of(b);
             // 32 states a trip: 4-9% faster than 16 at every bench case on an H100
-            // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6). 4 dimensions a lane
-            // with 16 a trip: the same bytes in flight (forty-first session; the `rR` variants
-            // keep one dimension a lane: at 128 registers `r4x2` spills 16 bytes on sm_86).
-            let how = Fold::Quad(LONG_UNROLL / 2);
+            // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
+            let how = Fold::Unrolled(LONG_UNROLL);
             combine(b, c, &rows, wave_id, shape.waves, States::Partials, how);
             reset_counter(b, c.tid, counters, counter);
         });
@@ -423,6 +421,14 @@ fn upper_row(b: &mut KernelBuilder, lr: &LaneRows) -> Option<Value> {
     })
 }
 
+/// The chunk's first key and the context's last.
+fn chunk_keys(b: &mut KernelBuilder, c: &Ctx, chunk: Value) -> (Value, Value) {
+    let ck = b.u32(CHUNK);
+    let k0 = b.mul(chunk, ck);
+    let one = b.u32(1);
+    (k0, b.sub(c.kv_len, one))
+}
+
 /// The lane's key `k` of the chunk (`4t + c`, `16 + 4t + c`), relative to its first.
 fn lane_key(b: &mut KernelBuilder, t: Value, k: u32) -> Value {
     let four = b.u32(4);
@@ -485,10 +491,7 @@ fn chunk_scores(
     st: &[Value],
 ) -> Vec<Value> {
     let blocks = c.d / 32;
-    let ck = b.u32(CHUNK);
-    let k0 = b.mul(chunk, ck);
-    let one = b.u32(1);
-    let last = b.sub(c.kv_len, one);
+    let (k0, last) = chunk_keys(b, c, chunk);
     let four = b.u32(4);
     // The lane's keys (unclamped, for the mask) and their K rows.
     let rb = b.u32(c.cache.row_bytes(c.d));
@@ -625,10 +628,7 @@ fn chunk_pv(
     st: &[Value],
 ) -> Vec<Value> {
     let blocks = c.d / 32;
-    let ck = b.u32(CHUNK);
-    let k0 = b.mul(chunk, ck);
-    let one = b.u32(1);
-    let last = b.sub(c.kv_len, one);
+    let (k0, last) = chunk_keys(b, c, chunk);
     let four = b.u32(4);
     let fz = b.f32(0.0);
     let zc = b.i32(0);
