@@ -57,10 +57,11 @@
 //!   255, so twice the warps an SM; more rows take more tiles.
 //! - `mma_lds`: `mma` with each chunk's K rows staged in LDS by coalesced loads (two barriers a
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
-//!   in the chunk's arithmetic). `mma8_lds` is routed first at head dim 128 for one or two tokens
-//!   from about 4K keys (`pos >= 4000`) and for eight from `pos >= 16384` (listed twice: two
-//!   admissions); `mma` and `mma_lds` come after `mma8`, so only forced calls take them (the
-//!   bench). The figures are in `family.rs` (`i8_family`).
+//!   in the chunk's arithmetic); `mma8a`: `mma8_lds` with the chunks staged by async copies,
+//!   each half a step ahead of the arithmetic that reads it. At head dim 128 `mma8a` is routed
+//!   first for one or two tokens from about 4K keys (`pos >= 4000`), then `mma8_lds` for eight
+//!   from `pos >= 16384`; `mma` and `mma_lds` come after `mma8`, so only forced calls take them
+//!   (the bench). The figures are in `family.rs` (`i8_family`).
 
 use super::combine::combine_direct;
 use super::i8_mma;
