@@ -264,7 +264,7 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 
 /// A family of the i8 order: the plain Q8_0 family's ABI and parity cases; where the arch has
 /// `mma` (NVIDIA sm_80+) `mma8` routed (and at head dim 128 `mma8a` first for one or two tokens
-/// from about 4K keys and `mma8_lds` for eight from 16K), else the baseline.
+/// from about 4K keys and for eight from 16K), else the baseline.
 ///
 /// Measured on an H100 (bench/results/i8-routes-h100-2026-12-06.md, us, 32 q / 8 kv heads):
 /// `mma8` beat `mma` at every case (4K T = 8 69.3 against 110.8; 32K T = 1 / 4 / 8 94.5 / 112.2
@@ -286,24 +286,35 @@ fn build_i8<const D: u32, const V: u8>(t: &Target, wave: u32) -> Kernel {
 /// `mma8a` / `mma8_lds` 4K T = 1 13.4-14.2 / 14.6-15.1, 32K T = 1 39.7-39.9 / 49.1-50.0, but
 /// 32K T = 8 137.6-140.1 / 121.6-125.8 and 4K T = 4, 8 24.0-25.2, 38.1-40.3 (`mma8` 20.4-21.1,
 /// 31.1-32.8). So `mma8a` takes the one- and two-token admission, `mma8_lds` keeps eight.
+///
+/// The committed `mma8a` (168 registers, 12 warps an SM; the one above had 176) on the H200
+/// (forty-second session, bench/results/h200-2026-12-06b.md, two runs): 32K T = 8 113.1-114.1
+/// against `mma8_lds` 123.4-123.6 and `mma8` 131.8-132.1, so `mma8a` takes eight tokens from 16K
+/// as well (listed twice) and `mma8_lds` is only forced. At 32K T = 4 it ties `mma8` (74.5
+/// against 73.5-74.1), at 4K T = 8 it is behind (32.7 against 31.6-31.7): `mma8` keeps them.
 fn i8_family<const D: u32>(name: &'static str) -> KernelSpec {
     let v = |name, build: crate::BuildFn, admit| VariantSpec { name, build, admit };
     let mma = |shapes| Admission { archs: i8::mma_archs(), shapes };
-    // K and V chunks staged in LDS: at head dim 128 by async copies for one or two tokens from
-    // about 4K keys (the 4K bench case is at `pos` 4095; the figures above), by loads for eight
-    // from 16K; at head dim 64 last, so only taken when forced (for the bench).
+    // K and V chunks staged in LDS by async copies: at head dim 128 for one or two tokens from
+    // about 4K keys (the 4K bench case is at `pos` 4095; the figures above) and for eight from
+    // 16K (the variant listed twice); at head dim 64 last, so only taken when forced (for the
+    // bench). `mma8_lds` (staged by loads) is only forced.
     let long = vec![("n_tokens".to_string(), 1, 2), ("pos".to_string(), 4000, u32::MAX as u64)];
     let eight = vec![("n_tokens".to_string(), 8, 8), ("pos".to_string(), 16384, u32::MAX as u64)];
-    let (long, eight) = if D == 128 { (long, eight) } else { (vec![], vec![]) };
-    let staged: Vec<VariantSpec> =
-        vec![v("mma8a", build_i8::<D, 5>, mma(long)), v("mma8_lds", build_i8::<D, 4>, mma(eight))];
+    let staged: Vec<VariantSpec> = if D == 128 {
+        vec![v("mma8a", build_i8::<D, 5>, mma(long)), v("mma8a", build_i8::<D, 5>, mma(eight))]
+    } else {
+        vec![v("mma8a", build_i8::<D, 5>, mma(vec![]))]
+    };
     let mut variants = vec![
         v("baseline", build_i8::<D, 0>, Admission::default()),
         // Tiles of 8 rows, as many as `T group` needs.
         v("mma8", build_i8::<D, 3>, mma(vec![])),
-        // Tiles of 16 rows (after `mma8`, which takes every call: for the bench).
+        // After `mma8`, which takes every call: for the bench. Tiles of 16 rows, and 8 rows
+        // staged by loads.
         v("mma", build_i8::<D, 1>, mma(vec![])),
         v("mma_lds", build_i8::<D, 2>, mma(vec![])),
+        v("mma8_lds", build_i8::<D, 4>, mma(vec![])),
     ];
     let at = if D == 128 { 1 } else { variants.len() };
     variants.splice(at..at, staged);

@@ -59,8 +59,8 @@
 //!   chunk), `mma8_lds`: `mma8` with K and V rows staged (no quant or scale load from the cache
 //!   in the chunk's arithmetic); `mma8a`: `mma8_lds` with the chunks staged by async copies,
 //!   each half a step ahead of the arithmetic that reads it. At head dim 128 `mma8a` is routed
-//!   first for one or two tokens from about 4K keys (`pos >= 4000`), then `mma8_lds` for eight
-//!   from `pos >= 16384`; `mma` and `mma_lds` come after `mma8`, so only forced calls take them
+//!   first for one or two tokens from about 4K keys (`pos >= 4000`) and for eight from `pos >=
+//!   16384`; `mma`, `mma_lds` and `mma8_lds` come after `mma8`, so only forced calls take them
 //!   (the bench). The figures are in `family.rs` (`i8_family`).
 
 use super::combine::combine_direct;
@@ -521,9 +521,9 @@ mod tests {
     }
 
     /// The routes the H100 and H200 figures chose (`family.rs`, `i8_family`): at head dim 128
-    /// `mma8a` for one or two tokens from the 4K bench case (`pos` 4095) on and `mma8_lds` for
-    /// eight from `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where
-    /// the arch has no `mma`.
+    /// `mma8a` for one or two tokens from the 4K bench case (`pos` 4095) on and for eight from
+    /// `pos` 16384, `mma8` for the rest; at head dim 64 `mma8`; the baseline where the arch has
+    /// no `mma`.
     #[test]
     fn the_i8_routes_follow_the_measurements() {
         let d128 = "attention_decode_q8_0_i8_d128";
@@ -534,8 +534,8 @@ mod tests {
             (1, 100, "mma8"),
             (3, 32765, "mma8"),
             (4, 4092, "mma8"),
-            (8, 32760, "mma8_lds"),
-            (8, 16384, "mma8_lds"),
+            (8, 32760, "mma8a"),
+            (8, 16384, "mma8a"),
             (8, 16383, "mma8"),
             (8, 4088, "mma8"),
             (7, 32761, "mma8"),

@@ -185,9 +185,7 @@ fn scan(
                 let ck = b.u32(CHUNK);
                 let k0 = b.mul(chunk, ck);
                 // The lane with a zero the compiler cannot see, as in `scan_async`.
-                let c31 = b.u32(31);
-                let kz = b.shr(chunk, c31);
-                let kz = b.and(kz, c.rt_zero);
+                let kz = c.opaque_zero(b, chunk);
                 let lz = b.add(c.lane, kz);
                 let by = (lz, c.wave);
                 stage_rows_by(b, c, (c.k_cache, slot, region), k0, CHUNK, false, by);
@@ -203,9 +201,7 @@ fn scan(
                 // q's operands are read from LDS in every chunk, with an index that carries a
                 // zero the compiler cannot see (`n_tokens <= 8`): held across the loop, they
                 // cost 24 registers.
-                let c31 = b.u32(31);
-                let kz = b.shr(chunk, c31);
-                let kz = b.and(kz, c.rt_zero);
+                let kz = c.opaque_zero(b, chunk);
                 let (qa, dq) = q_operands(b, c, kind, lr.half, g, t, kz);
                 chunk_step(b, c, kind, lr, (g, t), chunk, (&qa, &dq), st)
             },
@@ -239,7 +235,6 @@ fn scan_async(
     };
     let (zero, one) = (b.u32(0), b.u32(1));
     let ck = b.u32(CHUNK);
-    let c31 = b.u32(31);
     // Chunk `i` of the split: whether this wave computes it, its index, its first key and a zero
     // the compiler cannot see. Added to the copies' LDS offsets and to the lane that places
     // them: else LLVM hoists the 17 units' offsets out of the loop and holds them (220 registers
@@ -248,8 +243,7 @@ fn scan_async(
         let chunk = b.add(c0, i);
         let inside = b.lt(chunk, c.n_chunks);
         let go = b.and(mine, inside);
-        let kz = b.shr(chunk, c31);
-        let kz = b.and(kz, c.rt_zero);
+        let kz = c.opaque_zero(b, chunk);
         (go, chunk, b.mul(chunk, ck), kz)
     };
     let (go0, _, k00, kz0) = chunk_of(b, zero);

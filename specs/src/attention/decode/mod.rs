@@ -272,6 +272,15 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// `(x >> 31) & rt_zero`: zero, but a value the compiler cannot see is zero and that changes
+    /// with `x` (a loop's key or chunk). Added to an index inside a loop, it keeps the address
+    /// arithmetic there instead of hoisted out and held in registers across the loop.
+    fn opaque_zero(&self, b: &mut KernelBuilder, x: Value) -> Value {
+        let c31 = b.u32(31);
+        let z = b.shr(x, c31);
+        b.and(z, self.rt_zero)
+    }
+
     /// The lane that writes a split's `m` and `l`: lane 0 of its wave (of its first wave,
     /// [`Shape::across`]: every wave of the split holds them).
     fn state_writer(&self, b: &mut KernelBuilder) -> Value {

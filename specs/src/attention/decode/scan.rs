@@ -50,9 +50,7 @@ pub(super) fn block_dots(
     // The q loads' index carries a zero that changes with the key (`(key >> 31) & (n_tokens >>
     // 4)`: `n_tokens <= 8` is an ABI rule), so the compiler keeps them in the chunk loop
     // instead of hoisting all of q into registers (which spills on every arch).
-    let c31 = b.u32(31);
-    let kz = b.shr(key, c31);
-    let kz = b.and(kz, c.rt_zero);
+    let kz = c.opaque_zero(b, key);
     let fz = b.f32(0.0);
     let mut sums: Vec<Vec<Value>> = vec![vec![fz; rows as usize]; blocks.len()];
     let mut fold = |b: &mut KernelBuilder, d0: u32, xs: &[Value]| {
