@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws a GEMV results table (kiln, llama.cpp, cuBLAS bf16, floor) as a PNG.
-Usage: gemv_chart.py OUT.png [h200-2026-11-30 | h100-2026-12-06] (default the first): the
-figures are the ones in bench/results/gemv-h200-2026-11-30.md or gemv-h100-2026-12-06.md."""
+Usage: gemv_chart.py OUT.png [h200-2026-11-30 | h100-2026-12-06 | h200-2026-12-06] (default the
+first): the figures are the ones in bench/results/gemv-h200-2026-11-30.md,
+gemv-h100-2026-12-06.md or h200-2026-12-06b.md."""
 import sys
 
 import matplotlib
@@ -36,8 +37,25 @@ ROWS_H100 = {
     "MoE Qwen3 T=1": (5.97, 9.10, None, 4.45),
     "MoE Qwen3 T=8": (34.48, 39.49, None, 28.95),
 }
+# On an H200, 2026-12-06 (forty-second session, bench/results/h200-2026-12-06b.md): kiln's routed
+# variant (the sound package: activations loaded after the grid-dependency wait), llama.cpp's
+# peer-bench in the same call; floor at the call's 4225 GB/s.
+ROWS_H200_B = {
+    "Q8_0 14336 T=1": (15.67, 22.88, None, 14.78),
+    "Q8_0 14336 T=8": (18.76, 44.23, None, 14.88),
+    "Q8_0 4096 T=1": (5.48, 8.60, None, 4.22),
+    "Q8_0 4096 T=8": (8.68, 16.31, None, 4.26),
+    "Q4_0 14336 T=1": (8.90, 16.85, None, 7.83),
+    "Q4_1 14336 T=1": (9.99, 14.84, None, 8.70),
+    "MoE Qwen3 T=1": (5.37, 8.71, None, 3.17),
+    "MoE Qwen3 T=8": (24.86, 32.77, None, 20.62),
+}
 # Per results file: its rows, the GPU and the call's copy bandwidth (GB/s).
-TABLES = {"h200-2026-11-30": (ROWS, "H200", 4219), "h100-2026-12-06": (ROWS_H100, "H100", 2999)}
+TABLES = {
+    "h200-2026-11-30": (ROWS, "H200", 4219),
+    "h100-2026-12-06": (ROWS_H100, "H100", 2999),
+    "h200-2026-12-06": (ROWS_H200_B, "H200", 4225),
+}
 which = sys.argv[2] if len(sys.argv) > 2 else "h200-2026-11-30"
 if which not in TABLES:
     sys.exit(f"gemv_chart.py: unknown table {which!r} ({' or '.join(TABLES)})")
