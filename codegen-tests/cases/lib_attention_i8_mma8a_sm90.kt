@@ -3,7 +3,7 @@
 ; (17 eight-byte copies a lane) before the loop; in the loop: wait for it (wait_group 0) and
 ; the barrier, the chunk's V copies, the 16 mma.sync of the scores; wait for the V and the
 ; barrier, the next chunk's K copies, the 16 mma.sync of P V. No global load or shared store in
-; the loop (the rows land by the copies), no local memory (168 registers).
+; the loop (the rows land by the copies), no local memory (164 registers).
 ; kernel: attention_decode_q8_0_i8_d128
 ; variant: mma8a
 ; arch: sm_90

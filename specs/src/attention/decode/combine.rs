@@ -35,6 +35,9 @@ pub(super) enum Fold {
     /// States in `partials`: a lane with one pair in batches of [`COMBINE_LOADS`] states
     /// ([`fold`]); with more pairs `Unrolled(LONG_UNROLL)`.
     Batched,
+    /// With f32 output, 4 dimensions a lane, pass after pass, each a loop over the states
+    /// unrolled this many times ([`fold_quad`]); else as `Unrolled`.
+    Quad(u32),
 }
 
 impl Fold {
@@ -392,8 +395,27 @@ pub(super) fn combine(
             return;
         }
         Fold::Batched => LONG_UNROLL,
-        Fold::Unrolled(n) => n,
+        Fold::Unrolled(n) | Fold::Quad(n) => n,
     };
+    if let (Fold::Quad(_), Output::F32(out), true) = (how, c.out, d.is_multiple_of(4)) {
+        // 4 dimensions a lane: a quarter of the passes, one 16-byte load a state (`partials`'
+        // stride and `D` are multiples of 4 words) and one `L` a state for the 4 (each
+        // dimension's `acc` and `L` the same fmas in the same order: the same bits).
+        let passes = (total / 4).div_ceil(c.threads);
+        for j in 0..passes {
+            let p = pair_by(b, c, rows, j, 4);
+            b.if_then(p.go, |b| {
+                let ys = fold_quad(b, c, &p, from, unroll);
+                let o = b.add(p.at, p.e);
+                for (i, &y) in ys.iter().enumerate() {
+                    let iv = b.u32(i as u32);
+                    let oi = b.add(o, iv);
+                    b.store(out, oi, y);
+                }
+            });
+        }
+        return;
+    }
     for j in 0..passes {
         let p = pair(b, c, rows, j);
         output(b, c, total, &p, |b| fold_unrolled(b, c, &p, from, unroll));
@@ -549,14 +571,21 @@ struct Pair {
 
 /// The lane's pair of pass `j` (pairs `tid + j threads` of the `rows x D` outputs).
 fn pair(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32) -> Pair {
-    let total = rows.len() as u32 * c.d;
+    pair_by(b, c, rows, j, 1)
+}
+
+/// [`pair`] with `per` consecutive dimensions a lane (`per` divides `D`): `e` the first.
+fn pair_by(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], j: u32, per: u32) -> Pair {
+    let total = rows.len() as u32 * c.d / per;
     let jj = b.u32(j * c.threads);
     let f = b.add(c.tid, jj);
     let tv = b.u32(total);
     let inside = b.lt(f, tv);
-    let dd = b.u32(c.d);
+    let dd = b.u32(c.d / per);
     let k = b.div(f, dd);
     let e = b.rem(f, dd);
+    let pv = b.u32(per);
+    let e = b.mul(e, pv);
     // The row `k` (dynamic): its validity and places.
     let nr = b.u32(rows.len() as u32 - 1);
     let kc = b.min(k, nr);
@@ -624,12 +653,34 @@ fn fold(b: &mut KernelBuilder, c: &Ctx, rows: &[Row], p: &Pair) -> Value {
 /// the unrolled body waits for one round trip to the states, but each state of the remainder
 /// (`n_groups % unroll`) for one of its own.
 fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Value {
+    fold_dims(b, c, p, from, unroll, 1)[0]
+}
+
+/// [`fold_unrolled`] for 4 dimensions from `p.e` (one 16-byte load a state, `L` once a state
+/// for the 4): `acc / L` of each.
+fn fold_quad(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll: u32) -> Vec<Value> {
+    fold_dims(b, c, p, from, unroll, 4)
+}
+
+/// The fold of `n` (1 or 4) consecutive dimensions from `p.e` over the states, unrolled
+/// `unroll` times: each dimension's `acc = fma(acc_g, w_g, acc)` and the shared `L = fma(L_g,
+/// w_g, L)`, then `acc / L`.
+fn fold_dims(
+    b: &mut KernelBuilder,
+    c: &Ctx,
+    p: &Pair,
+    from: States,
+    unroll: u32,
+    n: u32,
+) -> Vec<Value> {
     let (zero, one) = (b.u32(0), b.u32(1));
     let fz = b.f32(0.0);
     let ms = b.u32(c.w_stride);
     let kb = b.mul(p.kc, ms);
     let n_groups = c.n_groups(b);
-    let sums = b.for_range(zero, n_groups, one, unroll, &[fz, fz], |b, s, x| {
+    let ty = |t| if n == 1 { Type::scalar(t) } else { Type::vector(t, n as u8) };
+    let init = vec![fz; n as usize + 1];
+    let sums = b.for_range(zero, n_groups, one, unroll, &init, |b, s, x| {
         let ws = b.add(kb, s);
         let w = b.load(c.w_lds, ws, Type::F32);
         let l = b.load(c.l_lds, ws, Type::F32);
@@ -637,15 +688,28 @@ fn fold_unrolled(b: &mut KernelBuilder, c: &Ctx, p: &Pair, from: States, unroll:
             States::Partials => {
                 let base = slot(b, c, p.global, s);
                 let a = b.add(base, p.e);
-                b.load(c.partials, a, Type::F32)
+                b.load(c.partials, a, ty(ScalarType::F32))
             }
             States::Lds(st) => {
+                assert!(n == 1 || st.base.is_multiple_of(4), "16-byte states in LDS");
                 let a = st.acc(b, c, p.kc, s);
                 let a = b.add(a, p.e);
-                lds_load(b, c, a)
+                b.load(c.k_lds, a, ty(ScalarType::U32))
             }
         };
-        vec![b.fma(v, w, x[0]), b.fma(l, w, x[1])]
+        let mut next: Vec<Value> = (0..n as u8)
+            .map(|i| {
+                let vi = if n == 1 { v } else { b.extract(v, i) };
+                let vi = match from {
+                    States::Lds(_) => b.bitcast(vi, Type::F32),
+                    States::Partials => vi,
+                };
+                b.fma(vi, w, x[i as usize])
+            })
+            .collect();
+        next.push(b.fma(l, w, x[n as usize]));
+        next
     });
-    b.div(sums[0], sums[1])
+    let sum = sums[n as usize];
+    (0..n as usize).map(|i| b.div(sums[i], sum)).collect()
 }

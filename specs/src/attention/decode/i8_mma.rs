@@ -139,8 +139,11 @@ pub(super) fn body(
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             let rows = tile_of(b);
             // 32 states a trip: 4-9% faster than 16 at every bench case on an H100
-            // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6).
-            let how = Fold::Unrolled(LONG_UNROLL);
+            // (bench/results/i8-combine-2026-12-06.md, calls 5 and 6). 4 dimensions a lane
+            // with 16 a trip: the same bytes in flight, a quarter of the passes (the `rR`
+            // variants keep one dimension a lane: at 128 registers `r4x2` spills 16 bytes on
+            // sm_86).
+            let how = Fold::Quad(LONG_UNROLL / 2);
             combine(b, c, &rows, wave_id, shape.waves, States::Partials, how);
             reset_counter(b, c.tid, counters, counter);
         });
