@@ -435,13 +435,12 @@ fn lane_key(b: &mut KernelBuilder, t: Value, k: u32) -> Value {
 }
 
 /// The byte offsets of the lane's keys' rows (chunk from key `k0`, context's last key `last`):
-/// in the staged chunk (`stage`; clamped to the context where `clamp`), else in the cache
-/// (clamped: a key past the context has p = 0 and reads the last key's row).
-#[allow(clippy::too_many_arguments)]
+/// in the staged chunk's LDS region (`staged`; clamped to the context where `clamp`), else in
+/// the cache (clamped: a key past the context has p = 0 and reads the last key's row).
 fn lane_rows(
     b: &mut KernelBuilder,
     c: &Ctx,
-    stage: Option<(LdsSlot, Value)>,
+    staged: Option<Value>,
     t: Value,
     k0: Value,
     last: Value,
@@ -451,8 +450,8 @@ fn lane_rows(
     (0..LANE_KEYS as u32)
         .map(|k| {
             let kk = lane_key(b, t, k);
-            match stage {
-                Some((_, region)) => {
+            match staged {
+                Some(region) => {
                     let kc = if clamp {
                         let last_j = b.sub(last, k0);
                         b.min(kk, last_j)
@@ -498,7 +497,7 @@ fn chunk_scores(
             b.add(k0, kk)
         })
         .collect();
-    let bases = lane_rows(b, c, lr.k_stage, t, k0, last, false);
+    let bases = lane_rows(b, c, lr.k_stage.map(|(_, r)| r), t, k0, last, false);
     // Step 1: the integer dot products of every block and key tile (C of rows g, g + 8).
     let zc = b.i32(0);
     let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
@@ -632,7 +631,7 @@ fn chunk_pv(
     let zero_c = b.fragment_splat(kind, FragmentRole::C, zc);
     let hi = upper_row(b, lr);
     // The lane's V rows (the staged ones clamped too).
-    let v_bases = lane_rows(b, c, lr.v_stage, t, k0, last, true);
+    let v_bases = lane_rows(b, c, lr.v_stage.map(|(_, r)| r), t, k0, last, true);
     let rs = [&rs[..ROW_SOFTMAX], &rs[ROW_SOFTMAX..]];
     let mut next = vec![fz; st.len()];
     for r in 0..2 {
