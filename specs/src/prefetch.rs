@@ -146,3 +146,28 @@ pub fn rows(
         }
     }
 }
+
+/// Prefetches blocks `from..nb` of row `row` of `w` (`u32`, `from < nb`), with a wave's `lanes`
+/// lanes (`lane` the lane's index; [`range`] a buffer, at most [`MAX_BYTES`] of each).
+pub fn row_tail(
+    b: &mut KernelBuilder,
+    w: &Weights,
+    row: Value,
+    (from, nb): (Value, Value),
+    lane: Value,
+    lanes: u32,
+) {
+    let nb = b.convert(nb, Type::U64);
+    let from = b.convert(from, Type::U64);
+    let row = b.convert(row, Type::U64);
+    let left = b.sub(nb, from);
+    for (p, per) in streams(w) {
+        let per = b.u64(per);
+        let row_bytes = b.mul(nb, per);
+        let base = b.mul(row, row_bytes);
+        let skip = b.mul(from, per);
+        let base = b.add(base, skip);
+        let bytes = b.mul(left, per);
+        range(b, p, base, bytes, lane, lanes);
+    }
+}

@@ -487,16 +487,18 @@ mod tests {
         };
         assert_eq!(s.values_of(&knobs(&[1, 2, 8, 2])).unwrap(), [1, 2, 8, 2, 0]);
         assert_eq!(s.values_of(&knobs(&[1, 2, 8, 2, 1])).unwrap(), [1, 2, 8, 2, 1]);
+        assert_eq!(s.values_of(&knobs(&[1, 2, 8, 2, 2])).unwrap(), [1, 2, 8, 2, 2]);
         let e = s.values_of(&knobs(&[1, 2, 8])).unwrap_err();
         assert!(e.contains("p, r, u given") && e.contains("p, r, u, w, e"), "{e}");
-        let e = s.values_of(&knobs(&[1, 2, 8, 2, 2])).unwrap_err();
-        assert!(e.contains("e=2") && e.contains("not in"), "{e}");
+        let e = s.values_of(&knobs(&[1, 2, 8, 2, 3])).unwrap_err();
+        assert!(e.contains("e=3") && e.contains("not in"), "{e}");
         // The shipped file's GEMV entries name four knobs: they still parse, as `e = 0`.
         let f = shipped("sm_90").unwrap();
         assert!(f.entries.iter().any(|e| e.kernel == "gemv_q8_0_rp" && e.knobs.is_some()));
         // Early candidates are timed only with one token a pass.
         let b = s.bucket("t2_nlo").unwrap();
         assert!(!(s.fits)(b, &[2, 2, 8, 2, 1]) && (s.fits)(b, &[2, 2, 8, 2, 0]));
+        assert!(!(s.fits)(b, &[2, 2, 8, 2, 2]));
     }
 
     #[test]

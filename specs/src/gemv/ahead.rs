@@ -83,6 +83,34 @@ pub(super) fn first_blocks(
     vals
 }
 
+/// Asks L2 for the rest of the rows of a wave of row block `wg` (blocks `from..nb`, `from`
+/// clamped to the last block), each of its matrices, before the grid-dependency wait: the blocks
+/// an early twin ([`Gemv::ahead`]) does not hold there. Only arithmetic and prefetches.
+pub(super) fn prefetch_rest(
+    b: &mut KernelBuilder,
+    weights: &[Weights],
+    n: Value,
+    (waves, rows, wave): (u32, u32, u32),
+    (wg, nb): (Value, Value),
+    from: u32,
+) {
+    let lane = b.lane();
+    let row0 = wave_row0(b, wg, waves, rows);
+    let one = b.u32(1);
+    let last = b.sub(n, one);
+    let last_blk = b.sub(nb, one);
+    let from = b.u32(from);
+    let from = b.min(from, last_blk);
+    for r in 0..rows {
+        let rr = b.u32(r);
+        let row = b.add(row0, rr);
+        let row = b.min(row, last);
+        for w in weights {
+            crate::prefetch::row_tail(b, w, row, (from, nb), lane, wave);
+        }
+    }
+}
+
 /// Weight blocks loaded before the grid-dependency wait, for the first pass of a workgroup's
 /// row block: `trips[j][mi]` holds matrix `mi`'s blocks of trip `j` (block `lane + j W`,
 /// clamped), flattened, as [`first_blocks`] gives them.

@@ -25,7 +25,9 @@
 //! residual GEMV above, then the last workgroup to finish runs `rmsnorm_q8_1s_f32` of `y`
 //! ([`super::res_norm`]).
 
-use super::ahead::{early_trips, first_blocks, flatten, unflatten_rows, Early, Preloaded};
+use super::ahead::{
+    early_trips, first_blocks, flatten, prefetch_rest, unflatten_rows, Early, Preloaded,
+};
 use super::format::{accumulate, Acts, Layout, WType, Weights, QK};
 use super::norm::Norm;
 use super::res_norm::Tail;
@@ -143,6 +145,9 @@ pub struct Gemv {
     /// dependent launch they stream while the grid before this one finishes. Wins where every
     /// workgroup is resident while that grid runs (small grids); routed by `n` there.
     pub early: bool,
+    /// With [`Gemv::early`] (and no norm prologue): the rest of the wave's rows (the blocks not
+    /// held) also asked of L2 before the wait ([`super::ahead::prefetch_rest`]).
+    pub ahead: bool,
     /// The activations are a norm's input quantized without its scale (a
     /// [`Epilogue::ResidualSquares`] GEMV's `norm_xq`, `norm_xs`), and every sum is multiplied
     /// by the scale found from the blocks' sums of squares `norm_ss` ([`super::split_norm`]):
@@ -166,6 +171,7 @@ impl Gemv {
             waves: 0,
             norm: false,
             early: false,
+            ahead: false,
             rms: false,
             rms_late: false,
         }
@@ -182,6 +188,7 @@ impl Gemv {
             waves: 0,
             norm: false,
             early: false,
+            ahead: false,
             rms: false,
             rms_late: false,
         }
@@ -197,6 +204,11 @@ impl Gemv {
     /// The same kernel with its first weight blocks loaded before the wait ([`Gemv::early`]).
     pub const fn early(self) -> Gemv {
         Gemv { early: true, ..self }
+    }
+    /// The early twin that also asks L2 for the rest of its rows before the wait
+    /// ([`Gemv::ahead`]).
+    pub const fn early_ahead(self) -> Gemv {
+        Gemv { early: true, ahead: true, ..self }
     }
     pub(super) fn unroll_of(&self) -> u32 {
         match self.unroll {
@@ -480,6 +492,9 @@ pub fn variant_name(g: &Gemv) -> String {
     if g.early {
         s += "e";
     }
+    if g.ahead {
+        s += "a";
+    }
     if g.rms_late {
         s += "l";
     }
@@ -561,6 +576,10 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
             (_, Some(e)) => e.trips.iter().flatten().flatten().copied().collect(),
             _ => vec![],
         };
+        if let (true, Some(e)) = (g.ahead, &early) {
+            let from = e.trips.len() as u32 * wave;
+            prefetch_rest(&mut b, &p.weights, n, (waves, rows, wave), (wg, nb), from);
+        }
         prefetch::hold(&mut b, p.weights[0].first_param(), &vals);
         b.grid_dependency_wait();
     }

@@ -713,3 +713,56 @@ fn the_k4_measurement_variants_are_never_routed() {
         }
     }
 }
+
+/// Prefetches issued before a kernel's grid-dependency wait (nested blocks included).
+fn prefetches_before_the_wait(k: &kiln_ir::Kernel) -> usize {
+    let top = &k.blocks[k.entry].insts;
+    let at = top
+        .iter()
+        .position(|&i| matches!(k.insts[i].op, kiln_ir::Op::GridDependencyWait))
+        .expect("a wait");
+    let mut stack = top[..at].to_vec();
+    let mut count = 0;
+    while let Some(i) = stack.pop() {
+        let op = &k.insts[i].op;
+        count += usize::from(matches!(op, kiln_ir::Op::Prefetch { .. }));
+        for b in op.blocks() {
+            stack.extend(k.blocks[b].insts.iter().copied());
+        }
+    }
+    count
+}
+
+/// The twins that also ask L2 for the rest of their rows or slot before the wait (the dense
+/// `Gemv::ahead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than the twins
+/// without it, read the same buffers before it, and write the same bits on fresh random inputs
+/// (odd `n`, `k` not a multiple of 256, one token).
+#[test]
+fn ahead_twins_prefetch_the_rest_and_keep_the_bits() {
+    let mut rng = rng_for("gemv-ahead", std::process::id() as u64);
+    let t = TARGETS.iter().find(|t| t.name == "sm_90").unwrap();
+    let reads = |k: &kiln_ir::Kernel| -> Vec<String> {
+        k.reads_before_grid_wait().iter().map(|&p| k.params[p].name.clone()).collect()
+    };
+    let g = dense::Gemv {
+        unroll: 8,
+        waves: 2,
+        ..dense::Gemv::tiled(WType::Q8_0, Layout::Repacked, dense::Epilogue::Plain, 1, 4)
+    };
+    let (held, ahead) = (dense::build(t, 32, g.early()), dense::build(t, 32, g.early_ahead()));
+    assert!(ahead.name.ends_with("p1r4u8w2ea"), "{}", ahead.name);
+    assert_eq!(reads(&ahead), reads(&held));
+    assert!(prefetches_before_the_wait(&ahead) > prefetches_before_the_wait(&held));
+    for (n, k) in [(77, 4096 + 96), (8, 32), (300, 2048)] {
+        let epi = dense::Epilogue::Plain;
+        let inputs = dense_inputs(&mut rng, WType::Q8_0, Layout::Repacked, epi, (n, k, 1));
+        let scalars = vec![u32s("n", n as u32), u32s("k", k as u32), u32s("t", 1)];
+        let want = run(&held, &inputs, &scalars)["y"].clone();
+        assert!(run(&ahead, &inputs, &scalars)["y"] == want, "n={n} k={k}");
+    }
+    let f = fam("gemv_q8_0_rp_k4");
+    let build = |name: &str| (f.variants.iter().find(|v| v.name == name).unwrap().build)(t, 32);
+    let (held, ahead) = (build("wide_t2_g4"), build("wide_t2_g4_a"));
+    assert_eq!(reads(&ahead), reads(&held));
+    assert!(prefetches_before_the_wait(&ahead) > prefetches_before_the_wait(&held));
+}

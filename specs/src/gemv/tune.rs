@@ -59,7 +59,8 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
                 Knob { name: "w", values: vec![2, 4, 8], omitted: None },
                 // 1: the first trips' weights loaded before the grid-dependency wait and held
                 // there (`Gemv::early`; one token a pass only). Entries from before it: 0.
-                Knob { name: "e", values: vec![0, 1], omitted: Some(0) },
+                // 2: also the rest of the rows asked of L2 there (`Gemv::ahead`).
+                Knob { name: "e", values: vec![0, 1, 2], omitted: Some(0) },
             ],
             buckets,
             build,
@@ -100,12 +101,12 @@ fn one_token(epi: Epilogue, k: &[u32]) -> Gemv {
     with_early(Gemv { unroll: k[2], waves: k[3], ..g }, k[4])
 }
 
-/// `g`, or its early twin for knob value 1.
+/// `g`, or its early twin for knob value 1, or the one that asks L2 for the rest for 2.
 fn with_early(g: Gemv, e: u32) -> Gemv {
-    if e == 1 {
-        g.early()
-    } else {
-        g
+    match e {
+        1 => g.early(),
+        2 => g.early_ahead(),
+        _ => g,
     }
 }
 

@@ -145,6 +145,17 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
+/// [`build_wide`] that also asks L2 for the rest of each wave's slot (the groups of the first
+/// trip it does not hold, and the trips after, at most [`SLOT_GROUPS`] groups) before the
+/// grid-dependency wait ([`prefetch_slot`]: no register held), so that the bytes the held
+/// registers cannot take stream while the grid before runs too. Named `wide_t{T}_g{G}_a`. The
+/// same loads and sums as [`build_wide`], so the same bits.
+pub fn build_wide_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_a");
+    let ahead = Ahead { cap: None, groups: SLOT_GROUPS };
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Some(ahead))
+}
+
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
@@ -162,7 +173,17 @@ pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
+    let ahead = Ahead { cap: Some(cap), groups: AHEAD_GROUPS };
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(ahead))
+}
+
+/// What a wide variant asks of L2 before the grid-dependency wait, past the groups it holds:
+/// at most `groups` groups of its slot ([`prefetch_slot`]), under a register cap of `cap` on
+/// [`AHEAD_CAP_ARCHS`] (else [`WIDE_MAX_REGISTERS`]).
+#[derive(Clone, Copy, Debug)]
+struct Ahead {
+    cap: Option<u32>,
+    groups: u32,
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -181,13 +202,17 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
+/// Most groups of its slot past the held ones a wave of [`build_wide_ahead`] asks of L2 before
+/// the wait: a whole slot at K = 4096 with four slots (eight groups, two of them held).
+pub const SLOT_GROUPS: u32 = 8;
+
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    ahead: Option<u32>,
+    ahead: Option<Ahead>,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -198,7 +223,7 @@ fn wide(
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
         // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
-        let low = ahead.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        let low = ahead.and_then(|a| a.cap).filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
         b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
@@ -206,7 +231,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead.is_some());
+                let shape = (tiles, g, ahead.map(|a| a.groups));
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -290,7 +315,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll, ahead): (u32, u32, bool),
+    (tiles, unroll, ahead): (u32, u32, Option<u32>),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -514,21 +539,25 @@ fn body_wide(
     // At most [`EARLY_VECTORS`] 16-byte vectors a lane are held across the wait (whole groups,
     // at least one): the rest of the first trip's weights are loaded after it.
     let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
+    if let Some(groups) = ahead {
+        // From the first group not held (the second trip where the whole first is held),
+        // asked before the held loads are issued: after them, their addresses spilled 88
+        // bytes under the cap of `wide_t2_g4_a` on sm_90.
+        let past = b.u32(held / GROUP * waves * GROUP);
+        let from = b.add(start, past);
+        for ti in 0..tiles {
+            let off = b.u32(ti * m);
+            let row = b.add(row0, off);
+            let row = b.min(row, last_tile);
+            prefetch_slot(b, p, (row, nb, nb64), from, (waves * GROUP, groups));
+        }
+    }
     let mut first_w: Vec<_> =
         offsets[..held as usize].iter().map(|&u| load_w(b, start, u)).collect();
     // The quants only: each held vector keeps its whole load before the wait (holding the
     // scales too made `wide_t2_g4` spill under its cap on sm_90).
     let vals: Vec<Value> =
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
-    if ahead {
-        let from = b.add(start, stride);
-        for ti in 0..tiles {
-            let off = b.u32(ti * m);
-            let row = b.add(row0, off);
-            let row = b.min(row, last_tile);
-            prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
-        }
-    }
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
     first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u)));
@@ -562,7 +591,7 @@ fn body_wide(
 }
 
 /// Asks L2 for a slot's groups of four blocks of the tile holding `row`: from block `from`
-/// every `step` blocks (a group of every slot), at most [`AHEAD_GROUPS`] of them, before `nb`.
+/// every `step` blocks (a group of every slot), at most `groups` of them, before `nb`.
 /// Per group lanes 0..16 each ask for a 128-byte line of its 2 KiB of quants and lane 16 for
 /// the line of its 16 rows' scales (a tile's bytes of four consecutive blocks are contiguous in
 /// both layouts). Only arithmetic and prefetches: it may run before the grid-dependency wait.
@@ -571,7 +600,7 @@ fn prefetch_slot(
     p: &Params,
     (row, nb, nb64): (Value, Value, Value),
     from: Value,
-    step: u32,
+    (step, groups): (u32, u32),
 ) {
     let lane = b.lane();
     let qbase = tile_start(b, row, nb64, TILE_BLOCK);
@@ -586,7 +615,7 @@ fn prefetch_slot(
     let slen = b.mul(nb64, sunit);
     let slast = b.add(sbase, slen);
     let slast = b.sub(slast, one64);
-    let cap = b.u32(AHEAD_GROUPS * step);
+    let cap = b.u32(groups * step);
     let end = b.add(from, cap);
     let step = b.u32(step);
     let end = b.min(end, nb);
