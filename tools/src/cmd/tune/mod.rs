@@ -671,13 +671,13 @@ mod tests {
             candidates::build(std::slice::from_ref(&space), &[], target, dir.path(), cache.path())
                 .unwrap();
         let names = &plan.families[0].candidates;
-        assert_eq!(names.len(), 2, "{names:?} refused {:?}", plan.families[0].refused);
+        assert_eq!(names.len(), 3, "{names:?} refused {:?}", plan.families[0].refused);
         let pkg = open_package(dir.path()).unwrap();
         let early: Vec<bool> =
             names.iter().map(|v| loads_early(&pkg, "gemv_q8_0_rp", v, "sm_90")).collect();
         let e_of = |v: &str| space.parse_candidate(v).unwrap()[space.knobs.len() - 1];
         for (v, &e) in names.iter().zip(&early) {
-            assert_eq!(e, e_of(v) == 1, "{v}");
+            assert_eq!(e, e_of(v) >= 1, "{v}");
         }
         assert!(!loads_early(&pkg, "gemv_q8_0_rp", "no_such_variant", "sm_90"));
         let entry = TuningEntry {
