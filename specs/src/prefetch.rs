@@ -137,13 +137,10 @@ pub fn rows(
     let nr = b.convert(rows, Type::U64);
     let tid = b.local_id();
     for w in weights {
-        for (p, per) in streams(w) {
-            let per = b.u64(per);
-            let row_bytes = b.mul(nb, per);
-            let base = b.mul(r0, row_bytes);
-            let bytes = b.mul(nr, row_bytes);
-            range(b, p, base, bytes, tid, lanes);
-        }
+        // From the first row's block 0, `rows` whole rows.
+        from_row(b, w, (r0, nb), (tid, lanes), |b, _, row_bytes, base| {
+            (base, b.mul(nr, row_bytes))
+        });
     }
 }
 
@@ -161,13 +158,29 @@ pub fn row_tail(
     let from = b.convert(from, Type::U64);
     let row = b.convert(row, Type::U64);
     let left = b.sub(nb, from);
+    // From the row's block `from`, the rest of the row.
+    from_row(b, w, (row, nb), (lane, lanes), |b, per, _, base| {
+        let skip = b.mul(from, per);
+        (b.add(base, skip), b.mul(left, per))
+    });
+}
+
+/// [`rows`] and [`row_tail`] of one matrix: for each buffer of `w`, the bytes of one block
+/// (`per`), of one row (`nb` blocks), and where row `row` starts (`row` and `nb` `u64`); `span`
+/// turns those into the range to prefetch (its start, its bytes), which [`range`] prefetches
+/// with `lanes` lanes (`tid` the lane's index among them).
+fn from_row(
+    b: &mut KernelBuilder,
+    w: &Weights,
+    (row, nb): (Value, Value),
+    (tid, lanes): (Value, u32),
+    mut span: impl FnMut(&mut KernelBuilder, Value, Value, Value) -> (Value, Value),
+) {
     for (p, per) in streams(w) {
         let per = b.u64(per);
         let row_bytes = b.mul(nb, per);
         let base = b.mul(row, row_bytes);
-        let skip = b.mul(from, per);
-        let base = b.add(base, skip);
-        let bytes = b.mul(left, per);
-        range(b, p, base, bytes, lane, lanes);
+        let (base, bytes) = span(b, per, row_bytes, base);
+        range(b, p, base, bytes, tid, lanes);
     }
 }

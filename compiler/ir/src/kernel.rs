@@ -301,37 +301,43 @@ impl Kernel {
     /// buffers the kernel never writes, and a runtime may launch the kernel to overlap the grids
     /// before it only when none of those grids writes what these parameters are bound to.
     pub fn reads_before_grid_wait(&self) -> Vec<Param> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.before_grid_wait(|_, d| {
+            if let Op::Load { mem: crate::ops::MemRef::Buffer(p), .. } = &d.op {
+                seen.insert(*p);
+            }
+        });
+        self.params.keys().filter(|p| seen.contains(p)).collect()
+    }
+
+    /// Visits every instruction that runs before the kernel's [`Op::GridDependencyWait`] (the
+    /// entry block's instructions before it, and everything nested in them), in program order as
+    /// [`Kernel::walk`] does. Returns whether the entry block has a wait; without one nothing is
+    /// visited.
+    pub fn before_grid_wait(&self, mut f: impl FnMut(Inst, &InstData)) -> bool {
         let top = &self.blocks[self.entry].insts;
         let Some(at) = top.iter().position(|&i| matches!(self.insts[i].op, Op::GridDependencyWait))
         else {
-            return vec![];
+            return false;
         };
-        let mut seen = std::collections::BTreeSet::new();
-        let mut stack: Vec<Inst> = top[..at].to_vec();
-        while let Some(i) = stack.pop() {
-            let op = &self.insts[i].op;
-            if let Op::Load { mem: crate::ops::MemRef::Buffer(p), .. } = op {
-                seen.insert(*p);
-            }
-            for b in op.blocks() {
-                stack.extend(self.blocks[b].insts.iter().copied());
-            }
-        }
-        self.params.keys().filter(|p| seen.contains(p)).collect()
+        self.visit(&top[..at], &mut f);
+        true
     }
 
     /// Visits every instruction in program order (pre-order through nested blocks).
     pub fn walk(&self, mut f: impl FnMut(Inst, &InstData)) {
-        fn go(k: &Kernel, b: Block, f: &mut dyn FnMut(Inst, &InstData)) {
-            for &i in &k.blocks[b].insts {
-                let d = &k.insts[i];
-                f(i, d);
-                for nb in d.op.blocks() {
-                    go(k, nb, f);
-                }
+        self.visit(&self.blocks[self.entry].insts, &mut f)
+    }
+
+    /// Visits `insts` and the blocks nested in them, in program order.
+    fn visit(&self, insts: &[Inst], f: &mut dyn FnMut(Inst, &InstData)) {
+        for &i in insts {
+            let d = &self.insts[i];
+            f(i, d);
+            for nb in d.op.blocks() {
+                self.visit(&self.blocks[nb].insts, f);
             }
         }
-        go(self, self.entry, &mut f)
     }
 
     /// Serializes to RON.

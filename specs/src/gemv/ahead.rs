@@ -85,7 +85,7 @@ pub(super) fn first_blocks(
 
 /// Asks L2 for the rest of the rows of a wave of row block `wg` (blocks `from..nb`, `from`
 /// clamped to the last block), each of its matrices, before the grid-dependency wait: the blocks
-/// an early twin ([`Gemv::ahead`]) does not hold there. Only arithmetic and prefetches.
+/// an early twin ([`super::dense::EarlyLoads::HeldAhead`]) does not hold there. Only arithmetic and prefetches.
 pub(super) fn prefetch_rest(
     b: &mut KernelBuilder,
     weights: &[Weights],
@@ -125,7 +125,7 @@ pub(super) struct Early {
 /// matrices (at least one trip), since those are held across the wait.
 pub(super) fn early_trips(g: &Gemv) -> u32 {
     let trips = g.unroll_of().min(EARLY_TRIPS);
-    if !g.early {
+    if !g.early.held() {
         return trips;
     }
     let per_trip = g.rows.max(1) * g.epi.matrices() as u32;

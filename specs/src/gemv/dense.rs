@@ -139,15 +139,8 @@ pub struct Gemv {
     /// The norm prologue ([`super::norm`]): the activations are f32 rows `x` normalized with
     /// `weight` and `eps` and quantized by each workgroup (the `_norm` families).
     pub norm: bool,
-    /// With one token a pass: the weight blocks of the first block-loop trips (the first
-    /// [`early_trips`], or the first trip with the norm prologue) loaded before the
-    /// grid-dependency wait and held there ([`crate::prefetch::hold`]), so under programmatic
-    /// dependent launch they stream while the grid before this one finishes. Wins where every
-    /// workgroup is resident while that grid runs (small grids); routed by `n` there.
-    pub early: bool,
-    /// With [`Gemv::early`] (and no norm prologue): the rest of the wave's rows (the blocks not
-    /// held) also asked of L2 before the wait ([`super::ahead::prefetch_rest`]).
-    pub ahead: bool,
+    /// What is loaded before the grid-dependency wait ([`EarlyLoads`]).
+    pub early: EarlyLoads,
     /// The activations are a norm's input quantized without its scale (a
     /// [`Epilogue::ResidualSquares`] GEMV's `norm_xq`, `norm_xs`), and every sum is multiplied
     /// by the scale found from the blocks' sums of squares `norm_ss` ([`super::split_norm`]):
@@ -170,8 +163,7 @@ impl Gemv {
             unroll: 0,
             waves: 0,
             norm: false,
-            early: false,
-            ahead: false,
+            early: EarlyLoads::None,
             rms: false,
             rms_late: false,
         }
@@ -187,8 +179,7 @@ impl Gemv {
             unroll: 0,
             waves: 0,
             norm: false,
-            early: false,
-            ahead: false,
+            early: EarlyLoads::None,
             rms: false,
             rms_late: false,
         }
@@ -201,14 +192,15 @@ impl Gemv {
     pub const fn scaled(self) -> Gemv {
         Gemv { rms: true, ..self }
     }
-    /// The same kernel with its first weight blocks loaded before the wait ([`Gemv::early`]).
+    /// The same kernel with its first weight blocks loaded before the wait
+    /// ([`EarlyLoads::Held`]).
     pub const fn early(self) -> Gemv {
-        Gemv { early: true, ..self }
+        Gemv { early: EarlyLoads::Held, ..self }
     }
     /// The early twin that also asks L2 for the rest of its rows before the wait
-    /// ([`Gemv::ahead`]).
+    /// ([`EarlyLoads::HeldAhead`]).
     pub const fn early_ahead(self) -> Gemv {
-        Gemv { early: true, ahead: true, ..self }
+        Gemv { early: EarlyLoads::HeldAhead, ..self }
     }
     pub(super) fn unroll_of(&self) -> u32 {
         match self.unroll {
@@ -220,6 +212,50 @@ impl Gemv {
             }
             0 => 1,
             u => u,
+        }
+    }
+}
+
+/// What a [`Gemv`] loads before its grid-dependency wait (the `kiln tune` knob `e`: 0, 1, 2).
+/// Only with one token a pass; the others wait first whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EarlyLoads {
+    /// Nothing: the wait comes first.
+    None,
+    /// The weight blocks of the first block-loop trips (the first [`early_trips`], or the first
+    /// trip with the norm prologue), held there ([`crate::prefetch::hold`]), so under
+    /// programmatic dependent launch they stream while the grid before this one finishes. Wins
+    /// where every workgroup is resident while that grid runs (small grids); routed by `n`
+    /// there. Variant suffix `e`.
+    Held,
+    /// As [`EarlyLoads::Held`], and (without the norm prologue) the rest of the wave's rows (the
+    /// blocks not held) asked of L2 ([`super::ahead::prefetch_rest`]). Variant suffix `ea`.
+    HeldAhead,
+}
+
+impl EarlyLoads {
+    /// The variant for knob `e`'s value (0, 1 or 2).
+    pub fn from_knob(e: u32) -> Option<EarlyLoads> {
+        match e {
+            0 => Some(EarlyLoads::None),
+            1 => Some(EarlyLoads::Held),
+            2 => Some(EarlyLoads::HeldAhead),
+            _ => None,
+        }
+    }
+    /// Whether the first weight blocks are loaded before the wait.
+    pub fn held(self) -> bool {
+        match self {
+            EarlyLoads::None => false,
+            EarlyLoads::Held | EarlyLoads::HeldAhead => true,
+        }
+    }
+    /// The variant name's suffix.
+    fn suffix(self) -> &'static str {
+        match self {
+            EarlyLoads::None => "",
+            EarlyLoads::Held => "e",
+            EarlyLoads::HeldAhead => "ea",
         }
     }
 }
@@ -489,12 +525,7 @@ pub fn variant_name(g: &Gemv) -> String {
     if g.waves != 0 {
         s += &format!("w{}", g.waves);
     }
-    if g.early {
-        s += "e";
-    }
-    if g.ahead {
-        s += "a";
-    }
+    s += g.early.suffix();
     if g.rms_late {
         s += "l";
     }
@@ -559,7 +590,8 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         p.weights.iter().map(|w| first_blocks(b, *w, n, (waves, rows), wg, nb, ahead)).collect()
     };
     let one_token = g.tokens == Some(1);
-    if !(g.early && one_token) {
+    let held = g.early.held() && one_token;
+    if !held {
         b.grid_dependency_wait();
     }
     let (pre, early) = match (p.norm, one_token) {
@@ -570,13 +602,13 @@ pub fn build(target: &Target, wave: u32, g: Gemv) -> Kernel {
         }
         _ => (None, None),
     };
-    if g.early && one_token {
+    if held {
         let vals: Vec<Value> = match (&pre, &early) {
             (Some(pre), _) => pre.vals.iter().flatten().copied().collect(),
             (_, Some(e)) => e.trips.iter().flatten().flatten().copied().collect(),
             _ => vec![],
         };
-        if let (true, Some(e)) = (g.ahead, &early) {
+        if let (EarlyLoads::HeldAhead, Some(e)) = (g.early, &early) {
             let from = e.trips.len() as u32 * wave;
             prefetch_rest(&mut b, &p.weights, n, (waves, rows, wave), (wg, nb), from);
         }

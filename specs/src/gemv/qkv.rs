@@ -109,7 +109,7 @@ pub(super) fn build(mut b: KernelBuilder, target: &Target, wave: u32, g: Gemv) -
     let x = b.workgroup_id(Dim::X);
     let gx = b.num_workgroups(Dim::X);
     // An early variant's wait comes after its first weight blocks (below).
-    let early = g.early && g.norm && g.tokens == Some(1);
+    let early = g.early.held() && g.norm && g.tokens == Some(1);
     // There K's rotation of the first row block is computed before the wait too, so the cache
     // epilogue after the block loop only applies it (the same ops, so the same bits).
     let ahead = cache_at.filter(|_| early).map(|at| first_angle(&mut b, at, x));

@@ -716,25 +716,16 @@ fn the_k4_measurement_variants_are_never_routed() {
 
 /// Prefetches issued before a kernel's grid-dependency wait (nested blocks included).
 fn prefetches_before_the_wait(k: &kiln_ir::Kernel) -> usize {
-    let top = &k.blocks[k.entry].insts;
-    let at = top
-        .iter()
-        .position(|&i| matches!(k.insts[i].op, kiln_ir::Op::GridDependencyWait))
-        .expect("a wait");
-    let mut stack = top[..at].to_vec();
     let mut count = 0;
-    while let Some(i) = stack.pop() {
-        let op = &k.insts[i].op;
-        count += usize::from(matches!(op, kiln_ir::Op::Prefetch { .. }));
-        for b in op.blocks() {
-            stack.extend(k.blocks[b].insts.iter().copied());
-        }
-    }
+    let waits = k.before_grid_wait(|_, d| {
+        count += usize::from(matches!(d.op, kiln_ir::Op::Prefetch { .. }));
+    });
+    assert!(waits, "{}: a wait", k.name);
     count
 }
 
 /// The twins that also ask L2 for the rest of their rows or slot before the wait (the dense
-/// `Gemv::ahead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than the twins
+/// `EarlyLoads::HeldAhead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than the twins
 /// without it, read the same buffers before it, and write the same bits on fresh random inputs
 /// (odd `n`, `k` not a multiple of 256, one token).
 #[test]

@@ -1,6 +1,6 @@
 //! The `kiln tune` knob spaces of the dense GEMV families (`specs/src/tune.rs` gathers them).
 
-use super::dense::{build, Epilogue, Gemv};
+use super::dense::{build, EarlyLoads, Epilogue, Gemv};
 use super::format::{Layout, WType};
 use super::{bench_inputs, dense_bytes};
 use crate::bench::{f32_arg, u32_arg, BenchCase};
@@ -58,8 +58,8 @@ pub fn tune_spaces() -> Vec<crate::tune::TuneSpace> {
                 Knob { name: "u", values: vec![1, 2, 8], omitted: None },
                 Knob { name: "w", values: vec![2, 4, 8], omitted: None },
                 // 1: the first trips' weights loaded before the grid-dependency wait and held
-                // there (`Gemv::early`; one token a pass only). Entries from before it: 0.
-                // 2: also the rest of the rows asked of L2 there (`Gemv::ahead`).
+                // there (`EarlyLoads::Held`; one token a pass only). Entries from before it: 0.
+                // 2: also the rest of the rows asked of L2 there (`EarlyLoads::HeldAhead`).
                 Knob { name: "e", values: vec![0, 1, 2], omitted: Some(0) },
             ],
             buckets,
@@ -101,13 +101,10 @@ fn one_token(epi: Epilogue, k: &[u32]) -> Gemv {
     with_early(Gemv { unroll: k[2], waves: k[3], ..g }, k[4])
 }
 
-/// `g`, or its early twin for knob value 1, or the one that asks L2 for the rest for 2.
+/// `g` with the early loads of knob `e`'s value ([`EarlyLoads::from_knob`]).
 fn with_early(g: Gemv, e: u32) -> Gemv {
-    match e {
-        1 => g.early(),
-        2 => g.early_ahead(),
-        _ => g,
-    }
+    let early = EarlyLoads::from_knob(e).unwrap_or_else(|| panic!("knob e is 0, 1 or 2, not {e}"));
+    Gemv { early, ..g }
 }
 
 /// The one-token space of a Q8_0 epilogue family, at the shapes of a Llama-3-8B-shaped decode
