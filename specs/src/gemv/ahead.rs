@@ -85,7 +85,8 @@ pub(super) fn first_blocks(
 
 /// Asks L2 for the rest of the rows of a wave of row block `wg` (blocks `from..nb`, `from`
 /// clamped to the last block), each of its matrices, before the grid-dependency wait: the blocks
-/// an early twin ([`super::dense::EarlyLoads::HeldAhead`]) does not hold there. Only arithmetic and prefetches.
+/// an early twin ([`super::dense::EarlyLoads::HeldAhead`]) does not hold there. Only arithmetic
+/// and prefetches.
 pub(super) fn prefetch_rest(
     b: &mut KernelBuilder,
     weights: &[Weights],

@@ -725,9 +725,9 @@ fn prefetches_before_the_wait(k: &kiln_ir::Kernel) -> usize {
 }
 
 /// The twins that also ask L2 for the rest of their rows or slot before the wait (the dense
-/// `EarlyLoads::HeldAhead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than the twins
-/// without it, read the same buffers before it, and write the same bits on fresh random inputs
-/// (odd `n`, `k` not a multiple of 256, one token).
+/// `EarlyLoads::HeldAhead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than
+/// the twins without it, read the same buffers before it, and write the same bits on fresh random
+/// inputs (odd `n`, `k` not a multiple of 256, one token).
 #[test]
 fn ahead_twins_prefetch_the_rest_and_keep_the_bits() {
     let mut rng = rng_for("gemv-ahead", std::process::id() as u64);
