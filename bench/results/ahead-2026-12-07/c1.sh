@@ -6,21 +6,12 @@
 # order (the same objects in both: the last fold 4 dimensions a lane, 50e37d9) every `mma8*`
 # variant and routed, twice; llama.cpp's FLASH_ATTN_EXT (q8_0 and f16) and torch SDPA on the
 # same shapes. Carry: .cxd and .cxa (the packages).
-set -uo pipefail
-O=${OUT:-/tmp/out}; R=/tmp/c1; rm -rf $R; mkdir -p $R/peer
-ck() { tar czf $O/c1.tgz -C /tmp c1; }
-T0=$SECONDS; B=${BUDGET:-570}
-left() { echo $((B - (SECONDS - T0))); }
-lim() { local l; l=$(left); [ $l -gt $1 ] && echo $1 || echo $((l > 5 ? l : 5)); }
-C=$(pwd)/.cxd
-xz -dc $C/kiln.xz > /tmp/kiln && chmod +x /tmp/kiln; K=/tmp/kiln
+. "$(dirname "$0")/call.sh"
+begin c1 570
 for p in C E; do rm -rf /tmp/p$p; mkdir -p /tmp/p$p; tar xJf $(pwd)/.cxa/lib$p.txz -C /tmp/p$p; done
 mkdir -p /tmp/peers && tar xJf $C/peers.txz -C /tmp/peers
 grep -q PEER_FA_KV /tmp/peers/llamacpp/ggml/tests/peer-bench.cpp ||
   patch -p1 -d /tmp/peers/llamacpp < bench/peers/peer-bench-kiln.patch > $R/peer-patch.log 2>&1
-cp "$0" $R/
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
-cat $R/env.log
 ( OUT=$R/peer STEPS="none" DEADLINE=290 BUILD_DEADLINE=285 nice -n 5 bash /tmp/peers/llamacpp/run.sh > $R/peer-build.log 2>&1; echo "rc $?" >> $R/peer-build.log ) &
 BP=$!
 timeout $(lim 170) $K parity --device cuda --package /tmp/pE/dist --kernel attention_decode_f16_d64,attention_decode_f16_d128,attention_decode_q8_0_d64,attention_decode_q8_0_d128 > $R/parity.log 2>&1

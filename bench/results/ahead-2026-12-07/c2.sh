@@ -7,19 +7,11 @@
 # value `e=2` (the rest of the rows asked of L2 before the wait; candidates `tuneF`, its plan cut to the
 # 27 with u=8, the unroll of every one-token winner so far); the routed
 # one-token cases; llama.cpp's MUL_MAT in the same call. Carry: .cxd and .cxb (the package and candidates).
-set -uo pipefail
-O=${OUT:-/tmp/out}; R=/tmp/c2; rm -rf $R; mkdir -p $R/peer
-ck() { tar czf $O/c2.tgz -C /tmp c2; }
-T0=$SECONDS; B=${BUDGET:-450}
-left() { echo $((B - (SECONDS - T0))); }
-lim() { local l; l=$(left); [ $l -gt $1 ] && echo $1 || echo $((l > 5 ? l : 5)); }
-C=$(pwd)/.cxd
-xz -dc $C/kiln.xz > /tmp/kiln && chmod +x /tmp/kiln; K=/tmp/kiln
+. "$(dirname "$0")/call.sh"
+begin c2 450
 rm -rf /tmp/pF /tmp/tuneF; mkdir -p /tmp/pF; tar xJf $(pwd)/.cxb/libF.txz -C /tmp/pF; tar xJf $(pwd)/.cxb/tuneF.txz -C /tmp
 P=/tmp/pF/dist
-cp "$0" $R/; cp specs/tuning/sm_90.ron $R/sm_90.ron
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
-cat $R/env.log
+cp specs/tuning/sm_90.ron $R/sm_90.ron
 BP=
 if [ ! -x /tmp/llb/bin/peer-bench ] && [ -z "${NOPEER:-}" ]; then
   mkdir -p /tmp/peers && tar xJf $C/peers.txz -C /tmp/peers

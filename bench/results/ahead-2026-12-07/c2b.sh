@@ -6,19 +6,11 @@
 # `kiln tune` of `gemv_q8_0_rp` t1_nlo over six candidates (`tuneG`: the bucket's winner and
 # runner-up knobs and `p1_r2_u8_w2`, each with e = 1 and e = 2); the routed N = 4096 T = 1.
 # Carry: .cxd and .cxb.
-set -uo pipefail
-O=${OUT:-/tmp/out}; R=/tmp/c2b; rm -rf $R; mkdir -p $R
-ck() { tar czf $O/c2b.tgz -C /tmp c2b; }
-T0=$SECONDS; B=${BUDGET:-250}
-left() { echo $((B - (SECONDS - T0))); }
-lim() { local l; l=$(left); [ $l -gt $1 ] && echo $1 || echo $((l > 5 ? l : 5)); }
-C=$(pwd)/.cxd
-xz -dc $C/kiln.xz > /tmp/kiln && chmod +x /tmp/kiln; K=/tmp/kiln
+. "$(dirname "$0")/call.sh"
+begin c2b 250
 rm -rf /tmp/pF /tmp/tuneF; mkdir -p /tmp/pF; tar xJf $(pwd)/.cxb/libF.txz -C /tmp/pF; tar xJf $(pwd)/.cxb/tuneG.txz -C /tmp
 P=/tmp/pF/dist
-cp "$0" $R/; cp specs/tuning/sm_90.ron $R/sm_90.ron
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $R/env.log 2>&1
-cat $R/env.log
+cp specs/tuning/sm_90.ron $R/sm_90.ron
 GK=gemv_q8_0_rp_k4_n14336_t1,gemv_q8_0_rp_k4_n14336_t4,gemv_q8_0_rp_k4_n14336_t8
 k4() { local i=$1
   timeout $(lim 50) $K bench --package $P --kernel $GK --variant wide_t2_g4,wide_t2_g4_a --json $R/k4-$i.json > $R/k4-$i.log 2>&1
