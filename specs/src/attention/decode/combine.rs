@@ -38,6 +38,9 @@ pub(super) enum Fold {
     /// With f32 output, 4 dimensions a lane, pass after pass, each a loop over the states
     /// unrolled this many times ([`fold_quad`]); else as `Unrolled`.
     Quad(u32),
+    /// `Batched` with one pass or without f32 output; else `Quad(LONG_UNROLL / 2)` (16-byte
+    /// loads: the same bytes in flight as `Unrolled(LONG_UNROLL)`).
+    BatchedQuad,
 }
 
 impl Fold {
@@ -387,6 +390,12 @@ pub(super) fn combine(
     // bench/results/attn-combine-passes-h200-2026-12-02.md; neither explained, measured with
     // 128 states a row; 8 spill the i8 `mma` at head dim 64. The i8 `mma` variants pass by pass
     // batched: 1.3-3.6x slower on an H100, bench/results/i8-combine-2026-12-06.md).
+    let quad = matches!(c.out, Output::F32(_)) && d.is_multiple_of(4);
+    let how = match how {
+        Fold::BatchedQuad if passes > 1 && quad => Fold::Quad(LONG_UNROLL / 2),
+        Fold::BatchedQuad => Fold::Batched,
+        h => h,
+    };
     let unroll = match how {
         Fold::Batched if passes == 1 => {
             let p = pair(b, c, rows, 0);
@@ -394,7 +403,7 @@ pub(super) fn combine(
             output(b, c, total, &p, |_| y);
             return;
         }
-        Fold::Batched => LONG_UNROLL,
+        Fold::Batched | Fold::BatchedQuad => LONG_UNROLL,
         Fold::Unrolled(n) | Fold::Quad(n) => n,
     };
     if let (Fold::Quad(_), Output::F32(out), true) = (how, c.out, d.is_multiple_of(4)) {

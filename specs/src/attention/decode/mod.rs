@@ -844,8 +844,12 @@ pub(super) fn attention_order(
         let total = b.div(total, nw);
         let hr = b.mul(h, rows_per_head);
         let counter = b.add(hr, rg);
+        // The last fold 4 dimensions a lane where it takes more than one pass, on sm_90 only:
+        // `r4x2` at its cap of 128 registers spilled 16 bytes with it on sm_86 and sm_89
+        // (forty-first session), and it was measured on sm_90 (forty-second session).
+        let how = if t.name == "sm_90" { Fold::BatchedQuad } else { Fold::Batched };
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
-            combine(b, &c, &rows, wave_id, shape.waves, States::Partials, Fold::Batched);
+            combine(b, &c, &rows, wave_id, shape.waves, States::Partials, how);
             reset_counter(b, tid, counters, counter);
         });
     });
