@@ -401,12 +401,9 @@ pub fn specs() -> Vec<KernelSpec> {
             // wide archs other than sm_90; test `the_k4_measurement_variants_are_never_routed`.)
             k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), sm90()),
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
-            // Built 2026-12-07 (forty-third session): `wide_t2_g4` that also asks L2 for the
-            // rest of each wave's slot before the wait (the first trip's groups it cannot hold
-            // since the activations stay after the wait, and the second trip:
-            // k4::build_wide_ahead). After `wide_t2_g4`, which admits the same calls: not routed
-            // until timed.
-            k4v("wide_t2_g4_a", |t, w| k4::build_wide_ahead(t, w, 2, 4), sm90()),
+            // (`wide_t2_g4` that also asked L2 for the rest of each wave's slot before the wait,
+            // `wide_t2_g4_a`, was slower on an H100: 31.2-31.8 us at N = 14336, T = 1 / 4 / 8,
+            // against 23.2-24.1; removed. bench/results/h100-2026-12-07.md)
             // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
             // workgroups so that two calls' fit an SM at once, the second pass one group in
             // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an

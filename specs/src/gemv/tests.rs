@@ -724,10 +724,10 @@ fn prefetches_before_the_wait(k: &kiln_ir::Kernel) -> usize {
     count
 }
 
-/// The twins that also ask L2 for the rest of their rows or slot before the wait (the dense
-/// `EarlyLoads::HeldAhead`, knob `e=2`; the k4 `wide_t2_g4_a`) issue more prefetches there than
-/// the twins without it, read the same buffers before it, and write the same bits on fresh random
-/// inputs (odd `n`, `k` not a multiple of 256, one token).
+/// The dense twins that also ask L2 for the rest of their rows before the wait
+/// (`EarlyLoads::HeldAhead`, knob `e=2`) issue more prefetches there than the twins without it,
+/// read the same buffers before it, and write the same bits on fresh random inputs (odd `n`, `k`
+/// not a multiple of 256, one token).
 #[test]
 fn ahead_twins_prefetch_the_rest_and_keep_the_bits() {
     let mut rng = rng_for("gemv-ahead", std::process::id() as u64);
@@ -751,9 +751,4 @@ fn ahead_twins_prefetch_the_rest_and_keep_the_bits() {
         let want = run(&held, &inputs, &scalars)["y"].clone();
         assert!(run(&ahead, &inputs, &scalars)["y"] == want, "n={n} k={k}");
     }
-    let f = fam("gemv_q8_0_rp_k4");
-    let build = |name: &str| (f.variants.iter().find(|v| v.name == name).unwrap().build)(t, 32);
-    let (held, ahead) = (build("wide_t2_g4"), build("wide_t2_g4_a"));
-    assert_eq!(reads(&ahead), reads(&held));
-    assert!(prefetches_before_the_wait(&ahead) > prefetches_before_the_wait(&held));
 }

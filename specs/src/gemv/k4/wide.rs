@@ -145,17 +145,6 @@ pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
-/// [`build_wide`] that also asks L2 for the rest of each wave's slot (the groups of the first
-/// trip it does not hold, and the trips after, at most [`SLOT_GROUPS`] groups) before the
-/// grid-dependency wait ([`prefetch_slot`]: no register held), so that the bytes the held
-/// registers cannot take stream while the grid before runs too. Named `wide_t{T}_g{G}_a`. The
-/// same loads and sums as [`build_wide`], so the same bits.
-pub fn build_wide_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_a");
-    let ahead = Ahead { cap: None, groups: SLOT_GROUPS };
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Some(ahead))
-}
-
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
@@ -173,17 +162,7 @@ pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    let ahead = Ahead { cap: Some(cap), groups: AHEAD_GROUPS };
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(ahead))
-}
-
-/// What a wide variant asks of L2 before the grid-dependency wait, past the groups it holds:
-/// at most `groups` groups of its slot ([`prefetch_slot`]), under a register cap of `cap` on
-/// [`AHEAD_CAP_ARCHS`] (else [`WIDE_MAX_REGISTERS`]).
-#[derive(Clone, Copy, Debug)]
-struct Ahead {
-    cap: Option<u32>,
-    groups: u32,
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -202,17 +181,13 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
-/// Most groups of its slot past the held ones a wave of [`build_wide_ahead`] asks of L2 before
-/// the wait: a whole slot at K = 4096 with four slots (eight groups, two of them held).
-pub const SLOT_GROUPS: u32 = 8;
-
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    ahead: Option<Ahead>,
+    ahead: Option<u32>,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -223,7 +198,7 @@ fn wide(
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
         // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
-        let low = ahead.and_then(|a| a.cap).filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        let low = ahead.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
         b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
@@ -231,7 +206,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead.map(|a| a.groups));
+                let shape = (tiles, g, ahead.map(|_| AHEAD_GROUPS));
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -542,7 +517,7 @@ fn body_wide(
     if let Some(groups) = ahead {
         // From the first group not held (the second trip where the whole first is held),
         // asked before the held loads are issued: after them, their addresses spilled 88
-        // bytes under the cap of `wide_t2_g4_a` on sm_90.
+        // bytes under the cap of the removed `wide_t2_g4_a` on sm_90.
         let past = b.u32(held / GROUP * waves * GROUP);
         let from = b.add(start, past);
         for ti in 0..tiles {
