@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws a GEMV results table (kiln, llama.cpp, cuBLAS bf16, floor) as a PNG.
-Usage: gemv_chart.py OUT.png [h200-2026-11-30 | h100-2026-12-06 | h200-2026-12-06] (default the
-first): the figures are the ones in bench/results/gemv-h200-2026-11-30.md,
-gemv-h100-2026-12-06.md or h200-2026-12-06b.md."""
+Usage: gemv_chart.py OUT.png [h200-2026-11-30 | h100-2026-12-06 | h200-2026-12-06 |
+h100-2026-12-07] (default the first): the figures are the ones in
+bench/results/gemv-h200-2026-11-30.md, gemv-h100-2026-12-06.md, h200-2026-12-06b.md or
+standing-2026-12-07.md."""
 import sys
 
 import matplotlib
@@ -50,11 +51,24 @@ ROWS_H200_B = {
     "MoE Qwen3 T=1": (5.37, 8.71, None, 3.17),
     "MoE Qwen3 T=8": (24.86, 32.77, None, 20.62),
 }
+# On an H100, 2026-12-07 (forty-fifth session, bench/results/standing-2026-12-07.md): HEAD's
+# package, kiln's routed variant, llama.cpp's peer-bench in the same call; floor at 3009 GB/s.
+ROWS_H100_C = {
+    "Q8_0 14336 T=1": (21.89, 24.55, None, 20.76),
+    "Q8_0 14336 T=8": (24.08, 43.78, None, 20.90),
+    "Q8_0 4096 T=1": (7.58, 9.13, None, 5.93),
+    "Q8_0 4096 T=8": (9.83, 16.19, None, 5.98),
+    "Q4_0 14336 T=1": (12.15, 17.02, None, 11.00),
+    "Q4_1 14336 T=1": (13.17, 15.72, None, 12.22),
+    "MoE Qwen3 T=1": (6.57, 9.07, None, 4.45),
+    "MoE Qwen3 T=8": (34.93, 39.45, None, 28.95),
+}
 # Per results file: its rows, the GPU and the call's copy bandwidth (GB/s).
 TABLES = {
     "h200-2026-11-30": (ROWS, "H200", 4219),
     "h100-2026-12-06": (ROWS_H100, "H100", 2999),
     "h200-2026-12-06": (ROWS_H200_B, "H200", 4225),
+    "h100-2026-12-07": (ROWS_H100_C, "H100", 3009),
 }
 which = sys.argv[2] if len(sys.argv) > 2 else "h200-2026-11-30"
 if which not in TABLES:
