@@ -846,8 +846,8 @@ pub(super) fn attention_order(
         let counter = b.add(hr, rg);
         // The last fold 4 dimensions a lane where it takes more than one pass, on sm_90 only:
         // `r4x2` at its cap of 128 registers spilled 16 bytes with it on sm_86 and sm_89
-        // (forty-first session). On an H100 it is 1-3% faster at four and eight tokens and
-        // the same with one (bench/results/h100-2026-12-07.md).
+        // (forty-first session). On an H100 it is 1.4-4.3% faster at four and eight tokens
+        // and the same with one (bench/results/h100-2026-12-07.md).
         let how = if t.name == "sm_90" { Fold::BatchedQuad } else { Fold::Batched };
         last_of_workgroups(b, c.tid, flag, counters, counter, total, |b| {
             combine(b, &c, &rows, wave_id, shape.waves, States::Partials, how);

@@ -181,13 +181,15 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
+/// The wide variants' kernel; `ahead_cap` is [`build_wide8_ahead`]'s register cap (`None`
+/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot.
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    ahead: Option<u32>,
+    ahead_cap: Option<u32>,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -198,7 +200,7 @@ fn wide(
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
         // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
-        let low = ahead.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        let low = ahead_cap.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
         b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
@@ -206,7 +208,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead.map(|_| AHEAD_GROUPS));
+                let shape = (tiles, g, ahead_cap.map(|_| AHEAD_GROUPS));
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
