@@ -403,10 +403,11 @@ pub(super) fn combine(
             output(b, c, total, &p, |_| y);
             return;
         }
-        Fold::Batched | Fold::BatchedQuad => LONG_UNROLL,
+        Fold::Batched => LONG_UNROLL,
+        Fold::BatchedQuad => unreachable!("resolved above"),
         Fold::Unrolled(n) | Fold::Quad(n) => n,
     };
-    if let (Fold::Quad(_), Output::F32(out), true) = (how, c.out, d.is_multiple_of(4)) {
+    if let (Fold::Quad(_), Output::F32(out), true) = (how, c.out, quad) {
         // 4 dimensions a lane: a quarter of the passes, one 16-byte load a state (`partials`'
         // stride and `D` are multiples of 4 words) and one `L` a state for the 4 (each
         // dimension's `acc` and `L` the same fmas in the same order: the same bits).

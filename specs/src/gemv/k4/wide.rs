@@ -208,7 +208,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead_cap.map(|_| AHEAD_GROUPS));
+                let shape = (tiles, g, ahead_cap.is_some());
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -292,7 +292,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll, ahead): (u32, u32, Option<u32>),
+    (tiles, unroll, ahead): (u32, u32, bool),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -516,7 +516,7 @@ fn body_wide(
     // At most [`EARLY_VECTORS`] 16-byte vectors a lane are held across the wait (whole groups,
     // at least one): the rest of the first trip's weights are loaded after it.
     let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
-    if let Some(groups) = ahead {
+    if ahead {
         // From the first group not held (the second trip where the whole first is held),
         // asked before the held loads are issued: after them, their addresses spilled 88
         // bytes under the cap of the removed `wide_t2_g4_a` on sm_90.
@@ -526,7 +526,7 @@ fn body_wide(
             let off = b.u32(ti * m);
             let row = b.add(row0, off);
             let row = b.min(row, last_tile);
-            prefetch_slot(b, p, (row, nb, nb64), from, (waves * GROUP, groups));
+            prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
         }
     }
     let mut first_w: Vec<_> =
@@ -568,7 +568,7 @@ fn body_wide(
 }
 
 /// Asks L2 for a slot's groups of four blocks of the tile holding `row`: from block `from`
-/// every `step` blocks (a group of every slot), at most `groups` of them, before `nb`.
+/// every `step` blocks (a group of every slot), at most [`AHEAD_GROUPS`] of them, before `nb`.
 /// Per group lanes 0..16 each ask for a 128-byte line of its 2 KiB of quants and lane 16 for
 /// the line of its 16 rows' scales (a tile's bytes of four consecutive blocks are contiguous in
 /// both layouts). Only arithmetic and prefetches: it may run before the grid-dependency wait.
@@ -577,7 +577,7 @@ fn prefetch_slot(
     p: &Params,
     (row, nb, nb64): (Value, Value, Value),
     from: Value,
-    (step, groups): (u32, u32),
+    step: u32,
 ) {
     let lane = b.lane();
     let qbase = tile_start(b, row, nb64, TILE_BLOCK);
@@ -592,7 +592,7 @@ fn prefetch_slot(
     let slen = b.mul(nb64, sunit);
     let slast = b.add(sbase, slen);
     let slast = b.sub(slast, one64);
-    let cap = b.u32(groups * step);
+    let cap = b.u32(AHEAD_GROUPS * step);
     let end = b.add(from, cap);
     let step = b.u32(step);
     let end = b.min(end, nb);
