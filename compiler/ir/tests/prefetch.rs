@@ -1,6 +1,6 @@
 //! `prefetch` and `grid_dependency_wait`: a prefetch changes no value but must address its
 //! buffer as a load would, and the verifier keeps everything but arithmetic, prefetches and loads
-//! of buffers the kernel only reads after the wait. At wave 32 and 64, on fresh random data.
+//! (or async copies into LDS) of buffers the kernel only reads after the wait. At wave 32 and 64, on fresh random data.
 
 use crate::interp_util;
 
@@ -117,6 +117,46 @@ fn only_arithmetic_prefetches_and_read_only_loads_run_before_the_wait() {
             e.contains(&format!("`{op}")) && e.contains("before the grid_dependency_wait"),
             "{e}"
         );
+    }
+}
+
+/// `out[i] = x[i] * 2` for one wave, `x` staged in LDS by async copies issued before the
+/// grid-dependency wait (`src` is the buffer copied from: `x`, or a read-write one).
+fn staged_copy(w: u32, read_write: bool) -> Kernel {
+    let mut b = KernelBuilder::new("staged_copy", w);
+    let access = if read_write { Access::ReadWrite } else { Access::Read };
+    let x = b.buffer("x", ScalarType::F32, access);
+    let out = b.buffer("out", ScalarType::F32, Access::Write);
+    let lds = b.lds("ring", ScalarType::F32, w);
+    let lane = b.lane();
+    let four = b.u32(4);
+    let at = b.mul(lane, four);
+    b.async_copy(lds, at, x, at, 4);
+    b.async_wait(1);
+    b.grid_dependency_wait();
+    b.async_wait(0);
+    let v = b.load(lds, lane, Type::F32);
+    let two = b.f32(2.0);
+    let y = b.mul(v, two);
+    b.store(out, lane, y);
+    b.finish()
+}
+
+#[test]
+fn async_copies_of_read_only_buffers_may_run_before_the_wait() {
+    let (mut rng, _seed) = rng();
+    for w in WAVES {
+        let k = staged_copy(w, false);
+        verify(&k, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(k.reads_before_grid_wait(), vec![k.param("x").unwrap()], "listed");
+        let x: Vec<f32> = (0..w).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+        let mut args = [Arg::Buffer(f32_bytes(&x)), Arg::Buffer(vec![0; 4 * w as usize])];
+        run(&k, &mut args).unwrap_or_else(|e| panic!("wave {w}: {e}"));
+        let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+        assert_eq!(bytes_f32(buffer(&args[1])), want, "wave {w}");
+        // From a buffer the kernel may write: refused, named.
+        let e = verify_error(&staged_copy(w, true));
+        assert!(e.contains("`async_copy") && e.contains("before the grid_dependency_wait"), "{e}");
     }
 }
 

@@ -409,6 +409,10 @@ pub fn specs() -> Vec<KernelSpec> {
             // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an
             // H100: 14.25 / 15.43 us at N = 4096, T = 1 / 8, against 9.06 / 9.80; removed.
             // bench/results/passes-h100-2026-12-06.md)
+            // Built 2026-12-07 (forty-sixth session), not yet timed: `wide_t2_g4` with the
+            // rest of its first trip copied into LDS before the grid-dependency wait
+            // (k4::build_wide_staged). After the routed variants, so bench and parity run it.
+            k4v("wide_t2_g4_s", |t, w| k4::build_wide_staged(t, w, 2, 4), sm90()),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),

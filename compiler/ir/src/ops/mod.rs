@@ -619,9 +619,12 @@ pub enum Op {
     },
     /// From here on the kernel may read and write what the grids launched before it touch
     /// (NVIDIA sm_90+: `griddepcontrol.wait`; nothing elsewhere). At most one, in the kernel's
-    /// top-level block, and before it no memory access, barrier, fence or cross-lane op, only
-    /// arithmetic and [`Op::Prefetch`]: so the code before it reads nothing another grid
-    /// writes. Without it the wait is the kernel's first instruction.
+    /// top-level block, and before it no barrier, fence or cross-lane op and no memory access
+    /// but loads and [`Op::AsyncCopy`]s from buffers the kernel only reads (with their
+    /// [`Op::AsyncWait`]s), besides arithmetic and [`Op::Prefetch`]: so the code before it
+    /// reads nothing another grid writes (a runtime overlaps the launch only where no grid in
+    /// flight writes those buffers: [`crate::Kernel::reads_before_grid_wait`]). Without it the
+    /// wait is the kernel's first instruction.
     GridDependencyWait,
     /// A memory fence (acquire-release) at the given scope.
     Fence(Scope),

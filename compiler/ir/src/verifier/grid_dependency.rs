@@ -2,7 +2,9 @@
 //! block, and nothing before it that writes memory, synchronizes or crosses lanes. Code before
 //! the wait runs while the grids launched before this one may still be writing, so it may only
 //! compute, prefetch ([`Op::Prefetch`] changes no value) and load from buffer parameters the
-//! kernel only reads (its weights). Those buffers are listed with the object
+//! kernel only reads (its weights), into registers or, by [`Op::AsyncCopy`] (closed and waited
+//! for by [`Op::AsyncWait`]), into its own LDS, which no other grid can see. Those buffers are
+//! listed with the object
 //! ([`Kernel::reads_before_grid_wait`], `ObjectEntry::early_reads`), and a runtime overlaps the
 //! launch with the grids before it only when none of them writes what they are bound to; so
 //! every value such a load returns is the one the interpreter reads.
@@ -33,14 +35,18 @@ impl Verifier<'_> {
         while let Some(i) = stack.pop() {
             let op = &k.insts[i].op;
             // No memory access but a prefetch (which changes no value) and a load of a buffer
-            // the kernel only reads, nothing that orders or synchronizes (fence, barrier, a
-            // second wait), no cross-lane op.
-            let early_load = matches!(
-                op,
-                Op::Load { mem: MemRef::Buffer(p), .. }
-                    if matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
-            );
-            let allowed = matches!(op, Op::Prefetch { .. })
+            // the kernel only reads (into registers, or into the workgroup's own LDS by an
+            // async copy, and the lane's wait for its copies), nothing that orders or
+            // synchronizes across lanes (fence, barrier, a second wait), no cross-lane op.
+            let read_only = |p: &Param| {
+                matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
+            };
+            let early_load = match op {
+                Op::Load { mem: MemRef::Buffer(p), .. } => read_only(p),
+                Op::AsyncCopy { src, .. } => read_only(src),
+                _ => false,
+            };
+            let allowed = matches!(op, Op::Prefetch { .. } | Op::AsyncWait { .. })
                 || early_load
                 || (op.memory().is_none() && !op.has_side_effects() && !op.is_cross_lane());
             if !allowed {
@@ -48,7 +54,8 @@ impl Verifier<'_> {
                     i,
                     format!(
                         "`{}` before the grid_dependency_wait ({first}): only arithmetic, \
-                         prefetches and loads of buffers the kernel only reads may run before it",
+                         prefetches and loads (or async copies) of buffers the kernel only reads \
+                         may run before it",
                         mnemonic(op)
                     ),
                 );
