@@ -404,15 +404,17 @@ pub fn specs() -> Vec<KernelSpec> {
             // (`wide_t2_g4` that also asked L2 for the rest of each wave's slot before the wait,
             // `wide_t2_g4_a`, was slower on an H100: 31.2-31.8 us at N = 14336, T = 1 / 4 / 8,
             // against 23.2-24.1; removed. bench/results/h100-2026-12-07.md)
+            // (The weight quants by async copies into LDS (`cp.async`), each lane its own
+            // 16-byte chunks, some before the grid-dependency wait, were slower on an H100 at
+            // every bench case: a ring of two to four trips (`ring_t1_s3_r64` and four
+            // others) 4-25% at N = 14336 and 5-7% at N = 4096, and `wide_t2_g4` with the rest
+            // of its first trip staged so (`wide_t2_g4_s`) 5%; removed.
+            // bench/results/ring-2026-12-07.md)
             // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
             // workgroups so that two calls' fit an SM at once, the second pass one group in
             // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an
             // H100: 14.25 / 15.43 us at N = 4096, T = 1 / 8, against 9.06 / 9.80; removed.
             // bench/results/passes-h100-2026-12-06.md)
-            // Built 2026-12-07 (forty-sixth session), not yet timed: `wide_t2_g4` with the
-            // rest of its first trip copied into LDS before the grid-dependency wait
-            // (k4::build_wide_staged). After the routed variants, so bench and parity run it.
-            k4v("wide_t2_g4_s", |t, w| k4::build_wide_staged(t, w, 2, 4), sm90()),
             k4v("wide_t2_g1", |t, w| k4::build_wide(t, w, 2, 1), k4::wide_archs()),
             k4v("wide_t1_g1", |t, w| k4::build_wide(t, w, 1, 1), k4::wide_archs()),
             k4v("wide_t1_g2", |t, w| k4::build_wide(t, w, 1, 2), k4::wide_archs()),

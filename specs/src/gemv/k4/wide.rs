@@ -142,14 +142,14 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Extra::default())
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Extra::default())
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide8`] for co-resident calls: a register cap of `cap` on sm_90 (so that two calls'
@@ -162,37 +162,7 @@ pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    wide(
-        t,
-        (wave, MANY_SLOTS),
-        name,
-        tiles,
-        unroll,
-        Extra { ahead_cap: Some(cap), stage_rest: false },
-    )
-}
-
-/// [`build_wide`] whose first trip's weights are all in flight before the grid-dependency wait:
-/// the [`EARLY_VECTORS`] held in registers as [`build_wide`]'s are, the rest copied into LDS by
-/// async copies (`cp.async`; each lane its own 16-byte chunks, `[chunk][lane]`, read back after
-/// the wait), so no register is held for them. Before the race fix of 2026-12-05 ptxas held the
-/// whole first trip across the wait (with the activations' loads, wrongly: see the codegen's
-/// `buffers_maybe_in_flight`); this is the sound way to put the same bytes in flight. Named
-/// `wide_t{T}_g{G}_s`. Where there is no `cp.async` (before sm_80, AMD) or no 16-byte chunk a
-/// lane, [`build_wide`]'s body. The same loads and sums, so the same bits.
-pub fn build_wide_staged(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_s");
-    let stage_rest = t.sm().is_some_and(|sm| sm >= 80);
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Extra { ahead_cap: None, stage_rest })
-}
-
-/// What sets a wide variant apart beyond its tiles and groups: [`build_wide8_ahead`]'s register
-/// cap (its waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot), or
-/// [`build_wide_staged`]'s first trip staged in LDS past the held vectors.
-#[derive(Clone, Copy, Default)]
-struct Extra {
-    ahead_cap: Option<u32>,
-    stage_rest: bool,
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -211,16 +181,16 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
-/// The wide variants' kernel.
+/// The wide variants' kernel; `ahead_cap` is [`build_wide8_ahead`]'s register cap (`None`
+/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot.
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    extra: Extra,
+    ahead_cap: Option<u32>,
 ) -> Kernel {
-    let Extra { ahead_cap, stage_rest } = extra;
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
     // A cap well above what the body needs: without one, ptxas (CUDA 13, sm_90) allocates 40
@@ -239,7 +209,7 @@ fn wide(
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
                 let shape = (tiles, g, ahead_cap.is_some());
-                body_wide(&mut b, &p, (wave, waves), kind, map, shape, stage_rest)
+                body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
         },
@@ -252,22 +222,6 @@ fn wide(
 fn wide_load(b: &mut KernelBuilder, buf: Param, at: Value, bytes: u32) -> Value {
     let words = bytes / 4;
     b.load_with(buf, at, Type::vector(ScalarType::U32, words as u8), IndexUnit::Byte, Some(bytes))
-}
-
-/// The byte of `wq` holding 8-byte piece `piece` of A list `(base, list)` (a tile row's block 0
-/// and its list's byte in a block) in the block at `wblk` ([`tile_block`]), K chunk `kc_off`.
-fn a_at(
-    b: &mut KernelBuilder,
-    (base, list): (Value, Value),
-    (wblk, kc_off): (Value, Value),
-    piece: u32,
-) -> Value {
-    let x = b.add(base, wblk);
-    let byte = b.add(list, kc_off);
-    let off = b.u32(8 * piece);
-    let byte = b.add(byte, off);
-    let y = tile_byte(b, byte);
-    b.add(x, y)
 }
 
 /// The bytes (signed) of a [`wide_load`] of `bytes` bytes.
@@ -332,91 +286,6 @@ fn scale_words(
         .collect()
 }
 
-/// The raw loads of a block (a block past the end reads the last one): per K chunk the B
-/// vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C element
-/// shares its row's or token's scale with an earlier one).
-struct Raw {
-    bq: Vec<Vec<Value>>,
-    a: RawA,
-    dw: Vec<Option<Value>>,
-    da: Vec<Option<Value>>,
-}
-
-/// A lane's 16-byte A chunks of some blocks staged in LDS by async copies, `[chunk][lane]` (a
-/// warp's copies and reads are 512 contiguous bytes; each lane reads back only its own chunks, so
-/// no barrier).
-struct Staged {
-    lds: kiln_ir::LdsSlot,
-    lanes: u32,
-    local: Value,
-}
-
-impl Staged {
-    fn new(b: &mut KernelBuilder, chunks: u32, lanes: u32) -> Staged {
-        let lds = b.lds("staged", ScalarType::U32, chunks * lanes * 4);
-        Staged { lds, lanes, local: b.local_id() }
-    }
-
-    /// The byte of this lane's chunk `item`.
-    fn at(&self, b: &mut KernelBuilder, item: u32) -> Value {
-        let o = b.u32(item * self.lanes);
-        let x = b.add(self.local, o);
-        let c16 = b.u32(16);
-        b.mul(x, c16)
-    }
-
-    /// Copies blocks `blk0 + u` (clamped) for `u` in `offsets`, chunks in (block, K chunk,
-    /// tile) order, from the tiles' A lists `a_loads` (one 16-byte chunk each).
-    fn issue(
-        &self,
-        b: &mut KernelBuilder,
-        p: &Params,
-        (blk0, offsets, last_blk): (Value, &[Value], Value),
-        (a_loads, kk): (&[Vec<(Value, Value)>], u32),
-    ) {
-        let mut item = 0;
-        for &u in offsets {
-            let blk = b.add(blk0, u);
-            let blk = b.min(blk, last_blk);
-            let wblk = tile_block(b, blk);
-            for kc in 0..QK / kk {
-                let kc_off = b.u32(kc * kk);
-                for tile in a_loads {
-                    let src = a_at(b, tile[0], (wblk, kc_off), 0);
-                    let dst = self.at(b, item);
-                    b.async_copy(self.lds, dst, p.wq, src, 16);
-                    item += 1;
-                }
-            }
-        }
-    }
-
-    /// The chunks [`Staged::issue`] copied for `blocks` blocks, as [`Raw::a`]s (per block, K
-    /// chunk and tile, one vector).
-    fn read(&self, b: &mut KernelBuilder, blocks: usize, kcs: u32, tiles: u32) -> Vec<RawA> {
-        let vty = Type::vector(ScalarType::U32, 4);
-        let mut item = 0;
-        (0..blocks)
-            .map(|_| {
-                (0..kcs)
-                    .map(|_| {
-                        (0..tiles)
-                            .map(|_| {
-                                let x = self.at(b, item);
-                                item += 1;
-                                vec![b.load_with(self.lds, x, vty, IndexUnit::Byte, Some(16))]
-                            })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-/// A block's A vectors: per K chunk, per tile, the loads.
-type RawA = Vec<Vec<Vec<Value>>>;
-
 fn body_wide(
     b: &mut KernelBuilder,
     p: &Params,
@@ -424,7 +293,6 @@ fn body_wide(
     kind: MmaKind,
     map: WideMap,
     (tiles, unroll, ahead): (u32, u32, bool),
-    stage_rest: bool,
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -498,21 +366,26 @@ fn body_wide(
     let init = vec![fz; (tiles * per_c) as usize];
     let iz = b.i32(0);
     let start = b.mul(slot, group);
+    // The raw loads of block `blk0 + u` (a block past the end reads the last one): per K chunk
+    // the B vectors and, per tile, the A vectors; then the scales' raw words (`None` where a C
+    // element shares its row's or token's scale with an earlier one).
+    struct Raw {
+        bq: Vec<Vec<Value>>,
+        a: Vec<Vec<Vec<Value>>>,
+        dw: Vec<Option<Value>>,
+        da: Vec<Option<Value>>,
+    }
     // The weight loads of block `blk0 + u` (a block past the end reads the last one): per K
     // chunk, per tile, the A vectors; then the weight scales' raw words. They read only `wq`
     // and `ws`, which no grid before this one writes, so the first trip's may be issued before
     // the grid-dependency wait.
-    // The weight scales' raw words of block `blk0 + u` (clamped).
-    let load_dw = |b: &mut KernelBuilder, blk0: Value, u: Value| -> Vec<Option<Value>> {
+    let load_w = |b: &mut KernelBuilder,
+                  blk0: Value,
+                  u: Value|
+     -> (Vec<Vec<Vec<Value>>>, Vec<Option<Value>>) {
         let blk = b.add(blk0, u);
         let blk = b.min(blk, last_blk);
         let sblk = scale_block(b, blk);
-        let bases: Vec<Value> = f.c_elems.iter().map(|c| c.0).collect();
-        scale_words(b, &bases, &c_row_rep, per_c, sblk, (p.ws, Type::scalar(ScalarType::U16)))
-    };
-    let load_w = |b: &mut KernelBuilder, blk0: Value, u: Value| -> (RawA, Vec<Option<Value>>) {
-        let blk = b.add(blk0, u);
-        let blk = b.min(blk, last_blk);
         let wblk = tile_block(b, blk);
         let mut a = vec![];
         for kc in 0..QK / kk {
@@ -521,15 +394,23 @@ fn body_wide(
                 a_loads
                     .iter()
                     .map(|tile| {
+                        let at = |b: &mut KernelBuilder, (base, list): (Value, Value), piece| {
+                            let x = b.add(base, wblk);
+                            let byte = b.add(list, kc_off);
+                            let off = b.u32(8 * piece);
+                            let byte = b.add(byte, off);
+                            let y = tile_byte(b, byte);
+                            b.add(x, y)
+                        };
                         if paired {
                             // Rows r and r + 8, the same list: one chunk of the layout.
-                            let x = a_at(b, tile[0], (wblk, kc_off), 0);
+                            let x = at(b, tile[0], 0);
                             vec![wide_load(b, p.wq, x, 16)]
                         } else {
                             tile.iter()
                                 .flat_map(|&g| (0..map.bytes / 8).map(move |piece| (g, piece)))
                                 .map(|(g, piece)| {
-                                    let x = a_at(b, g, (wblk, kc_off), piece);
+                                    let x = at(b, g, piece);
                                     wide_load(b, p.wq, x, 8)
                                 })
                                 .collect::<Vec<_>>()
@@ -538,7 +419,10 @@ fn body_wide(
                     .collect::<Vec<_>>(),
             );
         }
-        (a, load_dw(b, blk0, u))
+        let bases: Vec<Value> = f.c_elems.iter().map(|c| c.0).collect();
+        let dw =
+            scale_words(b, &bases, &c_row_rep, per_c, sblk, (p.ws, Type::scalar(ScalarType::U16)));
+        (a, dw)
     };
     // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
     // scales' raw words.
@@ -645,16 +529,6 @@ fn body_wide(
             prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
         }
     }
-    // The rest of the first trip's quants copied into LDS before the wait
-    // ([`build_wide_staged`]), issued first: their addresses are dead before the held loads.
-    let rest = &offsets[held as usize..];
-    let staged = (stage_rest && paired && !rest.is_empty()).then(|| {
-        let st = Staged::new(b, rest.len() as u32 * (QK / kk) * tiles, waves * wave);
-        st.issue(b, p, (start, rest, last_blk), (&a_loads, kk));
-        // Closes the group (nothing waited for yet).
-        b.async_wait(1);
-        st
-    });
     let mut first_w: Vec<_> =
         offsets[..held as usize].iter().map(|&u| load_w(b, start, u)).collect();
     // The quants only: each held vector keeps its whole load before the wait (holding the
@@ -663,14 +537,7 @@ fn body_wide(
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
-    match staged {
-        Some(st) => {
-            b.async_wait(0);
-            let a = st.read(b, rest.len(), QK / kk, tiles);
-            first_w.extend(rest.iter().zip(a).map(|(&u, a)| (a, load_dw(b, start, u))));
-        }
-        None => first_w.extend(rest.iter().map(|&u| load_w(b, start, u))),
-    }
+    first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u)));
     let first: Vec<Raw> = first_w
         .into_iter()
         .zip(&offsets)
