@@ -194,9 +194,10 @@ fn the_verifier_checks_sizes_and_the_grid_dependency_wait() {
     b.async_wait(0);
     let e = verify(&b.finish(), None).unwrap_err().to_string();
     assert!(e.contains("expected 4, 8 or 16, found 12"), "{e}");
-    // A copy reads memory: not before the grid-dependency wait.
+    // A copy of a buffer the kernel may write: not before the grid-dependency wait (one of a
+    // buffer it only reads may run there: tests/prefetch.rs).
     let mut b = KernelBuilder::new("early_copy", 32);
-    let x = b.buffer("x", ScalarType::U32, Access::Read);
+    let x = b.buffer("x", ScalarType::U32, Access::ReadWrite);
     let lds = b.lds("stage", ScalarType::U32, 32);
     let z = b.u32(0);
     b.async_copy(lds, z, x, z, 4);

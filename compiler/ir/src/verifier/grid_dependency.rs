@@ -41,10 +41,12 @@ impl Verifier<'_> {
             let read_only = |p: &Param| {
                 matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
             };
-            let early_load = match op {
-                Op::Load { mem: MemRef::Buffer(p), .. } => read_only(p),
-                Op::AsyncCopy { src, .. } => read_only(src),
-                _ => false,
+            let early_load = if let Op::Load { mem: MemRef::Buffer(p), .. } = op {
+                read_only(p)
+            } else if let Op::AsyncCopy { src, .. } = op {
+                read_only(src)
+            } else {
+                false
             };
             let allowed = matches!(op, Op::Prefetch { .. } | Op::AsyncWait { .. })
                 || early_load
