@@ -69,7 +69,8 @@ fn early_loads_stay_before_the_wait_in_the_sass() {
             let count = |pat: &str| sass[..acq].matches(pat).count();
             let sass_loads = count("LDG") - count("LDGSTS") - count("LDGDEPBAR");
             let sass_wide = sass[..acq].matches("LDG.E.128").count();
-            // The async copies into LDS (the k4 ring variants' quants: `LDGSTS`).
+            // Async copies into LDS (`LDGSTS`), which an early kernel may issue before the wait
+            // instead of loads (none of the library's does since 2026-12-07).
             let ptx_async = ["cp.async.cg.", "cp.async.ca."]
                 .iter()
                 .map(|c| ptx[..wait].matches(c).count())

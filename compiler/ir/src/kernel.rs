@@ -296,17 +296,19 @@ impl Kernel {
     }
 
     /// The buffer parameters the kernel loads from (or copies from into LDS, [`Op::AsyncCopy`])
-    /// before its [`Op::GridDependencyWait`] (none without one), each once, in parameter order. Those loads run while the grids
-    /// launched before this one may still be writing: the verifier allows them only from
-    /// buffers the kernel never writes, and a runtime may launch the kernel to overlap the grids
-    /// before it only when none of those grids writes what these parameters are bound to.
+    /// before its [`Op::GridDependencyWait`] (none without one), each once, in parameter order.
+    /// Those reads run while the grids launched before this one may still be writing: the
+    /// verifier allows them only from buffers the kernel never writes, and a runtime may launch
+    /// the kernel to overlap the grids before it only when none of those grids writes what
+    /// these parameters are bound to.
     pub fn reads_before_grid_wait(&self) -> Vec<Param> {
         let mut seen = std::collections::BTreeSet::new();
-        self.before_grid_wait(|_, d| match &d.op {
-            Op::Load { mem: crate::ops::MemRef::Buffer(p), .. } | Op::AsyncCopy { src: p, .. } => {
+        self.before_grid_wait(|_, d| {
+            if let Op::Load { mem: crate::ops::MemRef::Buffer(p), .. }
+            | Op::AsyncCopy { src: p, .. } = &d.op
+            {
                 seen.insert(*p);
             }
-            _ => {}
         });
         self.params.keys().filter(|p| seen.contains(p)).collect()
     }

@@ -1,6 +1,7 @@
 //! `prefetch` and `grid_dependency_wait`: a prefetch changes no value but must address its
 //! buffer as a load would, and the verifier keeps everything but arithmetic, prefetches and loads
-//! (or async copies into LDS) of buffers the kernel only reads after the wait. At wave 32 and 64, on fresh random data.
+//! (or async copies into LDS) of buffers the kernel only reads after the wait. At wave 32 and
+//! 64, on fresh random data.
 
 use crate::interp_util;
 
