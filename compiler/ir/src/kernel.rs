@@ -304,10 +304,8 @@ impl Kernel {
     pub fn reads_before_grid_wait(&self) -> Vec<Param> {
         let mut seen = std::collections::BTreeSet::new();
         self.before_grid_wait(|_, d| {
-            if let Op::Load { mem: crate::ops::MemRef::Buffer(p), .. }
-            | Op::AsyncCopy { src: p, .. } = &d.op
-            {
-                seen.insert(*p);
+            if matches!(d.op, Op::Load { .. } | Op::AsyncCopy { .. }) {
+                seen.extend(d.op.param());
             }
         });
         self.params.keys().filter(|p| seen.contains(p)).collect()

@@ -41,13 +41,8 @@ impl Verifier<'_> {
             let read_only = |p: &Param| {
                 matches!(k.params[*p].kind, ParamKind::Buffer { access: Access::Read, .. })
             };
-            let early_load = if let Op::Load { mem: MemRef::Buffer(p), .. } = op {
-                read_only(p)
-            } else if let Op::AsyncCopy { src, .. } = op {
-                read_only(src)
-            } else {
-                false
-            };
+            let early_load = matches!(op, Op::Load { .. } | Op::AsyncCopy { .. })
+                && op.param().is_some_and(|p| read_only(&p));
             let allowed = matches!(op, Op::Prefetch { .. } | Op::AsyncWait { .. })
                 || early_load
                 || (op.memory().is_none() && !op.has_side_effects() && !op.is_cross_lane());
