@@ -212,8 +212,9 @@ int main(int argc, char** argv) {
     for (double mib : mibs) {
         const unsigned stage_bytes = 8192;  // the bulk copies' stage
         size_t blocks_all = (size_t)sms * 8;
-        // Bytes a call: a multiple of every kernel's unit (blocks x 256 threads x 16 bytes x 8).
-        size_t unit = blocks_all * 256 * 16 * 8;
+        // Bytes a call: a multiple of every kernel's unit (8 blocks an SM x one 8 KB stage each:
+        // every grid below divides it, and a block's range is whole stages of both copy kinds).
+        size_t unit = blocks_all * 8192;
         size_t bytes = std::max<size_t>(unit, (size_t)(mib * (1 << 20)) / unit * unit);
         int copies = (int)std::max<size_t>(2, total / bytes);
         std::vector<unsigned char*> bufs(copies);
