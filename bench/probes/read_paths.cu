@@ -3,8 +3,8 @@
 // Tensor Memory Accelerator (`cp.async.bulk` completed on an mbarrier). A probe for the k4 GEMV's
 // question (docs/gemv.md: "Weight bytes in LDS by async copies"): whether bytes in flight that
 // hold no register and skip the L1's request path stream faster. Not a kiln kernel; nothing of
-// kiln is built from it. Written 2026-12-07 (forty-sixth session) and assembled for sm_90 by
-// ptxas here; it has not run on a GPU yet (no machine could be started for it that session).
+// kiln is built from it. Written 2026-12-07 (forty-sixth session); first run on an H100 in the
+// forty-seventh (bench/results/held-2026-12-07.md: bulk copies 3.5-10% slower than plain loads).
 //
 // Each kernel reads `bytes` from one of `copies` buffers (rotated, together past the L2), folds
 // every 32-bit word into an xor a thread (so no load is dead) and writes one word a block.

@@ -401,34 +401,6 @@ pub fn specs() -> Vec<KernelSpec> {
             // wide archs other than sm_90; test `the_k4_measurement_variants_are_never_routed`.)
             k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), sm90()),
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
-            // Measurements (2026-12-07, forty-seventh session), after the routed ones: never
-            // routed. Eight waves over two tiles, so a call's workgroups read the activations
-            // half as often after the wait (the last holding its whole slot at K = 4096: at N
-            // = 4096 a call is 128 workgroups, one an SM, so a cap of 255 costs none); and
-            // `wide_t2_g4` holding its whole first trip, or three quarters, across the wait
-            // under a higher cap (fewer workgroups an SM).
-            k4v("wide_t2_g2_w8", |t, w| k4::build_wide8(t, w, 2, 2), sm90()),
-            k4v("wide_t2_g1_w8", |t, w| k4::build_wide8(t, w, 2, 1), sm90()),
-            k4v(
-                "wide_t2_g4_w8_h32_r255",
-                |t, w| k4::build_wide_held(t, w, (2, 4, 8), 32, 255),
-                sm90(),
-            ),
-            k4v(
-                "wide_t2_g4_h32_r255",
-                |t, w| k4::build_wide_held(t, w, (2, 4, 4), 32, 255),
-                sm90(),
-            ),
-            k4v(
-                "wide_t2_g4_h24_r168",
-                |t, w| k4::build_wide_held(t, w, (2, 4, 4), 24, 168),
-                sm90(),
-            ),
-            k4v(
-                "wide_t2_g4_h24_r160",
-                |t, w| k4::build_wide_held(t, w, (2, 4, 4), 24, 160),
-                sm90(),
-            ),
             // (`wide_t2_g4` that also asked L2 for the rest of each wave's slot before the wait,
             // `wide_t2_g4_a`, was slower on an H100: 31.2-31.8 us at N = 14336, T = 1 / 4 / 8,
             // against 23.2-24.1; removed. bench/results/h100-2026-12-07.md)
@@ -438,6 +410,13 @@ pub fn specs() -> Vec<KernelSpec> {
             // others) 4-25% at N = 14336 and 5-7% at N = 4096, and `wide_t2_g4` with the rest
             // of its first trip staged so (`wide_t2_g4_s`) 5%; removed.
             // bench/results/ring-2026-12-07.md)
+            // (Eight waves over two tiles, so that a call's workgroups read the activations
+            // half as often after the wait (`wide_t2_g2_w8`, `wide_t2_g1_w8`, and
+            // `wide_t2_g4_w8_h32_r255` holding its whole slot under a cap of 255), were 0.5-8%
+            // slower on an H100 at N = 4096 (9.09-9.80 us at T = 1 against 9.04) but the last
+            // at T = 8 (9.81 against 9.90); `wide_t2_g4` holding all or three quarters of its
+            // first trip across the wait under a cap of 255 / 160 (8 / 12 warps an SM) was
+            // 14-21% slower at N = 14336. Removed. bench/results/held-2026-12-07.md)
             // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
             // workgroups so that two calls' fit an SM at once, the second pass one group in
             // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an

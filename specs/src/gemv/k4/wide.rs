@@ -142,14 +142,14 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Knobs::PLAIN)
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Knobs::PLAIN)
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide8`] for co-resident calls: a register cap of `cap` on sm_90 (so that two calls'
@@ -162,43 +162,7 @@ pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    let knobs = Knobs { ahead: true, cap: Some(cap), ..Knobs::PLAIN };
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, knobs)
-}
-
-/// [`build_wide`] (`waves` = 4) or [`build_wide8`] (8) holding up to `early` 16-byte vectors a
-/// lane across the grid-dependency wait under a register cap of `cap` on sm_90
-/// ([`AHEAD_CAP_ARCHS`]; elsewhere the baseline's code, not routed there): a measurement of
-/// more bytes in flight before the wait against fewer waves an SM. Named
-/// `wide_t{T}_g{G}[_w8]_h{early}_r{cap}`. The same loads and sums as [`build_wide`] /
-/// [`build_wide8`], so the same bits.
-pub fn build_wide_held(
-    t: &Target,
-    wave: u32,
-    (tiles, unroll, waves): (u32, u32, u32),
-    early: u32,
-    cap: u32,
-) -> Kernel {
-    let w8 = if waves == MANY_SLOTS { "_w8" } else { "" };
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}{w8}_h{early}_r{cap}");
-    let knobs = Knobs { ahead: false, cap: Some(cap), early };
-    wide(t, (wave, waves), name, tiles, unroll, knobs)
-}
-
-/// What sets the wide variants apart besides their shape.
-#[derive(Clone, Copy)]
-struct Knobs {
-    /// Whether waves ask L2 for [`AHEAD_GROUPS`] groups of their slot before the wait.
-    ahead: bool,
-    /// A register cap on [`AHEAD_CAP_ARCHS`] in place of [`WIDE_MAX_REGISTERS`].
-    cap: Option<u32>,
-    /// Most 16-byte vectors a lane holds across the wait where the cap applies (elsewhere a
-    /// variant holding other than [`EARLY_VECTORS`] is the baseline's code).
-    early: u32,
-}
-
-impl Knobs {
-    const PLAIN: Knobs = Knobs { ahead: false, cap: None, early: EARLY_VECTORS };
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -217,14 +181,15 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
-/// The wide variants' kernel ([`Knobs`]).
+/// The wide variants' kernel; `ahead_cap` is [`build_wide8_ahead`]'s register cap (`None`
+/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot.
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    knobs: Knobs,
+    ahead_cap: Option<u32>,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -233,19 +198,17 @@ fn wide(
     // block: 35 us at N = 14336 where the floor is 15); with it, the loads of all the blocks of
     // an iteration are issued first (76 registers, checked in the SASS). AMD's back end issues
     // them first without one (and a cap would make the two-tile variants spill there).
-    // A cap of its own only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
-    let own = AHEAD_CAP_ARCHS.contains(&t.name);
     if t.sm().is_some() {
-        b.max_registers(knobs.cap.filter(|_| own).unwrap_or(WIDE_MAX_REGISTERS));
+        // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
+        let low = ahead_cap.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
-    // A held variant elsewhere is the baseline's code (not routed there).
-    let kind = kind.filter(|_| own || knobs.early == EARLY_VECTORS);
     match kind {
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, knobs);
+                let shape = (tiles, g, ahead_cap.is_some());
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -329,7 +292,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll, knobs): (u32, u32, Knobs),
+    (tiles, unroll, ahead): (u32, u32, bool),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -552,8 +515,8 @@ fn body_wide(
     // activations, which that grid may write, after it.
     // At most [`EARLY_VECTORS`] 16-byte vectors a lane are held across the wait (whole groups,
     // at least one): the rest of the first trip's weights are loaded after it.
-    let held = (knobs.early / (tiles * GROUP)).clamp(1, unroll) * GROUP;
-    if knobs.ahead {
+    let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
+    if ahead {
         // From the first group not held (the second trip where the whole first is held),
         // asked before the held loads are issued: after them, their addresses spilled 88
         // bytes under the cap of the removed `wide_t2_g4_a` on sm_90.
