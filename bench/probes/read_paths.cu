@@ -13,22 +13,7 @@
 //
 // Build: nvcc -O3 -arch=sm_90 -o read_paths read_paths.cu
 // Run:   ./read_paths [MiB ...]   (default: 17 and 60, the N = 4096 and N = 14336 GEMVs' bytes)
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CK(x)                                                                            \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "probe.cuh"
 
 // Plain loads: each thread `U` 16-byte loads in flight, then folds them; grid-stride over uint4.
 template <int U>
@@ -145,53 +130,11 @@ __global__ void read_bulk(const uint4* __restrict__ src, size_t per_block, unsig
     if (acc == 0x9e3779b9u) out[blockIdx.x] = acc;
 }
 
-struct Timer {
-    cudaStream_t st;
-    std::vector<unsigned*> bufs;
-    size_t bytes;
-    unsigned* out;
-};
-
-// Median us a launch of `launches` launches captured in one graph, `launch(i)` the i-th.
-template <typename F>
-static double time_graph(cudaStream_t st, int launches, int reps, F launch) {
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    for (int i = 0; i < launches; i++) launch(i);
-    CK(cudaStreamEndCapture(st, &g));
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int w = 0; w < 3; w++) CK(cudaGraphLaunch(ge, st));
-    CK(cudaStreamSynchronize(st));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<double> t;
-    for (int r = 0; r < reps; r++) {
-        CK(cudaEventRecord(a, st));
-        CK(cudaGraphLaunch(ge, st));
-        CK(cudaEventRecord(b, st));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1000.0 / launches);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-    return t[t.size() / 2];
-}
-
 int main(int argc, char** argv) {
     std::vector<double> mibs;
     for (int i = 1; i < argc; i++) mibs.push_back(atof(argv[i]));
     if (mibs.empty()) mibs = {17, 60};
-    int dev = 0, sms = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
-    printf("device %s, %d SMs\n", prop.name, sms);
+    int sms = print_device();
     cudaStream_t st;
     CK(cudaStreamCreate(&st));
     const size_t total = 512ull << 20;  // the copies together, past the L2
@@ -223,12 +166,7 @@ int main(int argc, char** argv) {
             // Random bytes (never timed on zeros): a cheap generator on the host, copied once.
         }
         {
-            std::vector<unsigned> h(bytes / 4);
-            uint64_t x = 0x243f6a8885a308d3ull;
-            for (auto& w : h) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                w = (unsigned)x | 1u;
-            }
+            std::vector<unsigned> h = random_words(bytes / 4, 0x243f6a8885a308d3ull);
             for (auto p : bufs) CK(cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice));
         }
         size_t n16 = bytes / 16;
