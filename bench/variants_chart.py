@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws every variant `kiln bench --json` timed at each case (graph replay, us), one bar a
 variant, the router's choice of the package marked; with several files of the same package and
-call (runs), each bar is their median and the runs' spread is drawn as an error bar.
+call (runs), each bar is their median and the runs' spread is drawn as an error bar. The files
+may hold different cases (e.g. one bench command's runs for some cases, another's for others).
 
 Usage: bench/variants_chart.py OUT.png TITLE BENCH.json [BENCH.json ...]
 e.g. (bench/results/i8-async-2026-12-06, the forty-first session's `mma8a`):
@@ -27,23 +28,32 @@ def main():
     for f in files:
         with open(f) as fh:
             runs.append(json.load(fh)["cases"])
-    names = sorted(runs[0], key=lambda c: (c.split("_ctx")[0], len(c), c))
+    # The files may hold different cases (each a run of some of them): a case's first file is
+    # its reference.
+    first = {}
+    for r in runs:
+        for n in r:
+            first.setdefault(n, r)
+    names = sorted(first, key=lambda c: (c.split("_ctx")[0], len(c), c))
     variants = []
     for n in names:
-        for v in runs[0][n]["variants"]:
+        for v in first[n][n]["variants"]:
             if v not in variants:
                 variants.append(v)
     fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(names)), 4.8))
     w = 0.8 / len(variants)
+    labelled = set()
     for j, v in enumerate(variants):
         for i, n in enumerate(names):
-            ts = [r[n]["variants"][v]["graph_us"] for r in runs if v in r[n]["variants"]]
+            ts = [r[n]["variants"][v]["graph_us"] for r in runs if n in r and v in r[n]["variants"]]
             if not ts:
                 continue
             t = statistics.median(ts)
             x = i - 0.4 + w * (j + 0.5)
-            routed = runs[0][n]["variant"] == v
-            ax.bar(x, t, w, color=COLOURS[j % len(COLOURS)], label=v if i == 0 else None,
+            routed = first[n][n]["variant"] == v
+            label = None if v in labelled else v
+            labelled.add(v)
+            ax.bar(x, t, w, color=COLOURS[j % len(COLOURS)], label=label,
                    edgecolor="black" if routed else None, linewidth=1.5 if routed else 0)
             if len(ts) > 1:
                 ax.errorbar(x, t, yerr=[[t - min(ts)], [max(ts) - t]], color="black",

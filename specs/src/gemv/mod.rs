@@ -401,11 +401,6 @@ pub fn specs() -> Vec<KernelSpec> {
             // wide archs other than sm_90; test `the_k4_measurement_variants_are_never_routed`.)
             k4v("wide_t1_g1_w8_r64", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 64), sm90()),
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
-            // Measurements (2026-12-07, forty-seventh session), never routed: `wide_t1_g4_w8`
-            // and `wide_t2_g4` asking L2 for their slot's scales before the wait (ptxas sinks their loads past
-            // it, so a DRAM round trip follows the wait).
-            k4v("wide_t1_g4_w8_ps", |t, w| k4::build_wide_scales(t, w, (1, 4), 8), sm90()),
-            k4v("wide_t2_g4_ps", |t, w| k4::build_wide_scales(t, w, (2, 4), 4), sm90()),
             // (`wide_t2_g4` that also asked L2 for the rest of each wave's slot before the wait,
             // `wide_t2_g4_a`, was slower on an H100: 31.2-31.8 us at N = 14336, T = 1 / 4 / 8,
             // against 23.2-24.1; removed. bench/results/h100-2026-12-07.md)
@@ -422,6 +417,9 @@ pub fn specs() -> Vec<KernelSpec> {
             // at T = 8 (9.81 against 9.90); `wide_t2_g4` holding all or three quarters of its
             // first trip across the wait under a cap of 255 / 160 (8 / 12 warps an SM) was
             // 14-21% slower at N = 14336. Removed. bench/results/held-2026-12-07.md)
+            // (`wide_t1_g4_w8` and `wide_t2_g4` whose waves asked L2 for their slot's weight
+            // scales before the wait (ptxas sinks those loads past it), `_ps`, were 0.7-4%
+            // slower on an H100. Removed. bench/results/pdl-floor-2026-12-07.md, call 3)
             // (`wide_t1_g4_w8` with two row groups a workgroup one after another, half the
             // workgroups so that two calls' fit an SM at once, the second pass one group in
             // flight (more spilled under the cap of 128), `wide_t1_g4_w8_s2`, was slower on an

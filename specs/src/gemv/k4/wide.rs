@@ -142,25 +142,14 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None, false)
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None, false)
-}
-
-/// [`build_wide`] (`waves` = 4) or [`build_wide8`] (8) whose waves ask L2 for their slot's
-/// weight scales (at most [`AHEAD_GROUPS`] groups) before the grid-dependency wait: ptxas sinks
-/// the scales' loads past the wait (they are not held: holding them too spills 48 bytes under
-/// `wide_t1_g4_w8`'s cap), so without it a DRAM round trip (the scales stream with the quants)
-/// follows the wait. Named `wide_t{T}_g{G}[_w8]_ps`. The same loads and sums, so the same bits.
-pub fn build_wide_scales(t: &Target, wave: u32, (tiles, unroll): (u32, u32), waves: u32) -> Kernel {
-    let w8 = if waves == MANY_SLOTS { "_w8" } else { "" };
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}{w8}_ps");
-    wide(t, (wave, waves), name, tiles, unroll, None, true)
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None)
 }
 
 /// [`build_wide8`] for co-resident calls: a register cap of `cap` on sm_90 (so that two calls'
@@ -173,7 +162,7 @@ pub fn build_wide_scales(t: &Target, wave: u32, (tiles, unroll): (u32, u32), wav
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap), false)
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -193,8 +182,7 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 pub const AHEAD_GROUPS: u32 = 4;
 
 /// The wide variants' kernel; `ahead_cap` is [`build_wide8_ahead`]'s register cap (`None`
-/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot;
-/// `prefetch_scales` asks L2 for the slot's scales before the wait ([`build_wide_scales`]).
+/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot.
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
@@ -202,7 +190,6 @@ fn wide(
     tiles: u32,
     unroll: u32,
     ahead_cap: Option<u32>,
-    prefetch_scales: bool,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -221,7 +208,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead_cap.is_some(), prefetch_scales);
+                let shape = (tiles, g, ahead_cap.is_some());
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -305,7 +292,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll, ahead, prefetch_scales): (u32, u32, bool, bool),
+    (tiles, unroll, ahead): (u32, u32, bool),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -539,15 +526,7 @@ fn body_wide(
             let off = b.u32(ti * m);
             let row = b.add(row0, off);
             let row = b.min(row, last_tile);
-            prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP, true);
-        }
-    }
-    if prefetch_scales {
-        for ti in 0..tiles {
-            let off = b.u32(ti * m);
-            let row = b.add(row0, off);
-            let row = b.min(row, last_tile);
-            prefetch_slot(b, p, (row, nb, nb64), start, waves * GROUP, false);
+            prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
         }
     }
     let mut first_w: Vec<_> =
@@ -599,7 +578,6 @@ fn prefetch_slot(
     (row, nb, nb64): (Value, Value, Value),
     from: Value,
     step: u32,
-    quants: bool,
 ) {
     let lane = b.lane();
     let qbase = tile_start(b, row, nb64, TILE_BLOCK);
@@ -623,17 +601,15 @@ fn prefetch_slot(
     let scale_lane = b.eq(lane, c16);
     let line = b.u64(crate::prefetch::LINE);
     b.for_range(from, end, step, 1, &[], |b, blk0, _| {
-        if quants {
-            b.if_then(quant_lane, |b| {
-                let at = tile_block(b, blk0);
-                let at = b.add(qbase, at);
-                let l = b.convert(lane, Type::U64);
-                let l = b.mul(l, line);
-                let at = b.add(at, l);
-                let at = b.min(at, qlast);
-                b.prefetch(p.wq, at);
-            });
-        }
+        b.if_then(quant_lane, |b| {
+            let at = tile_block(b, blk0);
+            let at = b.add(qbase, at);
+            let l = b.convert(lane, Type::U64);
+            let l = b.mul(l, line);
+            let at = b.add(at, l);
+            let at = b.min(at, qlast);
+            b.prefetch(p.wq, at);
+        });
         b.if_then(scale_lane, |b| {
             let at = block_start(b, blk0, 2 * TILE_ROWS as u64);
             let at = b.add(sbase, at);
