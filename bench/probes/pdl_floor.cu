@@ -48,18 +48,18 @@ __global__ void __launch_bounds__(THREADS) stream(const uint4* __restrict__ w, c
 #pragma unroll
     for (int u = 0; u < V; u++)
         v[u] = MODE == PDL_ENTRY ? load_coherent(mine + u * THREADS) : __ldg(mine + u * THREADS);
+    unsigned held = 0;  // every loaded bit, folded
+#pragma unroll
+    for (int u = 0; u < V; u++) held ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     if (MODE >= PDL_EARLY) {
         // Keep the loads before the wait, as kiln's `prefetch::hold` does: a prefetch whose
         // address depends on every loaded bit stays before it (without one ptxas sinks the
         // loads below `ACQBULK`).
-        unsigned h = 0;
-#pragma unroll
-        for (int u = 0; u < V; u++) h ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-        const char* at = reinterpret_cast<const char*>(w) + (h == 0x9e3779b9u);
+        const char* at = reinterpret_cast<const char*>(w) + (held == 0x9e3779b9u);
         asm volatile("prefetch.global.L2 [%0];" ::"l"(at) : "memory");
         asm volatile("griddepcontrol.wait;" ::: "memory");
     }
-    unsigned acc = 0;
+    unsigned acc = held;
     if (MODE == PDL_ACT) {
         // Coherent loads (the grid before may have written them), after the wait.
         for (int i = threadIdx.x; i < act_vectors; i += THREADS) {
@@ -67,14 +67,16 @@ __global__ void __launch_bounds__(THREADS) stream(const uint4* __restrict__ w, c
             acc += a.x ^ a.y ^ a.z ^ a.w;
         }
     }
-#pragma unroll
-    for (int u = 0; u < V; u++) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     if (acc == 0x9e3779b9u) out[blockIdx.x] = acc;  // never true on random data: keeps the loads
 }
 
-template <int MODE>
-static void set_smem() {
-    CK(cudaFuncSetAttribute(stream<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 << 10));
+using Kernel = void (*)(const uint4*, const uint4*, int, unsigned*);
+
+// The kernel of mode `mode`.
+static Kernel kernel_of(int mode) {
+    static const Kernel kernels[] = {stream<PLAIN>, stream<PDL_ENTRY>, stream<PDL_EARLY>,
+                                     stream<PDL_ACT>};
+    return kernels[mode];
 }
 
 // The launch of mode `mode` on weights `w`: programmatic (a PDL edge to the launch before it in
@@ -91,20 +93,14 @@ static void launch(cudaStream_t st, int blocks, int mode, const uint4* w, const 
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = mode == PLAIN ? 0 : 1;
-    switch (mode) {
-        case PLAIN: CK(cudaLaunchKernelEx(&cfg, stream<PLAIN>, w, act, act_vectors, out)); break;
-        case PDL_ENTRY: CK(cudaLaunchKernelEx(&cfg, stream<PDL_ENTRY>, w, act, act_vectors, out)); break;
-        case PDL_EARLY: CK(cudaLaunchKernelEx(&cfg, stream<PDL_EARLY>, w, act, act_vectors, out)); break;
-        default: CK(cudaLaunchKernelEx(&cfg, stream<PDL_ACT>, w, act, act_vectors, out)); break;
-    }
+    CK(cudaLaunchKernelEx(&cfg, kernel_of(mode), w, act, act_vectors, out));
 }
 
 int main() {
     print_device();
-    set_smem<PLAIN>();
-    set_smem<PDL_ENTRY>();
-    set_smem<PDL_EARLY>();
-    set_smem<PDL_ACT>();
+    for (int mode = PLAIN; mode <= PDL_ACT; mode++)
+        CK(cudaFuncSetAttribute(kernel_of(mode), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                100 << 10));
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream<PDL_ACT>, THREADS, 100 << 10));
     printf("blocks an SM: %d\n", per_sm);
