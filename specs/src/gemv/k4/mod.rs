@@ -56,7 +56,8 @@ use kiln_ir::{
 
 mod wide;
 pub use wide::{
-    build_wide, build_wide8, build_wide8_ahead, wide_archs, wide_map, WideMap, DEEP_ARCHS,
+    build_wide, build_wide8, build_wide8_ahead, build_wide_hs, wide_archs, wide_map, WideMap,
+    DEEP_ARCHS,
 };
 
 /// K slots of a call of more than [`MANY_SLOTS_UP_TO`] rows.

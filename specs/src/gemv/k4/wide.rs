@@ -142,14 +142,14 @@ fn groups_on(t: &Target, tiles: u32, unroll: u32) -> u32 {
 /// variant of the family does. Where the shape has no wide map, the plain `mma` body.
 pub fn build_wide(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}");
-    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, None)
+    wide(t, (wave, FEW_SLOTS), name, tiles, unroll, Early::Quants)
 }
 
 /// [`build_wide`] with eight waves a workgroup, a slot each: twice the waves of a call with eight
 /// slots (`n <= 8192`: [`slots_for`]); with four slots the last four waves idle (not routed there).
 pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, None)
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Early::Quants)
 }
 
 /// [`build_wide8`] for co-resident calls: a register cap of `cap` on sm_90 (so that two calls'
@@ -162,7 +162,31 @@ pub fn build_wide8(t: &Target, wave: u32, tiles: u32, unroll: u32) -> Kernel {
 /// [`build_wide8`], so the same bits.
 pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u32) -> Kernel {
     let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}_w8_r{cap}");
-    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Some(cap))
+    wide(t, (wave, MANY_SLOTS), name, tiles, unroll, Early::Ahead(cap))
+}
+
+/// [`build_wide`] (four waves, `eight == false`) or [`build_wide8`] with the held blocks' weight
+/// scales loaded before the grid-dependency wait too ([`ScaleStage`]: one 16-byte vector a lane
+/// at `wide_t1_g4_w8` and `wide_t2_g4`, through LDS after the wait; without it ptxas sinks each
+/// lane's 2-byte scale loads past the wait, 32 of them at `wide_t1_g4_w8`). Named
+/// `wide_t{T}_g{G}[_w8]_hs`. The same scales and sums, so the same bits.
+pub fn build_wide_hs(t: &Target, wave: u32, tiles: u32, unroll: u32, eight: bool) -> Kernel {
+    let (waves, w8) = if eight { (MANY_SLOTS, "_w8") } else { (FEW_SLOTS, "") };
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}{w8}_hs");
+    wide(t, (wave, waves), name, tiles, unroll, Early::Scales)
+}
+
+/// What a wide variant does before the grid-dependency wait besides loading the quants it holds
+/// across it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Early {
+    /// Nothing more.
+    Quants,
+    /// [`build_wide8_ahead`]: a register cap (on [`AHEAD_CAP_ARCHS`]) and [`AHEAD_GROUPS`] more
+    /// groups of the slot asked of L2.
+    Ahead(u32),
+    /// [`build_wide_hs`]: the held blocks' weight scales loaded too ([`ScaleStage`]).
+    Scales,
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -181,15 +205,15 @@ pub const AHEAD_CAP_ARCHS: &[&str] = &["sm_90"];
 /// the wait (8 KiB a tile and wave: at K = 4096 with eight slots a slot has four groups).
 pub const AHEAD_GROUPS: u32 = 4;
 
-/// The wide variants' kernel; `ahead_cap` is [`build_wide8_ahead`]'s register cap (`None`
-/// for the others), whose waves also ask L2 for [`AHEAD_GROUPS`] groups of their slot.
+/// The wide variants' kernel; `early` says what its waves do before the grid-dependency wait
+/// besides loading the quants they hold.
 fn wide(
     t: &Target,
     (wave, waves): (u32, u32),
     name: String,
     tiles: u32,
     unroll: u32,
-    ahead_cap: Option<u32>,
+    early: Early,
 ) -> Kernel {
     let kind = kind_for(t, MmaInputs::Int8).filter(|k| k.shape().wave_size() == wave);
     let mut b = KernelBuilder::new(name, wave);
@@ -200,7 +224,10 @@ fn wide(
     // them first without one (and a cap would make the two-tile variants spill there).
     if t.sm().is_some() {
         // The low cap only where ptxas fits it without spilling ([`AHEAD_CAP_ARCHS`]).
-        let low = ahead_cap.filter(|_| AHEAD_CAP_ARCHS.contains(&t.name));
+        let low = match early {
+            Early::Ahead(cap) if AHEAD_CAP_ARCHS.contains(&t.name) => Some(cap),
+            _ => None,
+        };
         b.max_registers(low.unwrap_or(WIDE_MAX_REGISTERS));
     }
     let p = declare(&mut b);
@@ -208,7 +235,7 @@ fn wide(
         Some(kind) => match wide_map(kind) {
             Some(map) => {
                 let g = groups_on(t, tiles, unroll);
-                let shape = (tiles, g, ahead_cap.is_some());
+                let shape = (tiles, g, early);
                 body_wide(&mut b, &p, (wave, waves), kind, map, shape)
             }
             None => body_mma(&mut b, &p, wave, kind, tiles),
@@ -292,7 +319,7 @@ fn body_wide(
     (wave, waves): (u32, u32),
     kind: MmaKind,
     map: WideMap,
-    (tiles, unroll, ahead): (u32, u32, bool),
+    (tiles, unroll, early): (u32, u32, Early),
 ) {
     let (m, nt, kk) = kind.shape().mnk();
     assert!(nt >= MAX_T && QK.is_multiple_of(kk), "{kind:?}: shape {m}x{nt}x{kk}");
@@ -379,9 +406,13 @@ fn body_wide(
     // chunk, per tile, the A vectors; then the weight scales' raw words. They read only `wq`
     // and `ws`, which no grid before this one writes, so the first trip's may be issued before
     // the grid-dependency wait.
+    // With `Early::Scales` the first trip's held blocks take their weight scales from the
+    // wave's LDS ([`ScaleStage`]), not from `ws` (`staged`: `load_w` leaves them out).
+    let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
     let load_w = |b: &mut KernelBuilder,
                   blk0: Value,
-                  u: Value|
+                  u: Value,
+                  staged: bool|
      -> (Vec<Vec<Vec<Value>>>, Vec<Option<Value>>) {
         let blk = b.add(blk0, u);
         let blk = b.min(blk, last_blk);
@@ -419,9 +450,13 @@ fn body_wide(
                     .collect::<Vec<_>>(),
             );
         }
-        let bases: Vec<Value> = f.c_elems.iter().map(|c| c.0).collect();
-        let dw =
-            scale_words(b, &bases, &c_row_rep, per_c, sblk, (p.ws, Type::scalar(ScalarType::U16)));
+        let dw = if staged {
+            vec![]
+        } else {
+            let bases: Vec<Value> = f.c_elems.iter().map(|c| c.0).collect();
+            let ty = Type::scalar(ScalarType::U16);
+            scale_words(b, &bases, &c_row_rep, per_c, sblk, (p.ws, ty))
+        };
         (a, dw)
     };
     // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
@@ -449,7 +484,7 @@ fn body_wide(
             (bq, da)
         };
     let load = |b: &mut KernelBuilder, blk0: Value, u: Value| -> Raw {
-        let (a, dw) = load_w(b, blk0, u);
+        let (a, dw) = load_w(b, blk0, u, false);
         let (bq, da) = load_x(b, blk0, u);
         Raw { bq, a, dw, da }
     };
@@ -515,8 +550,7 @@ fn body_wide(
     // activations, which that grid may write, after it.
     // At most [`EARLY_VECTORS`] 16-byte vectors a lane are held across the wait (whole groups,
     // at least one): the rest of the first trip's weights are loaded after it.
-    let held = (EARLY_VECTORS / (tiles * GROUP)).clamp(1, unroll) * GROUP;
-    if ahead {
+    if matches!(early, Early::Ahead(_)) {
         // From the first group not held (the second trip where the whole first is held),
         // asked before the held loads are issued: after them, their addresses spilled 88
         // bytes under the cap of the removed `wide_t2_g4_a` on sm_90.
@@ -529,15 +563,30 @@ fn body_wide(
             prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
         }
     }
+    let staged = early == Early::Scales;
     let mut first_w: Vec<_> =
-        offsets[..held as usize].iter().map(|&u| load_w(b, start, u)).collect();
-    // The quants only: each held vector keeps its whole load before the wait (holding the
-    // scales too made `wide_t2_g4` spill under its cap on sm_90).
-    let vals: Vec<Value> =
+        offsets[..held as usize].iter().map(|&u| load_w(b, start, u, staged)).collect();
+    // The quants: each held vector keeps its whole load before the wait. (Holding the scales'
+    // words as they are loaded made `wide_t2_g4` spill under its cap on sm_90, and
+    // `wide_t1_g4_w8` 48 bytes: `Early::Scales` holds one 16-byte vector a lane instead.)
+    let mut vals: Vec<Value> =
         first_w.iter().flat_map(|(a, _)| a.iter().flatten().flatten().copied()).collect();
+    let stage = staged.then(|| {
+        let held_scales =
+            ScaleStage::new(b, p, (wave, waves, tiles, held), (row0, last_tile, nb, slot));
+        vals.extend(held_scales.chunks.iter().map(|c| c.1));
+        held_scales
+    });
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
-    first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u)));
+    if let Some(st) = &stage {
+        st.store(b);
+        let rows: Vec<Value> = f.c_elems.iter().map(|c| c.2).collect();
+        for (i, (_, dw)) in first_w.iter_mut().enumerate() {
+            *dw = st.words(b, &rows, (&c_row_rep, per_c, m), i as u32);
+        }
+    }
+    first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u, false)));
     let first: Vec<Raw> = first_w
         .into_iter()
         .zip(&offsets)
@@ -565,6 +614,129 @@ fn body_wide(
     b.if_then(native, |b| f.store(b, slot, &accs));
     f.other_slots(b, native, &|b, s, sc| mma_slot(b, p, &f, kind, tiles, (s, sc)));
     f.finish(b, p, wave);
+}
+
+/// `Early::Scales`: a wave's held blocks' weight scales (`held` blocks of each of its `tiles`
+/// tiles, 32 bytes a tile and block) loaded before the grid-dependency wait as 16-byte vectors,
+/// a lane's few vectors held across it in place of the 2-byte words each lane would hold, and
+/// stored after it to the wave's part of the LDS, from which each lane reads its rows' words.
+/// In the tile scale layout a tile's four blocks of a group are 128 contiguous bytes (8
+/// vectors), so chunk `c` of the wave's `tiles * held * 2` is tile `c / (2 held)`, group `(c /
+/// 8) mod (held / 4)`, vector `c mod 8`; it is stored at the same place of the wave's LDS
+/// (`[tile][held block][row]`, u16). A vector past `ws`'s end (blocks past `nb` at the last
+/// tile) reads `ws`'s last one instead: its blocks add nothing.
+struct ScaleStage {
+    lds: kiln_ir::LdsSlot,
+    /// The wave's first u16 of `lds`.
+    base: Value,
+    /// `tiles * held * 2`: the wave's chunks.
+    count: u32,
+    /// Per chunk this lane takes: the chunk's index and its vector (four u32 words).
+    chunks: Vec<(Value, Value)>,
+}
+
+impl ScaleStage {
+    /// Loads this lane's chunks; `held` is a multiple of [`GROUP`].
+    fn new(
+        b: &mut KernelBuilder,
+        p: &Params,
+        (wave, waves, tiles, held): (u32, u32, u32, u32),
+        (row0, last_tile, nb, slot): (Value, Value, Value, Value),
+    ) -> ScaleStage {
+        let per_wave = tiles * held * TILE_ROWS;
+        let lds = b.lds("held_scales", ScalarType::U16, waves * per_wave);
+        let pw = b.u32(per_wave);
+        let base = b.mul(slot, pw);
+        let count = tiles * held * 2;
+        let lane = b.lane();
+        let nb64 = b.convert(nb, Type::U64);
+        // The last 16-byte vector of `ws` (n nb u16, n a multiple of 16).
+        let n = b.arg(p.n);
+        let n64 = b.convert(n, Type::U64);
+        let len = b.mul(n64, nb64);
+        let two = b.u64(2);
+        let len = b.mul(len, two);
+        let sixteen = b.u64(16);
+        let last = b.sub(len, sixteen);
+        let chunks = (0..count.div_ceil(wave))
+            .map(|i| {
+                let c = b.u32(i * wave);
+                let c = b.add(lane, c);
+                let cmax = b.u32(count - 1);
+                let cc = b.min(c, cmax);
+                let per_tile = b.u32(2 * held);
+                let ti = b.div(cc, per_tile);
+                let m = b.u32(TILE_ROWS);
+                let row = b.mul(ti, m);
+                let row = b.add(row0, row);
+                let row = b.min(row, last_tile);
+                let c8 = b.u32(8);
+                let g = b.div(cc, c8);
+                let gh = b.u32(held / GROUP);
+                let g = b.rem(g, gh);
+                let v = b.rem(cc, c8);
+                // Block `4 (slot + S g)`, byte `16 v` of its group.
+                let sg = b.u32(waves);
+                let blk = b.mul(g, sg);
+                let blk = b.add(blk, slot);
+                let four = b.u32(GROUP);
+                let blk = b.mul(blk, four);
+                let at = tile_start(b, row, nb64, 2 * TILE_ROWS as u64);
+                let bs = block_start(b, blk, 2 * TILE_ROWS as u64);
+                let at = b.add(at, bs);
+                let v64 = b.convert(v, Type::U64);
+                let v64 = b.mul(v64, sixteen);
+                let at = b.add(at, v64);
+                let at = b.min(at, last);
+                (c, wide_load(b, p.ws, at, 16))
+            })
+            .collect();
+        ScaleStage { lds, base, count, chunks }
+    }
+
+    /// Stores this lane's chunks to the wave's LDS, then a workgroup barrier (no wave-level
+    /// one in the IR; every wave of the workgroup stages its own scales).
+    fn store(&self, b: &mut KernelBuilder) {
+        let count = b.u32(self.count);
+        for &(c, v) in &self.chunks {
+            let mine = b.lt(c, count);
+            b.if_then(mine, |b| {
+                let eight = b.u32(8);
+                let at = b.mul(c, eight);
+                let at = b.add(self.base, at);
+                let two = b.u32(2);
+                let at = b.mul(at, two);
+                b.store_with(self.lds, at, v, IndexUnit::Byte, Some(16));
+            });
+        }
+        b.barrier(BarrierKind::Lds);
+    }
+
+    /// The raw scale words of held block `i` for each C element, as `load_w` gives them from
+    /// `ws` (`rows[j]`: element `j`'s row in the workgroup's tiles of `m` rows).
+    fn words(
+        &self,
+        b: &mut KernelBuilder,
+        rows: &[Value],
+        (rep, per_c, m): (&[u32], u32, u32),
+        i: u32,
+    ) -> Vec<Option<Value>> {
+        let held = self.count / 2 / (rows.len() as u32 / per_c);
+        (0..rows.len())
+            .map(|j| {
+                let (e, ti) = (j % per_c as usize, (j / per_c as usize) as u32);
+                (ti as usize * per_c as usize + rep[e] as usize >= j).then(|| {
+                    // `[tile][held block][row]`: row `rows[j] - ti m` of tile `ti`.
+                    let off = b.u32((ti * held + i) * TILE_ROWS);
+                    let at = b.add(self.base, off);
+                    let at = b.add(at, rows[j]);
+                    let back = b.u32(ti * m);
+                    let at = b.sub(at, back);
+                    b.load(self.lds, at, Type::scalar(ScalarType::U16))
+                })
+            })
+            .collect()
+    }
 }
 
 /// Asks L2 for a slot's groups of four blocks of the tile holding `row`: from block `from`
