@@ -403,9 +403,12 @@ pub fn specs() -> Vec<KernelSpec> {
             k4v("wide_t1_g1_w8_r80", |t, w| k4::build_wide8_ahead(t, w, 1, 1, 80), sm90()),
             // Built 2026-12-07 (forty-eighth session), not yet timed, so after the routed
             // `wide_t1_g4_w8` and `wide_t2_g4` (never routed): their held blocks' weight scales
-            // loaded before the wait too (k4::build_wide_hs).
-            k4v("wide_t1_g4_w8_hs", |t, w| k4::build_wide_hs(t, w, 1, 4, true), sm90()),
-            k4v("wide_t2_g4_hs", |t, w| k4::build_wide_hs(t, w, 2, 4, false), sm90()),
+            // loaded before the wait too, and with `x` their activation scales staged in LDS
+            // after it (k4::build_wide_hs).
+            k4v("wide_t1_g4_w8_hs", |t, w| k4::build_wide_hs(t, w, (1, 4), true, false), sm90()),
+            k4v("wide_t1_g4_w8_hsx", |t, w| k4::build_wide_hs(t, w, (1, 4), true, true), sm90()),
+            k4v("wide_t2_g4_hs", |t, w| k4::build_wide_hs(t, w, (2, 4), false, false), sm90()),
+            k4v("wide_t2_g4_hsx", |t, w| k4::build_wide_hs(t, w, (2, 4), false, true), sm90()),
             // (`wide_t2_g4` that also asked L2 for the rest of each wave's slot before the wait,
             // `wide_t2_g4_a`, was slower on an H100: 31.2-31.8 us at N = 14336, T = 1 / 4 / 8,
             // against 23.2-24.1; removed. bench/results/h100-2026-12-07.md)

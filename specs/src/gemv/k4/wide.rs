@@ -168,12 +168,21 @@ pub fn build_wide8_ahead(t: &Target, wave: u32, tiles: u32, unroll: u32, cap: u3
 /// [`build_wide`] (four waves, `eight == false`) or [`build_wide8`] with the held blocks' weight
 /// scales loaded before the grid-dependency wait too ([`ScaleStage`]: one 16-byte vector a lane
 /// at `wide_t1_g4_w8` and `wide_t2_g4`, through LDS after the wait; without it ptxas sinks each
-/// lane's 2-byte scale loads past the wait, 32 of them at `wide_t1_g4_w8`). Named
-/// `wide_t{T}_g{G}[_w8]_hs`. The same scales and sums, so the same bits.
-pub fn build_wide_hs(t: &Target, wave: u32, tiles: u32, unroll: u32, eight: bool) -> Kernel {
+/// lane's 2-byte scale loads past the wait, 32 of them at `wide_t1_g4_w8`). With `acts` the
+/// held blocks' activation scales also go through LDS after the wait ([`ActStage`]: a few
+/// coalesced words a lane instead of 32 scattered ones). Named `wide_t{T}_g{G}[_w8]_hs[x]`. The
+/// same scales and sums, so the same bits.
+pub fn build_wide_hs(
+    t: &Target,
+    wave: u32,
+    (tiles, unroll): (u32, u32),
+    eight: bool,
+    acts: bool,
+) -> Kernel {
     let (waves, w8) = if eight { (MANY_SLOTS, "_w8") } else { (FEW_SLOTS, "") };
-    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}{w8}_hs");
-    wide(t, (wave, waves), name, tiles, unroll, Early::Scales)
+    let x = if acts { "x" } else { "" };
+    let name = format!("gemv_q8_0_rp_k4_wide_t{tiles}_g{unroll}{w8}_hs{x}");
+    wide(t, (wave, waves), name, tiles, unroll, Early::Scales { acts })
 }
 
 /// What a wide variant does before the grid-dependency wait besides loading the quants it holds
@@ -185,8 +194,9 @@ enum Early {
     /// [`build_wide8_ahead`]: a register cap (on [`AHEAD_CAP_ARCHS`]) and [`AHEAD_GROUPS`] more
     /// groups of the slot asked of L2.
     Ahead(u32),
-    /// [`build_wide_hs`]: the held blocks' weight scales loaded too ([`ScaleStage`]).
-    Scales,
+    /// [`build_wide_hs`]: the held blocks' weight scales loaded too ([`ScaleStage`]), and with
+    /// `acts` their activation scales staged after the wait ([`ActStage`]).
+    Scales { acts: bool },
 }
 
 /// Most 16-byte weight vectors a lane of a wide variant loads before the grid-dependency wait
@@ -461,31 +471,38 @@ fn body_wide(
     };
     // The activation loads of block `blk0 + u`: per K chunk the B vectors, then the activation
     // scales' raw words.
-    let load_x =
-        |b: &mut KernelBuilder, blk0: Value, u: Value| -> (Vec<Vec<Value>>, Vec<Option<Value>>) {
-            let blk = b.add(blk0, u);
-            let blk = b.min(blk, last_blk);
-            let ablk = b.mul(blk, qk);
-            let bq = (0..QK / kk)
-                .map(|kc| {
-                    let kc_off = b.u32(kc * kk);
-                    b_loads
-                        .iter()
-                        .map(|&base| {
-                            let at = b.add(base, ablk);
-                            let at = b.add(at, kc_off);
-                            wide_load(b, p.xq, at, map.bytes)
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
+    let load_x = |b: &mut KernelBuilder,
+                  blk0: Value,
+                  u: Value,
+                  staged: bool|
+     -> (Vec<Vec<Value>>, Vec<Option<Value>>) {
+        let blk = b.add(blk0, u);
+        let blk = b.min(blk, last_blk);
+        let ablk = b.mul(blk, qk);
+        let bq = (0..QK / kk)
+            .map(|kc| {
+                let kc_off = b.u32(kc * kk);
+                b_loads
+                    .iter()
+                    .map(|&base| {
+                        let at = b.add(base, ablk);
+                        let at = b.add(at, kc_off);
+                        wide_load(b, p.xq, at, map.bytes)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let da = if staged {
+            vec![]
+        } else {
             let bases: Vec<Value> = f.c_elems.iter().map(|c| c.1).collect();
-            let da = scale_words(b, &bases, &c_col_rep, per_c, blk, (p.xs, Type::U32));
-            (bq, da)
+            scale_words(b, &bases, &c_col_rep, per_c, blk, (p.xs, Type::U32))
         };
+        (bq, da)
+    };
     let load = |b: &mut KernelBuilder, blk0: Value, u: Value| -> Raw {
         let (a, dw) = load_w(b, blk0, u, false);
-        let (bq, da) = load_x(b, blk0, u);
+        let (bq, da) = load_x(b, blk0, u, false);
         Raw { bq, a, dw, da }
     };
     // Whether the call has the slot count the workgroup is built for (its waves): then the
@@ -563,7 +580,10 @@ fn body_wide(
             prefetch_slot(b, p, (row, nb, nb64), from, waves * GROUP);
         }
     }
-    let staged = early == Early::Scales;
+    let (staged, acts) = match early {
+        Early::Scales { acts } => (true, acts),
+        _ => (false, false),
+    };
     let mut first_w: Vec<_> =
         offsets[..held as usize].iter().map(|&u| load_w(b, start, u, staged)).collect();
     // The quants: each held vector keeps its whole load before the wait. (Holding the scales'
@@ -579,8 +599,14 @@ fn body_wide(
     });
     crate::prefetch::hold(b, p.wq, &vals);
     b.grid_dependency_wait();
+    let act_stage = acts.then(|| {
+        let at = ActStage::new(b, p, (wave, waves, held), (start, last_blk, nb, tl, slot));
+        at.store(b);
+        at
+    });
     if let Some(st) = &stage {
         st.store(b);
+        b.barrier(BarrierKind::Lds);
         let rows: Vec<Value> = f.c_elems.iter().map(|c| c.2).collect();
         for (i, (_, dw)) in first_w.iter_mut().enumerate() {
             *dw = st.words(b, &rows, (&c_row_rep, per_c, m), i as u32);
@@ -590,8 +616,14 @@ fn body_wide(
     let first: Vec<Raw> = first_w
         .into_iter()
         .zip(&offsets)
-        .map(|((a, dw), &u)| {
-            let (bq, da) = load_x(b, start, u);
+        .enumerate()
+        .map(|(i, ((a, dw), &u))| {
+            let staged = act_stage.is_some() && i < held as usize;
+            let (bq, mut da) = load_x(b, start, u, staged);
+            if let (Some(at), true) = (&act_stage, staged) {
+                let cols: Vec<Value> = f.c_elems.iter().map(|c| c.3).collect();
+                da = at.words(b, &cols, (&c_col_rep, per_c), i as u32);
+            }
             Raw { bq, a, dw, da }
         })
         .collect();
@@ -694,8 +726,8 @@ impl ScaleStage {
         ScaleStage { lds, base, count, chunks }
     }
 
-    /// Stores this lane's chunks to the wave's LDS, then a workgroup barrier (no wave-level
-    /// one in the IR; every wave of the workgroup stages its own scales).
+    /// Stores this lane's chunks to the wave's LDS (the caller then puts a workgroup barrier:
+    /// there is no wave-level one in the IR; every wave of the workgroup stages its own).
     fn store(&self, b: &mut KernelBuilder) {
         let count = b.u32(self.count);
         for &(c, v) in &self.chunks {
@@ -709,7 +741,6 @@ impl ScaleStage {
                 b.store_with(self.lds, at, v, IndexUnit::Byte, Some(16));
             });
         }
-        b.barrier(BarrierKind::Lds);
     }
 
     /// The raw scale words of held block `i` for each C element, as `load_w` gives them from
@@ -733,6 +764,102 @@ impl ScaleStage {
                     let back = b.u32(ti * m);
                     let at = b.sub(at, back);
                     b.load(self.lds, at, Type::scalar(ScalarType::U16))
+                })
+            })
+            .collect()
+    }
+}
+
+/// `Early::Scales { acts: true }`: after the grid-dependency wait a wave's held blocks'
+/// activation scales (`xs`, one u32 a token and block) for all [`MAX_T`] token columns, loaded
+/// by the wave's lanes one word each in turn (word `c` of the wave's `MAX_T * held`: column `c /
+/// held`, held block `c mod held`; a column past `t` reads token `t - 1` and a block past the row
+/// the last block, as `load_x` does) and stored at `[column][held block]` of the wave's part of
+/// the LDS, from which each lane reads its columns' words after the barrier.
+struct ActStage {
+    lds: kiln_ir::LdsSlot,
+    /// The wave's first u32 of `lds`.
+    base: Value,
+    held: u32,
+    /// Per word this lane takes: its index in the wave's and its value.
+    words: Vec<(Value, Value)>,
+}
+
+impl ActStage {
+    /// Loads this lane's words (`start`: the slot's first block).
+    fn new(
+        b: &mut KernelBuilder,
+        p: &Params,
+        (wave, waves, held): (u32, u32, u32),
+        (start, last_blk, nb, tl, slot): (Value, Value, Value, Value, Value),
+    ) -> ActStage {
+        let per_wave = MAX_T * held;
+        let lds = b.lds("held_acts", ScalarType::U32, waves * per_wave);
+        let pw = b.u32(per_wave);
+        let base = b.mul(slot, pw);
+        let lane = b.lane();
+        let words = (0..per_wave.div_ceil(wave))
+            .map(|i| {
+                let c = b.u32(i * wave);
+                let c = b.add(lane, c);
+                let cmax = b.u32(per_wave - 1);
+                let cc = b.min(c, cmax);
+                let hv = b.u32(held);
+                let col = b.div(cc, hv);
+                let tok = b.min(col, tl);
+                let j = b.rem(cc, hv);
+                // Held block `j`: group `j / 4` of the slot, `j mod 4` in it.
+                let four = b.u32(GROUP);
+                let g = b.div(j, four);
+                let step = b.u32(waves * GROUP);
+                let g = b.mul(g, step);
+                let r = b.rem(j, four);
+                let blk = b.add(start, g);
+                let blk = b.add(blk, r);
+                let blk = b.min(blk, last_blk);
+                let at = b.mul(tok, nb);
+                let at = b.add(at, blk);
+                (c, b.load(p.xs, at, Type::U32))
+            })
+            .collect();
+        ActStage { lds, base, held, words }
+    }
+
+    /// Stores this lane's words to the wave's LDS (the caller puts the barrier).
+    fn store(&self, b: &mut KernelBuilder) {
+        let count = b.u32(MAX_T * self.held);
+        for &(c, v) in &self.words {
+            let mine = b.lt(c, count);
+            b.if_then(mine, |b| {
+                let at = b.add(self.base, c);
+                b.store(self.lds, at, v);
+            });
+        }
+    }
+
+    /// The raw activation-scale words of held block `i` for each C element, as `load_x` gives
+    /// them from `xs` (`cols[j]`: element `j`'s column, its token before the clamp).
+    fn words(
+        &self,
+        b: &mut KernelBuilder,
+        cols: &[Value],
+        (rep, per_c): (&[u32], u32),
+        i: u32,
+    ) -> Vec<Option<Value>> {
+        (0..cols.len())
+            .map(|j| {
+                let (e, ti) = (j % per_c as usize, j / per_c as usize);
+                (ti * per_c as usize + rep[e] as usize >= j).then(|| {
+                    // A column past the last staged one (shapes of 16 columns) is a token
+                    // past `t` too: the last staged column holds the same word.
+                    let last = b.u32(MAX_T - 1);
+                    let col = b.min(cols[j], last);
+                    let hv = b.u32(self.held);
+                    let at = b.mul(col, hv);
+                    let iv = b.u32(i);
+                    let at = b.add(at, iv);
+                    let at = b.add(self.base, at);
+                    b.load(self.lds, at, Type::U32)
                 })
             })
             .collect()
