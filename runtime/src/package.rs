@@ -703,6 +703,40 @@ mod tests {
         );
     }
 
+    /// On gfx90a / gfx942 a code object's VGPR count holds its AGPRs too (one 512-register
+    /// file): 256 VGPRs and 96 AGPRs (352, `gemv_q8_0_rp_k4/wide_t2_g4` for gfx942) load, 513
+    /// do not; where there are no AGPRs the limit stays 256.
+    #[test]
+    fn cdna_vgpr_counts_include_the_agprs() {
+        let mut b = kiln_ir::KernelBuilder::new("wide", 64);
+        b.grid(std::array::from_fn(|_| kiln_ir::ShapeExpr::constant(1)));
+        let k = b.finish();
+        for (arch, vgprs, agprs, ok) in [
+            ("gfx942", 352, 96, true),
+            ("gfx90a", 512, 256, true),
+            ("gfx942", 513, 256, false),
+            ("gfx906", 256, 0, true),
+            ("gfx906", 257, 0, false),
+        ] {
+            let mut p = PackageDir::new();
+            p.add_fake(&k, "baseline", arch);
+            p.objects[0].resources.vgprs = Some(vgprs);
+            p.objects[0].resources.agprs = Some(agprs);
+            let dev = Device::cpu(CpuOptions::arch(arch));
+            let (_dir, pkg) = open(&p);
+            let r = Runtime::load_with(&dev, &pkg.unwrap(), crate::Overrides::none());
+            match r {
+                Ok(_) => assert!(ok, "{arch}: {vgprs} VGPRs loaded"),
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(!ok, "{arch}: {vgprs} VGPRs refused: {text}");
+                    let limit = if arch == "gfx906" { 256 } else { 512 };
+                    assert!(text.contains(&format!("at most {limit}")), "{text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn refuses_inconsistent_wave_sizes() {
         let mut p = one("gfx1100");

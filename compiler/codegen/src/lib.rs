@@ -145,11 +145,31 @@ pub fn compile(
 /// Occupancy (waves per SIMD, or warps per SM, and what limits it) for the resources of a
 /// compiled kernel; `None` when the registers were not measured.
 pub fn occupancy(target: &Target, kernel: &Kernel, res: &Resources) -> Option<Occupancy> {
+    // On CDNA2 / CDNA3 the AGPRs come from the VGPRs' file, and the count LLVM reports already
+    // holds them (`Target::max_vgpr_count`): until 2026-12-07 they were added a second time.
     let vgprs = res.vgprs?;
-    // CDNA allocates AGPRs from the same unified file, after the VGPRs (rounded to 4).
-    let regs = match res.agprs {
-        Some(a) if a > 0 && target.agprs > 0 => vgprs.div_ceil(4) * 4 + a,
-        Some(_) | None => vgprs,
-    };
-    Some(target.occupancy(regs, res.lds_bytes, kernel.wave_size, kernel.waves_per_workgroup()))
+    Some(target.occupancy(vgprs, res.lds_bytes, kernel.wave_size, kernel.waves_per_workgroup()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// gfx942's VGPR count already holds the AGPRs (one file of 512): 128 of them give 4 waves a
+    /// SIMD, 352 one; a count without AGPRs on gfx906 (256 a lane) is read as it is.
+    #[test]
+    fn cdna_occupancy_counts_the_agprs_once() {
+        let mut b = kiln_ir::KernelBuilder::new("k", 64);
+        b.grid(std::array::from_fn(|_| kiln_ir::ShapeExpr::constant(1)));
+        let k = b.finish();
+        let waves = |arch: &str, vgprs: u32, agprs: u32| {
+            let t = Target::by_name(arch).unwrap();
+            let res = Resources { vgprs: Some(vgprs), agprs: Some(agprs), ..Resources::default() };
+            occupancy(t, &k, &res).unwrap().waves_per_simd
+        };
+        assert_eq!(waves("gfx942", 128, 32), 4);
+        assert_eq!(waves("gfx942", 352, 96), 1);
+        assert_eq!(waves("gfx942", 256, 0), 2);
+        assert_eq!(waves("gfx906", 128, 0), 2);
+    }
 }

@@ -630,6 +630,19 @@ impl Target {
         (self.vgpr_file / lanes.max(1) / granule * granule).min(self.max_vgprs)
     }
 
+    /// The most a code object's VGPR count (the amdhsa metadata's `.vgpr_count`, ptxas's
+    /// registers) may be. On CDNA2 and CDNA3 (gfx90a, gfx942: the targets with AGPRs) the AGPRs
+    /// come from the same 512-register file as the VGPRs, and LLVM's count is their sum (the
+    /// VGPRs rounded up to 4, plus the AGPRs, each part at most 256): up to [`Target::vgpr_file`].
+    /// Elsewhere it is [`Target::max_vgprs`].
+    pub fn max_vgpr_count(&self) -> u32 {
+        if self.agprs > 0 {
+            self.vgpr_file
+        } else {
+            self.max_vgprs
+        }
+    }
+
     /// The LLVM target triple.
     pub fn triple(&self) -> &'static str {
         match self.vendor {

@@ -16,7 +16,8 @@ pub struct DeviceLimits {
     pub wave_sizes: Vec<u32>,
     /// Static LDS (shared memory) per workgroup, bytes.
     pub lds_per_workgroup: u64,
-    /// VGPRs per lane (NVIDIA: registers per thread).
+    /// VGPRs per lane (NVIDIA: registers per thread), as code objects count them: on CDNA2 /
+    /// CDNA3 with the AGPRs ([`kiln_ir::Target::max_vgpr_count`]).
     pub max_vgprs: u32,
     /// SGPRs per wave (AMD).
     pub max_sgprs: Option<u32>,
@@ -35,7 +36,7 @@ impl DeviceLimits {
         DeviceLimits {
             wave_sizes: t.wave_sizes.to_vec(),
             lds_per_workgroup: t.lds_per_workgroup as u64,
-            max_vgprs: t.max_vgprs,
+            max_vgprs: t.max_vgpr_count(),
             max_sgprs: amd.then_some(t.sgprs),
             max_agprs: amd.then_some(t.agprs),
             max_registers_per_workgroup: (!amd).then_some(t.vgpr_file as u64),

@@ -112,7 +112,7 @@ impl HipDevice {
                 d,
                 sys::hipDeviceAttributeMaxSharedMemoryPerBlock,
             )? as u64,
-            max_vgprs: target.map(|t| t.max_vgprs).unwrap_or(256),
+            max_vgprs: target.map(|t| t.max_vgpr_count()).unwrap_or(256),
             max_sgprs: target.map(|t| t.sgprs),
             max_agprs: target.map(|t| t.agprs),
             max_registers_per_workgroup: None,
