@@ -680,7 +680,6 @@ impl ScaleStage {
         let pw = b.u32(per_wave);
         let base = b.mul(slot, pw);
         let count = tiles * held * 2;
-        let lane = b.lane();
         let nb64 = b.convert(nb, Type::U64);
         // The last 16-byte vector of `ws` (n nb u16, n a multiple of 16).
         let n = b.arg(p.n);
@@ -690,12 +689,9 @@ impl ScaleStage {
         let len = b.mul(len, two);
         let sixteen = b.u64(16);
         let last = b.sub(len, sixteen);
-        let chunks = (0..count.div_ceil(wave))
-            .map(|i| {
-                let c = b.u32(i * wave);
-                let c = b.add(lane, c);
-                let cmax = b.u32(count - 1);
-                let cc = b.min(c, cmax);
+        let chunks = wave_items(b, wave, count)
+            .into_iter()
+            .map(|(c, cc)| {
                 let per_tile = b.u32(2 * held);
                 let ti = b.div(cc, per_tile);
                 let m = b.u32(TILE_ROWS);
@@ -770,6 +766,21 @@ impl ScaleStage {
     }
 }
 
+/// The items a lane takes of `count` dealt to a wave's lanes in turn (item `lane + i wave`):
+/// each item's index and the index clamped to the last item (to address with; the caller
+/// skips an item past `count`).
+fn wave_items(b: &mut KernelBuilder, wave: u32, count: u32) -> Vec<(Value, Value)> {
+    let lane = b.lane();
+    (0..count.div_ceil(wave))
+        .map(|i| {
+            let c = b.u32(i * wave);
+            let c = b.add(lane, c);
+            let cmax = b.u32(count - 1);
+            (c, b.min(c, cmax))
+        })
+        .collect()
+}
+
 /// `Early::Scales { acts: true }`: after the grid-dependency wait a wave's held blocks'
 /// activation scales (`xs`, one u32 a token and block) for all [`MAX_T`] token columns, loaded
 /// by the wave's lanes one word each in turn (word `c` of the wave's `MAX_T * held`: column `c /
@@ -797,13 +808,9 @@ impl ActStage {
         let lds = b.lds("held_acts", ScalarType::U32, waves * per_wave);
         let pw = b.u32(per_wave);
         let base = b.mul(slot, pw);
-        let lane = b.lane();
-        let words = (0..per_wave.div_ceil(wave))
-            .map(|i| {
-                let c = b.u32(i * wave);
-                let c = b.add(lane, c);
-                let cmax = b.u32(per_wave - 1);
-                let cc = b.min(c, cmax);
+        let words = wave_items(b, wave, per_wave)
+            .into_iter()
+            .map(|(c, cc)| {
                 let hv = b.u32(held);
                 let col = b.div(cc, hv);
                 let tok = b.min(col, tl);
