@@ -670,7 +670,9 @@ impl Target {
                 by_regs = file / v;
                 let wgs = self.lds_per_cu.checked_div(lds).unwrap_or(u32::MAX);
                 let waves_per_cu = wgs.saturating_mul(workgroup_waves.max(1));
-                by_lds = waves_per_cu / self.simds_per_cu;
+                // The busiest SIMD's waves: one workgroup of one wave a CU is 1, not 0 (until
+                // 2026-12-07 this rounded down, and the report said `0 (lds)` of kernels that run).
+                by_lds = waves_per_cu.div_ceil(self.simds_per_cu.max(1));
             }
             Vendor::Nvidia => {
                 by_regs = self.vgpr_file / (v * 32);
@@ -898,6 +900,18 @@ mod tests {
         assert!(text.contains("gfx906   none"), "{text}");
         assert!(text.contains("16x16x32 i8->i32: llvm.amdgcn.mfma.i32.16x16x32.i8"), "{text}");
         assert!(text.contains("ptx7.8"), "{text}");
+    }
+
+    /// LDS-bound occupancy on AMD counts the busiest SIMD's waves: a CU that holds one
+    /// workgroup of one wave is 1 wave a SIMD, not 0; a workgroup past the CU's LDS is 0.
+    #[test]
+    fn lds_bound_occupancy_is_never_zero_where_a_workgroup_fits() {
+        let t = Target::by_name("gfx942").unwrap();
+        let o = t.occupancy(84, 34320, 64, 1);
+        assert_eq!((o.waves_per_simd, o.limiter), (1, Limiter::Lds));
+        assert_eq!(t.occupancy(84, 16384, 64, 1).waves_per_simd, 1, "4 waves over 4 SIMDs");
+        assert_eq!(t.occupancy(84, 16384, 64, 4).waves_per_simd, 4, "16 waves over 4 SIMDs");
+        assert_eq!(t.occupancy(84, t.lds_per_cu + 1, 64, 1).waves_per_simd, 0);
     }
 
     /// A workgroup's lanes fit one SM's 64K registers, in ptxas' steps of 8 (the caps of the
