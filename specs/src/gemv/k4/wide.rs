@@ -606,6 +606,7 @@ fn body_wide(
     });
     if let Some(st) = &stage {
         st.store(b);
+        // One barrier for both stages (`acts` only comes with the scales staged).
         b.barrier(BarrierKind::Lds);
         let rows: Vec<Value> = f.c_elems.iter().map(|c| c.2).collect();
         for (i, (_, dw)) in first_w.iter_mut().enumerate() {
@@ -613,6 +614,7 @@ fn body_wide(
         }
     }
     first_w.extend(offsets[held as usize..].iter().map(|&u| load_w(b, start, u, false)));
+    let cols: Vec<Value> = f.c_elems.iter().map(|c| c.3).collect();
     let first: Vec<Raw> = first_w
         .into_iter()
         .zip(&offsets)
@@ -621,7 +623,6 @@ fn body_wide(
             let staged = act_stage.is_some() && i < held as usize;
             let (bq, mut da) = load_x(b, start, u, staged);
             if let (Some(at), true) = (&act_stage, staged) {
-                let cols: Vec<Value> = f.c_elems.iter().map(|c| c.3).collect();
                 da = at.words(b, &cols, (&c_col_rep, per_c), i as u32);
             }
             Raw { bq, a, dw, da }
@@ -661,6 +662,8 @@ struct ScaleStage {
     lds: kiln_ir::LdsSlot,
     /// The wave's first u16 of `lds`.
     base: Value,
+    /// Blocks held a tile.
+    held: u32,
     /// `tiles * held * 2`: the wave's chunks.
     count: u32,
     /// Per chunk this lane takes: the chunk's index and its vector (four u32 words).
@@ -719,7 +722,7 @@ impl ScaleStage {
                 (c, wide_load(b, p.ws, at, 16))
             })
             .collect();
-        ScaleStage { lds, base, count, chunks }
+        ScaleStage { lds, base, held, count, chunks }
     }
 
     /// Stores this lane's chunks to the wave's LDS (the caller then puts a workgroup barrier:
@@ -748,7 +751,7 @@ impl ScaleStage {
         (rep, per_c, m): (&[u32], u32, u32),
         i: u32,
     ) -> Vec<Option<Value>> {
-        let held = self.count / 2 / (rows.len() as u32 / per_c);
+        let held = self.held;
         (0..rows.len())
             .map(|j| {
                 let (e, ti) = (j % per_c as usize, (j / per_c as usize) as u32);
