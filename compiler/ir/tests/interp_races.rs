@@ -355,6 +355,47 @@ fn waves_of_one_workgroup_need_a_barrier_all_between_global_accesses() {
     }
 }
 
+/// One workgroup of two waves: lane 0 of wave 0 writes the `u16` at byte `at` of `out`, then
+/// (no barrier) lane 0 of wave 1 reads the 4 bytes from `at - 2` (2-byte aligned) into `seen`.
+fn halves(w: u32, at: u32) -> Kernel {
+    let mut b = KernelBuilder::new("halves", w);
+    let out = b.buffer("out", ScalarType::U16, Access::ReadWrite);
+    let seen = b.buffer("seen", ScalarType::U32, Access::Write);
+    b.workgroup_size([2 * w, 1, 1]);
+    let tid = b.local_id();
+    let zero = b.u32(0);
+    let first = b.eq(tid, zero);
+    b.if_then(first, |b| {
+        let i = b.u32(at / 2);
+        let v = b.const_bits(ScalarType::U16, 7);
+        b.store(out, i, v);
+    });
+    let wv = b.u32(w);
+    let reader = b.eq(tid, wv);
+    b.if_then(reader, |b| {
+        let i = b.u32(at - 2);
+        let v = b.load_with(out, i, Type::U32, IndexUnit::Byte, Some(2));
+        b.store(seen, zero, v);
+    });
+    b.finish()
+}
+
+#[test]
+fn a_wave_race_is_found_in_a_read_that_straddles_the_shadow_pages() {
+    // The read's first two bytes were not written (no race there), its last two were: the race
+    // is at the first written byte, in the same page as the read's start or in the next one.
+    for w in WAVES {
+        for at in [8u32, 64, 66] {
+            let mut args = [Arg::Buffer(vec![0; 128]), Arg::Buffer(vec![0; 4])];
+            let e = run(&halves(w, at), &mut args).unwrap_err();
+            assert!(matches!(e, InterpError::WaveRace { .. }), "{e}");
+            let msg = e.to_string();
+            let want = format!("byte {at} of buffer `out` read by wave 1 and written by wave 0");
+            assert!(msg.contains(&want), "{msg}");
+        }
+    }
+}
+
 #[test]
 fn a_result_that_depends_on_the_order_of_the_workgroups_is_refused() {
     // Each workgroup takes a slot with an atomic and writes its id there: no byte is touched by

@@ -350,16 +350,6 @@ impl InOrder {
         InOrder { spans, pubs: FastMap::default(), readers: FastMap::default() }
     }
 
-    fn byte(
-        spans: &mut [Option<Vec<Option<Box<[Byte]>>>>],
-        (span, off): Addr,
-    ) -> Option<&mut Byte> {
-        let pages = spans.get_mut(span)?.as_mut()?;
-        let page = pages.get_mut(off / PAGE)?;
-        let p = page.get_or_insert_with(|| vec![Byte::default(); PAGE].into_boxed_slice());
-        Some(&mut p[off % PAGE])
-    }
-
     /// Checks and records lane `me.lane`'s access of bytes `off..off + n` of `span`.
     pub fn touch(
         &mut self,
@@ -369,54 +359,76 @@ impl InOrder {
         touch: Touch,
         sync: &WgSync,
     ) -> Option<Found> {
+        let InOrder { spans, readers, .. } = self;
+        let pages = spans.get_mut(span)?.as_mut()?;
         let mut found = None;
-        for byte in off..off + n {
-            let addr = (span, byte);
-            let b = Self::byte(&mut self.spans, addr)?;
-            let other = |a: Access| a.wg != 0 && a.wg != me.wg;
-            let unseen = |a: &&Access| other(**a) && !sync.sees(**a, me.lane);
-            let earlier = match (touch, b.shared) {
-                (Touch::Read, _) | (_, false) => None,
-                _ => self.readers.get(&addr).and_then(|r| r.iter().find(unseen)).copied(),
-            };
-            if found.is_none() {
-                found = if other(b.write) && !sync.sees(b.write, me.lane) {
-                    Some(Found::Unordered { other: b.write, writes: true })
-                } else if touch != Touch::Read && other(b.read) && !sync.sees(b.read, me.lane) {
-                    Some(Found::Unordered { other: b.read, writes: false })
-                } else if let Some(a) = earlier {
-                    Some(Found::Unordered { other: a, writes: false })
-                } else if touch != Touch::Atomic
-                    && b.atomic != 0
-                    && b.atomic != me.wg
-                    && !sync.updated.contains(&(span, off))
-                {
-                    Some(Found::Atomic { wg: b.atomic })
-                } else {
-                    None
-                };
+        // A page at a time: the bytes of an access are almost always in one.
+        let (mut byte, end) = (off, off + n);
+        while byte < end {
+            let (page, from) = (byte / PAGE, byte % PAGE);
+            let len = (PAGE - from).min(end - byte);
+            let p = pages.get_mut(page)?;
+            let p = p.get_or_insert_with(|| vec![Byte::default(); PAGE].into_boxed_slice());
+            for (addr, b) in (byte..).map(|i| (span, i)).zip(&mut p[from..from + len]) {
+                let f = Self::touch_byte(readers, addr, b, me, touch, sync, off);
+                found = found.or(f);
             }
-            match touch {
-                Touch::Read => {
-                    if other(b.read) {
-                        // Another workgroup read it last: keep its read beside the new one.
-                        let r = self.readers.entry(addr).or_default();
-                        match r.iter_mut().find(|a| a.wg == b.read.wg) {
-                            Some(a) => *a = b.read,
-                            None => r.push(b.read),
-                        }
-                        b.shared = true;
+            byte += len;
+        }
+        found
+    }
+
+    /// [`InOrder::touch`] of one byte, `b` at `addr`; `off` is where the access starts.
+    fn touch_byte(
+        readers: &mut FastMap<Addr, Vec<Access>>,
+        addr: Addr,
+        b: &mut Byte,
+        me: Access,
+        touch: Touch,
+        sync: &WgSync,
+        off: usize,
+    ) -> Option<Found> {
+        let other = |a: Access| a.wg != 0 && a.wg != me.wg;
+        let unseen = |a: &&Access| other(**a) && !sync.sees(**a, me.lane);
+        let earlier = match (touch, b.shared) {
+            (Touch::Read, _) | (_, false) => None,
+            _ => readers.get(&addr).and_then(|r| r.iter().find(unseen)).copied(),
+        };
+        let found = if other(b.write) && !sync.sees(b.write, me.lane) {
+            Some(Found::Unordered { other: b.write, writes: true })
+        } else if touch != Touch::Read && other(b.read) && !sync.sees(b.read, me.lane) {
+            Some(Found::Unordered { other: b.read, writes: false })
+        } else if let Some(a) = earlier {
+            Some(Found::Unordered { other: a, writes: false })
+        } else if touch != Touch::Atomic
+            && b.atomic != 0
+            && b.atomic != me.wg
+            && !sync.updated.contains(&(addr.0, off))
+        {
+            Some(Found::Atomic { wg: b.atomic })
+        } else {
+            None
+        };
+        match touch {
+            Touch::Read => {
+                if other(b.read) {
+                    // Another workgroup read it last: keep its read beside the new one.
+                    let r = readers.entry(addr).or_default();
+                    match r.iter_mut().find(|a| a.wg == b.read.wg) {
+                        Some(a) => *a = b.read,
+                        None => r.push(b.read),
                     }
-                    b.read = me;
+                    b.shared = true;
                 }
-                Touch::Write => {
-                    b.write = me;
-                    if std::mem::take(&mut b.shared) {
-                        self.readers.remove(&addr);
-                    }
-                }
-                Touch::Atomic => b.atomic = me.wg,
+                b.read = me;
             }
+            Touch::Write => {
+                b.write = me;
+                if std::mem::take(&mut b.shared) {
+                    readers.remove(&addr);
+                }
+            }
+            Touch::Atomic => b.atomic = me.wg,
         }
         found
     }

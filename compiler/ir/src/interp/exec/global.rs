@@ -4,10 +4,51 @@
 //! `barrier all` between, one of them writing, race as they would in LDS (a barrier of LDS
 //! orders no global memory on AMDGPU).
 
-use super::memory::{Place, Touch as WaveTouch};
+use super::memory::{touch_run, Interval, Issue, Place, Shadow, Touch as WaveTouch, FRESH};
 use super::*;
-use crate::interp::races::{Access, Found, Model, Touch};
+use crate::interp::races::{Access, FastMap, Found, Model, Touch};
 use crate::Scope;
+
+/// Bytes a page of [`GlobalShadow`].
+const PAGE: usize = 64;
+
+/// With the sanitizer, the shadow of the global bytes the workgroup touches in tracked spans
+/// (the check between its waves), as [`Exec::shadow`] is LDS's: pages of [`PAGE`] bytes found
+/// by (span, page), one lookup an access rather than a byte. The next workgroup takes the pages
+/// again for its own bytes: its `gen` makes their shadows fresh.
+#[derive(Default)]
+pub(super) struct GlobalShadow {
+    pages: FastMap<(usize, usize), usize>,
+    pool: Vec<[Shadow; PAGE]>,
+    used: usize,
+}
+
+impl GlobalShadow {
+    /// For the next workgroup (a new `gen`).
+    pub(super) fn clear(&mut self) {
+        self.pages.clear();
+        self.used = 0;
+    }
+
+    /// Drops the pages (when `gen` wraps around: a page's old shadows could look current).
+    pub(super) fn forget(&mut self) {
+        self.clear();
+        self.pool.clear();
+    }
+
+    /// The shadows of page `page` of span `span`.
+    fn page(&mut self, span: usize, page: usize) -> &mut [Shadow; PAGE] {
+        let (pool, used) = (&mut self.pool, &mut self.used);
+        let i = *self.pages.entry((span, page)).or_insert_with(|| {
+            if *used == pool.len() {
+                pool.push([FRESH; PAGE]);
+            }
+            *used += 1;
+            *used - 1
+        });
+        &mut self.pool[i]
+    }
+}
 
 /// How an instruction touches global memory, for the check across workgroups.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,7 +142,7 @@ impl Exec<'_> {
             GlobalTouch::Write => WaveTouch::Write,
             GlobalTouch::Atomic(_) => WaveTouch::Atomic,
         };
-        let e = self.global_epoch;
+        let at = Interval { gen: self.gen, epoch: self.global_epoch };
         let mut found = None;
         let mut lanes = Vec::new();
         for i in 0..self.locs.len() {
@@ -111,12 +152,18 @@ impl Exec<'_> {
                 continue;
             }
             let wave = (loc.lane / self.w) as u32;
-            for byte in loc.off..loc.off + bytes {
-                let shadow = self.global_shadow.entry((s, byte)).or_insert(super::FRESH);
-                if let Some((other_wave, other)) = shadow.touch(e, wave, t) {
+            let (mut byte, end) = (loc.off, loc.off + bytes);
+            while byte < end {
+                let (page, from) = (byte / PAGE, byte % PAGE);
+                let n = (PAGE - from).min(end - byte);
+                let shadows = &mut self.global_shadow.page(s, page)[from..from + n];
+                if let Some(Issue::Race { byte, other_wave, other }) =
+                    touch_run(shadows, byte, at, wave, t, false)
+                {
                     found.get_or_insert((s, byte, wave, other_wave, other));
                     lanes.push(loc.lane);
                 }
+                byte += n;
             }
         }
         let Some((s, byte, wave, other_wave, other)) = found else { return Ok(()) };

@@ -8,27 +8,27 @@ pub(super) const NEVER: u32 = u32::MAX;
 /// Sanitizer state of one LDS byte: who wrote, read and atomically updated it in which barrier
 /// interval (epoch), in which workgroup run by its `Exec` (`gen`: a byte of an earlier one's is
 /// [`FRESH`], so a workgroup starts without resetting its shadow, forty bytes an LDS byte).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shadow {
+    r_mask: u64,
+    a_mask: u64,
     gen: u32,
-    init: bool,
     w_epoch: u32,
     w_wave: u32,
     r_epoch: u32,
-    r_mask: u64,
     a_epoch: u32,
-    a_mask: u64,
+    init: bool,
 }
 
 pub(super) const FRESH: Shadow = Shadow {
+    r_mask: 0,
+    a_mask: 0,
     gen: 0,
-    init: false,
     w_epoch: NEVER,
     w_wave: 0,
     r_epoch: NEVER,
-    r_mask: 0,
     a_epoch: NEVER,
-    a_mask: 0,
+    init: false,
 };
 
 impl Shadow {
@@ -90,6 +90,54 @@ impl Shadow {
         (self.init, self.w_epoch, self.w_wave, self.r_epoch, self.r_mask, self.a_epoch, self.a_mask)
             == (f.init, f.w_epoch, f.w_wave, f.r_epoch, f.r_mask, f.a_epoch, f.a_mask)
     }
+}
+
+/// A barrier interval: workgroup `gen` (of those an `Exec` ran), interval `epoch` in it.
+#[derive(Clone, Copy)]
+pub(super) struct Interval {
+    pub(super) gen: u32,
+    pub(super) epoch: u32,
+}
+
+/// Records an access of wave `wave` to the bytes whose shadows are `bytes` (the first is byte
+/// `first`); the first problem found: a race, or (`check_init`) a read of a byte never written.
+pub(super) fn touch_run(
+    bytes: &mut [Shadow],
+    first: usize,
+    at: Interval,
+    wave: u32,
+    touch: Touch,
+    check_init: bool,
+) -> Option<Issue> {
+    let one = |s: &mut Shadow, byte: usize| {
+        let s = s.of(at.gen);
+        let uninit = check_init && touch != Touch::Write && !s.init;
+        let race = s.touch(at.epoch, wave, touch);
+        match race {
+            _ if uninit => Some(Issue::Uninit { byte }),
+            Some((other_wave, other)) => Some(Issue::Race { byte, other_wave, other }),
+            None => None,
+        }
+    };
+    // The bytes of one access almost always share one state (they were written, read and reset
+    // together): a byte in the first byte's state before the access takes its state after it
+    // (and its problem, the first byte's, is the one reported); a byte in another state takes
+    // the long way. A repeated read changes no state: then nothing is written.
+    let (head, rest) = bytes.split_first_mut()?;
+    let old = *head;
+    let mut issue = one(head, first);
+    let new = *head;
+    for (byte, s) in (first + 1..).zip(rest) {
+        if *s == old {
+            if new != old {
+                *s = new;
+            }
+        } else {
+            let found = one(s, byte);
+            issue = issue.or(found);
+        }
+    }
+    issue
 }
 
 /// One lane's [`crate::Op::AsyncCopy`]s not yet landed: the group being filled, then the closed
@@ -176,7 +224,25 @@ impl Exec<'_> {
         verb: &str,
     ) -> Result<(), InterpError> {
         self.resolve_bounds(inst, m, mem, index, elem_bytes, bytes, verb)?;
+        if self.all_aligned(align) {
+            return Ok(());
+        }
         self.check_aligned(inst, mem, index, elem_bytes, bytes, align, verb)
+    }
+
+    /// The quick answer of [`Exec::check_aligned`] (every access is): true only where it is
+    /// sure; false sends the accesses to the full check (private arrays, an odd `align`).
+    fn all_aligned(&self, align: u32) -> bool {
+        if !align.is_power_of_two() {
+            return false;
+        }
+        let low = u64::from(align) - 1;
+        let spans = &self.launch.spans;
+        self.locs.iter().all(|loc| match loc.place {
+            Place::Global(s) => spans[s].base.wrapping_add(loc.off as u64) & low == 0,
+            Place::Lds => loc.off as u64 & low == 0,
+            Place::Private => false,
+        })
     }
 
     /// The alignment half of [`Exec::resolve`], on the lanes of `self.locs`.
@@ -326,13 +392,18 @@ impl Exec<'_> {
     }
 
     pub(super) fn read_bytes(&self, place: Place, off: usize, n: usize) -> u128 {
+        let mut buf = [0u8; 16];
+        let buf_n = &mut buf[..n];
         match place {
-            Place::Global(s) => little_endian(
-                self.launch.spans[s].bytes[off..off + n].iter().map(|b| b.load(Relaxed)),
-            ),
-            Place::Lds => little_endian(self.lds[off..off + n].iter().copied()),
-            Place::Private => little_endian(self.private[off..off + n].iter().copied()),
+            Place::Global(s) => {
+                for (d, b) in buf_n.iter_mut().zip(&self.launch.spans[s].bytes[off..off + n]) {
+                    *d = b.load(Relaxed);
+                }
+            }
+            Place::Lds => buf_n.copy_from_slice(&self.lds[off..off + n]),
+            Place::Private => buf_n.copy_from_slice(&self.private[off..off + n]),
         }
+        u128::from_le_bytes(buf)
     }
 
     pub(super) fn write_bytes(&mut self, place: Place, off: usize, n: usize, v: u128) {
@@ -358,21 +429,8 @@ impl Exec<'_> {
         touch: Touch,
     ) -> Option<Issue> {
         self.lds_used(off, n);
-        let (e, gen) = (self.epoch, self.gen);
-        let mut issue = None;
-        for byte in off..off + n {
-            let s = self.shadow[byte].of(gen);
-            let uninit = touch != Touch::Write && !s.init;
-            let race = s.touch(e, wave, touch);
-            if issue.is_none() {
-                issue = match race {
-                    _ if uninit => Some(Issue::Uninit { byte }),
-                    Some((other_wave, other)) => Some(Issue::Race { byte, other_wave, other }),
-                    None => None,
-                };
-            }
-        }
-        issue
+        let at = Interval { gen: self.gen, epoch: self.epoch };
+        touch_run(&mut self.shadow[off..off + n], off, at, wave, touch, true)
     }
 
     /// Sanitizer bookkeeping for the resolved LDS accesses in `self.locs`.

@@ -89,15 +89,6 @@ fn split_rows<const N: usize>(
     (dst, srcs)
 }
 
-#[inline(always)]
-fn little_endian(bytes: impl Iterator<Item = u8>) -> u128 {
-    let mut buf = [0u8; 16];
-    for (d, b) in buf.iter_mut().zip(bytes) {
-        *d = b;
-    }
-    u128::from_le_bytes(buf)
-}
-
 fn lanes_of(t: Type) -> usize {
     t.lanes.max(1) as usize
 }
@@ -125,9 +116,13 @@ pub(crate) struct Exec<'a> {
     locs: Vec<Loc>,
     /// Register rows (`regs`' slots) written since the workgroup began, listed once each in
     /// `written`: the next workgroup zeroes those alone (a kernel of thousands of values over 256
-    /// lanes has megabytes of registers, most untouched by a workgroup that returns early).
+    /// lanes has megabytes of registers, most untouched by a workgroup that returns early), and
+    /// of each only the lanes `lanes[slot]` it may have written: the waves of the masks it was
+    /// written under (a value computed by one wave or one lane of a 256-lane workgroup is zeroed
+    /// in that wave alone; every write of a row, cross-lane ones too, stays in those waves).
     dirty: Vec<bool>,
     written: Vec<usize>,
+    lanes: Vec<(usize, usize)>,
     /// The LDS bytes (and their sanitizer shadow) this workgroup may have changed, `lo..hi`: the
     /// next one resets those alone.
     lds_touched: (usize, usize),
@@ -143,8 +138,8 @@ pub(crate) struct Exec<'a> {
     sync: super::races::WgSync,
     /// With the sanitizer, per global byte the workgroup touched of a span the check across
     /// workgroups tracks: its waves' accesses, by interval between `barrier all`s
-    /// ([`Exec::global_epoch`]), as [`Exec::shadow`] keeps LDS's.
-    global_shadow: super::races::FastMap<(usize, usize), Shadow>,
+    /// ([`Exec::global_epoch`]), as [`Exec::shadow`] keeps LDS's (in the same generations).
+    global_shadow: global::GlobalShadow,
     /// `barrier all`s run by the workgroup.
     global_epoch: u32,
 }
@@ -174,6 +169,7 @@ impl<'a> Exec<'a> {
             locs: Vec::new(),
             dirty: vec![false; p.nslots],
             written: Vec::new(),
+            lanes: vec![(0, 0); p.nslots],
             lds_touched: (0, 0),
             fixed_filled: false,
             in_flight: vec![0; lds_bytes],
@@ -193,7 +189,8 @@ impl<'a> Exec<'a> {
         let lp = self.lp;
         for s in self.written.drain(..) {
             self.dirty[s] = false;
-            self.regs[s * lp..(s + 1) * lp].fill(0);
+            let (lo, hi) = self.lanes[s];
+            self.regs[s * lp + lo..s * lp + hi].fill(0);
         }
         // LDS starts zeroed (the bytes the last workgroup touched again) and its shadow fresh
         // (a new generation; once in four billion workgroups, every byte reset).
@@ -204,6 +201,7 @@ impl<'a> Exec<'a> {
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             self.shadow.fill(FRESH);
+            self.global_shadow.forget();
             self.gen = 1;
         }
         self.private.fill(0);
@@ -359,7 +357,7 @@ impl<'a> Exec<'a> {
             self.lane_ops += m.count as u64;
             // (`code` holds no fixed value: `fill_fixed` writes those.)
             for &r in &p.k.insts[inst].results {
-                self.touch(r);
+                self.touch(r, m);
             }
             self.exec_inst(inst, m)?;
         }
@@ -396,14 +394,19 @@ impl<'a> Exec<'a> {
         *hi = (*hi).max(off + n);
     }
 
-    /// Notes that value `v`'s register rows are written in this workgroup.
+    /// Notes that value `v`'s register rows are written in this workgroup, in the waves of `m`.
     #[inline]
-    fn touch(&mut self, v: Value) {
+    fn touch(&mut self, v: Value, m: &Mask) {
         let s = self.p.slot(v);
+        let (lo, hi) = (m.lo / self.w * self.w, m.hi.div_ceil(self.w) * self.w);
         for e in s..s + lanes_of(self.p.k.ty(v)) {
+            let span = &mut self.lanes[e];
             if !self.dirty[e] {
                 self.dirty[e] = true;
                 self.written.push(e);
+                *span = (lo, hi);
+            } else {
+                *span = (span.0.min(lo), span.1.max(hi));
             }
         }
     }
@@ -683,7 +686,7 @@ impl<'a> Exec<'a> {
         let k = p.k;
         let params = &k.blocks[body].params;
         for &v in params {
-            self.touch(v);
+            self.touch(v, m);
         }
         let data = &k.insts[inst];
         let it = k.ty(params[0]).scalar;
