@@ -54,14 +54,13 @@ finish() {
 
 step "lints"
 cargo fmt --all -- --check
-# The lints check in a target directory of their own, removed after them: their metadata serves
-# no build below, and CI's disk is not large.
-lint=target/lint
-CARGO_TARGET_DIR=$lint cargo clippy --workspace --features kiln-runtime/hip --all-targets -- -D warnings
-# The runtime-only binary (no LLVM) that goes to GPU machines, and kiln-runtime without `hip`;
-# its own target dir, so the two feature sets of `kiln` do not rebuild each other.
-CARGO_TARGET_DIR=$lint/rt cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
-rm -rf "$lint"
+# The lints check in the tests' target directory: their metadata serves no build below, but the
+# proc macros and build scripts they compile do (serde_derive, clap_derive, thiserror's, syn and
+# llvm-sys's probe: built once, not twice).
+cargo clippy --workspace --features kiln-runtime/hip --all-targets -- -D warnings
+# The runtime-only binary (no LLVM) that goes to GPU machines, and kiln-runtime without `hip`
+# (checked only: its metadata sits beside the other feature set's, neither rebuilds the other).
+cargo clippy -p kiln --no-default-features --all-targets -- -D warnings
 # The example engine's tests need a package and the SmolLM2 files (tools/engine/build.rs looks):
 # an sm_90 package (the H200's arch, so the cpu device takes the routes the GPU runs; its objects
 # also seed the cache of the whole-library build below) with gfx906 beside it (a wave-64 arch
