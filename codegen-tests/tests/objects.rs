@@ -80,11 +80,17 @@ fn example_kernels_on_every_arch() {
             "SKIP ptxas gate: no ptxas found (set KILN_PTXAS or pip install nvidia-cuda-nvcc)"
         );
     }
-    // The gates (llvm-objdump is a process an object) in parallel too.
-    let failures: Vec<String> = objects()
+    // The gates in parallel too; the HSACOs are written to a directory of the run and
+    // disassembled below, many a call.
+    let dir = std::env::temp_dir().join(format!("kiln-test-objects-{}", std::process::id()));
+    if objdump.is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let checked: Vec<(Vec<String>, Option<Disassembly>)> = objects()
         .into_par_iter()
-        .flat_map_iter(|(k, t, o)| {
+        .map(|(k, t, o)| {
             let mut failures = vec![];
+            let mut disassembly = None;
             let what = format!("{} (wave {}) on {}", k.name, k.wave_size, t.name);
             let r = &o.resources;
             let mut fail = |m: String| failures.push(format!("{what}: {m}"));
@@ -114,30 +120,16 @@ fn example_kernels_on_every_arch() {
                     if occupancy(t, &k, r).is_none() {
                         fail("no occupancy".into());
                     }
-                    if let Some(od) = objdump {
-                        let file = std::env::temp_dir().join(format!(
-                            "kiln-test-{}-{}-{}.hsaco",
-                            std::process::id(),
-                            t.name,
-                            k.name
-                        ));
+                    if objdump.is_some() {
+                        let file =
+                            dir.join(format!("{}-w{}-{}.hsaco", t.name, k.wave_size, k.name));
                         std::fs::write(&file, &o.bytes).unwrap();
-                        let out = Command::new(od)
-                            .args(["-d", &format!("--mcpu={}", t.name)])
-                            .arg(&file)
-                            .output()
-                            .unwrap();
-                        let _ = std::fs::remove_file(&file);
-                        let text = String::from_utf8_lossy(&out.stdout);
-                        if !out.status.success()
-                            || !text.contains(&format!("<{}>:", o.symbol))
-                            || text.contains("<unknown>")
-                        {
-                            fail(format!(
-                                "llvm-objdump failed: {}",
-                                String::from_utf8_lossy(&out.stderr)
-                            ));
-                        }
+                        disassembly = Some(Disassembly {
+                            arch: t.name,
+                            file,
+                            symbol: o.symbol.clone(),
+                            what: what.clone(),
+                        });
                     }
                 }
                 ObjectFormat::Ptx => {
@@ -150,10 +142,69 @@ fn example_kernels_on_every_arch() {
                     }
                 }
             }
-            failures
+            (failures, disassembly)
         })
         .collect();
+    let (mut failures, mut disassemblies) = (Vec::new(), Vec::new());
+    for (f, d) in checked {
+        failures.extend(f);
+        disassemblies.extend(d);
+    }
+    if let Some(od) = objdump {
+        // One llvm-objdump a few dozen objects of one arch (a process an object was most of this
+        // test's time).
+        disassemblies.sort_by_key(|d| d.arch);
+        let batches: Vec<&[Disassembly]> =
+            disassemblies.chunk_by(|a, b| a.arch == b.arch).flat_map(|c| c.chunks(48)).collect();
+        failures.par_extend(batches.into_par_iter().flat_map_iter(|b| disassemble(od, b)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An HSACO written for [`disassemble`]: its arch, file, the kernel symbol the disassembly must
+/// show, and how a failure names it.
+struct Disassembly {
+    arch: &'static str,
+    file: std::path::PathBuf,
+    symbol: String,
+    what: String,
+}
+
+/// Disassembles `batch` (HSACOs of one arch) in one `llvm-objdump -d` call; a failure for each
+/// object whose listing lacks its symbol or has an instruction it could not decode. When the
+/// call fails, each object again on its own, so the failure names the object.
+fn disassemble(od: &str, batch: &[Disassembly]) -> Vec<String> {
+    let out = Command::new(od)
+        .args(["-d", &format!("--mcpu={}", batch[0].arch)])
+        .args(batch.iter().map(|d| &d.file))
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        if batch.len() > 1 {
+            return batch.iter().flat_map(|d| disassemble(od, std::slice::from_ref(d))).collect();
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        return vec![format!("{}: llvm-objdump failed: {err}", batch[0].what)];
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each file's listing starts with `<file>:\tfile format ...`.
+    let starts: Vec<usize> = batch
+        .iter()
+        .map(|d| text.find(&format!("{}:\tfile format", d.file.display())).unwrap_or(usize::MAX))
+        .collect();
+    let mut failures = vec![];
+    for (i, d) in batch.iter().enumerate() {
+        let end = starts.iter().copied().filter(|&e| e > starts[i]).min().unwrap_or(text.len());
+        let listing = text.get(starts[i]..end).unwrap_or("");
+        if !listing.contains(&format!("<{}>:", d.symbol)) || listing.contains("<unknown>") {
+            failures.push(format!(
+                "{}: llvm-objdump shows no `{}` or an unknown instruction",
+                d.what, d.symbol
+            ));
+        }
+    }
+    failures
 }
 
 #[test]

@@ -160,9 +160,10 @@ mod tests {
     /// The fused families write, bit for bit, the quants and scales of
     /// `quantize_q8_1s_f32(attention_decode_q8_0_d{D}(rope_f32(q)))` (the plain baseline) on
     /// the interpreter at wave 32 (gfx1100) and 64 (gfx906), on the parity cases' shapes
-    /// (contexts 1 to 4099, T = 1..8, both pairings, a partial rotation): every variant up to
-    /// 260 keys, the routed one past that (`kiln parity` holds every variant to the fused
-    /// baseline on every case).
+    /// (contexts 1 to 4099, T = 1..8, both pairings, a partial rotation): the fused baseline and
+    /// the routed variant on every case. `kiln parity` (scripts/test.sh, wave 32 and 64) holds
+    /// every variant to the fused baseline on these very cases, so the other variants equal the
+    /// unfused kernels too; running them here as well took 70 s of CI's 30 minutes.
     #[test]
     fn the_fused_kernel_equals_rope_then_attention_then_quantize() {
         let mut rng = rng_for("attention-rope-q8_1s", std::process::id() as u64);
@@ -199,7 +200,6 @@ mod tests {
                     let mut inputs = case.inputs.clone();
                     let counters = (kv * t * g * 4) as usize;
                     inputs.push(("counters".to_string(), ScalarType::U32, vec![0; counters]));
-                    let short = sc("pos").2 + u64::from(t) <= 260;
                     let routed = fam.variants.iter().find(|v| {
                         v.name != "baseline"
                             && v.admit.shapes.iter().all(|(n, lo, hi)| {
@@ -208,7 +208,9 @@ mod tests {
                             })
                     });
                     let routed = routed.expect("a variant admits every call").name;
-                    for v in fam.variants.iter().filter(|v| short || v.name == routed) {
+                    for v in
+                        fam.variants.iter().filter(|v| v.name == "baseline" || v.name == routed)
+                    {
                         let got = run(&(v.build)(tg, wave), &inputs, &case.scalars);
                         let at = format!("{} {} wave {wave}, {}", fam.name, v.name, case.name);
                         assert_eq!(got["xq"], want["xq"], "{at}: quants");
