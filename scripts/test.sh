@@ -22,10 +22,10 @@ tests=(--workspace --features kiln-runtime/hip --lib --bins --tests)
 # Elapsed seconds and free disk at each step, so a CI log shows where its time and disk go (CI's
 # budget is 30 minutes; its disk ran out once).
 step() { echo "== test.sh [${SECONDS}s, $(df -h --output=avail . | tail -1 | tr -d ' ') free] $*"; }
-# A clean run's tree (target/, models/) peaks at about 2.4 GB: say so before a build fails halfway.
+# A clean run's tree (target/, models/) peaks at about 2.9 GB (2026-12-07): say so before a build fails halfway.
 free_mb=$(($(df -k --output=avail . | tail -1) / 1024))
-if ((free_mb < 3000)); then
-    echo "test.sh: warning: ${free_mb} MB free here; a clean run needs about 2400 MB for target/ and models/" >&2
+if ((free_mb < 3500)); then
+    echo "test.sh: warning: ${free_mb} MB free here; a clean run needs about 2900 MB for target/ and models/" >&2
 fi
 
 # `kiln parity` of package $1 on the cpu device at two archs ($2, $3; empty: the package's first
