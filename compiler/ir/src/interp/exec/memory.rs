@@ -224,25 +224,7 @@ impl Exec<'_> {
         verb: &str,
     ) -> Result<(), InterpError> {
         self.resolve_bounds(inst, m, mem, index, elem_bytes, bytes, verb)?;
-        if self.all_aligned(align) {
-            return Ok(());
-        }
         self.check_aligned(inst, mem, index, elem_bytes, bytes, align, verb)
-    }
-
-    /// The quick answer of [`Exec::check_aligned`] (every access is): true only where it is
-    /// sure; false sends the accesses to the full check (private arrays, an odd `align`).
-    fn all_aligned(&self, align: u32) -> bool {
-        if !align.is_power_of_two() {
-            return false;
-        }
-        let low = u64::from(align) - 1;
-        let spans = &self.launch.spans;
-        self.locs.iter().all(|loc| match loc.place {
-            Place::Global(s) => spans[s].base.wrapping_add(loc.off as u64) & low == 0,
-            Place::Lds => loc.off as u64 & low == 0,
-            Place::Private => false,
-        })
     }
 
     /// The alignment half of [`Exec::resolve`], on the lanes of `self.locs`.
